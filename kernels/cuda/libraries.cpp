@@ -1,0 +1,63 @@
+#include "kernels/cuda/libraries.h"
+
+#include <stdexcept>
+
+namespace wb::cuda {
+
+void check(cublasStatus_t status, const char* call, const char* file, int line) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw_error("cuBLAS", static_cast<int>(status), cublasGetStatusName(status), cublasGetStatusString(status), call,
+                file, line);
+}
+
+#if WB_HAVE_CUDNN
+void check(cudnnStatus_t status, const char* call, const char* file, int line) {
+  if (status != CUDNN_STATUS_SUCCESS)
+    throw_error("cuDNN", static_cast<int>(status), "cudnnStatus_t", cudnnGetErrorString(status), call, file, line);
+}
+#endif
+
+CudaLibraries& libraries(const Launch& launch) {
+  if (!launch.ctx || !launch.ctx->libraries) throw std::logic_error("this launch has no CUDA library handles");
+  return *launch.ctx->libraries;
+}
+
+}  // namespace wb::cuda
+
+namespace wb {
+
+CudaLibraries::CudaLibraries(cudaStream_t stream) : stream_(stream) {}
+
+CudaLibraries::~CudaLibraries() {
+  // Destructors must not throw: errors on teardown are ignored.
+  if (cublas_) cublasDestroy(cublas_);
+  if (cublaslt_) cublasLtDestroy(cublaslt_);
+#if WB_HAVE_CUDNN
+  if (cudnn_) cudnnDestroy(cudnn_);
+#endif
+}
+
+cublasHandle_t CudaLibraries::cublas() {
+  if (!cublas_) {
+    WB_CHECK(cublasCreate(&cublas_));
+    WB_CHECK(cublasSetStream(cublas_, stream_));
+  }
+  return cublas_;
+}
+
+cublasLtHandle_t CudaLibraries::cublaslt() {
+  if (!cublaslt_) WB_CHECK(cublasLtCreate(&cublaslt_));
+  return cublaslt_;
+}
+
+#if WB_HAVE_CUDNN
+cudnnHandle_t CudaLibraries::cudnn() {
+  if (!cudnn_) {
+    WB_CHECK(cudnnCreate(&cudnn_));
+    WB_CHECK(cudnnSetStream(cudnn_, stream_));
+  }
+  return cudnn_;
+}
+#endif
+
+}  // namespace wb

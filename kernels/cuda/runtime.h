@@ -1,0 +1,35 @@
+#pragma once
+// The host side every CUDA variant needs: one error-check idiom that names the call,
+// file and line (WB_CHECK, for CUDA runtime calls here and for cuBLAS and cuDNN
+// status codes in libraries.h), the check that follows every launch, and the stream
+// a launch runs on.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "kernels/variant.h"
+
+namespace wb::cuda {
+
+[[noreturn]] void throw_error(const char* library, int code, const char* name, const char* message,
+                              const char* call, const char* file, int line);
+
+inline void check(cudaError_t status, const char* call, const char* file, int line) {
+  if (status != cudaSuccess)
+    throw_error("CUDA", static_cast<int>(status), cudaGetErrorName(status), cudaGetErrorString(status), call, file,
+                line);
+}
+
+inline cudaStream_t stream(const Launch& launch) {
+  return launch.ctx ? static_cast<cudaStream_t>(launch.ctx->stream) : nullptr;
+}
+
+// Blocks needed to cover n items with block_size threads (or items) each.
+inline unsigned grid_for(int64_t n, int64_t per_block) {
+  return static_cast<unsigned>((n + per_block - 1) / per_block);
+}
+
+}  // namespace wb::cuda
+
+#define WB_CHECK(call) ::wb::cuda::check((call), #call, __FILE__, __LINE__)
+#define WB_CHECK_LAUNCH() WB_CHECK(cudaGetLastError())

@@ -1,0 +1,25 @@
+#pragma once
+// The error types of the kernels library. The library never exits; the CLI and the
+// trainer turn these into a message and an exit code (see workbench/cli.cpp).
+#include <stdexcept>
+
+namespace wb {
+
+// Bad input from a user: unknown op or variant, illegal launch parameter, malformed
+// shape, unreadable or malformed file. The CLI exits with 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The requested backend cannot run here: no usable CUDA device, or a build without
+// CUDA. The CLI exits with 3.
+struct DeviceUnavailable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A CUDA, cuBLAS or cuDNN call failed; the message names the call, file and line.
+struct BackendError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace wb

@@ -1,0 +1,164 @@
+#include "kernels/op.h"
+
+#include <cctype>
+
+#include "kernels/errors.h"
+#include "kernels/variant.h"
+
+namespace wb {
+
+ToleranceFn tolerance(Tolerance fp32, Tolerance tf32, Tolerance bf16) {
+  return [=](NumericClass c, const Shape&) {
+    switch (c) {
+      case NumericClass::fp32: return fp32;
+      case NumericClass::tf32: return tf32;
+      case NumericClass::bf16: return bf16;
+    }
+    return fp32;
+  };
+}
+
+std::string Extent::text() const {
+  if (dim.empty()) return std::to_string(factor);
+  return (factor == 1 ? "" : std::to_string(factor)) + dim;
+}
+
+namespace {
+
+// "B,T,3C" -> {B}, {T}, {3, C}
+std::vector<Extent> parse_extents(std::string_view text) {
+  std::vector<Extent> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string_view::npos) comma = text.size();
+    std::string_view item = text.substr(start, comma - start);
+    start = comma + 1;
+    Extent e;
+    size_t digits = 0;
+    while (digits < item.size() && std::isdigit(static_cast<unsigned char>(item[digits]))) ++digits;
+    if (digits > 0) e.factor = std::stoll(std::string(item.substr(0, digits)));
+    e.dim = std::string(item.substr(digits));
+    if (!e.dim.empty()) Shape{}.get(e.dim);  // throws on a misspelt dim
+    out.push_back(e);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int64_t> TensorSpec::dims(const Shape& s) const {
+  std::vector<int64_t> out;
+  for (const auto& e : extents) out.push_back(e.factor * (e.dim.empty() ? 1 : s.get(e.dim)));
+  return out;
+}
+
+int64_t TensorSpec::numel(const Shape& s) const {
+  int64_t n = 1;
+  for (int64_t d : dims(s)) n *= d;
+  return n;
+}
+
+std::string TensorSpec::extents_text() const {
+  std::string out;
+  for (const auto& e : extents) out += (out.empty() ? "" : ", ") + e.text();
+  return "(" + out + ")";
+}
+
+TensorSpec input(std::string name, std::string_view extents, Init init) {
+  TensorSpec t;
+  t.name = std::move(name);
+  t.role = Role::input;
+  t.extents = parse_extents(extents);
+  t.init = std::move(init);
+  return t;
+}
+
+TensorSpec token_input(std::string name, std::string_view extents, std::string upper_dim) {
+  TensorSpec t = input(std::move(name), extents, Init::integers_below(std::move(upper_dim)));
+  t.dtype = DType::i32;
+  return t;
+}
+
+TensorSpec output(std::string name, std::string_view extents, ToleranceFn tol) {
+  TensorSpec t;
+  t.name = std::move(name);
+  t.role = Role::output;
+  t.extents = parse_extents(extents);
+  t.tol = std::move(tol);
+  return t;
+}
+
+TensorSpec inout(std::string name, std::string_view extents, ToleranceFn tol, Init init) {
+  TensorSpec t = output(std::move(name), extents, std::move(tol));
+  t.role = Role::inout;
+  t.init = std::move(init);
+  return t;
+}
+
+TensorTable::TensorTable(const OpSpec& op, const Shape& shape, std::vector<void*> data)
+    : op_(&op), shape_(shape), data_(std::move(data)) {
+  if (data_.size() != op.tensors.size())
+    throw std::logic_error("tensor table for " + op.name + " has " + std::to_string(data_.size()) +
+                           " pointers, the op has " + std::to_string(op.tensors.size()) + " tensors");
+}
+
+void* TensorTable::find(std::string_view name, DType dtype) const {
+  auto index = op_->tensor_index(name);
+  if (!index) throw std::logic_error(op_->name + " has no tensor '" + std::string(name) + "'");
+  if (op_->tensors[*index].dtype != dtype)
+    throw std::logic_error(op_->name + " tensor '" + std::string(name) + "' is not " + std::string(to_string(dtype)));
+  return data_[*index];
+}
+
+float* TensorTable::f32(std::string_view name) const { return static_cast<float*>(find(name, DType::f32)); }
+
+int32_t* TensorTable::i32(std::string_view name) const { return static_cast<int32_t*>(find(name, DType::i32)); }
+
+double TensorTable::scalar(std::string_view name) const { return op_->scalar(name).value(shape_); }
+
+OpSpec::OpSpec(std::string name_, std::string summary_) : name(std::move(name_)), summary(std::move(summary_)) {}
+
+void OpSpec::invoke(const Variant& v, const TensorTable& t, const Launch& launch) const {
+  if (v.args_type != args_type_) throw std::logic_error(v.key() + " does not take the argument struct of " + name);
+  make_and_run_([&](const void* args) { v.run(args, launch); }, t);
+}
+
+void OpSpec::run_reference(const TensorTable& t) const {
+  const Launch launch;
+  make_and_run_([&](const void* args) { reference_(args, launch); }, t);
+}
+
+std::optional<std::size_t> OpSpec::tensor_index(std::string_view tensor_name) const {
+  for (std::size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].name == tensor_name) return i;
+  return std::nullopt;
+}
+
+const TensorSpec& OpSpec::tensor(std::string_view tensor_name) const {
+  if (auto i = tensor_index(tensor_name)) return tensors[*i];
+  throw std::out_of_range(name + " has no tensor '" + std::string(tensor_name) + "'");
+}
+
+const ScalarSpec& OpSpec::scalar(std::string_view scalar_name) const {
+  for (const auto& s : scalars)
+    if (s.name == scalar_name) return s;
+  throw std::out_of_range(name + " has no scalar '" + std::string(scalar_name) + "'");
+}
+
+double OpSpec::bytes(const Shape& s) const {
+  if (min_bytes) return min_bytes(s);
+  double total = 0;
+  for (const auto& t : tensors) total += static_cast<double>(t.bytes(s)) * (t.role == Role::inout ? 2 : 1);
+  return total;
+}
+
+void OpSpec::check_shape(const Shape& s) const {
+  for (const auto& d : dims)
+    if (s.get(d) <= 0) throw UsageError(name + ": shape dim " + d + " must be positive");
+  if (shape_error) {
+    if (auto why = shape_error(s)) throw UsageError(name + " cannot take the shape " + describe_shape(s) + ": " + *why);
+  }
+}
+
+}  // namespace wb

@@ -1,0 +1,72 @@
+// Op definitions: attention_forward, attention_backward.
+#include <optional>
+
+#include "kernels/ops/attention_backward.h"
+#include "kernels/ops/attention_forward.h"
+#include "kernels/ops/common.h"
+#include "reference/reference.h"
+
+namespace wb {
+namespace {
+
+AttentionForwardArgs forward_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.f32("out"), t.f32("lse"), t.f32("qkv"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C),
+          ops::as_int(s.NH)};
+}
+
+AttentionBackwardArgs backward_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.f32("dqkv"),   t.f32("dout"),    t.f32("qkv"),     t.f32("out"),     t.f32("lse"),
+          ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.NH)};
+}
+
+std::optional<std::string> heads_divide_channels(const Shape& s) {
+  if (s.C % s.NH != 0)
+    return "C=" + std::to_string(s.C) + " is not divisible by NH=" + std::to_string(s.NH) + " (give NH)";
+  return std::nullopt;
+}
+
+// Causal: row t of a head attends to t + 1 positions, T(T+1)/2 pairs per head.
+double causal_pairs_times_channels(const Shape& s) { return double(s.B) * s.T * (s.T + 1) / 2.0 * s.C; }
+
+}  // namespace
+
+const OpSpec& attention_forward_op() {
+  static const OpSpec op = [] {
+    OpSpec o("attention_forward", "causal multi-head self-attention over the fused qkv; writes out and lse");
+    o.dims = {"B", "T", "C", "NH"};
+    o.tensors = {output("out", "B,T,C", ops::elementwise(1e-5, 1e-4)), output("lse", "B,NH,T", ops::elementwise(2e-5, 1e-5)),
+                 input("qkv", "B,T,3C")};
+    o.shape_error = heads_divide_channels;
+    o.flops = [](const Shape& s) { return 4.0 * causal_pairs_times_channels(s); };  // q.k and p*v
+    o.reference_source = "reference/attention.cpp";
+    o.bind(&forward_args, &reference::attention_forward);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& attention_backward_op() {
+  static const OpSpec op = [] {
+    OpSpec o("attention_backward", "dqkv from q, k, v, out, lse and dout; probabilities recomputed from lse");
+    o.dims = {"B", "T", "C", "NH"};
+    o.tensors = {output("dqkv", "B,T,3C", ops::summed_over("T")), input("dout", "B,T,C"), input("qkv", "B,T,3C"),
+                 input("out", "B,T,C"), input("lse", "B,NH,T")};
+    o.shape_error = heads_divide_channels;
+    // Recomputed scores, dout.v, dq, dk and dv: five multiply-adds per pair and channel.
+    o.flops = [](const Shape& s) { return 10.0 * causal_pairs_times_channels(s); };
+    // out and lse are those of the forward pass on qkv.
+    o.prepare = [](const TensorTable& t) {
+      const Shape& s = t.shape();
+      reference::attention_forward({t.f32("out"), t.f32("lse"), t.f32("qkv"), ops::as_int(s.B), ops::as_int(s.T),
+                                    ops::as_int(s.C), ops::as_int(s.NH)});
+    };
+    o.reference_source = "reference/attention.cpp";
+    o.bind(&backward_args, &reference::attention_backward);
+    return o;
+  }();
+  return op;
+}
+
+}  // namespace wb

@@ -1,0 +1,23 @@
+#pragma once
+// attention_backward: gradient of attention_forward with respect to qkv, from q, k,
+// v, the forward's out and lse, and dout. Probabilities are recomputed from lse:
+//   p = exp(s - lse);  D_t = dout_t . out_t;  ds = p * (dout_t . v_t2 - D_t)
+//   dq_t = sum_t2 ds k_t2 / sqrt(hs);  dk_t2 = sum_t ds q_t / sqrt(hs);  dv_t2 = sum_t p dout_t
+#include <cstdint>
+
+#include "kernels/op.h"
+
+namespace wb {
+
+struct AttentionBackwardArgs {
+  float* dqkv;          // (B, T, 3C), written (every element)
+  const float* dout;    // (B, T, C)
+  const float* qkv;     // (B, T, 3C)
+  const float* out;     // (B, T, C) as written by attention_forward
+  const float* lse;     // (B, NH, T) as written by attention_forward
+  int B, T, C, NH;
+};
+
+const OpSpec& attention_backward_op();
+
+}  // namespace wb

@@ -1,0 +1,22 @@
+#pragma once
+// attention_forward: causal multi-head self-attention over the fused qkv.
+//   q, k, v = qkv[..., 0:C], qkv[..., C:2C], qkv[..., 2C:3C]; head h uses channels
+//   h*hs .. (h+1)*hs with hs = C / NH. For each (b, h, t):
+//   s[t2] = q_t . k_t2 / sqrt(hs) for t2 <= t;  lse = log sum_t2 exp(s[t2]);
+//   out_t = sum_t2 exp(s[t2] - lse) v_t2
+#include <cstdint>
+
+#include "kernels/op.h"
+
+namespace wb {
+
+struct AttentionForwardArgs {
+  float* out;           // (B, T, C)
+  float* lse;           // (B, NH, T) log-sum-exp of each row of scaled scores
+  const float* qkv;     // (B, T, 3C)
+  int B, T, C, NH;
+};
+
+const OpSpec& attention_forward_op();
+
+}  // namespace wb

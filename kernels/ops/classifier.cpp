@@ -1,0 +1,121 @@
+// Op definitions: softmax_forward, crossentropy_forward, crossentropy_softmax_backward,
+// fused_classifier. Rows hold Vp values; the first V are real, V..Vp padding.
+#include <cmath>
+
+#include "kernels/ops/common.h"
+#include "kernels/ops/crossentropy_forward.h"
+#include "kernels/ops/crossentropy_softmax_backward.h"
+#include "kernels/ops/fused_classifier.h"
+#include "kernels/ops/softmax_forward.h"
+#include "reference/reference.h"
+
+namespace wb {
+namespace {
+
+SoftmaxForwardArgs softmax_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.f32("probs"), t.f32("logits"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.V), ops::as_int(s.Vp)};
+}
+
+CrossentropyForwardArgs crossentropy_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.f32("losses"), t.f32("probs"), t.i32("targets"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.Vp)};
+}
+
+CrossentropySoftmaxBackwardArgs crossentropy_backward_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.f32("dlogits"),   t.f32("dlosses"),  t.f32("probs"),    t.i32("targets"),
+          ops::as_int(s.B),   ops::as_int(s.T),  ops::as_int(s.V),  ops::as_int(s.Vp)};
+}
+
+FusedClassifierArgs classifier_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.f32("logits"),  t.f32("losses"),   t.i32("targets"), float(t.scalar("dloss")),
+          ops::as_int(s.B), ops::as_int(s.T),  ops::as_int(s.V), ops::as_int(s.Vp)};
+}
+
+// probs holds random values; make every row a softmax over its first V (padding 0).
+void make_probabilities(const TensorTable& t) {
+  const Shape& s = t.shape();
+  float* probs = t.f32("probs");
+  for (int64_t row = 0; row < s.B * s.T; ++row) {
+    float* p = probs + row * s.Vp;
+    double sum = 0;
+    for (int64_t i = 0; i < s.V; ++i) sum += std::exp(double(p[i]));
+    for (int64_t i = 0; i < s.V; ++i) p[i] = float(std::exp(double(p[i])) / sum);
+    for (int64_t i = s.V; i < s.Vp; ++i) p[i] = 0.0f;
+  }
+}
+
+const std::vector<std::string> kDims{"B", "T", "V", "Vp"};
+constexpr const char* kSource = "reference/classifier.cpp";
+
+}  // namespace
+
+const OpSpec& softmax_forward_op() {
+  static const OpSpec op = [] {
+    OpSpec o("softmax_forward", "softmax over the first V of each row of Vp logits; padding written as 0");
+    o.dims = kDims;
+    o.tensors = {output("probs", "B,T,Vp", ops::elementwise(1e-8, 1e-4)), input("logits", "B,T,Vp", Init::uniform(-4, 4))};
+    o.flops = [](const Shape& s) { return 5.0 * s.B * s.T * s.V; };
+    o.reference_source = kSource;
+    o.bind(&softmax_args, &reference::softmax_forward);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& crossentropy_forward_op() {
+  static const OpSpec op = [] {
+    OpSpec o("crossentropy_forward", "losses[b,t] = -log probs[b,t,target]");
+    o.dims = kDims;
+    o.tensors = {output("losses", "B,T", ops::elementwise()), input("probs", "B,T,Vp", Init::uniform(-4, 4)),
+                 token_input("targets", "B,T")};
+    o.prepare = make_probabilities;
+    o.flops = [](const Shape& s) { return double(s.B * s.T); };
+    o.min_bytes = [](const Shape& s) { return 12.0 * s.B * s.T; };  // one probability per row is read
+    o.reference_source = kSource;
+    o.bind(&crossentropy_args, &reference::crossentropy_forward);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& crossentropy_softmax_backward_op() {
+  static const OpSpec op = [] {
+    OpSpec o("crossentropy_softmax_backward", "dlogits += (probs - onehot(target)) * dlosses over the first V columns");
+    o.dims = kDims;
+    o.tensors = {inout("dlogits", "B,T,Vp", ops::elementwise(1e-6, 1e-5)), input("dlosses", "B,T"),
+                 input("probs", "B,T,Vp", Init::uniform(-4, 4)), token_input("targets", "B,T")};
+    o.prepare = make_probabilities;
+    o.flops = [](const Shape& s) { return 2.0 * s.B * s.T * s.V; };
+    o.min_bytes = [](const Shape& s) { return 12.0 * s.B * s.T * s.V + 8.0 * s.B * s.T; };
+    o.reference_source = kSource;
+    o.bind(&crossentropy_backward_args, &reference::crossentropy_softmax_backward);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& fused_classifier_op() {
+  static const OpSpec op = [] {
+    OpSpec o("fused_classifier", "softmax, loss and dlogits (written over the logits) in one pass; padding -> 0");
+    o.dims = kDims;
+    // dlogits are at most dloss = 1/(B*T) in size: the absolute floor scales with it.
+    ToleranceFn dlogits_tol = [](NumericClass c, const Shape& s) {
+      const double dloss = 1.0 / double(s.B * s.T);
+      const Tolerance base = ops::elementwise(1e-7, 1e-4)(c, s);
+      return Tolerance{base.atol * dloss, base.rtol};
+    };
+    o.tensors = {inout("logits", "B,T,Vp", dlogits_tol, Init::uniform(-4, 4)),
+                 output("losses", "B,T", ops::elementwise(1e-5, 1e-5)), token_input("targets", "B,T")};
+    o.scalars = {{"dloss", [](const Shape& s) { return 1.0 / double(s.B * s.T); }, "gradient of the mean loss, 1/(B*T)"}};
+    o.flops = [](const Shape& s) { return 7.0 * s.B * s.T * s.V; };
+    o.reference_source = kSource;
+    o.bind(&classifier_args, &reference::fused_classifier);
+    return o;
+  }();
+  return op;
+}
+
+}  // namespace wb

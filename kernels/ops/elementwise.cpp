@@ -1,0 +1,66 @@
+// Op definitions: gelu_forward, gelu_backward, residual_forward. They run over
+// N = B*T*C values (in GPT-2's MLP, gelu sees C = 4*768).
+#include "kernels/ops/common.h"
+#include "kernels/ops/gelu_backward.h"
+#include "kernels/ops/gelu_forward.h"
+#include "kernels/ops/residual_forward.h"
+#include "reference/reference.h"
+
+namespace wb {
+namespace {
+
+int64_t count(const Shape& s) { return s.B * s.T * s.C; }
+
+GeluForwardArgs gelu_forward_args(const TensorTable& t) { return {t.f32("out"), t.f32("inp"), count(t.shape())}; }
+
+GeluBackwardArgs gelu_backward_args(const TensorTable& t) {
+  return {t.f32("dinp"), t.f32("inp"), t.f32("dout"), count(t.shape())};
+}
+
+ResidualForwardArgs residual_args(const TensorTable& t) {
+  return {t.f32("out"), t.f32("inp1"), t.f32("inp2"), count(t.shape())};
+}
+
+}  // namespace
+
+const OpSpec& gelu_forward_op() {
+  static const OpSpec op = [] {
+    OpSpec o("gelu_forward", "GELU, tanh approximation, elementwise");
+    o.dims = {"B", "T", "C"};
+    o.tensors = {output("out", "B,T,C", ops::elementwise()), input("inp", "B,T,C", Init::uniform(-4, 4))};
+    o.flops = [](const Shape& s) { return 10.0 * count(s); };
+    o.reference_source = "reference/elementwise.cpp";
+    o.bind(&gelu_forward_args, &reference::gelu_forward);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& gelu_backward_op() {
+  static const OpSpec op = [] {
+    OpSpec o("gelu_backward", "dinp = gelu'(inp) * dout, elementwise (written, not accumulated)");
+    o.dims = {"B", "T", "C"};
+    o.tensors = {output("dinp", "B,T,C", ops::elementwise()), input("inp", "B,T,C", Init::uniform(-4, 4)),
+                 input("dout", "B,T,C")};
+    o.flops = [](const Shape& s) { return 18.0 * count(s); };
+    o.reference_source = "reference/elementwise.cpp";
+    o.bind(&gelu_backward_args, &reference::gelu_backward);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& residual_forward_op() {
+  static const OpSpec op = [] {
+    OpSpec o("residual_forward", "out = inp1 + inp2, elementwise");
+    o.dims = {"B", "T", "C"};
+    o.tensors = {output("out", "B,T,C", ops::elementwise()), input("inp1", "B,T,C"), input("inp2", "B,T,C")};
+    o.flops = [](const Shape& s) { return double(count(s)); };
+    o.reference_source = "reference/elementwise.cpp";
+    o.bind(&residual_args, &reference::residual_forward);
+    return o;
+  }();
+  return op;
+}
+
+}  // namespace wb

@@ -1,0 +1,56 @@
+// Op definitions: encoder_forward, encoder_backward.
+#include "kernels/ops/common.h"
+#include "kernels/ops/encoder_backward.h"
+#include "kernels/ops/encoder_forward.h"
+#include "reference/reference.h"
+
+namespace wb {
+namespace {
+
+EncoderForwardArgs forward_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.f32("out"), t.i32("inp"), t.f32("wte"), t.f32("wpe"), ops::as_int(s.B), ops::as_int(s.T),
+          ops::as_int(s.C)};
+}
+
+EncoderBackwardArgs backward_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.f32("dwte"), t.f32("dwpe"), t.f32("dout"), t.i32("inp"), ops::as_int(s.B), ops::as_int(s.T),
+          ops::as_int(s.C)};
+}
+
+}  // namespace
+
+const OpSpec& encoder_forward_op() {
+  static const OpSpec op = [] {
+    OpSpec o("encoder_forward", "token plus position embedding: out[b,t] = wte[inp[b,t]] + wpe[t]");
+    o.dims = {"B", "T", "C", "V"};
+    o.tensors = {output("out", "B,T,C", ops::elementwise()), token_input("inp", "B,T"), input("wte", "V,C"),
+                 input("wpe", "T,C")};
+    o.flops = [](const Shape& s) { return double(s.B * s.T * s.C); };
+    // Only the gathered rows of wte are read, not all V of them.
+    o.min_bytes = [](const Shape& s) { return 4.0 * (s.B * s.T + 2 * s.B * s.T * s.C + s.T * s.C); };
+    o.reference_source = "reference/encoder.cpp";
+    o.bind(&forward_args, &reference::encoder_forward);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& encoder_backward_op() {
+  static const OpSpec op = [] {
+    OpSpec o("encoder_backward", "scatter-add dout into the rows of dwte named by the tokens, and into dwpe");
+    o.dims = {"B", "T", "C", "V"};
+    o.tensors = {inout("dwte", "V,C", ops::summed_over_rows()), inout("dwpe", "T,C", ops::summed_over("B")),
+                 input("dout", "B,T,C"), token_input("inp", "B,T")};
+    o.flops = [](const Shape& s) { return 2.0 * s.B * s.T * s.C; };
+    // dout and the tokens read once; the touched rows of dwte and all of dwpe read and written.
+    o.min_bytes = [](const Shape& s) { return 4.0 * (s.B * s.T + s.B * s.T * s.C + 2 * s.B * s.T * s.C + 2 * s.T * s.C); };
+    o.reference_source = "reference/encoder.cpp";
+    o.bind(&backward_args, &reference::encoder_backward);
+    return o;
+  }();
+  return op;
+}
+
+}  // namespace wb

@@ -1,0 +1,149 @@
+#include "kernels/registry.h"
+
+#include <algorithm>
+#include <regex>
+#include <set>
+#include <stdexcept>
+
+#include "kernels/catalogue.h"
+#include "kernels/errors.h"
+#include "kernels/registry_table.h"
+
+namespace wb {
+namespace {
+
+std::string hash_of(const std::string& path) {
+  for (const auto& h : source_hashes())
+    if (path == h.path) return h.sha256;
+  return "";
+}
+
+[[noreturn]] void reject(const Variant& v, const std::string& why) {
+  throw std::logic_error("registry: " + v.key() + " (" + v.source + "): " + why);
+}
+
+}  // namespace
+
+VariantFile parse_variant_file(std::string_view path) {
+  static const std::regex pattern(R"(^variants/([a-z0-9_]+)/(cpu_)?([0-9]+)_([a-z0-9_]+)\.(cu|cpp)$)");
+  std::cmatch m;
+  if (!std::regex_match(path.begin(), path.end(), m, pattern))
+    throw std::logic_error("registry: '" + std::string(path) +
+                           "' is not named variants/<op>/NN_name.cu or variants/<op>/cpu_NN_name.cpp");
+  const Backend b = m[2].matched ? Backend::cpu : Backend::cuda;
+  if ((b == Backend::cpu) != (m[5].str() == "cpp"))
+    throw std::logic_error("registry: '" + std::string(path) + "': CPU variants are .cpp files named cpu_NN_*, CUDA ones .cu");
+  return VariantFile{b, std::stoi(m[3].str())};
+}
+
+Variant reference_variant(const OpSpec& op) {
+  Variant v;
+  v.op = op.name;
+  v.backend = Backend::cpu;
+  v.id = 1;
+  v.name = "reference";
+  v.summary = "the CPU reference: plain loops, the ground truth every variant is checked against";
+  v.args_type = op.args_type();
+  v.run = op.reference();
+  v.source = op.reference_source;
+  return v;
+}
+
+Registry::Registry(std::vector<const OpSpec*> ops) : ops_(std::move(ops)) {}
+
+const Registry& Registry::global() {
+  static const Registry registry = [] {
+    Registry r(all_ops());
+    for (const OpSpec* op : r.ops()) {
+      Variant ref = reference_variant(*op);
+      ref.source_hash = hash_of(ref.source);
+      r.add(std::move(ref));
+    }
+    for (const auto& factory : variant_factories()) {
+      Variant v = factory.make();
+      v.source = factory.source;
+      v.source_hash = hash_of(v.source);
+      const VariantFile file = parse_variant_file(v.source);
+      if (file.backend != v.backend || file.id != v.id)
+        reject(v, "its file name says " + std::string(to_string(file.backend)) + "/" + std::to_string(file.id));
+      if (v.source.find("variants/" + v.op + "/") != 0) reject(v, "it lives outside variants/" + v.op + "/");
+      r.add(std::move(v));
+    }
+    return r;
+  }();
+  return registry;
+}
+
+void Registry::add(Variant v) {
+  const OpSpec* spec = find_op(v.op);
+  if (!spec) reject(v, "unknown op");
+  if (v.args_type != spec->args_type()) reject(v, "takes another argument struct than " + spec->name);
+  if (v.id < 1) reject(v, "ids start at 1");
+  if (find(v.op, v.backend, v.id)) reject(v, "id registered twice");
+  if (v.name.empty() || v.summary.empty()) reject(v, "needs a name and a summary");
+  if (!v.run) reject(v, "has nothing to run");
+  std::set<std::string> names;
+  for (const auto& p : v.params) {
+    if (p.values.empty()) reject(v, "launch parameter " + p.name + " has no legal values");
+    if (std::find(p.values.begin(), p.values.end(), p.default_value) == p.values.end())
+      reject(v, "default " + p.name + " " + std::to_string(p.default_value) + " is not among its legal values");
+    if (!names.insert(p.name).second) reject(v, "launch parameter " + p.name + " declared twice");
+  }
+  for (const auto& req : v.requirements)
+    if (!req.holds) reject(v, "requirement '" + req.text + "' has no check");
+  variants_.push_back(std::move(v));
+}
+
+const OpSpec* Registry::find_op(std::string_view name) const {
+  for (const OpSpec* op : ops_)
+    if (op->name == name) return op;
+  return nullptr;
+}
+
+const OpSpec& Registry::op(std::string_view name) const {
+  if (const OpSpec* op = find_op(name)) return *op;
+  std::string legal;
+  for (const OpSpec* o : ops_) legal += (legal.empty() ? "" : ", ") + o->name;
+  throw UsageError("unknown op '" + std::string(name) + "' (ops: " + legal + ")");
+}
+
+std::vector<const Variant*> Registry::variants(std::string_view op) const {
+  std::vector<const Variant*> out;
+  for (const auto& v : variants_)
+    if (v.op == op) out.push_back(&v);
+  std::sort(out.begin(), out.end(), [](const Variant* a, const Variant* b) {
+    return std::make_pair(a->backend, a->id) < std::make_pair(b->backend, b->id);
+  });
+  return out;
+}
+
+std::vector<const Variant*> Registry::variants(std::string_view op, Backend b) const {
+  std::vector<const Variant*> out;
+  for (const Variant* v : variants(op))
+    if (v->backend == b) out.push_back(v);
+  return out;
+}
+
+const Variant* Registry::find(std::string_view op, Backend b, int id) const {
+  for (const auto& v : variants_)
+    if (v.op == op && v.backend == b && v.id == id) return &v;
+  return nullptr;
+}
+
+const Variant& Registry::variant(std::string_view op_name, Backend b, int id) const {
+  const OpSpec& spec = op(op_name);  // unknown op first
+  if (const Variant* v = find(op_name, b, id)) return *v;
+  auto list = [&](Backend backend) {
+    std::string ids;
+    for (const Variant* v : variants(spec.name, backend))
+      ids += (ids.empty() ? "" : ", ") + std::to_string(v->id) + " " + v->name;
+    return ids.empty() ? std::string("none in this build") : ids;
+  };
+  std::string msg = "unknown variant " + std::to_string(id) + " of " + spec.name + " on " +
+                    std::string(to_string(b)) + " (" + std::string(to_string(b)) + " variants: " + list(b);
+  const Backend other = b == Backend::cpu ? Backend::cuda : Backend::cpu;
+  msg += "; " + std::string(to_string(other)) + " variants: " + list(other) + ")";
+  throw UsageError(msg);
+}
+
+}  // namespace wb

@@ -1,0 +1,54 @@
+#pragma once
+// The registry: every op of the catalogue and every variant of every op, registered
+// once. `wb` and the trainer read the same one. Variants come from an explicit table
+// that the build generates from the files under variants/ (registry_table.h), so no
+// variant can be dropped by the linker; CPU variant 1 of every op is its reference.
+#include <deque>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/op.h"
+#include "kernels/variant.h"
+
+namespace wb {
+
+class Registry {
+ public:
+  // The catalogue with every variant of this build.
+  static const Registry& global();
+
+  // An empty registry over the given ops (tests build their own).
+  explicit Registry(std::vector<const OpSpec*> ops);
+
+  // Adds a variant after checking it against its op; throws std::logic_error on a
+  // duplicate id, an argument struct of another op, or malformed launch parameters.
+  void add(Variant v);
+
+  const std::vector<const OpSpec*>& ops() const { return ops_; }
+  const OpSpec* find_op(std::string_view name) const;
+  const OpSpec& op(std::string_view name) const;  // throws UsageError naming the ops
+
+  // Sorted by backend, then id.
+  std::vector<const Variant*> variants(std::string_view op) const;
+  std::vector<const Variant*> variants(std::string_view op, Backend b) const;
+  const Variant* find(std::string_view op, Backend b, int id) const;
+  const Variant& variant(std::string_view op, Backend b, int id) const;  // throws UsageError naming the ids
+
+ private:
+  std::vector<const OpSpec*> ops_;
+  std::deque<Variant> variants_;
+};
+
+// CPU variant 1 of an op: its reference, the ground truth.
+Variant reference_variant(const OpSpec& op);
+
+// Which file of the repository a variant lives in, as "variants/<op>/NN_name.cu":
+// the registry derives the expected backend and id from it.
+struct VariantFile {
+  Backend backend;
+  int id;
+};
+VariantFile parse_variant_file(std::string_view path);  // throws std::logic_error
+
+}  // namespace wb

@@ -1,0 +1,159 @@
+#include "kernels/shape.h"
+
+#include <charconv>
+#include <set>
+
+#include "kernels/errors.h"
+
+namespace wb {
+namespace {
+
+int64_t* field(Shape& s, std::string_view dim) {
+  if (dim == "B") return &s.B;
+  if (dim == "T") return &s.T;
+  if (dim == "C") return &s.C;
+  if (dim == "NH") return &s.NH;
+  if (dim == "V") return &s.V;
+  if (dim == "Vp") return &s.Vp;
+  if (dim == "OC") return &s.OC;
+  if (dim == "L") return &s.L;
+  if (dim == "N") return &s.N;
+  return nullptr;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return std::string(s);
+}
+
+// Fill the dims that were not given from the ones that were.
+void derive(Shape& s, const std::set<std::string>& given) {
+  if (!given.count("Vp")) s.Vp = round_up(s.V, 128);
+  if (!given.count("OC")) s.OC = 4 * s.C;
+  if (!given.count("N")) s.N = gpt2_parameter_count(s.Vp, s.C, s.L, s.T);
+  if (s.Vp < s.V)
+    throw UsageError("malformed shape: Vp=" + std::to_string(s.Vp) + " is smaller than V=" +
+                     std::to_string(s.V));
+}
+
+Shape base_shape(int64_t B) {
+  Shape s;
+  s.B = B;
+  s.T = 1024;
+  s.C = 768;
+  s.NH = 12;
+  s.V = 50257;
+  s.L = 12;
+  derive(s, {});
+  return s;
+}
+
+}  // namespace
+
+int64_t Shape::get(std::string_view dim) const {
+  auto* f = field(const_cast<Shape&>(*this), dim);
+  if (!f) throw UsageError("unknown shape dim '" + std::string(dim) + "' (legal: " + joined(dim_names()) + ")");
+  return *f;
+}
+
+void Shape::set(std::string_view dim, int64_t value) {
+  auto* f = field(*this, dim);
+  if (!f) throw UsageError("unknown shape dim '" + std::string(dim) + "' (legal: " + joined(dim_names()) + ")");
+  *f = value;
+}
+
+bool Shape::operator==(const Shape& o) const {
+  return B == o.B && T == o.T && C == o.C && NH == o.NH && V == o.V && Vp == o.Vp && OC == o.OC &&
+         L == o.L && N == o.N;
+}
+
+const std::vector<std::string>& Shape::dim_names() {
+  static const std::vector<std::string> names{"B", "T", "C", "NH", "V", "Vp", "OC", "L", "N"};
+  return names;
+}
+
+const std::vector<std::string>& preset_names() {
+  static const std::vector<std::string> names{"gpt2-124m", "llmc-dev"};
+  return names;
+}
+
+Shape preset_shape(std::string_view name) {
+  if (name == "gpt2-124m") return base_shape(4);
+  if (name == "llmc-dev") return base_shape(8);
+  throw UsageError("unknown shape preset '" + std::string(name) + "' (presets: " + joined(preset_names()) +
+                   "; or explicit dims such as B=8,T=1024,C=768)");
+}
+
+Shape parse_shape(std::string_view text) {
+  const std::string all = trim(text);
+  if (all.empty()) throw UsageError("malformed shape: empty (give a preset or dims such as B=8,T=1024,C=768)");
+  Shape s = preset_shape("gpt2-124m");
+  std::set<std::string> given;
+  size_t start = 0;
+  bool first = true;
+  while (start <= all.size()) {
+    size_t comma = all.find(',', start);
+    if (comma == std::string::npos) comma = all.size();
+    const std::string item = trim(std::string_view(all).substr(start, comma - start));
+    start = comma + 1;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      if (!first) throw UsageError("malformed shape '" + all + "': '" + item + "' is not of the form DIM=VALUE");
+      s = preset_shape(item);  // throws with the list of presets
+      first = false;
+      continue;
+    }
+    first = false;
+    const std::string key = trim(std::string_view(item).substr(0, eq));
+    const std::string value = trim(std::string_view(item).substr(eq + 1));
+    if (!field(s, key))
+      throw UsageError("malformed shape '" + all + "': unknown dim '" + key + "' (legal: " + joined(Shape::dim_names()) + ")");
+    int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || ptr != value.data() + value.size() || value.empty())
+      throw UsageError("malformed shape '" + all + "': " + key + "='" + value + "' is not an integer");
+    if (v <= 0) throw UsageError("malformed shape '" + all + "': " + key + " must be positive");
+    if (given.count(key)) throw UsageError("malformed shape '" + all + "': " + key + " given twice");
+    s.set(key, v);
+    given.insert(key);
+  }
+  derive(s, given);
+  return s;
+}
+
+std::string describe(const Shape& s, const std::vector<std::string>& dims) {
+  std::string out;
+  for (const auto& d : dims) out += (out.empty() ? "" : " ") + d + "=" + std::to_string(s.get(d));
+  return out;
+}
+
+int64_t gpt2_parameter_count(int64_t Vp, int64_t C, int64_t L, int64_t maxT) {
+  const int64_t per_layer = 2 * C            // ln1 weight, bias
+                            + 3 * C * C + 3 * C  // qkv
+                            + C * C + C          // attention projection
+                            + 2 * C              // ln2
+                            + 4 * C * C + 4 * C  // fc
+                            + 4 * C * C + C;     // fc projection
+  return Vp * C + maxT * C + L * per_layer + 2 * C;
+}
+
+int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
+
+std::vector<Shape> check_shapes() {
+  std::vector<Shape> shapes;
+  auto add = [&](const char* text) { shapes.push_back(parse_shape(text)); };
+  add("B=2,T=3,C=8,NH=2,V=11,Vp=16,OC=12,L=1");            // tiny: one warp covers everything
+  add("B=3,T=37,C=75,NH=3,V=101,Vp=128,OC=221,L=1");       // nothing a power of two, C % 4 != 0
+  add("B=2,T=64,C=768,NH=12,V=1000,Vp=1024,OC=3072,L=1");  // GPT-2 width
+  add("B=1,T=5,C=96,NH=2,V=50257,OC=384,L=1");             // GPT-2 vocabulary, Vp=50304
+  return shapes;
+}
+
+}  // namespace wb

@@ -1,0 +1,33 @@
+#pragma once
+// Small vocabulary types shared by ops, variants, the workbench and the trainer.
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace wb {
+
+enum class Backend { cpu, cuda };
+
+// Which tolerance a variant is held to and which trainer precision may use it:
+// fp32 (plain float math), tf32 (tensor cores on fp32 data), bf16 (bf16 copies).
+enum class NumericClass { fp32, tf32, bf16 };
+
+enum class DType { f32, i32 };
+
+// How a tensor takes part in an op: read only, written (poisoned before each run so
+// every element must be written), or read and written (accumulated gradients and
+// in-place updates: they start from random values, never zeros).
+enum class Role { input, output, inout };
+
+std::string_view to_string(Backend b);
+std::string_view to_string(NumericClass c);
+std::string_view to_string(DType t);
+std::string_view to_string(Role r);
+
+// Parsers throw wb::UsageError naming the legal values.
+Backend parse_backend(std::string_view s);
+NumericClass parse_numeric_class(std::string_view s);
+
+constexpr std::size_t dtype_size(DType) { return 4; }  // f32 and i32
+
+}  // namespace wb

@@ -1,0 +1,112 @@
+#pragma once
+// The variant contract: one implementation of one op on one backend, with a stable
+// integer id (never renumbered; 1 is the naive port), its tunable launch parameters
+// and their legal values, its numeric class, its requirements on the shape and its
+// workspace. A variant that cannot run a shape or a configuration says why
+// (skip_reason); that is never a failure.
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <typeindex>
+#include <utility>
+#include <vector>
+
+#include "kernels/exec_context.h"
+#include "kernels/shape.h"
+#include "kernels/types.h"
+
+namespace wb {
+
+// A tunable launch parameter and its legal values; block sizes come first.
+struct TuningParam {
+  std::string name;
+  std::vector<int> values;
+  int default_value = 0;
+};
+
+// The usual block-size axis: 32..1024 in powers of two.
+TuningParam block_size_param(std::vector<int> values = {32, 64, 128, 256, 512, 1024}, int default_value = 256);
+
+// Chosen values of a variant's tuning parameters, in the variant's order.
+class ParamValues {
+ public:
+  ParamValues() = default;
+  ParamValues(std::initializer_list<std::pair<std::string, int>> items) : items_(items) {}
+
+  void set(const std::string& name, int value);
+  std::optional<int> find(std::string_view name) const;
+  int get(std::string_view name) const;  // throws std::logic_error when absent
+  const std::vector<std::pair<std::string, int>>& items() const { return items_; }
+  bool empty() const { return items_.empty(); }
+  std::string describe() const;  // "block_size=256", or "-" when empty
+  bool operator==(const ParamValues& o) const { return items_ == o.items_; }
+
+ private:
+  std::vector<std::pair<std::string, int>> items_;
+};
+
+struct Requirement {
+  std::string text;                          // "C % 4 == 0"
+  std::function<bool(const Shape&)> holds;
+};
+
+// Everything a variant gets besides its argument struct.
+struct Launch {
+  ParamValues params;
+  void* workspace = nullptr;        // device memory on cuda, host memory on cpu
+  std::size_t workspace_bytes = 0;
+  ExecContext* ctx = nullptr;
+
+  int get(std::string_view name) const { return params.get(name); }
+  int block_size() const { return params.get("block_size"); }
+};
+
+struct Variant {
+  std::string op;
+  Backend backend = Backend::cpu;
+  int id = 0;
+  std::string name;                 // short, snake_case: "warp_per_row"
+  std::string summary;              // one line: the idea
+  NumericClass numeric = NumericClass::fp32;
+  std::vector<TuningParam> params;
+  std::vector<Requirement> requirements;
+  // Why a legal configuration cannot run a shape (e.g. the row does not fit the
+  // registers a block size leaves); nullopt when it can.
+  std::function<std::optional<std::string>(const Shape&, const ParamValues&)> launch_limit;
+  // Workspace bytes for a shape and configuration; unset means none.
+  std::function<std::size_t(const Shape&, const ParamValues&)> workspace;
+  std::type_index args_type = typeid(void);
+  std::function<void(const void*, const Launch&)> run;
+  std::string source;               // file, relative to the repository (set by the registry)
+  std::string source_hash;          // SHA-256 of that file at build time (set by the registry)
+
+  // A variant running fn, an implementation taking the op's argument struct.
+  template <class Args>
+  static Variant of(void (*fn)(const Args&, const Launch&)) {
+    Variant v;
+    v.args_type = typeid(Args);
+    v.run = [fn](const void* args, const Launch& launch) { fn(*static_cast<const Args*>(args), launch); };
+    return v;
+  }
+
+  ParamValues default_params() const;
+  // Every combination of legal values (a single empty set when there are none).
+  std::vector<ParamValues> all_params() const;
+  // Throws UsageError on an unknown parameter or an illegal value, naming the legal ones.
+  void check_params(const ParamValues& p) const;
+  // Fills parameters that p leaves out with their defaults (after check_params).
+  ParamValues complete(const ParamValues& p) const;
+  std::optional<std::string> skip_reason(const Shape& s, const ParamValues& p) const;
+  std::size_t workspace_bytes(const Shape& s, const ParamValues& p) const;
+
+  std::string key() const;          // "layernorm_forward cuda/3"
+  std::string label() const;        // "cuda/3 warp_per_row"
+  std::string params_text() const;  // "block_size 32..1024", "-" when none
+  std::string requirements_text() const;
+};
+
+std::string describe_values(const std::vector<int>& values);  // "32..1024" or "64, 128, 256"
+
+}  // namespace wb

@@ -1,0 +1,99 @@
+// CPU reference of attention_forward and attention_backward: one (batch, head) at a
+// time, every row of scores materialised in double.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "reference/reference.h"
+
+namespace wb::reference {
+namespace {
+
+// Views of one head of the fused qkv (B, T, 3C) and of a (B, T, C) tensor.
+struct Head {
+  int64_t T, C, hs, b, h;
+  int64_t qkv_at(int64_t t, int part) const { return (b * T + t) * 3 * C + part * C + h * hs; }
+  int64_t out_at(int64_t t) const { return (b * T + t) * C + h * hs; }
+};
+
+double score(const float* qkv, const Head& hd, int64_t t, int64_t t2, double scale) {
+  const float* q = qkv + hd.qkv_at(t, 0);
+  const float* k = qkv + hd.qkv_at(t2, 1);
+  double dot = 0;
+  for (int64_t i = 0; i < hd.hs; ++i) dot += double(q[i]) * k[i];
+  return dot * scale;
+}
+
+}  // namespace
+
+void attention_forward(const AttentionForwardArgs& a) {
+  const int64_t B = a.B, T = a.T, C = a.C, NH = a.NH, hs = C / NH;
+  const double scale = 1.0 / std::sqrt(double(hs));
+#pragma omp parallel for collapse(2)
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t h = 0; h < NH; ++h) {
+      const Head hd{T, C, hs, b, h};
+      std::vector<double> s(T), acc(hs);
+      for (int64_t t = 0; t < T; ++t) {
+        double max = -std::numeric_limits<double>::infinity();
+        for (int64_t t2 = 0; t2 <= t; ++t2) {
+          s[t2] = score(a.qkv, hd, t, t2, scale);
+          max = std::max(max, s[t2]);
+        }
+        double sum = 0;
+        for (int64_t t2 = 0; t2 <= t; ++t2) sum += std::exp(s[t2] - max);
+        const double lse = max + std::log(sum);
+        std::fill(acc.begin(), acc.end(), 0.0);
+        for (int64_t t2 = 0; t2 <= t; ++t2) {
+          const double p = std::exp(s[t2] - lse);
+          const float* v = a.qkv + hd.qkv_at(t2, 2);
+          for (int64_t i = 0; i < hs; ++i) acc[i] += p * v[i];
+        }
+        for (int64_t i = 0; i < hs; ++i) a.out[hd.out_at(t) + i] = float(acc[i]);
+        a.lse[(b * NH + h) * T + t] = float(lse);
+      }
+    }
+  }
+}
+
+void attention_backward(const AttentionBackwardArgs& a) {
+  const int64_t B = a.B, T = a.T, C = a.C, NH = a.NH, hs = C / NH;
+  const double scale = 1.0 / std::sqrt(double(hs));
+#pragma omp parallel for collapse(2)
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t h = 0; h < NH; ++h) {
+      const Head hd{T, C, hs, b, h};
+      std::vector<double> dq(T * hs, 0.0), dk(T * hs, 0.0), dv(T * hs, 0.0);
+      for (int64_t t = 0; t < T; ++t) {
+        const float* dout = a.dout + hd.out_at(t);
+        const float* out = a.out + hd.out_at(t);
+        const double lse = a.lse[(b * NH + h) * T + t];
+        double D = 0;  // dout_t . out_t = sum over t2 of p * (dout_t . v_t2)
+        for (int64_t i = 0; i < hs; ++i) D += double(dout[i]) * out[i];
+        for (int64_t t2 = 0; t2 <= t; ++t2) {
+          const double p = std::exp(score(a.qkv, hd, t, t2, scale) - lse);
+          const float* v = a.qkv + hd.qkv_at(t2, 2);
+          double dp = 0;
+          for (int64_t i = 0; i < hs; ++i) dp += double(dout[i]) * v[i];
+          const double ds = p * (dp - D) * scale;
+          const float* q = a.qkv + hd.qkv_at(t, 0);
+          const float* k = a.qkv + hd.qkv_at(t2, 1);
+          for (int64_t i = 0; i < hs; ++i) {
+            dv[t2 * hs + i] += p * dout[i];
+            dq[t * hs + i] += ds * k[i];
+            dk[t2 * hs + i] += ds * q[i];
+          }
+        }
+      }
+      for (int64_t t = 0; t < T; ++t) {
+        for (int64_t i = 0; i < hs; ++i) {
+          a.dqkv[hd.qkv_at(t, 0) + i] = float(dq[t * hs + i]);
+          a.dqkv[hd.qkv_at(t, 1) + i] = float(dk[t * hs + i]);
+          a.dqkv[hd.qkv_at(t, 2) + i] = float(dv[t * hs + i]);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace wb::reference

@@ -1,0 +1,71 @@
+// CPU reference of the classifier ops: softmax_forward, crossentropy_forward,
+// crossentropy_softmax_backward and fused_classifier. Rows hold Vp values of which
+// the first V are real; the padding never takes part in a softmax.
+#include <cmath>
+#include <limits>
+
+#include "reference/reference.h"
+
+namespace wb::reference {
+namespace {
+
+struct RowStats {
+  double max;
+  double sum;  // sum of exp(x - max) over the first V values
+};
+
+RowStats row_stats(const float* x, int64_t V) {
+  double max = -std::numeric_limits<double>::infinity();
+  for (int64_t i = 0; i < V; ++i) max = std::max(max, double(x[i]));
+  double sum = 0;
+  for (int64_t i = 0; i < V; ++i) sum += std::exp(x[i] - max);
+  return {max, sum};
+}
+
+}  // namespace
+
+void softmax_forward(const SoftmaxForwardArgs& a) {
+  const int64_t V = a.V, Vp = a.Vp;
+#pragma omp parallel for
+  for (int64_t row = 0; row < int64_t(a.B) * a.T; ++row) {
+    const float* x = a.logits + row * Vp;
+    float* p = a.probs + row * Vp;
+    const RowStats st = row_stats(x, V);
+    for (int64_t i = 0; i < V; ++i) p[i] = float(std::exp(x[i] - st.max) / st.sum);
+    for (int64_t i = V; i < Vp; ++i) p[i] = 0.0f;
+  }
+}
+
+void crossentropy_forward(const CrossentropyForwardArgs& a) {
+  for (int64_t row = 0; row < int64_t(a.B) * a.T; ++row)
+    a.losses[row] = float(-std::log(double(a.probs[row * a.Vp + a.targets[row]])));
+}
+
+void crossentropy_softmax_backward(const CrossentropySoftmaxBackwardArgs& a) {
+  const int64_t V = a.V, Vp = a.Vp;
+#pragma omp parallel for
+  for (int64_t row = 0; row < int64_t(a.B) * a.T; ++row) {
+    const float* p = a.probs + row * Vp;
+    float* d = a.dlogits + row * Vp;
+    const double dloss = a.dlosses[row];
+    for (int64_t i = 0; i < V; ++i) d[i] += float((p[i] - (i == a.targets[row] ? 1.0 : 0.0)) * dloss);
+  }
+}
+
+void fused_classifier(const FusedClassifierArgs& a) {
+  const int64_t V = a.V, Vp = a.Vp;
+#pragma omp parallel for
+  for (int64_t row = 0; row < int64_t(a.B) * a.T; ++row) {
+    float* x = a.logits + row * Vp;
+    const int64_t target = a.targets[row];
+    const RowStats st = row_stats(x, V);
+    a.losses[row] = float(st.max + std::log(st.sum) - x[target]);
+    for (int64_t i = 0; i < V; ++i) {
+      const double p = std::exp(x[i] - st.max) / st.sum;
+      x[i] = float((p - (i == target ? 1.0 : 0.0)) * a.dloss);
+    }
+    for (int64_t i = V; i < Vp; ++i) x[i] = 0.0f;
+  }
+}
+
+}  // namespace wb::reference

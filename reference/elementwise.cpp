@@ -1,0 +1,38 @@
+// CPU reference of the elementwise ops: gelu_forward, gelu_backward, residual_forward.
+#include <cmath>
+
+#include "reference/reference.h"
+
+namespace wb::reference {
+namespace {
+
+const double kGeluScale = std::sqrt(2.0 / M_PI);
+constexpr double kGeluCubic = 0.044715;
+
+}  // namespace
+
+void gelu_forward(const GeluForwardArgs& a) {
+#pragma omp parallel for
+  for (int64_t i = 0; i < a.N; ++i) {
+    const double x = a.inp[i];
+    a.out[i] = float(0.5 * x * (1.0 + std::tanh(kGeluScale * (x + kGeluCubic * x * x * x))));
+  }
+}
+
+void gelu_backward(const GeluBackwardArgs& a) {
+#pragma omp parallel for
+  for (int64_t i = 0; i < a.N; ++i) {
+    const double x = a.inp[i];
+    const double th = std::tanh(kGeluScale * (x + kGeluCubic * x * x * x));
+    const double dudx = kGeluScale * (1.0 + 3.0 * kGeluCubic * x * x);
+    const double grad = 0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * dudx;
+    a.dinp[i] = float(grad * a.dout[i]);
+  }
+}
+
+void residual_forward(const ResidualForwardArgs& a) {
+#pragma omp parallel for
+  for (int64_t i = 0; i < a.N; ++i) a.out[i] = a.inp1[i] + a.inp2[i];
+}
+
+}  // namespace wb::reference

@@ -1,0 +1,81 @@
+// CPU reference of layernorm_forward, layernorm_backward and
+// fused_residual_layernorm_forward.
+#include <cmath>
+#include <vector>
+
+#include "reference/reference.h"
+
+namespace wb::reference {
+namespace {
+
+// Normalises one row; statistics in double, the biased variance as PyTorch uses.
+void normalize_row(const float* x, const float* weight, const float* bias, int64_t C, float* out, float* mean,
+                   float* rstd) {
+  double sum = 0;
+  for (int64_t c = 0; c < C; ++c) sum += x[c];
+  const double m = sum / C;
+  double var = 0;
+  for (int64_t c = 0; c < C; ++c) var += (x[c] - m) * (x[c] - m);
+  const double s = 1.0 / std::sqrt(var / C + double(kLayernormEps));
+  for (int64_t c = 0; c < C; ++c) out[c] = float((x[c] - m) * s * weight[c] + bias[c]);
+  *mean = float(m);
+  *rstd = float(s);
+}
+
+}  // namespace
+
+void layernorm_forward(const LayernormForwardArgs& a) {
+  const int64_t C = a.C;
+#pragma omp parallel for
+  for (int64_t row = 0; row < int64_t(a.B) * a.T; ++row)
+    normalize_row(a.inp + row * C, a.weight, a.bias, C, a.out + row * C, a.mean + row, a.rstd + row);
+}
+
+void fused_residual_layernorm_forward(const FusedResidualLayernormForwardArgs& a) {
+  const int64_t C = a.C;
+#pragma omp parallel for
+  for (int64_t row = 0; row < int64_t(a.B) * a.T; ++row) {
+    float* residual = a.residual + row * C;
+    for (int64_t c = 0; c < C; ++c) residual[c] = a.inp1[row * C + c] + a.inp2[row * C + c];
+    normalize_row(residual, a.weight, a.bias, C, a.normed + row * C, a.mean + row, a.rstd + row);
+  }
+}
+
+void layernorm_backward(const LayernormBackwardArgs& a) {
+  const int64_t C = a.C;
+  const int64_t rows = int64_t(a.B) * a.T;
+#pragma omp parallel for
+  for (int64_t row = 0; row < rows; ++row) {
+    const float* x = a.inp + row * C;
+    const float* dout = a.dout + row * C;
+    const double mean = a.mean[row], rstd = a.rstd[row];
+    double g_mean = 0, gn_mean = 0;  // mean over C of weight*dout, and of weight*dout*norm
+    for (int64_t c = 0; c < C; ++c) {
+      const double n = (x[c] - mean) * rstd;
+      const double g = double(a.weight[c]) * dout[c];
+      g_mean += g;
+      gn_mean += g * n;
+    }
+    g_mean /= C;
+    gn_mean /= C;
+    for (int64_t c = 0; c < C; ++c) {
+      const double n = (x[c] - mean) * rstd;
+      const double g = double(a.weight[c]) * dout[c];
+      a.dinp[row * C + c] += float((g - g_mean - n * gn_mean) * rstd);
+    }
+  }
+  // dweight and dbias reduce over rows: parallel over channels.
+#pragma omp parallel for
+  for (int64_t c = 0; c < C; ++c) {
+    double dw = 0, db = 0;
+    for (int64_t row = 0; row < rows; ++row) {
+      const double n = (a.inp[row * C + c] - double(a.mean[row])) * a.rstd[row];
+      dw += n * a.dout[row * C + c];
+      db += a.dout[row * C + c];
+    }
+    a.dweight[c] += float(dw);
+    a.dbias[c] += float(db);
+  }
+}
+
+}  // namespace wb::reference

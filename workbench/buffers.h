@@ -1,0 +1,69 @@
+#pragma once
+// Memory owners: host buffers (64-byte aligned) and executor buffers (host or device
+// memory, depending on the backend), plus one op's set of tensors in either.
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "kernels/op.h"
+
+namespace wb {
+
+class Executor;
+
+class HostBuffer {
+ public:
+  HostBuffer() = default;
+  explicit HostBuffer(std::size_t bytes);
+  void* data() const { return ptr_.get(); }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  struct Free {
+    void operator()(void* p) const;
+  };
+  std::unique_ptr<void, Free> ptr_;
+  std::size_t bytes_ = 0;
+};
+
+// Memory of an executor (device memory on cuda), released through it.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(Executor& ex, std::size_t bytes);
+  ~Buffer();
+  Buffer(Buffer&& o) noexcept;
+  Buffer& operator=(Buffer&& o) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  void* data() const { return ptr_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  Executor* ex_ = nullptr;
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Every tensor of one op at one shape, in host memory.
+struct HostTensors {
+  HostTensors(const OpSpec& op, const Shape& shape);
+  TensorTable table() const;
+
+  const OpSpec* op;
+  Shape shape;
+  std::vector<HostBuffer> buffers;  // in the order of op->tensors
+};
+
+// The same in an executor's memory.
+struct ExecutorTensors {
+  ExecutorTensors(Executor& ex, const OpSpec& op, const Shape& shape);
+  TensorTable table() const;
+
+  const OpSpec* op;
+  Shape shape;
+  std::vector<Buffer> buffers;
+};
+
+}  // namespace wb

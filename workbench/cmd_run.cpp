@@ -1,0 +1,211 @@
+// wb run: one variant, validated then timed. wb sweep: every (variant, launch
+// configuration) of one op or all ops at one shape, into a report.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <set>
+
+#include "kernels/errors.h"
+#include "workbench/cli.h"
+#include "workbench/harness.h"
+#include "workbench/progress.h"
+#include "workbench/report.h"
+#include "workbench/table.h"
+
+namespace wb::cli {
+namespace {
+
+ParamValues parse_params(const Variant& v, const std::optional<int>& block_size, const std::vector<std::string>& given) {
+  ParamValues p;
+  if (block_size) p.set("block_size", *block_size);
+  for (const auto& item : given) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError("--param '" + item + "' is not of the form NAME=VALUE");
+    const std::vector<int> value = parse_int_list(item.substr(eq + 1), "--param " + item.substr(0, eq));
+    if (value.size() != 1) throw UsageError("--param " + item + ": give one value");
+    p.set(item.substr(0, eq), value.front());
+  }
+  v.check_params(p);
+  return v.complete(p);
+}
+
+TimingOptions timing_options(int repetitions, double min_time_s) {
+  if (repetitions < 0) throw UsageError("--repetitions must be positive");
+  if (min_time_s < 0) throw UsageError("--min-time must be positive");
+  TimingOptions t;
+  t.repetitions = repetitions;
+  t.min_time_s = min_time_s;
+  return t;
+}
+
+void print_record(const Record& r) {
+  std::cout << r.op << " " << r.variant_label() << "  [" << to_string(r.numeric) << "]\n";
+  std::cout << "  shape   " << r.shape_text() << "  (seed " << r.seed << ")\n";
+  std::cout << "  launch  " << r.params.describe() << "\n";
+  if (r.status == Status::skipped) {
+    std::cout << "  SKIPPED " << r.reason << "\n";
+    return;
+  }
+  if (r.status == Status::incorrect) std::cout << "  INCORRECT " << r.reason << "\n";
+  std::string checks;
+  for (const auto& c : r.errors) checks += (checks.empty() ? "" : "; ") + c.describe();
+  if (!checks.empty()) std::cout << "  check   " << checks << "\n";
+  if (r.deterministic) std::cout << "  deterministic " << format_deterministic(r) << "\n";
+  if (r.timing) {
+    const TimingStats& t = *r.timing;
+    std::cout << fmt::format("  time    median {}, min {}, mean {}, cv {:.1f}% over {} repetitions of {} launches\n",
+                             format_time(t.median_s), format_time(t.min_s), format_time(t.mean_s), 100 * t.cv,
+                             t.repetitions, t.iterations);
+    std::cout << fmt::format("  rate    {:.1f} GB/s, {:.3f} TFLOP/s (models: {:.3g} bytes, {:.3g} flops)\n", r.gbps(),
+                             r.tflops(), r.bytes, r.flops);
+  }
+}
+
+// One line of the sweep's plan: a configuration to evaluate, or one skipped up front.
+struct PlanItem {
+  const OpSpec* op;
+  const Variant* variant;
+  ParamValues params;
+  std::string skip;  // non-empty: not run, for this reason
+};
+
+std::vector<PlanItem> plan_sweep(const Registry& reg, const std::vector<const OpSpec*>& ops, Backend b,
+                                 const SweepOptions& o) {
+  std::optional<std::vector<int>> sizes;
+  if (o.block_sizes != "all") sizes = parse_int_list(o.block_sizes, "--block-sizes");
+  std::vector<PlanItem> plan;
+  std::set<int> legal_somewhere;
+  std::set<int> all_legal;
+  for (const OpSpec* op : ops) {
+    for (const Variant* v : select_variants(reg, *op, b, o.variants)) {
+      const auto bs = std::find_if(v->params.begin(), v->params.end(),
+                                   [](const TuningParam& p) { return p.name == "block_size"; });
+      if (bs != v->params.end()) all_legal.insert(bs->values.begin(), bs->values.end());
+      bool any = false;
+      for (const ParamValues& p : v->all_params()) {
+        if (sizes && bs != v->params.end()) {
+          const int size = p.get("block_size");
+          if (std::find(sizes->begin(), sizes->end(), size) == sizes->end()) continue;
+          legal_somewhere.insert(size);
+        }
+        plan.push_back({op, v, p, ""});
+        any = true;
+      }
+      if (!any)
+        plan.push_back({op, v, ParamValues{},
+                        "none of the block sizes asked for is legal (legal: " + describe_values(bs->values) + ")"});
+    }
+  }
+  if (sizes) {
+    for (int s : *sizes) {
+      if (!legal_somewhere.count(s) && !all_legal.empty()) {
+        std::string legal;
+        for (int v : all_legal) legal += (legal.empty() ? "" : ", ") + std::to_string(v);
+        throw UsageError("block size " + std::to_string(s) + " is not legal for any selected variant (legal: " + legal +
+                         ")");
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
+int run(const RunOptions& o) {
+  const Registry& reg = Registry::global();
+  const OpSpec& op = reg.op(o.op);
+  const Shape shape = parse_shape(o.shape);
+  op.check_shape(shape);
+  const TimingOptions timing = timing_options(o.repetitions, o.min_time_s);
+  const Backend b = resolve_backend(o.backend);
+  const Variant& v = reg.variant(op.name, b, o.variant);
+  const ParamValues params = parse_params(v, o.block_size, o.params);
+
+  auto ex = make_executor(b);
+  Session session(op, shape, resolve_seed(o.seed), *ex);
+  EvalOptions eval;
+  eval.timing = timing;
+  const Record r = session.evaluate(v, params, eval);
+  print_record(r);
+  if (!o.json.empty()) {
+    write_report(Report{make_context(*ex, timing, o.command), {r}}, o.json);
+    std::cout << "wrote " << o.json << "\n";
+  }
+  return r.status == Status::incorrect ? kCheckFailed : kOk;
+}
+
+int sweep(const SweepOptions& o) {
+  const Registry& reg = Registry::global();
+  if (o.all == !o.op.empty()) throw UsageError("give one op or --all");
+  if (o.all && o.variants != "all") throw UsageError("--variants selects ids of one op; with --all leave it out");
+  std::vector<const OpSpec*> ops = o.all ? reg.ops() : std::vector<const OpSpec*>{&reg.op(o.op)};
+  const Shape shape = parse_shape(o.shape);
+  for (const OpSpec* op : ops) op->check_shape(shape);
+  const TimingOptions timing = timing_options(o.repetitions, o.min_time_s);
+  const Backend b = resolve_backend(o.backend);
+  const std::vector<PlanItem> plan = plan_sweep(reg, ops, b, o);
+  const uint64_t seed = resolve_seed(o.seed);
+
+  auto ex = make_executor(b);
+  Report report{make_context(*ex, timing, o.command), {}};
+  {
+    Progress progress(plan.size());
+    std::unique_ptr<Session> session;
+    EvalOptions eval;
+    eval.timing = timing;
+    for (const PlanItem& item : plan) {
+      progress.step(item.variant->key() + " " + item.params.describe());
+      if (!session || session->problem().op != item.op) {
+        session.reset();  // free the previous op's buffers first
+        session = std::make_unique<Session>(*item.op, shape, seed, *ex);
+      }
+      if (!item.skip.empty()) {
+        Record r = record_for(*item.op, *item.variant, item.params, shape);
+        r.seed = seed;
+        r.reason = item.skip;
+        report.records.push_back(r);
+        continue;
+      }
+      report.records.push_back(session->evaluate(*item.variant, item.params, eval));
+    }
+  }
+
+  std::vector<const Record*> sorted;
+  for (const auto& r : report.records) sorted.push_back(&r);
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Record* a, const Record* c) {
+    if (a->op != c->op) return false;  // ops keep the catalogue's order
+    const bool ta = bool(a->timing), tc = bool(c->timing);
+    if (ta != tc) return ta;
+    return ta && a->timing->median_s < c->timing->median_s;
+  });
+  int incorrect = 0;
+  std::cout << "sweep on " << ex->device().name << " (" << to_string(b) << ", seed " << seed << ")\n";
+  std::string current;
+  std::unique_ptr<TextTable> table;
+  auto flush = [&] {
+    if (table) table->print(std::cout, "  ");
+  };
+  for (const Record* r : sorted) {
+    if (r->op != current) {
+      flush();
+      current = r->op;
+      std::cout << r->op << "  " << r->shape_text() << "\n";
+      table = std::make_unique<TextTable>(std::vector<std::string>{"variant", "launch", "status", "median", "min",
+                                                                   "cv", "GB/s", "TFLOP/s", "max err", "note"});
+    }
+    incorrect += r->status == Status::incorrect;
+    const bool t = bool(r->timing);
+    table->add({r->variant_label(), r->params.describe(), std::string(to_string(r->status)),
+                t ? format_time(r->timing->median_s) : "-", t ? format_time(r->timing->min_s) : "-",
+                t ? fmt::format("{:.1f}%", 100 * r->timing->cv) : "-", t ? fmt::format("{:.1f}", r->gbps()) : "-",
+                t ? fmt::format("{:.3f}", r->tflops()) : "-", format_errors(*r), r->reason});
+  }
+  flush();
+  write_report(report, o.out);
+  std::cout << "wrote " << o.out << " (" << report.records.size() << " records, " << incorrect << " incorrect)\n";
+  return incorrect ? kCheckFailed : kOk;
+}
+
+}  // namespace wb::cli

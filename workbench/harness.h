@@ -1,0 +1,55 @@
+#pragma once
+// The harness: a Problem placed on an executor, and the evaluation of one variant
+// configuration on it -- validate, validate again (determinism), time, validate once
+// more after the timing loop.
+#include <cstdint>
+#include <memory>
+
+#include "kernels/op.h"
+#include "kernels/variant.h"
+#include "workbench/buffers.h"
+#include "workbench/executor.h"
+#include "workbench/problem.h"
+#include "workbench/record.h"
+#include "workbench/timing.h"
+
+namespace wb {
+
+struct EvalOptions {
+  bool time = true;           // false: `check_launches` untimed launches instead of the timing loop
+  int check_launches = 3;
+  TimingOptions timing;
+};
+
+class Session {
+ public:
+  // Generates the problem and copies its inputs to the executor.
+  Session(const OpSpec& op, const Shape& shape, uint64_t seed, Executor& ex);
+
+  // Never throws for a variant's own failures (a wrong result, a CUDA error): they
+  // come back as an incorrect record with the reason.
+  Record evaluate(const Variant& v, const ParamValues& params, const EvalOptions& options);
+
+  const Problem& problem() const { return problem_; }
+
+ private:
+  struct Outcome {
+    std::vector<TensorCheck> checks;
+    std::string failure;      // empty when every check passed
+  };
+  // Restores inouts, poisons outputs, runs once, downloads and compares; keeps the
+  // downloaded outputs in last_.
+  Outcome run_and_check(const Variant& v, const Launch& launch);
+
+  const OpSpec& op_;
+  Problem problem_;
+  Executor& ex_;
+  ExecutorTensors on_device_;
+  HostTensors last_;          // outputs of the latest run (checked tensors only are meaningful)
+  HostTensors scratch_;       // downloads of inputs, to see that a variant left them alone
+};
+
+// A record with the identity of v and the models of op at shape filled in.
+Record record_for(const OpSpec& op, const Variant& v, const ParamValues& params, const Shape& shape);
+
+}  // namespace wb

@@ -1,0 +1,95 @@
+// The cpu backend: host memory, the calling thread (and its OpenMP team).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "workbench/buffers.h"
+#include "workbench/executor.h"
+
+namespace wb {
+namespace {
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "unknown CPU";
+}
+
+int64_t memory_total() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  while (in >> key >> kib) {
+    if (key == "MemTotal:") return kib * 1024;
+    in.ignore(1 << 10, '\n');
+  }
+  return 0;
+}
+
+class HostExecutor final : public Executor {
+ public:
+  HostExecutor() {
+    info_.backend = Backend::cpu;
+    info_.name = cpu_model();
+    info_.slug = "cpu-" + slugify(info_.name);
+    info_.multiprocessors = int(std::thread::hardware_concurrency());
+    info_.memory_bytes = memory_total();
+    long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    info_.l2_bytes = llc > 0 ? llc : 0;
+  }
+
+  Backend backend() const override { return Backend::cpu; }
+  const DeviceInfo& device() const override { return info_; }
+  ExecContext* context() override { return &ctx_; }
+
+  void* allocate(std::size_t bytes) override {
+    const std::size_t rounded = (bytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded);
+    if (!p) throw std::bad_alloc();
+    return p;
+  }
+  void release(void* p) noexcept override { std::free(p); }
+  void to_device(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void to_host(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void poison(void* dst, std::size_t bytes) override { std::memset(dst, 0xFF, bytes); }
+  void synchronize() override {}
+  double time_launch(const std::function<void()>& launch) override {
+    const auto start = std::chrono::steady_clock::now();
+    launch();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+ private:
+  DeviceInfo info_;
+  ExecContext ctx_;
+};
+
+}  // namespace
+
+std::unique_ptr<Executor> make_host_executor() { return std::make_unique<HostExecutor>(); }
+
+std::string slugify(const std::string& name) {
+  std::string out;
+  for (unsigned char c : name) {
+    if (std::isalnum(c)) {
+      out += char(std::tolower(c));
+    } else if (!out.empty() && out.back() != '-') {
+      out += '-';
+    }
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "unknown" : out;
+}
+
+}  // namespace wb

@@ -1,0 +1,53 @@
+#include "workbench/problem.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "kernels/variant.h"
+#include "workbench/rng.h"
+#include "workbench/validate.h"
+
+namespace wb {
+
+void fill_inputs(const HostTensors& t, uint64_t seed) {
+  const OpSpec& op = *t.op;
+  for (std::size_t i = 0; i < op.tensors.size(); ++i) {
+    const TensorSpec& spec = op.tensors[i];
+    void* data = t.buffers[i].data();
+    const int64_t n = spec.numel(t.shape);
+    if (spec.role == Role::output) {
+      std::memset(data, 0xFF, spec.bytes(t.shape));
+      continue;
+    }
+    Rng rng(seed, spec.name);
+    if (spec.init.kind == Init::Kind::integers) {
+      const int64_t upper = t.shape.get(spec.init.upper_dim);
+      auto* p = static_cast<int32_t*>(data);
+      for (int64_t k = 0; k < n; ++k) p[k] = int32_t(rng.below(upper));
+    } else {
+      auto* p = static_cast<float*>(data);
+      for (int64_t k = 0; k < n; ++k) p[k] = float(rng.uniform(spec.init.lo, spec.init.hi));
+    }
+  }
+  if (op.prepare) op.prepare(t.table());
+}
+
+Problem::Problem(const OpSpec& op_, const Shape& shape_, uint64_t seed_)
+    : op(&op_), shape(shape_), seed(seed_), initial(op_, shape_), expected(op_, shape_) {
+  op_.check_shape(shape_);
+  fill_inputs(initial, seed_);
+  for (std::size_t i = 0; i < op_.tensors.size(); ++i)
+    std::memcpy(expected.buffers[i].data(), initial.buffers[i].data(), initial.buffers[i].bytes());
+  op_.run_reference(expected.table());
+  for (std::size_t i = 0; i < op_.tensors.size(); ++i) {
+    const TensorSpec& spec = op_.tensors[i];
+    if (!spec.checked()) continue;
+    const int64_t n = spec.numel(shape_);
+    const TensorCheck self = compare(spec, expected.buffers[i].data(), expected.buffers[i].data(), n, Tolerance{});
+    if (self.non_finite)
+      throw std::logic_error("the reference of " + op_.name + " left " + std::to_string(self.non_finite) +
+                             " non-finite values in " + spec.name);
+  }
+}
+
+}  // namespace wb

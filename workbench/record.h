@@ -1,0 +1,47 @@
+#pragma once
+// One measured (op, variant, launch parameters, shape): what the harness produces and
+// what a report holds, one record each.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/shape.h"
+#include "kernels/types.h"
+#include "kernels/variant.h"
+#include "workbench/timing.h"
+#include "workbench/validate.h"
+
+namespace wb {
+
+enum class Status { ok, incorrect, skipped };
+std::string_view to_string(Status s);
+Status parse_status(std::string_view s);  // throws UsageError
+
+struct Record {
+  std::string op;
+  Backend backend = Backend::cpu;
+  int variant = 0;
+  std::string variant_name;
+  NumericClass numeric = NumericClass::fp32;
+  std::string source;        // variant file, relative to the repository
+  std::string source_hash;   // its SHA-256 when this binary was built
+  ParamValues params;
+  std::vector<std::string> dims;  // the op's dims, in order
+  Shape shape;
+  Status status = Status::skipped;
+  std::string reason;        // why skipped or incorrect
+  std::vector<TensorCheck> errors;
+  std::optional<bool> deterministic;  // two runs on the same inputs bitwise equal
+  std::optional<TimingStats> timing;
+  uint64_t seed = 0;         // of the inputs
+  double bytes = 0;          // the op's byte model at this shape
+  double flops = 0;          // the op's flop model at this shape
+
+  double gbps() const { return timing && timing->median_s > 0 ? bytes / timing->median_s * 1e-9 : 0.0; }
+  double tflops() const { return timing && timing->median_s > 0 ? flops / timing->median_s * 1e-12 : 0.0; }
+  std::string shape_text() const { return describe(shape, dims); }
+  std::string variant_label() const;  // "cuda/3 warp_per_row"
+};
+
+}  // namespace wb
