@@ -82,9 +82,13 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? kOk : kBadUsage;
+    std::cerr << "wb: error: " << e.what() << "\nRun 'wb --help' or 'wb <command> --help' for the options.\n";
+    return kBadUsage;
   }
 
   try {

@@ -99,8 +99,9 @@ std::vector<PlanItem> plan_sweep(const Registry& reg, const std::vector<const Op
     }
   }
   if (sizes) {
+    if (all_legal.empty()) throw UsageError("--block-sizes does not apply: no selected variant takes a block size");
     for (int s : *sizes) {
-      if (!legal_somewhere.count(s) && !all_legal.empty()) {
+      if (!legal_somewhere.count(s)) {
         std::string legal;
         for (int v : all_legal) legal += (legal.empty() ? "" : ", ") + std::to_string(v);
         throw UsageError("block size " + std::to_string(s) + " is not legal for any selected variant (legal: " + legal +

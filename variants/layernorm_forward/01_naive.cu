@@ -1,0 +1,55 @@
+// layernorm_forward, CUDA variant 1: the naive port of the CPU loop.
+//
+// Idea: one thread per row of C channels walks its row three times (mean, variance,
+// normalise), as the reference does, but in float.
+// Why: the baseline the ladder starts from; plainly correct.
+// Limits: neighbouring threads read addresses C floats apart, so no load coalesces,
+// and only B*T threads exist: slow for any realistic C.
+#include "kernels/cuda/runtime.h"
+#include "kernels/ops/layernorm_forward.h"
+
+namespace wb::variants {
+namespace {
+
+__global__ void layernorm_thread_per_row(float* out, float* mean, float* rstd, const float* inp, const float* weight,
+                                         const float* bias, int rows, int C) {
+  const int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  const float* x = inp + size_t(row) * C;
+  float sum = 0.0f;
+  for (int c = 0; c < C; ++c) sum += x[c];
+  const float m = sum / C;
+  float var = 0.0f;
+  for (int c = 0; c < C; ++c) {
+    const float d = x[c] - m;
+    var += d * d;
+  }
+  const float s = rsqrtf(var / C + kLayernormEps);
+  float* y = out + size_t(row) * C;
+  for (int c = 0; c < C; ++c) y[c] = (x[c] - m) * s * weight[c] + bias[c];
+  mean[row] = m;
+  rstd[row] = s;
+}
+
+void launch(const LayernormForwardArgs& a, const Launch& l) {
+  const int rows = a.B * a.T;
+  const int block = l.block_size();
+  layernorm_thread_per_row<<<cuda::grid_for(rows, block), block, 0, cuda::stream(l)>>>(a.out, a.mean, a.rstd, a.inp,
+                                                                                       a.weight, a.bias, rows, a.C);
+  WB_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+Variant layernorm_forward_cuda_1() {
+  Variant v = Variant::of(&launch);
+  v.op = "layernorm_forward";
+  v.backend = Backend::cuda;
+  v.id = 1;
+  v.name = "naive";
+  v.summary = "one thread per row, three passes over the row like the CPU loop";
+  v.params = {block_size_param()};
+  return v;
+}
+
+}  // namespace wb::variants
