@@ -195,8 +195,9 @@ Record record_from(const Reader& r) {
       rec.shape.set(dim, value.get<int64_t>());
       return 0;
     });
-    rec.dims.push_back(dim);
   }
+  for (const auto& dim : Shape::dim_names())  // JSON objects do not keep their order
+    if (shape.contains(dim)) rec.dims.push_back(dim);
   rec.seed = r.at("seed").get<uint64_t>();
   rec.status = translated(r, [&] { return parse_status(r.str("status")); });
   rec.reason = r.str("reason");

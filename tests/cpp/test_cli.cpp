@@ -1,0 +1,157 @@
+// The wb command line, run as a user runs it: exit codes and messages of every error
+// path, and the happy paths on the cpu backend.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "workbench/executor.h"
+#include "workbench/report.h"
+
+namespace wb {
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Result wb(const std::string& args) {
+  const std::string cmd = std::string(WB_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  Result r;
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+#define EXPECT_EXIT_WITH(result, expected_code, text)                                                       \
+  do {                                                                                                     \
+    const Result r_ = (result);                                                                            \
+    EXPECT_EQ(r_.code, expected_code) << r_.output;                                                        \
+    EXPECT_NE(r_.output.find(text), std::string::npos) << "expected '" << (text) << "' in:\n" << r_.output; \
+  } while (0)
+
+constexpr const char* kSmall = "--shape B=2,T=8,C=32";
+
+TEST(Cli, MissingSubcommand) { EXPECT_EXIT_WITH(wb(""), 2, "A subcommand is required"); }
+
+TEST(Cli, HelpExitsZero) { EXPECT_EXIT_WITH(wb("run --help"), 0, "--block-size"); }
+
+TEST(Cli, UnknownOpNamesTheOps) {
+  EXPECT_EXIT_WITH(wb("run nope --variant 1"), 2, "unknown op 'nope'");
+  EXPECT_EXIT_WITH(wb("run nope --variant 1"), 2, "layernorm_forward");
+  EXPECT_EXIT_WITH(wb("check nope"), 2, "unknown op 'nope'");
+  EXPECT_EXIT_WITH(wb("list nope"), 2, "unknown op 'nope'");
+  EXPECT_EXIT_WITH(wb("sweep nope --out x.json"), 2, "unknown op 'nope'");
+}
+
+TEST(Cli, UnknownVariantNamesTheIds) {
+  EXPECT_EXIT_WITH(wb("run layernorm_forward --variant 42 --backend cpu"), 2,
+                   "unknown variant 42 of layernorm_forward on cpu (cpu variants: 1 reference");
+  EXPECT_EXIT_WITH(wb("sweep layernorm_forward --backend cpu --variants 1,42 --out x.json"), 2, "unknown variant 42");
+}
+
+TEST(Cli, BlockSizeErrors) {
+  EXPECT_EXIT_WITH(wb("run layernorm_forward --variant 1 --backend cpu --block-size abc"), 2, "Could not convert");
+  EXPECT_EXIT_WITH(wb("run layernorm_forward --variant 1 --backend cpu --block-size 256"), 2,
+                   "has no launch parameter 'block_size'");
+  EXPECT_EXIT_WITH(wb("sweep layernorm_forward --backend cpu --block-sizes 48 --out x.json"), 2, "does not apply");
+  EXPECT_EXIT_WITH(wb("sweep layernorm_forward --backend cpu --block-sizes 6x4 --out x.json"), 2, "not an integer");
+}
+
+TEST(Cli, CudaBlockSizeMustBeLegal) {
+  if (auto why = cuda_unavailable_reason()) GTEST_SKIP() << "needs a CUDA device: " << *why;
+  EXPECT_EXIT_WITH(wb("run layernorm_forward --variant 3 --backend cuda --block-size 48"), 2,
+                   "block_size 48 is not legal");
+  EXPECT_EXIT_WITH(wb("sweep layernorm_forward --backend cuda --block-sizes 48 --out x.json"), 2,
+                   "not legal for any selected variant");
+}
+
+TEST(Cli, MalformedShapes) {
+  EXPECT_EXIT_WITH(wb("run layernorm_forward --variant 1 --backend cpu --shape B=x"), 2, "malformed shape");
+  EXPECT_EXIT_WITH(wb("run layernorm_forward --variant 1 --backend cpu --shape Z=3"), 2, "unknown dim 'Z'");
+  EXPECT_EXIT_WITH(wb("run layernorm_forward --variant 1 --backend cpu --shape gpt5"), 2, "unknown shape preset");
+  EXPECT_EXIT_WITH(wb("run attention_forward --variant 1 --backend cpu --shape B=1,T=4,C=10,NH=3"), 2,
+                   "C=10 is not divisible by NH=3");
+}
+
+TEST(Cli, OtherUsageErrors) {
+  EXPECT_EXIT_WITH(wb("run layernorm_forward --variant 1 --backend tpu"), 2, "unknown backend 'tpu'");
+  EXPECT_EXIT_WITH(wb("run layernorm_forward --variant 1 --backend cpu --param tile"), 2, "NAME=VALUE");
+  EXPECT_EXIT_WITH(wb("run layernorm_forward"), 2, "--variant is required");
+  EXPECT_EXIT_WITH(wb("sweep layernorm_forward --backend cpu"), 2, "--out is required");
+  EXPECT_EXIT_WITH(wb("sweep --backend cpu --out x.json"), 2, "give one op or --all");
+  EXPECT_EXIT_WITH(wb("check --backend cpu"), 2, "give one op or --all");
+  EXPECT_EXIT_WITH(wb("check --all --variants 2 --backend cpu"), 2, "with --all leave it out");
+}
+
+TEST(Cli, CudaWithoutDeviceExitsThree) {
+  if (!cuda_unavailable_reason()) GTEST_SKIP() << "a CUDA device is usable here";
+  EXPECT_EXIT_WITH(wb("run layernorm_forward --variant 1 --backend cuda"), 3, "no usable CUDA device");
+  EXPECT_EXIT_WITH(wb("check layernorm_forward --backend cuda"), 3, "no usable CUDA device");
+  EXPECT_EXIT_WITH(wb("sweep layernorm_forward --backend cuda --out x.json"), 3, "no usable CUDA device");
+}
+
+TEST(Cli, RunOnTheCpuValidatesAndTimes) {
+  const Result r = wb(std::string("run matmul_forward --variant 2 --backend cpu --seed 5 ") + kSmall);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("cpu/2 blocked"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("check   out: max abs"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("seed 5"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("GB/s"), std::string::npos) << r.output;
+}
+
+TEST(Cli, SweepWritesAReportThatParses) {
+  const auto dir = std::filesystem::temp_directory_path() / ("wb_cli_" + std::to_string(::getpid()));
+  const std::string out = (dir / "r.json").string();
+  const Result r = wb("sweep matmul_forward --backend cpu --repetitions 2 --min-time 0.001 --out " + out + " " + kSmall);
+  ASSERT_EQ(r.code, 0) << r.output;
+  const Report report = read_report(out);
+  ASSERT_EQ(report.records.size(), 3u);
+  for (const auto& rec : report.records) {
+    EXPECT_EQ(rec.status, Status::ok) << rec.variant_label();
+    ASSERT_TRUE(rec.timing);
+    EXPECT_EQ(rec.timing->repetitions, 2);
+    EXPECT_EQ(rec.shape_text(), "B=2 T=8 C=32 OC=128");
+  }
+  EXPECT_EQ(report.context.device.backend, Backend::cpu);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, CheckPrintsATableAndExitsZero) {
+  const Result r = wb("check layernorm_forward --backend cpu --seed 3");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("cpu/1 reference"), std::string::npos);
+  EXPECT_NE(r.output.find("0 incorrect (seed 3)"), std::string::npos) << r.output;
+}
+
+TEST(Cli, ListShowsVariantsAndTheirStatus) {
+  const Result r = wb("list layernorm_forward");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.output.find("reference"), std::string::npos);
+#if WB_HAVE_CUDA
+  EXPECT_NE(r.output.find("vec4_registers"), std::string::npos);
+  EXPECT_NE(r.output.find("C % 4 == 0"), std::string::npos);
+#endif
+}
+
+TEST(Cli, DumpWritesManifestAndTensors) {
+  const auto dir = std::filesystem::temp_directory_path() / ("wb_dump_" + std::to_string(::getpid()));
+  const Result r = wb("dump gelu_forward --shape B=1,T=2,C=3 --seed 9 --out " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(dir / "manifest.json"));
+  EXPECT_EQ(std::filesystem::file_size(dir / "inp.initial.bin"), 6 * 4u);
+  EXPECT_EQ(std::filesystem::file_size(dir / "out.expected.bin"), 6 * 4u);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace wb

@@ -1,0 +1,143 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "kernels/errors.h"
+#include "kernels/registry.h"
+#include "workbench/harness.h"
+#include "workbench/report.h"
+#include "workbench/verification.h"
+
+namespace wb {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("wb_test_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// Equal JSON, numbers within a relative 1e-12 (timings pass through microseconds).
+bool json_near(const nlohmann::json& a, const nlohmann::json& b) {
+  if (a.is_number() && b.is_number()) {
+    const double x = a.get<double>(), y = b.get<double>();
+    return std::abs(x - y) <= 1e-12 * std::max(std::abs(x), std::abs(y));
+  }
+  if (a.type() != b.type() || a.size() != b.size()) return false;
+  if (a.is_object()) {
+    for (auto it = a.begin(); it != a.end(); ++it)
+      if (!b.contains(it.key()) || !json_near(it.value(), b.at(it.key()))) return false;
+    return true;
+  }
+  if (a.is_array()) {
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (!json_near(a[i], b[i])) return false;
+    return true;
+  }
+  return a == b;
+}
+
+Report sample_report() {
+  auto ex = make_executor(Backend::cpu);
+  const Registry& reg = Registry::global();
+  const OpSpec& op = reg.op("matmul_forward");
+  Session session(op, parse_shape("B=2,T=4,C=8,OC=12"), 42, *ex);
+  EvalOptions o;
+  o.timing.repetitions = 2;
+  o.timing.min_time_s = 0.001;
+  o.timing.warmup_s = 0;
+  Report r{make_context(*ex, o.timing, "wb test"), {}};
+  for (const Variant* v : reg.variants(op.name, Backend::cpu)) r.records.push_back(session.evaluate(*v, {}, o));
+  Record skipped = record_for(op, reg.variant(op.name, Backend::cpu, 1), {}, session.problem().shape);
+  skipped.reason = "requires something";
+  r.records.push_back(skipped);
+  return r;
+}
+
+TEST(Report, RoundTripsThroughJson) {
+  const Report r = sample_report();
+  const nlohmann::json j = to_json(r);
+  EXPECT_EQ(j["schema"], "wb.report/1");
+  EXPECT_EQ(j["records"].size(), 4u);
+  const Report back = report_from_json(j, "memory");
+  EXPECT_TRUE(json_near(to_json(back), j)) << to_json(back).dump() << "\n" << j.dump();
+  EXPECT_EQ(back.records[0].op, "matmul_forward");
+  EXPECT_EQ(back.records[0].shape.OC, 12);
+  EXPECT_EQ(back.records[0].dims, (std::vector<std::string>{"B", "T", "C", "OC"}));
+  EXPECT_TRUE(back.records[0].timing);
+  EXPECT_EQ(back.records[3].status, Status::skipped);
+  EXPECT_FALSE(back.records[3].timing);
+}
+
+TEST(Report, WritesAndReadsFiles) {
+  const fs::path dir = temp_dir("report");
+  const Report r = sample_report();
+  const std::string path = (dir / "nested" / "r.json").string();
+  write_report(r, path);
+  EXPECT_TRUE(json_near(to_json(read_report(path)), to_json(r)));
+  fs::remove_all(dir);
+}
+
+std::string read_error(const std::string& path) {
+  try {
+    read_report(path);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Report, BadFilesAreUsageErrors) {
+  const fs::path dir = temp_dir("bad_report");
+  EXPECT_NE(read_error((dir / "missing.json").string()).find("cannot read"), std::string::npos);
+  auto write = [&](const char* name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  };
+  EXPECT_NE(read_error(write("broken.json", "{\"schema\": ")).find("malformed JSON"), std::string::npos);
+  EXPECT_NE(read_error(write("other.json", R"({"schema": "wb.best/1"})")).find("has schema 'wb.best/1'"),
+            std::string::npos);
+  nlohmann::json j = to_json(sample_report());
+  j["records"][0].erase("status");
+  EXPECT_NE(read_error(write("no_status.json", j.dump())).find("records[0] has no 'status'"), std::string::npos);
+  j = to_json(sample_report());
+  j["records"][1]["backend"] = "tpu";
+  EXPECT_NE(read_error(write("tpu.json", j.dump())).find("unknown backend 'tpu'"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(Verification, FollowsTheSourceHash) {
+  const fs::path dir = temp_dir("verification");
+  Report r = sample_report();
+  r.context.device.name = "Test GPU";
+  r.context.created = "2026-01-02T03:04:05Z";
+  Record rec = r.records[0];
+  rec.backend = Backend::cuda;
+  rec.source_hash = "abc";
+  rec.status = Status::ok;
+  r.records = {rec};
+  write_report(r, (dir / "dev" / "sweep.json").string());
+  std::ofstream(dir / "junk.json") << "not json";
+
+  const VerificationIndex index = VerificationIndex::scan(dir.string());
+  EXPECT_EQ(index.warnings().size(), 1u);
+  Variant v;
+  v.op = rec.op;
+  v.backend = Backend::cuda;
+  v.id = rec.variant;
+  v.source_hash = "abc";
+  EXPECT_EQ(index.status(v).text(), "verified on Test GPU 2026-01-02");
+  v.source_hash = "def";
+  EXPECT_EQ(index.status(v).text(), "changed since verified");
+  v.id = 77;
+  EXPECT_EQ(index.status(v).text(), "not yet run on a device");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace wb

@@ -1,0 +1,73 @@
+#include <gtest/gtest.h>
+
+#include "kernels/errors.h"
+#include "kernels/shape.h"
+
+namespace wb {
+namespace {
+
+TEST(Shape, PresetsMatchGpt2) {
+  const Shape s = parse_shape("gpt2-124m");
+  EXPECT_EQ(s.B, 4);
+  EXPECT_EQ(s.T, 1024);
+  EXPECT_EQ(s.C, 768);
+  EXPECT_EQ(s.NH, 12);
+  EXPECT_EQ(s.V, 50257);
+  EXPECT_EQ(s.Vp, 50304);
+  EXPECT_EQ(s.OC, 3072);
+  EXPECT_EQ(s.N, 124475904);  // llm.c's parameter count of GPT-2 124M with the padded vocabulary
+  EXPECT_EQ(parse_shape("llmc-dev").B, 8);
+}
+
+TEST(Shape, ExplicitDimsOverrideTheBase) {
+  const Shape s = parse_shape("B=8, T=256 ,C=64");
+  EXPECT_EQ(s.B, 8);
+  EXPECT_EQ(s.T, 256);
+  EXPECT_EQ(s.C, 64);
+  EXPECT_EQ(s.OC, 256);  // derived: 4*C
+  EXPECT_EQ(s.NH, 12);   // from the base preset
+  const Shape p = parse_shape("llmc-dev,T=128,V=1000");
+  EXPECT_EQ(p.B, 8);
+  EXPECT_EQ(p.T, 128);
+  EXPECT_EQ(p.Vp, 1024);  // V rounded up to 128
+  EXPECT_EQ(parse_shape("V=100,Vp=100").Vp, 100);
+}
+
+TEST(Shape, MalformedShapesNameTheProblem) {
+  auto message = [](const char* text) {
+    try {
+      parse_shape(text);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("B=x").find("not an integer"), std::string::npos);
+  EXPECT_NE(message("B=4,Q=3").find("unknown dim 'Q'"), std::string::npos);
+  EXPECT_NE(message("B=-4").find("must be positive"), std::string::npos);
+  EXPECT_NE(message("B=4,B=5").find("given twice"), std::string::npos);
+  EXPECT_NE(message("gpt3").find("unknown shape preset"), std::string::npos);
+  EXPECT_NE(message("B=4,llmc-dev").find("not of the form"), std::string::npos);
+  EXPECT_NE(message("").find("empty"), std::string::npos);
+  EXPECT_NE(message("V=100,Vp=64").find("smaller than V"), std::string::npos);
+  EXPECT_NE(message("B=99999999999999999999").find("not an integer"), std::string::npos);
+}
+
+TEST(Shape, CheckShapesIncludeOddSizesAndTheFullVocabulary) {
+  const auto shapes = check_shapes();
+  ASSERT_GE(shapes.size(), 3u);
+  bool odd = false, vocab = false;
+  for (const Shape& s : shapes) {
+    odd = odd || (s.C % 4 != 0 && s.T % 2 == 1);
+    vocab = vocab || (s.V == 50257 && s.Vp == 50304);
+  }
+  EXPECT_TRUE(odd);
+  EXPECT_TRUE(vocab);
+}
+
+TEST(Shape, DescribeNamesOnlyTheGivenDims) {
+  EXPECT_EQ(describe(parse_shape("B=2,T=3,C=4"), {"B", "T", "C"}), "B=2 T=3 C=4");
+}
+
+}  // namespace
+}  // namespace wb

@@ -1,0 +1,57 @@
+#include <gtest/gtest.h>
+
+#include "workbench/executor.h"
+#include "workbench/timing.h"
+
+namespace wb {
+namespace {
+
+TEST(Timing, SummaryStatistics) {
+  const TimingStats odd = summarize({3.0, 1.0, 2.0}, 10);
+  EXPECT_DOUBLE_EQ(odd.median_s, 2.0);
+  EXPECT_DOUBLE_EQ(odd.min_s, 1.0);
+  EXPECT_DOUBLE_EQ(odd.mean_s, 2.0);
+  EXPECT_DOUBLE_EQ(odd.stddev_s, 1.0);
+  EXPECT_DOUBLE_EQ(odd.cv, 0.5);
+  EXPECT_EQ(odd.repetitions, 3);
+  EXPECT_EQ(odd.iterations, 10);
+  EXPECT_DOUBLE_EQ(summarize({4.0, 1.0, 2.0, 3.0}, 1).median_s, 2.5);
+  EXPECT_EQ(summarize({}, 0).repetitions, 0);
+}
+
+TEST(Timing, DefaultsDependOnTheBackend) {
+  const TimingOptions cpu = TimingOptions{}.resolved(Backend::cpu);
+  const TimingOptions cuda = TimingOptions{}.resolved(Backend::cuda);
+  EXPECT_EQ(cpu.repetitions, 5);
+  EXPECT_FALSE(cpu.flush_l2);
+  EXPECT_EQ(cuda.repetitions, 20);
+  EXPECT_TRUE(cuda.flush_l2);
+  TimingOptions given;
+  given.repetitions = 7;
+  EXPECT_EQ(given.resolved(Backend::cuda).repetitions, 7);
+}
+
+TEST(Timing, GoogleBenchmarkRunsTheRequestedRepetitions) {
+  auto ex = make_executor(Backend::cpu);
+  int launches = 0;
+  TimingOptions o;
+  o.repetitions = 4;
+  o.min_time_s = 0.001;
+  o.warmup_s = 0;
+  const TimingStats s = measure(*ex, [&] { ++launches; }, o, "count");
+  EXPECT_EQ(s.repetitions, 4);
+  EXPECT_GE(launches, 4 * s.iterations);
+  EXPECT_LE(s.min_s, s.median_s);
+}
+
+TEST(Timing, FailuresInsideTheLoopAreRethrown) {
+  auto ex = make_executor(Backend::cpu);
+  TimingOptions o;
+  o.repetitions = 2;
+  o.min_time_s = 0.001;
+  o.warmup_s = 0;
+  EXPECT_THROW(measure(*ex, [] { throw std::runtime_error("launch failed"); }, o, "throws"), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace wb

@@ -1,0 +1,227 @@
+// Validation and the harness, with deliberately broken test-only variants of
+// layernorm_forward: each must come back incorrect, for the right reason.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "kernels/errors.h"
+#include "kernels/registry.h"
+#include "reference/reference.h"
+#include "workbench/harness.h"
+#include "workbench/validate.h"
+
+namespace wb {
+namespace {
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+int64_t count(const LayernormForwardArgs& a) { return int64_t(a.B) * a.T * a.C; }
+
+void correct(const LayernormForwardArgs& a, const Launch&) { reference::layernorm_forward(a); }
+
+void off_by_a_little(const LayernormForwardArgs& a, const Launch&) {
+  reference::layernorm_forward(a);
+  a.out[5] += 1e-3f;
+}
+
+// Computes everything but never writes the last output element: only poisoning
+// catches this.
+void leaves_one_unwritten(const LayernormForwardArgs& a, const Launch&) {
+  std::vector<float> out(count(a));
+  LayernormForwardArgs tmp = a;
+  tmp.out = out.data();
+  reference::layernorm_forward(tmp);
+  std::copy(out.begin(), out.end() - 1, a.out);
+}
+
+void writes_nan(const LayernormForwardArgs& a, const Launch&) {
+  reference::layernorm_forward(a);
+  a.rstd[1] = kNaN;
+}
+
+void modifies_input(const LayernormForwardArgs& a, const Launch&) {
+  reference::layernorm_forward(a);
+  const_cast<float*>(a.inp)[0] += 1.0f;
+}
+
+void drifts(const LayernormForwardArgs& a, const Launch&) {
+  static int calls = 0;
+  reference::layernorm_forward(a);
+  a.out[0] += (calls++ % 2) * 1e-7f;  // within tolerance, but not bitwise repeatable
+}
+
+void fails_later(const LayernormForwardArgs& a, const Launch&) {
+  static int calls = 0;
+  reference::layernorm_forward(a);
+  if (++calls > 2) a.out[0] = 1e6f;  // right twice, wrong once it has been timed
+}
+
+void throws(const LayernormForwardArgs&, const Launch&) { throw BackendError("kernel launch failed: test"); }
+
+Variant variant(void (*fn)(const LayernormForwardArgs&, const Launch&), std::string name) {
+  Variant v = Variant::of(fn);
+  v.op = "layernorm_forward";
+  v.backend = Backend::cpu;
+  v.id = 99;
+  v.name = std::move(name);
+  v.summary = "test-only";
+  return v;
+}
+
+class Harness : public ::testing::Test {
+ protected:
+  Harness()
+      : ex_(make_executor(Backend::cpu)),
+        op_(Registry::global().op("layernorm_forward")),
+        session_(op_, parse_shape("B=3,T=5,C=24"), 1234, *ex_) {}
+
+  Record evaluate(const Variant& v) {
+    EvalOptions o;
+    o.time = false;
+    return session_.evaluate(v, v.default_params(), o);
+  }
+
+  std::unique_ptr<Executor> ex_;
+  const OpSpec& op_;
+  Session session_;
+};
+
+TEST_F(Harness, CorrectVariantPasses) {
+  const Record r = evaluate(variant(&correct, "correct"));
+  EXPECT_EQ(r.status, Status::ok) << r.reason;
+  EXPECT_EQ(r.deterministic, true);
+  ASSERT_EQ(r.errors.size(), 3u);  // out, mean, rstd
+  EXPECT_EQ(r.errors[0].tensor, "out");
+  EXPECT_EQ(r.errors[0].count, 3 * 5 * 24);
+}
+
+TEST_F(Harness, WrongValueIsCaught) {
+  const Record r = evaluate(variant(&off_by_a_little, "wrong"));
+  EXPECT_EQ(r.status, Status::incorrect);
+  EXPECT_EQ(r.errors[0].mismatches, 1);
+  EXPECT_EQ(r.errors[0].first_bad, 5);
+  EXPECT_NE(r.reason.find("out: 1 of 360"), std::string::npos) << r.reason;
+}
+
+TEST_F(Harness, UnwrittenElementIsCaughtByPoisoning) {
+  const Record r = evaluate(variant(&leaves_one_unwritten, "unwritten"));
+  EXPECT_EQ(r.status, Status::incorrect);
+  EXPECT_EQ(r.errors[0].first_bad, 3 * 5 * 24 - 1);
+  EXPECT_EQ(r.errors[0].non_finite, 1);
+}
+
+TEST_F(Harness, NanNeverPasses) {
+  const Record r = evaluate(variant(&writes_nan, "nan"));
+  EXPECT_EQ(r.status, Status::incorrect);
+  EXPECT_EQ(r.errors[2].tensor, "rstd");
+  EXPECT_EQ(r.errors[2].non_finite, 1);
+}
+
+TEST_F(Harness, ModifiedInputIsCaught) {
+  const Record r = evaluate(variant(&modifies_input, "modifies"));
+  EXPECT_EQ(r.status, Status::incorrect);
+  EXPECT_NE(r.reason.find("input 'inp' was modified"), std::string::npos) << r.reason;
+}
+
+TEST_F(Harness, NonRepeatableResultsAreReportedNondeterministic) {
+  const Record r = evaluate(variant(&drifts, "drifts"));
+  EXPECT_EQ(r.status, Status::ok) << r.reason;
+  EXPECT_EQ(r.deterministic, false);
+}
+
+TEST_F(Harness, RevalidatesAfterTheLaunchLoop) {
+  const Record r = evaluate(variant(&fails_later, "fails_later"));
+  EXPECT_EQ(r.status, Status::incorrect);
+  EXPECT_NE(r.reason.find("after the timing loop"), std::string::npos) << r.reason;
+}
+
+TEST_F(Harness, BackendErrorsBecomeIncorrectRecords) {
+  const Record r = evaluate(variant(&throws, "throws"));
+  EXPECT_EQ(r.status, Status::incorrect);
+  EXPECT_NE(r.reason.find("kernel launch failed"), std::string::npos);
+}
+
+TEST_F(Harness, UnmetRequirementIsSkippedWithItsReason) {
+  Variant v = variant(&correct, "picky");
+  v.requirements = {{"C % 7 == 0", [](const Shape& s) { return s.C % 7 == 0; }}};
+  const Record r = evaluate(v);
+  EXPECT_EQ(r.status, Status::skipped);
+  EXPECT_EQ(r.reason, "requires C % 7 == 0");
+}
+
+TEST_F(Harness, TimedEvaluationRecordsStatistics) {
+  EvalOptions o;
+  o.timing.repetitions = 3;
+  o.timing.min_time_s = 0.001;
+  o.timing.warmup_s = 0;
+  const Variant v = variant(&correct, "correct");
+  const Record r = session_.evaluate(v, v.default_params(), o);
+  ASSERT_EQ(r.status, Status::ok) << r.reason;
+  ASSERT_TRUE(r.timing);
+  EXPECT_EQ(r.timing->repetitions, 3);
+  EXPECT_GT(r.timing->iterations, 0);
+  EXPECT_GT(r.timing->median_s, 0);
+  EXPECT_LE(r.timing->min_s, r.timing->median_s);
+  EXPECT_GT(r.gbps(), 0);
+}
+
+TEST(Problem, InputsAreFreshRandomAndReproducible) {
+  const OpSpec& op = Registry::global().op("encoder_forward");
+  const Shape s = parse_shape("B=2,T=16,C=8,V=50");
+  const Problem a(op, s, 7), b(op, s, 7), c(op, s, 8);
+  const auto* wte_a = static_cast<const float*>(a.initial.buffers[2].data());
+  const auto* wte_b = static_cast<const float*>(b.initial.buffers[2].data());
+  const auto* wte_c = static_cast<const float*>(c.initial.buffers[2].data());
+  int zeros = 0, same = 0, differ = 0;
+  for (int i = 0; i < 50 * 8; ++i) {
+    zeros += wte_a[i] == 0.0f;
+    same += wte_a[i] == wte_b[i];
+    differ += wte_a[i] != wte_c[i];
+  }
+  EXPECT_EQ(zeros, 0);
+  EXPECT_EQ(same, 400);
+  EXPECT_GT(differ, 390);
+  const auto* tokens = static_cast<const int32_t*>(a.initial.buffers[1].data());
+  for (int i = 0; i < 32; ++i) {
+    EXPECT_GE(tokens[i], 0);
+    EXPECT_LT(tokens[i], 50);
+  }
+}
+
+TEST(Problem, PreparedInputsAreConsistent) {
+  // crossentropy_forward's probs are proper distributions over the first V columns.
+  const OpSpec& op = Registry::global().op("crossentropy_forward");
+  const Shape s = parse_shape("B=2,T=3,V=10,Vp=16");
+  const Problem p(op, s, 3);
+  const auto* probs = static_cast<const float*>(p.initial.buffers[1].data());
+  for (int row = 0; row < 6; ++row) {
+    double sum = 0;
+    for (int i = 0; i < 10; ++i) sum += probs[row * 16 + i];
+    EXPECT_NEAR(sum, 1.0, 1e-5);
+    for (int i = 10; i < 16; ++i) EXPECT_EQ(probs[row * 16 + i], 0.0f);
+  }
+}
+
+TEST(Problem, ShapesTheOpCannotTakeAreUsageErrors) {
+  const OpSpec& op = Registry::global().op("attention_forward");
+  EXPECT_THROW(Problem(op, parse_shape("B=1,T=4,C=10,NH=3"), 1), UsageError);
+}
+
+TEST(Compare, ToleranceIsInclusiveAndNanFails) {
+  TensorSpec spec = output("x", "B", ToleranceFn{});
+  const float ref[4] = {1.0f, -2.0f, 0.0f, 4.0f};
+  const float got[4] = {1.5f, -2.0f, 0.25f, kNaN};
+  const TensorCheck c = compare(spec, got, ref, 4, Tolerance{0.25, 0.25});
+  EXPECT_EQ(c.mismatches, 1);  // 1.5 vs 1: 0.5 <= 0.25 + 0.25; 0.25 vs 0: 0.25 <= 0.25; NaN fails
+  EXPECT_EQ(c.non_finite, 1);
+  EXPECT_EQ(c.first_bad, 3);
+  EXPECT_DOUBLE_EQ(c.max_abs_err, 0.5);
+  EXPECT_FALSE(c.passed());
+  const float nan_ref[1] = {kNaN};
+  const float one[1] = {1.0f};
+  EXPECT_FALSE(compare(spec, one, nan_ref, 1, Tolerance{1e9, 1e9}).passed());
+}
+
+}  // namespace
+}  // namespace wb

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""A CPU sweep and a CPU check end to end: both reports must validate against the
+documented schema (results/wb.report-1.schema.json) and say what was run."""
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+
+import jsonschema
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--wb", required=True)
+    parser.add_argument("--schema", required=True)
+    args = parser.parse_args()
+    with open(args.schema) as f:
+        schema = json.load(f)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        sweep = f"{tmp}/sweep/layernorm.json"
+        subprocess.run([args.wb, "sweep", "layernorm_forward", "--backend", "cpu", "--shape", "B=4,T=64,C=768",
+                        "--repetitions", "3", "--min-time", "0.005", "--out", sweep], check=True)
+        check = f"{tmp}/check.json"
+        subprocess.run([args.wb, "check", "matmul_forward", "--backend", "cpu", "--json", check], check=True)
+        for path in (sweep, check):
+            with open(path) as f:
+                report = json.load(f)
+            errors = sorted(validator.iter_errors(report), key=lambda e: list(e.path))
+            for e in errors:
+                print(f"{path}: {'/'.join(map(str, e.path))}: {e.message}")
+            if errors:
+                return 1
+
+        with open(sweep) as f:
+            report = json.load(f)
+        records = report["records"]
+        assert report["context"]["device"]["backend"] == "cpu", report["context"]
+        assert report["context"]["timing"]["repetitions"] == 3, report["context"]["timing"]
+        assert [r["op"] for r in records] == ["layernorm_forward"], records
+        assert records[0]["shape"] == {"B": 4, "T": 64, "C": 768}, records[0]["shape"]
+        assert records[0]["status"] == "ok" and records[0]["timing"]["repetitions"] == 3, records[0]
+        assert {e["tensor"] for e in records[0]["errors"]} == {"out", "mean", "rstd"}, records[0]["errors"]
+        with open(check) as f:
+            checked = json.load(f)["records"]
+        # three CPU variants on every check shape, each validated without timing
+        assert len(checked) == 3 * 4 and all(r["timing"] is None for r in checked), len(checked)
+    print("both reports validate against the schema")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
