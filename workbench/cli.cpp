@@ -68,7 +68,8 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--block-sizes", sweep_o.block_sizes, "e.g. 128,256, or all")->capture_default_str();
   sweep_cmd->add_option("--shape", sweep_o.shape, shape_help)->capture_default_str();
   sweep_cmd->add_option("--seed", sweep_o.seed, "seed of the random inputs (default: fresh)");
-  sweep_cmd->add_option("--out", sweep_o.out, "where to write the wb.report/1 report")->required();
+  sweep_cmd->add_option("--out", sweep_o.out, "where to write the wb.report/1 report ({device}: the device's slug)")
+      ->required();
   sweep_cmd->add_option("--repetitions", sweep_o.repetitions, "timed repetitions (default: cuda 20, cpu 5)");
   sweep_cmd->add_option("--min-time", sweep_o.min_time_s, "seconds per repetition (default: cuda 0.01, cpu 0.05)");
 

@@ -27,6 +27,8 @@ std::string format_deterministic(const Record& r);
 std::vector<const Variant*> select_variants(const Registry& reg, const OpSpec& op, Backend b,
                                             const std::string& ids);
 std::string command_line(int argc, char** argv);
+// An output path with "{device}" replaced by the device's slug (results/{device}/x.json).
+std::string output_path(const std::string& path, const Executor& ex);
 
 // The commands.
 struct ListOptions {

@@ -67,4 +67,12 @@ std::string command_line(int argc, char** argv) {
   return out;
 }
 
+std::string output_path(const std::string& path, const Executor& ex) {
+  std::string out = path;
+  const std::string key = "{device}";
+  for (auto at = out.find(key); at != std::string::npos; at = out.find(key, at))
+    out.replace(at, key.size(), ex.device().slug);
+  return out;
+}
+
 }  // namespace wb::cli

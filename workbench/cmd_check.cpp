@@ -126,8 +126,9 @@ int check(const CheckOptions& o) {
   std::cout << fmt::format("{} backend on {}: {} configurations, {} ok, {} skipped, {} incorrect (seed {})\n",
                            to_string(b), ex->device().name, report.records.size(), ok, skipped, failures.size(), seed);
   if (!o.json.empty()) {
-    write_report(report, o.json);
-    std::cout << "wrote " << o.json << "\n";
+    const std::string path = output_path(o.json, *ex);
+    write_report(report, path);
+    std::cout << "wrote " << path << "\n";
   }
   return failures.empty() ? kOk : kCheckFailed;
 }

@@ -131,8 +131,9 @@ int run(const RunOptions& o) {
   const Record r = session.evaluate(v, params, eval);
   print_record(r);
   if (!o.json.empty()) {
-    write_report(Report{make_context(*ex, timing, o.command), {r}}, o.json);
-    std::cout << "wrote " << o.json << "\n";
+    const std::string path = output_path(o.json, *ex);
+    write_report(Report{make_context(*ex, timing, o.command), {r}}, path);
+    std::cout << "wrote " << path << "\n";
   }
   return r.status == Status::incorrect ? kCheckFailed : kOk;
 }
@@ -204,8 +205,9 @@ int sweep(const SweepOptions& o) {
                 t ? fmt::format("{:.3f}", r->tflops()) : "-", format_errors(*r), r->reason});
   }
   flush();
-  write_report(report, o.out);
-  std::cout << "wrote " << o.out << " (" << report.records.size() << " records, " << incorrect << " incorrect)\n";
+  const std::string path = output_path(o.out, *ex);
+  write_report(report, path);
+  std::cout << "wrote " << path << " (" << report.records.size() << " records, " << incorrect << " incorrect)\n";
   return incorrect ? kCheckFailed : kOk;
 }
 

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages wb needs, and only those that are missing (safe to
+# run again). The CUDA toolkit is not a Debian package: when nvcc is found (on PATH or
+# in /usr/local/cuda/bin) the CUDA variants are built, otherwise wb builds the CPU
+# backend only.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build git pkg-config
+  libfmt-dev nlohmann-json3-dev libbenchmark-dev libcli11-dev libgtest-dev libgmock-dev
+  libopenblas-dev libomp-dev
+  python3 python3-numpy python3-torch python3-jsonschema python3-matplotlib
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install_deps: every package is installed"
+else
+  echo "install_deps: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "install_deps: run as root or install sudo" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
+  echo "install_deps: nvcc found: the CUDA variants will be built"
+else
+  echo "install_deps: no nvcc: building the CPU backend only (install the CUDA toolkit for the CUDA variants)"
+fi
