@@ -9,8 +9,8 @@ namespace wb {
 class CudaLibraries;
 
 struct ExecContext {
-  void* stream = nullptr;                // cudaStream_t on the cuda backend, unused on cpu
-  CudaLibraries* libraries = nullptr;    // cuBLAS, cuBLASLt, cuDNN handles, created on first use
+  void* stream = nullptr;              // cudaStream_t on the cuda backend, unused on cpu
+  CudaLibraries* libraries = nullptr;  // cuBLAS, cuBLASLt, cuDNN handles, created on first use
 };
 
 }  // namespace wb

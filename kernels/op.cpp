@@ -10,9 +10,12 @@ namespace wb {
 ToleranceFn tolerance(Tolerance fp32, Tolerance tf32, Tolerance bf16) {
   return [=](NumericClass c, const Shape&) {
     switch (c) {
-      case NumericClass::fp32: return fp32;
-      case NumericClass::tf32: return tf32;
-      case NumericClass::bf16: return bf16;
+      case NumericClass::fp32:
+        return fp32;
+      case NumericClass::tf32:
+        return tf32;
+      case NumericClass::bf16:
+        return bf16;
     }
     return fp32;
   };

@@ -53,14 +53,14 @@ struct TensorSpec {
   std::string name;
   Role role = Role::input;
   DType dtype = DType::f32;
-  std::vector<Extent> extents;           // e.g. {"B", "T", "3C"}
+  std::vector<Extent> extents;  // e.g. {"B", "T", "3C"}
   Init init = Init::uniform(-1, 1);
-  ToleranceFn tol;                       // outputs and inouts
+  ToleranceFn tol;  // outputs and inouts
 
   std::vector<int64_t> dims(const Shape& s) const;
   int64_t numel(const Shape& s) const;
   std::size_t bytes(const Shape& s) const { return static_cast<std::size_t>(numel(s)) * dtype_size(dtype); }
-  std::string extents_text() const;      // "(B, T, 3C)"
+  std::string extents_text() const;  // "(B, T, 3C)"
   bool checked() const { return role != Role::input; }
 };
 
@@ -105,10 +105,10 @@ class OpSpec {
 
   std::string name;
   std::string summary;
-  std::vector<std::string> dims;        // the shape dims this op reads
+  std::vector<std::string> dims;  // the shape dims this op reads
   std::vector<TensorSpec> tensors;
   std::vector<ScalarSpec> scalars;
-  std::string reference_source;         // file of the CPU reference, relative to the repository
+  std::string reference_source;  // file of the CPU reference, relative to the repository
 
   // Why a shape is not valid for this op at all (e.g. C % NH != 0); nullopt if valid.
   std::function<std::optional<std::string>(const Shape&)> shape_error;

@@ -32,7 +32,8 @@ VariantFile parse_variant_file(std::string_view path) {
                            "' is not named variants/<op>/NN_name.cu or variants/<op>/cpu_NN_name.cpp");
   const Backend b = m[2].matched ? Backend::cpu : Backend::cuda;
   if ((b == Backend::cpu) != (m[5].str() == "cpp"))
-    throw std::logic_error("registry: '" + std::string(path) + "': CPU variants are .cpp files named cpu_NN_*, CUDA ones .cu");
+    throw std::logic_error("registry: '" + std::string(path) +
+                           "': CPU variants are .cpp files named cpu_NN_*, CUDA ones .cu");
   return VariantFile{b, std::stoi(m[3].str())};
 }
 
@@ -139,8 +140,8 @@ const Variant& Registry::variant(std::string_view op_name, Backend b, int id) co
       ids += (ids.empty() ? "" : ", ") + std::to_string(v->id) + " " + v->name;
     return ids.empty() ? std::string("none in this build") : ids;
   };
-  std::string msg = "unknown variant " + std::to_string(id) + " of " + spec.name + " on " +
-                    std::string(to_string(b)) + " (" + std::string(to_string(b)) + " variants: " + list(b);
+  std::string msg = "unknown variant " + std::to_string(id) + " of " + spec.name + " on " + std::string(to_string(b)) +
+                    " (" + std::string(to_string(b)) + " variants: " + list(b);
   const Backend other = b == Backend::cpu ? Backend::cuda : Backend::cpu;
   msg += "; " + std::string(to_string(other)) + " variants: " + list(other) + ")";
   throw UsageError(msg);

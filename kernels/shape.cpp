@@ -39,8 +39,7 @@ void derive(Shape& s, const std::set<std::string>& given) {
   if (!given.count("OC")) s.OC = 4 * s.C;
   if (!given.count("N")) s.N = gpt2_parameter_count(s.Vp, s.C, s.L, s.T);
   if (s.Vp < s.V)
-    throw UsageError("malformed shape: Vp=" + std::to_string(s.Vp) + " is smaller than V=" +
-                     std::to_string(s.V));
+    throw UsageError("malformed shape: Vp=" + std::to_string(s.Vp) + " is smaller than V=" + std::to_string(s.V));
 }
 
 Shape base_shape(int64_t B) {
@@ -70,8 +69,7 @@ void Shape::set(std::string_view dim, int64_t value) {
 }
 
 bool Shape::operator==(const Shape& o) const {
-  return B == o.B && T == o.T && C == o.C && NH == o.NH && V == o.V && Vp == o.Vp && OC == o.OC &&
-         L == o.L && N == o.N;
+  return B == o.B && T == o.T && C == o.C && NH == o.NH && V == o.V && Vp == o.Vp && OC == o.OC && L == o.L && N == o.N;
 }
 
 const std::vector<std::string>& Shape::dim_names() {
@@ -114,7 +112,8 @@ Shape parse_shape(std::string_view text) {
     const std::string key = trim(std::string_view(item).substr(0, eq));
     const std::string value = trim(std::string_view(item).substr(eq + 1));
     if (!field(s, key))
-      throw UsageError("malformed shape '" + all + "': unknown dim '" + key + "' (legal: " + joined(Shape::dim_names()) + ")");
+      throw UsageError("malformed shape '" + all + "': unknown dim '" + key +
+                       "' (legal: " + joined(Shape::dim_names()) + ")");
     int64_t v = 0;
     auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
     if (ec != std::errc() || ptr != value.data() + value.size() || value.empty())
@@ -135,7 +134,7 @@ std::string describe(const Shape& s, const std::vector<std::string>& dims) {
 }
 
 int64_t gpt2_parameter_count(int64_t Vp, int64_t C, int64_t L, int64_t maxT) {
-  const int64_t per_layer = 2 * C            // ln1 weight, bias
+  const int64_t per_layer = 2 * C                // ln1 weight, bias
                             + 3 * C * C + 3 * C  // qkv
                             + C * C + C          // attention projection
                             + 2 * C              // ln2

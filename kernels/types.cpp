@@ -10,9 +10,12 @@ std::string_view to_string(Backend b) { return b == Backend::cpu ? "cpu" : "cuda
 
 std::string_view to_string(NumericClass c) {
   switch (c) {
-    case NumericClass::fp32: return "fp32";
-    case NumericClass::tf32: return "tf32";
-    case NumericClass::bf16: return "bf16";
+    case NumericClass::fp32:
+      return "fp32";
+    case NumericClass::tf32:
+      return "tf32";
+    case NumericClass::bf16:
+      return "bf16";
   }
   return "?";
 }
@@ -21,9 +24,12 @@ std::string_view to_string(DType t) { return t == DType::f32 ? "f32" : "i32"; }
 
 std::string_view to_string(Role r) {
   switch (r) {
-    case Role::input: return "input";
-    case Role::output: return "output";
-    case Role::inout: return "inout";
+    case Role::input:
+      return "input";
+    case Role::output:
+      return "output";
+    case Role::inout:
+      return "inout";
   }
   return "?";
 }

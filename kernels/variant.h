@@ -48,14 +48,14 @@ class ParamValues {
 };
 
 struct Requirement {
-  std::string text;                          // "C % 4 == 0"
+  std::string text;  // "C % 4 == 0"
   std::function<bool(const Shape&)> holds;
 };
 
 // Everything a variant gets besides its argument struct.
 struct Launch {
   ParamValues params;
-  void* workspace = nullptr;        // device memory on cuda, host memory on cpu
+  void* workspace = nullptr;  // device memory on cuda, host memory on cpu
   std::size_t workspace_bytes = 0;
   ExecContext* ctx = nullptr;
 
@@ -67,8 +67,8 @@ struct Variant {
   std::string op;
   Backend backend = Backend::cpu;
   int id = 0;
-  std::string name;                 // short, snake_case: "warp_per_row"
-  std::string summary;              // one line: the idea
+  std::string name;     // short, snake_case: "warp_per_row"
+  std::string summary;  // one line: the idea
   NumericClass numeric = NumericClass::fp32;
   std::vector<TuningParam> params;
   std::vector<Requirement> requirements;
@@ -79,8 +79,8 @@ struct Variant {
   std::function<std::size_t(const Shape&, const ParamValues&)> workspace;
   std::type_index args_type = typeid(void);
   std::function<void(const void*, const Launch&)> run;
-  std::string source;               // file, relative to the repository (set by the registry)
-  std::string source_hash;          // SHA-256 of that file at build time (set by the registry)
+  std::string source;       // file, relative to the repository (set by the registry)
+  std::string source_hash;  // SHA-256 of that file at build time (set by the registry)
 
   // A variant running fn, an implementation taking the op's argument struct.
   template <class Args>

@@ -44,4 +44,14 @@ void matmul_backward(const MatmulBackwardArgs& a) {
   }
 }
 
+void matmul_backward_bias(const MatmulBackwardBiasArgs& a) {
+  const int64_t rows = int64_t(a.B) * a.T, OC = a.OC;
+#pragma omp parallel for
+  for (int64_t o = 0; o < OC; ++o) {
+    double acc = 0;
+    for (int64_t r = 0; r < rows; ++r) acc += a.dout[r * OC + o];
+    a.dbias[o] += float(acc);
+  }
+}
+
 }  // namespace wb::reference

@@ -17,6 +17,7 @@
 #include "kernels/ops/layernorm_backward.h"
 #include "kernels/ops/layernorm_forward.h"
 #include "kernels/ops/matmul_backward.h"
+#include "kernels/ops/matmul_backward_bias.h"
 #include "kernels/ops/matmul_forward.h"
 #include "kernels/ops/residual_forward.h"
 #include "kernels/ops/softmax_forward.h"
@@ -30,6 +31,7 @@ void layernorm_backward(const LayernormBackwardArgs& a);
 void fused_residual_layernorm_forward(const FusedResidualLayernormForwardArgs& a);
 void matmul_forward(const MatmulForwardArgs& a);
 void matmul_backward(const MatmulBackwardArgs& a);
+void matmul_backward_bias(const MatmulBackwardBiasArgs& a);
 void attention_forward(const AttentionForwardArgs& a);
 void attention_backward(const AttentionBackwardArgs& a);
 void gelu_forward(const GeluForwardArgs& a);

@@ -1,7 +1,6 @@
 #include "workbench/cli.h"
 
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 
 #include "kernels/errors.h"
@@ -10,8 +9,9 @@
 namespace wb::cli {
 
 int main(int argc, char** argv) {
-  CLI::App app{"wb: a workbench for the kernels of one GPT-2 training step. Every op has numbered variants;\n"
-               "wb checks them against the CPU reference, times them and writes JSON reports."};
+  CLI::App app{
+      "wb: a workbench for the kernels of one GPT-2 training step. Every op has numbered variants;\n"
+      "wb checks them against the CPU reference, times them and writes JSON reports."};
   app.require_subcommand(1);
   app.footer(
       "Exit codes: 0 ok, 1 a check failed, 2 bad usage or input, 3 no usable device.\n"
@@ -25,8 +25,9 @@ int main(int argc, char** argv) {
 
   ListOptions list_o;
   list_o.results_dir = default_results_dir();
-  auto* list_cmd = app.add_subcommand("list", "ops and their variants: backend, id, name, numeric class, "
-                                              "block sizes, requirements, verification");
+  auto* list_cmd = app.add_subcommand("list",
+                                      "ops and their variants: backend, id, name, numeric class, "
+                                      "block sizes, requirements, verification");
   list_cmd->add_option("op", list_o.op, "only this op");
   list_cmd->add_option("--results", list_o.results_dir, "folder of committed reports, for the verification status")
       ->capture_default_str();

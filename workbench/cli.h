@@ -20,12 +20,11 @@ int main(int argc, char** argv);
 Backend resolve_backend(const std::string& requested);  // "" = default; throws DeviceUnavailable for cuda
 std::vector<int> parse_int_list(const std::string& text, const std::string& what);  // "1,3,5"; throws UsageError
 uint64_t resolve_seed(const std::optional<uint64_t>& given);
-std::string format_time(double seconds);          // "12.3 us", "4.56 ms"
-std::string format_errors(const Record& r);       // worst max abs error over the checked tensors
+std::string format_time(double seconds);     // "12.3 us", "4.56 ms"
+std::string format_errors(const Record& r);  // worst max abs error over the checked tensors
 std::string format_deterministic(const Record& r);
 // The selected variants of an op on a backend ("" or "all": every one).
-std::vector<const Variant*> select_variants(const Registry& reg, const OpSpec& op, Backend b,
-                                            const std::string& ids);
+std::vector<const Variant*> select_variants(const Registry& reg, const OpSpec& op, Backend b, const std::string& ids);
 std::string command_line(int argc, char** argv);
 // An output path with "{device}" replaced by the device's slug (results/{device}/x.json).
 std::string output_path(const std::string& path, const Executor& ex);

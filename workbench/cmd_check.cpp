@@ -24,9 +24,15 @@ struct Tally {
 
   void add(const Record& r) {
     switch (r.status) {
-      case Status::ok: ++ok; break;
-      case Status::skipped: ++skipped; break;
-      case Status::incorrect: ++incorrect; break;
+      case Status::ok:
+        ++ok;
+        break;
+      case Status::skipped:
+        ++skipped;
+        break;
+      case Status::incorrect:
+        ++incorrect;
+        break;
     }
     if (r.status == Status::skipped && note.empty()) note = r.reason;
     if (r.status == Status::ok) {

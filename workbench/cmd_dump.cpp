@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
 #include "kernels/errors.h"
@@ -37,13 +36,12 @@ int dump(const DumpOptions& o) {
   manifest["tensors"] = nlohmann::json::array();
   for (std::size_t i = 0; i < op.tensors.size(); ++i) {
     const TensorSpec& t = op.tensors[i];
-    nlohmann::json entry{{"name", t.name},
-                         {"role", to_string(t.role)},
-                         {"dtype", to_string(t.dtype)},
-                         {"dims", t.dims(shape)}};
+    nlohmann::json entry{
+        {"name", t.name}, {"role", to_string(t.role)}, {"dtype", to_string(t.dtype)}, {"dims", t.dims(shape)}};
     if (t.role != Role::output) {
       entry["initial"] = t.name + ".initial.bin";
-      write_raw(fs::path(o.out) / entry["initial"].get<std::string>(), problem.initial.buffers[i].data(), t.bytes(shape));
+      write_raw(fs::path(o.out) / entry["initial"].get<std::string>(), problem.initial.buffers[i].data(),
+                t.bytes(shape));
     }
     if (t.checked()) {
       entry["expected"] = t.name + ".expected.bin";

@@ -27,8 +27,8 @@ int list(const ListOptions& o) {
     TextTable table({"backend", "id", "name", "class", "block sizes", "requires", "status", "summary"});
     for (const Variant* v : reg.variants(op->name)) {
       const std::string status = v->backend == Backend::cuda ? verified.status(*v).text() : "-";
-      table.add({std::string(to_string(v->backend)), std::to_string(v->id), v->name,
-                 std::string(to_string(v->numeric)), v->params_text(), v->requirements_text(), status, v->summary});
+      table.add({std::string(to_string(v->backend)), std::to_string(v->id), v->name, std::string(to_string(v->numeric)),
+                 v->params_text(), v->requirements_text(), status, v->summary});
     }
     table.print(std::cout, "  ");
     std::cout << "\n";

@@ -16,13 +16,13 @@
 namespace wb::cli {
 namespace {
 
-ParamValues parse_params(const Variant& v, const std::optional<int>& block_size, const std::vector<std::string>& given) {
+ParamValues parse_params(const Variant& v, const std::optional<int>& block_size,
+                         const std::vector<std::string>& given) {
   ParamValues p;
   if (block_size) p.set("block_size", *block_size);
   for (const auto& item : given) {
     const auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw UsageError("--param '" + item + "' is not of the form NAME=VALUE");
+    if (eq == std::string::npos || eq == 0) throw UsageError("--param '" + item + "' is not of the form NAME=VALUE");
     const std::vector<int> value = parse_int_list(item.substr(eq + 1), "--param " + item.substr(0, eq));
     if (value.size() != 1) throw UsageError("--param " + item + ": give one value");
     p.set(item.substr(0, eq), value.front());
@@ -80,8 +80,8 @@ std::vector<PlanItem> plan_sweep(const Registry& reg, const std::vector<const Op
   std::set<int> all_legal;
   for (const OpSpec* op : ops) {
     for (const Variant* v : select_variants(reg, *op, b, o.variants)) {
-      const auto bs = std::find_if(v->params.begin(), v->params.end(),
-                                   [](const TuningParam& p) { return p.name == "block_size"; });
+      const auto bs =
+          std::find_if(v->params.begin(), v->params.end(), [](const TuningParam& p) { return p.name == "block_size"; });
       if (bs != v->params.end()) all_legal.insert(bs->values.begin(), bs->values.end());
       bool any = false;
       for (const ParamValues& p : v->all_params()) {
@@ -194,8 +194,8 @@ int sweep(const SweepOptions& o) {
       flush();
       current = r->op;
       std::cout << r->op << "  " << r->shape_text() << "\n";
-      table = std::make_unique<TextTable>(std::vector<std::string>{"variant", "launch", "status", "median", "min",
-                                                                   "cv", "GB/s", "TFLOP/s", "max err", "note"});
+      table = std::make_unique<TextTable>(std::vector<std::string>{"variant", "launch", "status", "median", "min", "cv",
+                                                                   "GB/s", "TFLOP/s", "max err", "note"});
     }
     incorrect += r->status == Status::incorrect;
     const bool t = bool(r->timing);

@@ -29,14 +29,8 @@ std::optional<std::string> run_command(const std::string& cmd) {
 }  // namespace
 
 const BuildInfo& build_info() {
-  static const BuildInfo info{WB_VERSION,
-                              WB_BUILD_TYPE,
-                              WB_CXX_COMPILER,
-                              WB_CXX_FLAGS,
-                              WB_CUDA_COMPILER,
-                              WB_CUDA_FLAGS,
-                              WB_CUDA_ARCHITECTURES,
-                              "google-benchmark"};
+  static const BuildInfo info{WB_VERSION,       WB_BUILD_TYPE, WB_CXX_COMPILER,       WB_CXX_FLAGS,
+                              WB_CUDA_COMPILER, WB_CUDA_FLAGS, WB_CUDA_ARCHITECTURES, "google-benchmark"};
   return info;
 }
 

@@ -13,10 +13,10 @@ struct BuildInfo {
   std::string build_type;
   std::string cxx_compiler;
   std::string cxx_flags;
-  std::string cuda_compiler;       // empty in a build without CUDA
+  std::string cuda_compiler;  // empty in a build without CUDA
   std::string cuda_flags;
   std::string cuda_architectures;
-  std::string benchmark_engine;    // "google-benchmark"
+  std::string benchmark_engine;  // "google-benchmark"
 };
 
 struct SourceState {
@@ -28,10 +28,10 @@ struct ReportContext {
   BuildInfo build;
   SourceState source;
   std::string host;
-  std::string created;             // UTC, ISO 8601
-  std::string command;             // the wb command line
+  std::string created;  // UTC, ISO 8601
+  std::string command;  // the wb command line
   DeviceInfo device;
-  TimingOptions timing;            // resolved for the backend
+  TimingOptions timing;  // resolved for the backend
 };
 
 const BuildInfo& build_info();
@@ -40,8 +40,8 @@ const BuildInfo& build_info();
 SourceState source_state();
 std::string host_name();
 std::string utc_now();
-std::string source_dir();          // the repository this wb was built from
-std::string default_results_dir(); // <source_dir>/results, or $WB_RESULTS_DIR
+std::string source_dir();           // the repository this wb was built from
+std::string default_results_dir();  // <source_dir>/results, or $WB_RESULTS_DIR
 
 ReportContext make_context(const Executor& ex, const TimingOptions& timing, const std::string& command);
 

@@ -16,17 +16,17 @@ namespace wb {
 
 struct DeviceInfo {
   Backend backend = Backend::cpu;
-  std::string name;                 // "NVIDIA H100 80GB HBM3", or the CPU model
-  std::string slug;                 // "nvidia-h100-80gb-hbm3": results/<slug>/
-  int multiprocessors = 0;          // SMs, or logical CPU cores
+  std::string name;         // "NVIDIA H100 80GB HBM3", or the CPU model
+  std::string slug;         // "nvidia-h100-80gb-hbm3": results/<slug>/
+  int multiprocessors = 0;  // SMs, or logical CPU cores
   int64_t memory_bytes = 0;
-  int64_t l2_bytes = 0;             // L2 (cuda), last-level cache (cpu)
-  std::string compute_capability;   // "9.0" (cuda)
-  int clock_khz = 0;                // SM clock (cuda)
-  int memory_clock_khz = 0;         // (cuda)
-  int memory_bus_bits = 0;          // (cuda)
-  std::string driver_version;       // (cuda) "13.0"
-  std::string runtime_version;      // (cuda) "13.0"
+  int64_t l2_bytes = 0;            // L2 (cuda), last-level cache (cpu)
+  std::string compute_capability;  // "9.0" (cuda)
+  int clock_khz = 0;               // SM clock (cuda)
+  int memory_clock_khz = 0;        // (cuda)
+  int memory_bus_bits = 0;         // (cuda)
+  std::string driver_version;      // (cuda) "13.0"
+  std::string runtime_version;     // (cuda) "13.0"
 };
 
 std::string slugify(const std::string& name);

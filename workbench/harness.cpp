@@ -9,9 +9,12 @@ namespace wb {
 
 std::string_view to_string(Status s) {
   switch (s) {
-    case Status::ok: return "ok";
-    case Status::incorrect: return "incorrect";
-    case Status::skipped: return "skipped";
+    case Status::ok:
+      return "ok";
+    case Status::incorrect:
+      return "incorrect";
+    case Status::skipped:
+      return "skipped";
   }
   return "?";
 }
@@ -45,12 +48,7 @@ Record record_for(const OpSpec& op, const Variant& v, const ParamValues& params,
 }
 
 Session::Session(const OpSpec& op, const Shape& shape, uint64_t seed, Executor& ex)
-    : op_(op),
-      problem_(op, shape, seed),
-      ex_(ex),
-      on_device_(ex, op, shape),
-      last_(op, shape),
-      scratch_(op, shape) {
+    : op_(op), problem_(op, shape, seed), ex_(ex), on_device_(ex, op, shape), last_(op, shape), scratch_(op, shape) {
   for (std::size_t i = 0; i < op.tensors.size(); ++i)
     if (op.tensors[i].role == Role::input)
       ex_.to_device(on_device_.buffers[i].data(), problem_.initial.buffers[i].data(), on_device_.buffers[i].bytes());
@@ -118,8 +116,8 @@ Record Session::evaluate(const Variant& v, const ParamValues& params, const Eval
     bool same = true;
     for (std::size_t i = 0; i < op_.tensors.size(); ++i)
       if (op_.tensors[i].checked())
-        same = same && std::memcmp(first_outputs.buffers[i].data(), last_.buffers[i].data(),
-                                   last_.buffers[i].bytes()) == 0;
+        same = same &&
+               std::memcmp(first_outputs.buffers[i].data(), last_.buffers[i].data(), last_.buffers[i].bytes()) == 0;
     r.deterministic = same;
     if (!second.failure.empty()) {
       r.status = Status::incorrect;

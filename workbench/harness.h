@@ -16,7 +16,7 @@
 namespace wb {
 
 struct EvalOptions {
-  bool time = true;           // false: `check_launches` untimed launches instead of the timing loop
+  bool time = true;  // false: `check_launches` untimed launches instead of the timing loop
   int check_launches = 3;
   TimingOptions timing;
 };
@@ -35,7 +35,7 @@ class Session {
  private:
   struct Outcome {
     std::vector<TensorCheck> checks;
-    std::string failure;      // empty when every check passed
+    std::string failure;  // empty when every check passed
   };
   // Restores inouts, poisons outputs, runs once, downloads and compares; keeps the
   // downloaded outputs in last_.
@@ -45,8 +45,8 @@ class Session {
   Problem problem_;
   Executor& ex_;
   ExecutorTensors on_device_;
-  HostTensors last_;          // outputs of the latest run (checked tensors only are meaningful)
-  HostTensors scratch_;       // downloads of inputs, to see that a variant left them alone
+  HostTensors last_;     // outputs of the latest run (checked tensors only are meaningful)
+  HostTensors scratch_;  // downloads of inputs, to see that a variant left them alone
 };
 
 // A record with the identity of v and the models of op at shape filled in.

@@ -24,19 +24,19 @@ struct Record {
   int variant = 0;
   std::string variant_name;
   NumericClass numeric = NumericClass::fp32;
-  std::string source;        // variant file, relative to the repository
-  std::string source_hash;   // its SHA-256 when this binary was built
+  std::string source;       // variant file, relative to the repository
+  std::string source_hash;  // its SHA-256 when this binary was built
   ParamValues params;
   std::vector<std::string> dims;  // the op's dims, in order
   Shape shape;
   Status status = Status::skipped;
-  std::string reason;        // why skipped or incorrect
+  std::string reason;  // why skipped or incorrect
   std::vector<TensorCheck> errors;
   std::optional<bool> deterministic;  // two runs on the same inputs bitwise equal
   std::optional<TimingStats> timing;
-  uint64_t seed = 0;         // of the inputs
-  double bytes = 0;          // the op's byte model at this shape
-  double flops = 0;          // the op's flop model at this shape
+  uint64_t seed = 0;  // of the inputs
+  double bytes = 0;   // the op's byte model at this shape
+  double flops = 0;   // the op's flop model at this shape
 
   double gbps() const { return timing && timing->median_s > 0 ? bytes / timing->median_s * 1e-9 : 0.0; }
   double tflops() const { return timing && timing->median_s > 0 ? flops / timing->median_s * 1e-12 : 0.0; }

@@ -131,9 +131,9 @@ ReportContext context_from(const Reader& r) {
   c.source.commit = src.str("commit");
   c.source.dirty = src.boolean("dirty");
   const Reader b = r.child("build");
-  c.build = BuildInfo{b.str("wb_version"),    b.str("build_type"), b.str("cxx_compiler"),
-                      b.str("cxx_flags"),     b.str("cuda_compiler"), b.str("cuda_flags"),
-                      b.str("cuda_architectures"), b.str("benchmark_engine")};
+  c.build =
+      BuildInfo{b.str("wb_version"),    b.str("build_type"), b.str("cxx_compiler"),       b.str("cxx_flags"),
+                b.str("cuda_compiler"), b.str("cuda_flags"), b.str("cuda_architectures"), b.str("benchmark_engine")};
   c.device = device_from(r.child("device"));
   const Reader t = r.child("timing");
   c.timing.repetitions = int(t.integer("repetitions"));
@@ -250,8 +250,12 @@ json to_json(const Record& r) {
             {"model", {{"bytes", r.bytes}, {"flops", r.flops}}}};
   if (r.timing) {
     const TimingStats& t = *r.timing;
-    j["timing"] = {{"median_us", t.median_s * 1e6}, {"min_us", t.min_s * 1e6},       {"mean_us", t.mean_s * 1e6},
-                   {"stddev_us", t.stddev_s * 1e6}, {"cv", t.cv},                     {"repetitions", t.repetitions},
+    j["timing"] = {{"median_us", t.median_s * 1e6},
+                   {"min_us", t.min_s * 1e6},
+                   {"mean_us", t.mean_s * 1e6},
+                   {"stddev_us", t.stddev_s * 1e6},
+                   {"cv", t.cv},
+                   {"repetitions", t.repetitions},
                    {"iterations", t.iterations}};
     j["throughput"] = {{"gbps", r.gbps()}, {"tflops", r.tflops()}};
   } else {

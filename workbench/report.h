@@ -2,10 +2,9 @@
 // Reports: versioned JSON ("schema": "wb.report/1", documented in results/README.md)
 // with the context of the run and one record per (op, variant, launch parameters,
 // shape).
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "workbench/context.h"
 #include "workbench/record.h"

@@ -14,8 +14,8 @@ class Rng {
   Rng(uint64_t seed, std::string_view stream);
 
   uint64_t next();
-  double uniform(double lo, double hi);        // [lo, hi)
-  int64_t below(int64_t n);                    // [0, n)
+  double uniform(double lo, double hi);  // [lo, hi)
+  int64_t below(int64_t n);              // [0, n)
 
  private:
   uint64_t s_[4];

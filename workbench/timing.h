@@ -14,19 +14,19 @@ namespace wb {
 class Executor;
 
 struct TimingOptions {
-  int repetitions = 0;      // 0: the backend's default (cuda 20, cpu 5)
-  double min_time_s = 0;    // per repetition; 0: the backend's default (cuda 0.01, cpu 0.05)
-  double warmup_s = -1;     // before the first repetition; <0: the backend's default (cuda 0.05, cpu 0.02)
-  bool flush_l2 = true;     // cuda only
+  int repetitions = 0;    // 0: the backend's default (cuda 20, cpu 5)
+  double min_time_s = 0;  // per repetition; 0: the backend's default (cuda 0.01, cpu 0.05)
+  double warmup_s = -1;   // before the first repetition; <0: the backend's default (cuda 0.05, cpu 0.02)
+  bool flush_l2 = true;   // cuda only
 
   TimingOptions resolved(Backend b) const;  // defaults filled in
 };
 
 struct TimingStats {
   double median_s = 0, min_s = 0, mean_s = 0, stddev_s = 0;
-  double cv = 0;            // stddev / mean
+  double cv = 0;  // stddev / mean
   int repetitions = 0;
-  int64_t iterations = 0;   // launches per repetition
+  int64_t iterations = 0;  // launches per repetition
 };
 
 // Runs `launch` under Google Benchmark; throws what the launch threw.

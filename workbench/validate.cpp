@@ -1,8 +1,8 @@
 #include "workbench/validate.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace wb {
 
@@ -41,8 +41,7 @@ TensorCheck compare(const TensorSpec& spec, const void* got, const void* expecte
 
 std::string TensorCheck::describe() const {
   if (count == 0) return tensor + ": empty";
-  if (passed())
-    return fmt::format("{}: max abs {:.2e}, max rel {:.2e}", tensor, max_abs_err, max_rel_err);
+  if (passed()) return fmt::format("{}: max abs {:.2e}, max rel {:.2e}", tensor, max_abs_err, max_rel_err);
   return fmt::format("{}: {} of {} outside atol {:.1e} + rtol {:.1e}*|ref|{} (first at {}: {} vs {})", tensor,
                      mismatches, count, tol.atol, tol.rtol,
                      non_finite ? fmt::format(", {} not finite", non_finite) : std::string(), first_bad,

@@ -14,11 +14,11 @@ struct TensorCheck {
   std::string tensor;
   Tolerance tol;
   int64_t count = 0;
-  int64_t mismatches = 0;     // elements outside the tolerance (non-finite ones included)
-  int64_t non_finite = 0;     // NaN or Inf in the output
-  double max_abs_err = 0;     // over finite elements
-  double max_rel_err = 0;     // |out - ref| / |ref| over finite elements with ref != 0
-  int64_t first_bad = -1;     // flat index of the first mismatch
+  int64_t mismatches = 0;  // elements outside the tolerance (non-finite ones included)
+  int64_t non_finite = 0;  // NaN or Inf in the output
+  double max_abs_err = 0;  // over finite elements
+  double max_rel_err = 0;  // |out - ref| / |ref| over finite elements with ref != 0
+  int64_t first_bad = -1;  // flat index of the first mismatch
   double first_bad_value = 0;
   double first_bad_expected = 0;
 

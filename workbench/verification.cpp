@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "kernels/errors.h"
@@ -12,9 +11,12 @@ namespace wb {
 
 std::string Verification::text() const {
   switch (state) {
-    case State::verified: return "verified on " + device + " " + date;
-    case State::changed: return "changed since verified";
-    case State::never: return "not yet run on a device";
+    case State::verified:
+      return "verified on " + device + " " + date;
+    case State::changed:
+      return "changed since verified";
+    case State::never:
+      return "not yet run on a device";
   }
   return "?";
 }

@@ -15,7 +15,8 @@ struct Verification {
   State state = State::never;
   std::string device;  // where it was last found correct
   std::string date;    // YYYY-MM-DD of that report
-  std::string text() const;  // "verified on NVIDIA H100 2026-11-21", "changed since verified", "not yet run on a device"
+  std::string text()
+      const;  // "verified on NVIDIA H100 2026-11-21", "changed since verified", "not yet run on a device"
 };
 
 class VerificationIndex {

@@ -11,8 +11,8 @@
 
 namespace wb::cuda {
 
-[[noreturn]] void throw_error(const char* library, int code, const char* name, const char* message,
-                              const char* call, const char* file, int line);
+[[noreturn]] void throw_error(const char* library, int code, const char* name, const char* message, const char* call,
+                              const char* file, int line);
 
 inline void check(cudaError_t status, const char* call, const char* file, int line) {
   if (status != cudaSuccess)

@@ -10,13 +10,13 @@
 namespace wb {
 
 struct AdamwArgs {
-  float* params;        // (N), updated
-  float* m;             // (N) first moment, updated
-  float* v;             // (N) second moment, updated
-  const float* grads;   // (N)
+  float* params;       // (N), updated
+  float* m;            // (N) first moment, updated
+  float* v;            // (N) second moment, updated
+  const float* grads;  // (N)
   int64_t N;
   float lr, beta1, beta2, eps, weight_decay, grad_scale;
-  int t;                // step, from 1
+  int t;  // step, from 1
 };
 
 const OpSpec& adamw_op();

@@ -11,13 +11,13 @@ namespace {
 
 AttentionForwardArgs forward_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.f32("out"), t.f32("lse"), t.f32("qkv"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C),
-          ops::as_int(s.NH)};
+  return {t.f32("out"),     t.f32("lse"),     t.f32("qkv"),     ops::as_int(s.B),
+          ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.NH)};
 }
 
 AttentionBackwardArgs backward_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.f32("dqkv"),   t.f32("dout"),    t.f32("qkv"),     t.f32("out"),     t.f32("lse"),
+  return {t.f32("dqkv"),    t.f32("dout"),    t.f32("qkv"),     t.f32("out"),     t.f32("lse"),
           ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.NH)};
 }
 
@@ -36,8 +36,8 @@ const OpSpec& attention_forward_op() {
   static const OpSpec op = [] {
     OpSpec o("attention_forward", "causal multi-head self-attention over the fused qkv; writes out and lse");
     o.dims = {"B", "T", "C", "NH"};
-    o.tensors = {output("out", "B,T,C", ops::elementwise(1e-5, 1e-4)), output("lse", "B,NH,T", ops::elementwise(2e-5, 1e-5)),
-                 input("qkv", "B,T,3C")};
+    o.tensors = {output("out", "B,T,C", ops::elementwise(1e-5, 1e-4)),
+                 output("lse", "B,NH,T", ops::elementwise(2e-5, 1e-5)), input("qkv", "B,T,3C")};
     o.shape_error = heads_divide_channels;
     o.flops = [](const Shape& s) { return 4.0 * causal_pairs_times_channels(s); };  // q.k and p*v
     o.reference_source = "reference/attention.cpp";

@@ -10,11 +10,11 @@
 namespace wb {
 
 struct AttentionBackwardArgs {
-  float* dqkv;          // (B, T, 3C), written (every element)
-  const float* dout;    // (B, T, C)
-  const float* qkv;     // (B, T, 3C)
-  const float* out;     // (B, T, C) as written by attention_forward
-  const float* lse;     // (B, NH, T) as written by attention_forward
+  float* dqkv;        // (B, T, 3C), written (every element)
+  const float* dout;  // (B, T, C)
+  const float* qkv;   // (B, T, 3C)
+  const float* out;   // (B, T, C) as written by attention_forward
+  const float* lse;   // (B, NH, T) as written by attention_forward
   int B, T, C, NH;
 };
 

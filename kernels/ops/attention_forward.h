@@ -11,9 +11,9 @@
 namespace wb {
 
 struct AttentionForwardArgs {
-  float* out;           // (B, T, C)
-  float* lse;           // (B, NH, T) log-sum-exp of each row of scaled scores
-  const float* qkv;     // (B, T, 3C)
+  float* out;        // (B, T, C)
+  float* lse;        // (B, NH, T) log-sum-exp of each row of scaled scores
+  const float* qkv;  // (B, T, 3C)
   int B, T, C, NH;
 };
 

@@ -24,14 +24,14 @@ CrossentropyForwardArgs crossentropy_args(const TensorTable& t) {
 
 CrossentropySoftmaxBackwardArgs crossentropy_backward_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.f32("dlogits"),   t.f32("dlosses"),  t.f32("probs"),    t.i32("targets"),
-          ops::as_int(s.B),   ops::as_int(s.T),  ops::as_int(s.V),  ops::as_int(s.Vp)};
+  return {t.f32("dlogits"), t.f32("dlosses"), t.f32("probs"),   t.i32("targets"),
+          ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.V), ops::as_int(s.Vp)};
 }
 
 FusedClassifierArgs classifier_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.f32("logits"),  t.f32("losses"),   t.i32("targets"), float(t.scalar("dloss")),
-          ops::as_int(s.B), ops::as_int(s.T),  ops::as_int(s.V), ops::as_int(s.Vp)};
+  return {t.f32("logits"),  t.f32("losses"),  t.i32("targets"), float(t.scalar("dloss")),
+          ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.V), ops::as_int(s.Vp)};
 }
 
 // probs holds random values; make every row a softmax over its first V (padding 0).
@@ -56,7 +56,8 @@ const OpSpec& softmax_forward_op() {
   static const OpSpec op = [] {
     OpSpec o("softmax_forward", "softmax over the first V of each row of Vp logits; padding written as 0");
     o.dims = kDims;
-    o.tensors = {output("probs", "B,T,Vp", ops::elementwise(1e-8, 1e-4)), input("logits", "B,T,Vp", Init::uniform(-4, 4))};
+    o.tensors = {output("probs", "B,T,Vp", ops::elementwise(1e-8, 1e-4)),
+                 input("logits", "B,T,Vp", Init::uniform(-4, 4))};
     o.flops = [](const Shape& s) { return 5.0 * s.B * s.T * s.V; };
     o.reference_source = kSource;
     o.bind(&softmax_args, &reference::softmax_forward);
@@ -109,7 +110,8 @@ const OpSpec& fused_classifier_op() {
     };
     o.tensors = {inout("logits", "B,T,Vp", dlogits_tol, Init::uniform(-4, 4)),
                  output("losses", "B,T", ops::elementwise(1e-5, 1e-5)), token_input("targets", "B,T")};
-    o.scalars = {{"dloss", [](const Shape& s) { return 1.0 / double(s.B * s.T); }, "gradient of the mean loss, 1/(B*T)"}};
+    o.scalars = {
+        {"dloss", [](const Shape& s) { return 1.0 / double(s.B * s.T); }, "gradient of the mean loss, 1/(B*T)"}};
     o.flops = [](const Shape& s) { return 7.0 * s.B * s.T * s.V; };
     o.reference_source = kSource;
     o.bind(&classifier_args, &reference::fused_classifier);

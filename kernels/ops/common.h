@@ -23,9 +23,12 @@ inline ToleranceFn summed(std::function<double(const Shape&)> length) {
   return [length](NumericClass c, const Shape& s) {
     const double root = std::sqrt(std::max(1.0, length(s)));
     switch (c) {
-      case NumericClass::fp32: return Tolerance{2e-5 * root, 1e-5};
-      case NumericClass::tf32: return Tolerance{4e-3 * root, 1e-3};
-      case NumericClass::bf16: return Tolerance{1.5e-2 * root, 1e-2};
+      case NumericClass::fp32:
+        return Tolerance{2e-5 * root, 1e-5};
+      case NumericClass::tf32:
+        return Tolerance{4e-3 * root, 1e-3};
+      case NumericClass::bf16:
+        return Tolerance{1.5e-2 * root, 1e-2};
     }
     return Tolerance{2e-5 * root, 1e-5};
   };

@@ -7,9 +7,9 @@
 namespace wb {
 
 struct CrossentropyForwardArgs {
-  float* losses;          // (B, T)
-  const float* probs;     // (B, T, Vp)
-  const int32_t* targets; // (B, T) in [0, V)
+  float* losses;           // (B, T)
+  const float* probs;      // (B, T, Vp)
+  const int32_t* targets;  // (B, T) in [0, V)
   int B, T, Vp;
 };
 

@@ -9,10 +9,10 @@
 namespace wb {
 
 struct CrossentropySoftmaxBackwardArgs {
-  float* dlogits;         // (B, T, Vp), accumulated
-  const float* dlosses;   // (B, T)
-  const float* probs;     // (B, T, Vp)
-  const int32_t* targets; // (B, T) in [0, V)
+  float* dlogits;          // (B, T, Vp), accumulated
+  const float* dlosses;    // (B, T)
+  const float* probs;      // (B, T, Vp)
+  const int32_t* targets;  // (B, T) in [0, V)
   int B, T, V, Vp;
 };
 

@@ -9,14 +9,13 @@ namespace {
 
 EncoderForwardArgs forward_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.f32("out"), t.i32("inp"), t.f32("wte"), t.f32("wpe"), ops::as_int(s.B), ops::as_int(s.T),
-          ops::as_int(s.C)};
+  return {t.f32("out"), t.i32("inp"), t.f32("wte"), t.f32("wpe"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
 }
 
 EncoderBackwardArgs backward_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.f32("dwte"), t.f32("dwpe"), t.f32("dout"), t.i32("inp"), ops::as_int(s.B), ops::as_int(s.T),
-          ops::as_int(s.C)};
+  return {t.f32("dwte"),    t.f32("dwpe"),    t.f32("dout"),   t.i32("inp"),
+          ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
 }
 
 }  // namespace
@@ -45,7 +44,9 @@ const OpSpec& encoder_backward_op() {
                  input("dout", "B,T,C"), token_input("inp", "B,T")};
     o.flops = [](const Shape& s) { return 2.0 * s.B * s.T * s.C; };
     // dout and the tokens read once; the touched rows of dwte and all of dwpe read and written.
-    o.min_bytes = [](const Shape& s) { return 4.0 * (s.B * s.T + s.B * s.T * s.C + 2 * s.B * s.T * s.C + 2 * s.T * s.C); };
+    o.min_bytes = [](const Shape& s) {
+      return 4.0 * (s.B * s.T + s.B * s.T * s.C + 2 * s.B * s.T * s.C + 2 * s.T * s.C);
+    };
     o.reference_source = "reference/encoder.cpp";
     o.bind(&backward_args, &reference::encoder_backward);
     return o;

@@ -8,10 +8,10 @@
 namespace wb {
 
 struct EncoderBackwardArgs {
-  float* dwte;          // (V, C), accumulated
-  float* dwpe;          // (T, C), accumulated
-  const float* dout;    // (B, T, C)
-  const int32_t* inp;   // (B, T) token ids in [0, V)
+  float* dwte;         // (V, C), accumulated
+  float* dwpe;         // (T, C), accumulated
+  const float* dout;   // (B, T, C)
+  const int32_t* inp;  // (B, T) token ids in [0, V)
   int B, T, C;
 };
 

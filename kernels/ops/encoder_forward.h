@@ -8,10 +8,10 @@
 namespace wb {
 
 struct EncoderForwardArgs {
-  float* out;           // (B, T, C)
-  const int32_t* inp;   // (B, T) token ids in [0, V)
-  const float* wte;     // (V, C) token embedding
-  const float* wpe;     // (T, C) position embedding (the first T rows of maxT)
+  float* out;          // (B, T, C)
+  const int32_t* inp;  // (B, T) token ids in [0, V)
+  const float* wte;    // (V, C) token embedding
+  const float* wpe;    // (T, C) position embedding (the first T rows of maxT)
   int B, T, C;
 };
 

@@ -10,10 +10,10 @@
 namespace wb {
 
 struct FusedClassifierArgs {
-  float* logits;          // (B, T, Vp): in logits, out dlogits
-  float* losses;          // (B, T)
-  const int32_t* targets; // (B, T) in [0, V)
-  float dloss;            // gradient of the mean loss: 1 / (B*T)
+  float* logits;           // (B, T, Vp): in logits, out dlogits
+  float* losses;           // (B, T)
+  const int32_t* targets;  // (B, T) in [0, V)
+  float dloss;             // gradient of the mean loss: 1 / (B*T)
   int B, T, V, Vp;
 };
 

@@ -7,9 +7,9 @@
 namespace wb {
 
 struct GeluBackwardArgs {
-  float* dinp;          // (N), written
-  const float* inp;     // (N)
-  const float* dout;    // (N)
+  float* dinp;        // (N), written
+  const float* inp;   // (N)
+  const float* dout;  // (N)
   int64_t N;
 };
 

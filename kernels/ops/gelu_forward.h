@@ -8,8 +8,8 @@
 namespace wb {
 
 struct GeluForwardArgs {
-  float* out;           // (N)
-  const float* inp;     // (N)
+  float* out;        // (N)
+  const float* inp;  // (N)
   int64_t N;
 };
 

@@ -8,8 +8,8 @@
 namespace wb {
 
 struct GlobalNormArgs {
-  float* out;           // (1)
-  const float* grads;   // (N)
+  float* out;          // (1)
+  const float* grads;  // (N)
   int64_t N;
 };
 

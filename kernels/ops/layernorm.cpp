@@ -10,21 +10,20 @@ namespace {
 
 LayernormForwardArgs forward_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.f32("out"),    t.f32("mean"), t.f32("rstd"),    t.f32("inp"),   t.f32("weight"),
-          t.f32("bias"),   ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
+  return {t.f32("out"),  t.f32("mean"),    t.f32("rstd"),    t.f32("inp"),    t.f32("weight"),
+          t.f32("bias"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
 }
 
 LayernormBackwardArgs backward_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.f32("dinp"),   t.f32("dweight"), t.f32("dbias"), t.f32("dout"),    t.f32("inp"),    t.f32("weight"),
-          t.f32("mean"),   t.f32("rstd"),    ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
+  return {t.f32("dinp"), t.f32("dweight"), t.f32("dbias"),   t.f32("dout"),    t.f32("inp"),    t.f32("weight"),
+          t.f32("mean"), t.f32("rstd"),    ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
 }
 
 FusedResidualLayernormForwardArgs fused_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.f32("residual"), t.f32("normed"), t.f32("mean"),   t.f32("rstd"),    t.f32("inp1"),
-          t.f32("inp2"),     t.f32("weight"), t.f32("bias"),   ops::as_int(s.B), ops::as_int(s.T),
-          ops::as_int(s.C)};
+  return {t.f32("residual"), t.f32("normed"), t.f32("mean"),    t.f32("rstd"),    t.f32("inp1"),   t.f32("inp2"),
+          t.f32("weight"),   t.f32("bias"),   ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
 }
 
 // Statistics of a row of C values: the mean, and rstd (about 1.7 for uniform inputs).
@@ -57,10 +56,14 @@ const OpSpec& layernorm_backward_op() {
   static const OpSpec op = [] {
     OpSpec o("layernorm_backward", "gradients of layernorm_forward from the saved mean and rstd (accumulated)");
     o.dims = {"B", "T", "C"};
-    o.tensors = {inout("dinp", "B,T,C", ops::summed_over("C")), inout("dweight", "C", ops::summed_over_rows()),
-                 inout("dbias", "C", ops::summed_over_rows()),  input("dout", "B,T,C"),
-                 input("inp", "B,T,C"),                         input("weight", "C"),
-                 input("mean", "B,T"),                          input("rstd", "B,T")};
+    o.tensors = {inout("dinp", "B,T,C", ops::summed_over("C")),
+                 inout("dweight", "C", ops::summed_over_rows()),
+                 inout("dbias", "C", ops::summed_over_rows()),
+                 input("dout", "B,T,C"),
+                 input("inp", "B,T,C"),
+                 input("weight", "C"),
+                 input("mean", "B,T"),
+                 input("rstd", "B,T")};
     o.flops = [](const Shape& s) { return 14.0 * s.B * s.T * s.C; };
     // mean and rstd are those of inp, as layernorm_forward saves them.
     o.prepare = [](const TensorTable& t) {
@@ -80,7 +83,8 @@ const OpSpec& fused_residual_layernorm_forward_op() {
   static const OpSpec op = [] {
     OpSpec o("fused_residual_layernorm_forward", "residual = inp1 + inp2, then layernorm of the residual");
     o.dims = {"B", "T", "C"};
-    o.tensors = {output("residual", "B,T,C", ops::elementwise()), output("normed", "B,T,C", ops::elementwise(2e-5, 1e-5))};
+    o.tensors = {output("residual", "B,T,C", ops::elementwise()),
+                 output("normed", "B,T,C", ops::elementwise(2e-5, 1e-5))};
     for (auto& t : statistics()) o.tensors.push_back(t);
     o.tensors.push_back(input("inp1", "B,T,C"));
     o.tensors.push_back(input("inp2", "B,T,C"));

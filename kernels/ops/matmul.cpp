@@ -1,6 +1,7 @@
 // Op definitions: matmul_forward, matmul_backward.
 #include "kernels/ops/common.h"
 #include "kernels/ops/matmul_backward.h"
+#include "kernels/ops/matmul_backward_bias.h"
 #include "kernels/ops/matmul_forward.h"
 #include "reference/reference.h"
 
@@ -9,7 +10,7 @@ namespace {
 
 MatmulForwardArgs forward_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.f32("out"),    t.f32("inp"),    t.f32("weight"),  t.f32("bias"),
+  return {t.f32("out"),     t.f32("inp"),     t.f32("weight"),  t.f32("bias"),
           ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.OC)};
 }
 
@@ -17,6 +18,11 @@ MatmulBackwardArgs backward_args(const TensorTable& t) {
   const Shape& s = t.shape();
   return {t.f32("dinp"),   t.f32("dweight"), t.f32("dbias"),   t.f32("dout"),    t.f32("inp"),
           t.f32("weight"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.OC)};
+}
+
+MatmulBackwardBiasArgs bias_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.f32("dbias"), t.f32("dout"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.OC)};
 }
 
 }  // namespace
@@ -39,12 +45,28 @@ const OpSpec& matmul_backward_op() {
   static const OpSpec op = [] {
     OpSpec o("matmul_backward", "dinp += dout @ weight, dweight += dout^T @ inp, dbias += column sums of dout");
     o.dims = {"B", "T", "C", "OC"};
-    o.tensors = {inout("dinp", "B,T,C", ops::summed_over("OC")), inout("dweight", "OC,C", ops::summed_over_rows()),
-                 inout("dbias", "OC", ops::summed_over_rows()),   input("dout", "B,T,OC"),
-                 input("inp", "B,T,C"),                           input("weight", "OC,C")};
+    o.tensors = {inout("dinp", "B,T,C", ops::summed_over("OC")),
+                 inout("dweight", "OC,C", ops::summed_over_rows()),
+                 inout("dbias", "OC", ops::summed_over_rows()),
+                 input("dout", "B,T,OC"),
+                 input("inp", "B,T,C"),
+                 input("weight", "OC,C")};
     o.flops = [](const Shape& s) { return 4.0 * s.B * s.T * s.C * s.OC + double(s.B * s.T * s.OC); };
     o.reference_source = "reference/matmul.cpp";
     o.bind(&backward_args, &reference::matmul_backward);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& matmul_backward_bias_op() {
+  static const OpSpec op = [] {
+    OpSpec o("matmul_backward_bias", "dbias += column sums of dout over the B*T rows");
+    o.dims = {"B", "T", "OC"};
+    o.tensors = {inout("dbias", "OC", ops::summed_over_rows()), input("dout", "B,T,OC")};
+    o.flops = [](const Shape& s) { return double(s.B * s.T * s.OC); };
+    o.reference_source = "reference/matmul.cpp";
+    o.bind(&bias_args, &reference::matmul_backward_bias);
     return o;
   }();
   return op;

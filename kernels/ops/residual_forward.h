@@ -7,9 +7,9 @@
 namespace wb {
 
 struct ResidualForwardArgs {
-  float* out;           // (N)
-  const float* inp1;    // (N)
-  const float* inp2;    // (N)
+  float* out;         // (N)
+  const float* inp1;  // (N)
+  const float* inp2;  // (N)
   int64_t N;
 };
 

@@ -64,6 +64,10 @@ def matmul_backward(t, s, k):
     return {"dinp": t["dinp"] + x.grad, "dweight": t["dweight"] + w.grad, "dbias": t["dbias"] + b.grad}
 
 
+def matmul_backward_bias(t, s, k):
+    return {"dbias": t["dbias"] + t["dout"].reshape(-1, t["dout"].shape[-1]).sum(0)}
+
+
 def _attention(qkv, NH):
     B, T, C3 = qkv.shape
     C = C3 // 3

@@ -33,9 +33,9 @@ Result wb(const std::string& args) {
 }
 
 #define EXPECT_EXIT_WITH(result, expected_code, text)                                                       \
-  do {                                                                                                     \
-    const Result r_ = (result);                                                                            \
-    EXPECT_EQ(r_.code, expected_code) << r_.output;                                                        \
+  do {                                                                                                      \
+    const Result r_ = (result);                                                                             \
+    EXPECT_EQ(r_.code, expected_code) << r_.output;                                                         \
     EXPECT_NE(r_.output.find(text), std::string::npos) << "expected '" << (text) << "' in:\n" << r_.output; \
   } while (0)
 
@@ -112,7 +112,8 @@ TEST(Cli, RunOnTheCpuValidatesAndTimes) {
 TEST(Cli, SweepWritesAReportThatParses) {
   const auto dir = std::filesystem::temp_directory_path() / ("wb_cli_" + std::to_string(::getpid()));
   const std::string out = (dir / "r.json").string();
-  const Result r = wb("sweep matmul_forward --backend cpu --repetitions 2 --min-time 0.001 --out " + out + " " + kSmall);
+  const Result r =
+      wb("sweep matmul_forward --backend cpu --repetitions 2 --min-time 0.001 --out " + out + " " + kSmall);
   ASSERT_EQ(r.code, 0) << r.output;
   const Report report = read_report(out);
   ASSERT_EQ(report.records.size(), 3u);

@@ -9,8 +9,8 @@
 namespace wb {
 namespace {
 
-#define REQUIRE_CUDA()                                                              \
-  do {                                                                              \
+#define REQUIRE_CUDA()                                                                           \
+  do {                                                                                           \
     if (auto why = cuda_unavailable_reason()) GTEST_SKIP() << "no usable CUDA device: " << *why; \
   } while (0)
 

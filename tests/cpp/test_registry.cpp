@@ -28,6 +28,7 @@ TEST(Registry, EveryOpOfTheStepIsCatalogued) {
                                        "layernorm_backward",
                                        "matmul_forward",
                                        "matmul_backward",
+                                       "matmul_backward_bias",
                                        "attention_forward",
                                        "attention_backward",
                                        "gelu_forward",
@@ -152,7 +153,9 @@ TEST(Variant, ParamsAreCheckedAgainstTheLegalValues) {
   const std::string illegal = usage_error([&] { v.check_params({{"block_size", 48}}); });
   EXPECT_NE(illegal.find("block_size 48 is not legal"), std::string::npos);
   EXPECT_NE(illegal.find("32, 64, 128, 256, 512, 1024"), std::string::npos);
-  EXPECT_NE(usage_error([&] { v.check_params({{"warps", 4}}); }).find("no launch parameter 'warps'"),
+  EXPECT_NE(usage_error([&] {
+              v.check_params({{"warps", 4}});
+            }).find("no launch parameter 'warps'"),
             std::string::npos);
   EXPECT_EQ(v.complete({{"tile", 32}}).describe(), "block_size=256,tile=32");
   EXPECT_EQ(v.params_text(), "block_size 32..1024; tile 16, 32");

@@ -38,7 +38,8 @@ TEST(Timing, GoogleBenchmarkRunsTheRequestedRepetitions) {
   o.repetitions = 4;
   o.min_time_s = 0.001;
   o.warmup_s = 0;
-  const TimingStats s = measure(*ex, [&] { ++launches; }, o, "count");
+  const TimingStats s = measure(
+      *ex, [&] { ++launches; }, o, "count");
   EXPECT_EQ(s.repetitions, 4);
   EXPECT_GE(launches, 4 * s.iterations);
   EXPECT_LE(s.min_s, s.median_s);
@@ -50,7 +51,9 @@ TEST(Timing, FailuresInsideTheLoopAreRethrown) {
   o.repetitions = 2;
   o.min_time_s = 0.001;
   o.warmup_s = 0;
-  EXPECT_THROW(measure(*ex, [] { throw std::runtime_error("launch failed"); }, o, "throws"), std::runtime_error);
+  EXPECT_THROW(measure(
+                   *ex, [] { throw std::runtime_error("launch failed"); }, o, "throws"),
+               std::runtime_error);
 }
 
 }  // namespace

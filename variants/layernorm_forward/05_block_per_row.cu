@@ -42,8 +42,8 @@ __global__ void layernorm_block_per_row(float* out, float* mean, float* rstd, co
 
 void launch(const LayernormForwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
-  layernorm_block_per_row<<<rows, l.block_size(), 0, cuda::stream(l)>>>(a.out, a.mean, a.rstd, a.inp, a.weight,
-                                                                         a.bias, a.C);
+  layernorm_block_per_row<<<rows, l.block_size(), 0, cuda::stream(l)>>>(a.out, a.mean, a.rstd, a.inp, a.weight, a.bias,
+                                                                        a.C);
   WB_CHECK_LAUNCH();
 }
 

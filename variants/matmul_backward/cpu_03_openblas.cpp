@@ -21,8 +21,8 @@ void matmul_backward_openblas(const MatmulBackwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, a.C, a.OC, 1.0f, a.dout, a.OC, a.weight, a.C, 1.0f,
               a.dinp, a.C);
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, a.OC, a.C, rows, 1.0f, a.dout, a.OC, a.inp, a.C, 1.0f,
-              a.dweight, a.C);
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, a.OC, a.C, rows, 1.0f, a.dout, a.OC, a.inp, a.C, 1.0f, a.dweight,
+              a.C);
   if (a.dbias) {
     float* ones = static_cast<float*>(l.workspace);
     std::fill(ones, ones + rows, 1.0f);

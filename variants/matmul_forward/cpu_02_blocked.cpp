@@ -18,8 +18,8 @@
 namespace wb::variants {
 namespace {
 
-constexpr int64_t kRows = 4;      // rows of inp per tile
-constexpr int64_t kCols = 256;    // output columns per block
+constexpr int64_t kRows = 4;    // rows of inp per tile
+constexpr int64_t kCols = 256;  // output columns per block
 
 void matmul_blocked(const MatmulForwardArgs& a, const Launch& l) {
   const int64_t rows = int64_t(a.B) * a.T, C = a.C, OC = a.OC;
