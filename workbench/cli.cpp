@@ -19,7 +19,9 @@ int main(int argc, char** argv) {
       "  wb list layernorm_forward\n"
       "  wb run layernorm_forward --variant 4 --shape llmc-dev\n"
       "  wb check --all --backend cpu\n"
-      "  wb sweep layernorm_forward --shape llmc-dev --out results/<device>/layernorm_forward.json");
+      "  wb sweep layernorm_forward --shape llmc-dev --out 'results/{device}/layernorm_forward.json'\n"
+      "  wb best results/<device>/*.json --out results/best.json\n"
+      "  wb compare results/<device>/baseline/layernorm_forward.json new.json --max-slowdown 5%");
   const std::string command = command_line(argc, argv);
   const std::string shape_help = "a preset (gpt2-124m, llmc-dev), dims (B=8,T=1024,C=768), or both (llmc-dev,T=256)";
 
@@ -74,6 +76,29 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--repetitions", sweep_o.repetitions, "timed repetitions (default: cuda 20, cpu 5)");
   sweep_cmd->add_option("--min-time", sweep_o.min_time_s, "seconds per repetition (default: cuda 0.01, cpu 0.05)");
 
+  BestOptions best_o;
+  auto* best_cmd = app.add_subcommand(
+      "best", "the best variant per op and shape from one device's reports, into best.json for the trainer");
+  best_cmd->add_option("reports", best_o.reports, "wb.report/1 files, all from one device and backend")->required();
+  best_cmd->add_option("--out", best_o.out, "where to write best.json")->required();
+  best_cmd->add_option("--precision", best_o.precision, "fp32 (fp32 variants only), tf32 (fp32 and tf32) or bf16 (all)")
+      ->capture_default_str();
+
+  CompareOptions compare_o;
+  auto* compare_cmd =
+      app.add_subcommand("compare", "compare two reports record by record; exit 1 on a regression (for CI)");
+  compare_cmd->add_option("base", compare_o.base, "the baseline report")->required();
+  compare_cmd->add_option("new", compare_o.now, "the new report")->required();
+  compare_cmd->add_option("--max-slowdown", compare_o.max_slowdown, "slowdown beyond the noise that fails, e.g. 5%")
+      ->capture_default_str();
+  compare_cmd->add_option("--format", compare_o.format, "text or markdown")->capture_default_str();
+
+  DeviceOptions device_o;
+  auto* device_cmd = app.add_subcommand(
+      "device", "the device's properties and its measured ceilings: copy bandwidth and GEMM throughput");
+  device_cmd->add_option("--backend", device_o.backend, "cpu or cuda (default: cuda when a device is usable)");
+  device_cmd->add_flag("--slug", device_o.slug_only, "print only the device's slug (the results/ folder name)");
+
   DumpOptions dump_o;
   auto* dump_cmd = app.add_subcommand(
       "dump", "write one op's random inputs and reference outputs as raw files and a manifest (for external checks)");
@@ -99,6 +124,9 @@ int main(int argc, char** argv) {
     if (*check_cmd) return check(check_o);
     if (*sweep_cmd) return sweep(sweep_o);
     if (*dump_cmd) return dump(dump_o);
+    if (*device_cmd) return device(device_o);
+    if (*best_cmd) return best(best_o);
+    if (*compare_cmd) return compare(compare_o);
   } catch (const UsageError& e) {
     std::cerr << "wb: error: " << e.what() << "\n";
     return kBadUsage;

@@ -78,6 +78,27 @@ struct SweepOptions {
 };
 int sweep(const SweepOptions& o);
 
+struct DeviceOptions {
+  std::string backend;
+  bool slug_only = false;
+  bool measure = true;
+};
+int device(const DeviceOptions& o);
+
+struct BestOptions {
+  std::vector<std::string> reports;
+  std::string out;
+  std::string precision = "fp32";
+};
+int best(const BestOptions& o);
+
+struct CompareOptions {
+  std::string base, now;
+  std::string max_slowdown = "5%";
+  std::string format = "text";
+};
+int compare(const CompareOptions& o);
+
 struct DumpOptions {
   std::string op;
   std::string shape = "gpt2-124m";

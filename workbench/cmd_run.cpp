@@ -40,7 +40,7 @@ TimingOptions timing_options(int repetitions, double min_time_s) {
   return t;
 }
 
-void print_record(const Record& r) {
+void print_record(const Record& r, const Ceilings& ceilings) {
   std::cout << r.op << " " << r.variant_label() << "  [" << to_string(r.numeric) << "]\n";
   std::cout << "  shape   " << r.shape_text() << "  (seed " << r.seed << ")\n";
   std::cout << "  launch  " << r.params.describe() << "\n";
@@ -58,8 +58,11 @@ void print_record(const Record& r) {
     std::cout << fmt::format("  time    median {}, min {}, mean {}, cv {:.1f}% over {} repetitions of {} launches\n",
                              format_time(t.median_s), format_time(t.min_s), format_time(t.mean_s), 100 * t.cv,
                              t.repetitions, t.iterations);
-    std::cout << fmt::format("  rate    {:.1f} GB/s, {:.3f} TFLOP/s (models: {:.3g} bytes, {:.3g} flops)\n", r.gbps(),
-                             r.tflops(), r.bytes, r.flops);
+    const PercentOfPeak pct = r.percent(ceilings);
+    std::cout << fmt::format(
+        "  rate    {:.1f} GB/s ({:.1f}% of copy), {:.3f} TFLOP/s ({:.1f}% of {} GEMM); {:.1f}% of the roofline\n",
+        r.gbps(), pct.copy, r.tflops(), pct.matmul, to_string(r.numeric), pct.roofline);
+    std::cout << fmt::format("  models  {:.4g} bytes, {:.4g} flops\n", r.bytes, r.flops);
   }
 }
 
@@ -129,10 +132,12 @@ int run(const RunOptions& o) {
   EvalOptions eval;
   eval.timing = timing;
   const Record r = session.evaluate(v, params, eval);
-  print_record(r);
+  ReportContext context = make_context(*ex, timing, o.command);
+  if (r.timing) context.ceilings = ex->measure_ceilings();
+  print_record(r, context.ceilings);
   if (!o.json.empty()) {
     const std::string path = output_path(o.json, *ex);
-    write_report(Report{make_context(*ex, timing, o.command), {r}}, path);
+    write_report(Report{context, {r}}, path);
     std::cout << "wrote " << path << "\n";
   }
   return r.status == Status::incorrect ? kCheckFailed : kOk;
@@ -152,6 +157,7 @@ int sweep(const SweepOptions& o) {
 
   auto ex = make_executor(b);
   Report report{make_context(*ex, timing, o.command), {}};
+  report.context.ceilings = ex->measure_ceilings();
   {
     Progress progress(plan.size());
     std::unique_ptr<Session> session;
@@ -183,7 +189,10 @@ int sweep(const SweepOptions& o) {
     return ta && a->timing->median_s < c->timing->median_s;
   });
   int incorrect = 0;
-  std::cout << "sweep on " << ex->device().name << " (" << to_string(b) << ", seed " << seed << ")\n";
+  const Ceilings& ceil = report.context.ceilings;
+  std::cout << "sweep on " << ex->device().name << " (" << to_string(b) << ", seed " << seed << "); ceilings: copy "
+            << fmt::format("{:.1f} GB/s, fp32 GEMM {:.2f} TFLOP/s", ceil.copy_gbps, ceil.fp32_tflops) << "\n"
+            << "% peak: of the roofline, min(copy bandwidth x flops/byte, GEMM throughput of the numeric class)\n";
   std::string current;
   std::unique_ptr<TextTable> table;
   auto flush = [&] {
@@ -202,7 +211,9 @@ int sweep(const SweepOptions& o) {
     table->add({r->variant_label(), r->params.describe(), std::string(to_string(r->status)),
                 t ? format_time(r->timing->median_s) : "-", t ? format_time(r->timing->min_s) : "-",
                 t ? fmt::format("{:.1f}%", 100 * r->timing->cv) : "-", t ? fmt::format("{:.1f}", r->gbps()) : "-",
-                t ? fmt::format("{:.3f}", r->tflops()) : "-", format_errors(*r), r->reason});
+                t ? fmt::format("{:.3f}", r->tflops()) : "-",
+                t ? fmt::format("{:.1f}%", r->percent(report.context.ceilings).roofline) : "-", format_errors(*r),
+                r->reason});
   }
   flush();
   const std::string path = output_path(o.out, *ex);

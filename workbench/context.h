@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "workbench/ceilings.h"
 #include "workbench/executor.h"
 #include "workbench/timing.h"
 
@@ -32,6 +33,7 @@ struct ReportContext {
   std::string command;  // the wb command line
   DeviceInfo device;
   TimingOptions timing;  // resolved for the backend
+  Ceilings ceilings;     // of the device (zero when not measured)
 };
 
 const BuildInfo& build_info();

@@ -1,8 +1,11 @@
 // The cuda backend: device memory, one stream, CUDA events for timing, an L2 flush
 // between timed launches. Compiled only when CUDA is (see executor_factory.cpp).
+#include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "kernels/cuda/libraries.h"
 #include "kernels/errors.h"
@@ -95,7 +98,69 @@ class CudaExecutor final : public Executor {
     return double(ms) * 1e-3;
   }
 
+  Ceilings measure_ceilings() override {
+    Ceilings c;
+    // Copy: a device-to-device copy of up to 1 GiB (an eighth of the memory at most),
+    // bytes read plus written, the best of ten after a warm-up.
+    const std::size_t bytes = std::min<std::size_t>(std::size_t(1) << 30, std::size_t(info_.memory_bytes) / 8);
+    void* src = allocate(bytes);
+    void* dst = allocate(bytes);
+    auto copy = [&] { WB_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_)); };
+    c.copy_gbps = 2.0 * double(bytes) / best_of(copy, 10) * 1e-9;
+    release(src);
+    release(dst);
+
+    // Matrix: square GEMMs at n = 8192 (smaller when memory is short) on random data.
+    int n = 8192;
+    while (n > 1024 && std::size_t(n) * n * 4 * 3 > std::size_t(info_.memory_bytes) / 4) n /= 2;
+    const std::size_t count = std::size_t(n) * n;
+    std::vector<float> host(count);
+    uint32_t state = 12345;
+    for (auto& x : host) {
+      state = state * 1664525u + 1013904223u;
+      x = float(state >> 8) / float(1 << 24) - 0.5f;
+    }
+    std::vector<__nv_bfloat16> host_bf16(count);
+    for (std::size_t i = 0; i < count; ++i) host_bf16[i] = __float2bfloat16(host[i]);
+    float* a = static_cast<float*>(allocate(count * 4));
+    float* b = static_cast<float*>(allocate(count * 4));
+    float* out = static_cast<float*>(allocate(count * 4));
+    void* a16 = allocate(count * 2);
+    void* b16 = allocate(count * 2);
+    to_device(a, host.data(), count * 4);
+    to_device(b, host.data(), count * 4);
+    to_device(a16, host_bf16.data(), count * 2);
+    to_device(b16, host_bf16.data(), count * 2);
+    cublasHandle_t h = libraries_->cublas();
+    const float one = 1.0f, zero = 0.0f;
+    auto gemm = [&](const void* x, const void* y, cudaDataType in, cublasComputeType_t compute) {
+      return [=, &one, &zero] {
+        WB_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, x, in, n, y, in, n, &zero, out, CUDA_R_32F, n,
+                              compute, CUBLAS_GEMM_DEFAULT));
+      };
+    };
+    const double flops = 2.0 * double(n) * n * n;
+    WB_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+    c.fp32_tflops = flops / best_of(gemm(a, b, CUDA_R_32F, CUBLAS_COMPUTE_32F_PEDANTIC), 3) * 1e-12;
+    c.tf32_tflops = flops / best_of(gemm(a, b, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32), 5) * 1e-12;
+    c.bf16_tflops = flops / best_of(gemm(a16, b16, CUDA_R_16BF, CUBLAS_COMPUTE_32F), 5) * 1e-12;
+    for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(out), a16, b16}) release(p);
+    c.method = "copy: cudaMemcpyAsync device to device of " + std::to_string(bytes >> 20) +
+               " MiB, bytes read plus written, best of 10; matrix: cublasGemmEx n=" + std::to_string(n) +
+               " fp32 (32F_PEDANTIC), tf32 (32F_FAST_TF32), bf16 inputs with fp32 accumulation, best of 3-5";
+    return c;
+  }
+
  private:
+  // The shortest of `reps` timed runs after one warm-up.
+  double best_of(const std::function<void()>& f, int reps) {
+    f();
+    synchronize();
+    double best = 1e30;
+    for (int i = 0; i < reps; ++i) best = std::min(best, time_launch(f));
+    return best;
+  }
+
   DeviceInfo info_;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;

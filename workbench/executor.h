@@ -11,6 +11,7 @@
 
 #include "kernels/exec_context.h"
 #include "kernels/types.h"
+#include "workbench/ceilings.h"
 
 namespace wb {
 
@@ -51,6 +52,8 @@ class Executor {
   // Seconds one launch takes: CUDA events around it on the stream, a steady clock on
   // the host.
   virtual double time_launch(const std::function<void()>& launch) = 0;
+  // Measures the device's copy bandwidth and matrix throughput (seconds of work).
+  virtual Ceilings measure_ceilings() = 0;
 };
 
 // Throws DeviceUnavailable (with the runtime's own words) when the backend cannot run.

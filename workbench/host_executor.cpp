@@ -1,11 +1,16 @@
 // The cpu backend: host memory, the calling thread (and its OpenMP team).
+#include <cblas.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "workbench/buffers.h"
 #include "workbench/executor.h"
@@ -68,6 +73,41 @@ class HostExecutor final : public Executor {
     const auto start = std::chrono::steady_clock::now();
     launch();
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  Ceilings measure_ceilings() override {
+    Ceilings c;
+    // Copy: four times the last-level cache, between 64 MiB and 512 MiB, copied by all
+    // threads in chunks; the best of five.
+    const std::size_t bytes =
+        std::clamp<std::size_t>(4 * std::size_t(info_.l2_bytes), std::size_t(64) << 20, std::size_t(512) << 20);
+    std::vector<char> src(bytes, 1), dst(bytes, 0);
+    auto copy = [&] {
+#pragma omp parallel for schedule(static)
+      for (std::int64_t chunk = 0; chunk < 256; ++chunk) {
+        const std::size_t begin = bytes / 256 * chunk;
+        const std::size_t end = chunk == 255 ? bytes : bytes / 256 * (chunk + 1);
+        std::memcpy(dst.data() + begin, src.data() + begin, end - begin);
+      }
+    };
+    copy();
+    double best = 1e30;
+    for (int i = 0; i < 5; ++i) best = std::min(best, time_launch(copy));
+    c.copy_gbps = 2.0 * double(bytes) / best * 1e-9;
+    // Matrix: OpenBLAS sgemm at n = 1024, the best of five.
+    const int n = 1024;
+    std::vector<float> a(std::size_t(n) * n, 0.5f), b(std::size_t(n) * n, 0.25f), out(std::size_t(n) * n);
+    auto gemm = [&] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, out.data(),
+                  n);
+    };
+    gemm();
+    best = 1e30;
+    for (int i = 0; i < 5; ++i) best = std::min(best, time_launch(gemm));
+    c.fp32_tflops = 2.0 * n * double(n) * n / best * 1e-12;
+    c.method = "copy: memcpy of " + std::to_string(bytes >> 20) +
+               " MiB by all threads, bytes read plus written, best of 5; matrix: OpenBLAS sgemm n=1024, best of 5";
+    return c;
   }
 
  private:

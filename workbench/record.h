@@ -9,6 +9,7 @@
 #include "kernels/shape.h"
 #include "kernels/types.h"
 #include "kernels/variant.h"
+#include "workbench/ceilings.h"
 #include "workbench/timing.h"
 #include "workbench/validate.h"
 
@@ -40,6 +41,9 @@ struct Record {
 
   double gbps() const { return timing && timing->median_s > 0 ? bytes / timing->median_s * 1e-9 : 0.0; }
   double tflops() const { return timing && timing->median_s > 0 ? flops / timing->median_s * 1e-12 : 0.0; }
+  PercentOfPeak percent(const Ceilings& c) const {
+    return timing ? percent_of_peak(c, numeric, bytes, flops, timing->median_s) : PercentOfPeak{};
+  }
   std::string shape_text() const { return describe(shape, dims); }
   std::string variant_label() const;  // "cuda/3 warp_per_row"
 };

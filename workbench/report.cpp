@@ -115,6 +115,12 @@ json to_json(const ReportContext& c) {
             {"cuda_architectures", b.cuda_architectures},
             {"benchmark_engine", b.benchmark_engine}}},
           {"device", to_json(c.device)},
+          {"ceilings",
+           {{"copy_gbps", c.ceilings.copy_gbps},
+            {"fp32_tflops", c.ceilings.fp32_tflops},
+            {"tf32_tflops", c.ceilings.tf32_tflops},
+            {"bf16_tflops", c.ceilings.bf16_tflops},
+            {"method", c.ceilings.method}}},
           {"timing",
            {{"repetitions", c.timing.repetitions},
             {"min_time_s", c.timing.min_time_s},
@@ -135,6 +141,12 @@ ReportContext context_from(const Reader& r) {
       BuildInfo{b.str("wb_version"),    b.str("build_type"), b.str("cxx_compiler"),       b.str("cxx_flags"),
                 b.str("cuda_compiler"), b.str("cuda_flags"), b.str("cuda_architectures"), b.str("benchmark_engine")};
   c.device = device_from(r.child("device"));
+  const Reader ceil = r.child("ceilings");
+  c.ceilings.copy_gbps = ceil.num("copy_gbps");
+  c.ceilings.fp32_tflops = ceil.num("fp32_tflops");
+  c.ceilings.tf32_tflops = ceil.num("tf32_tflops");
+  c.ceilings.bf16_tflops = ceil.num("bf16_tflops");
+  c.ceilings.method = ceil.str("method");
   const Reader t = r.child("timing");
   c.timing.repetitions = int(t.integer("repetitions"));
   c.timing.min_time_s = t.num("min_time_s");
@@ -226,7 +238,7 @@ Record record_from(const Reader& r) {
 
 }  // namespace
 
-json to_json(const Record& r) {
+json to_json(const Record& r, const Ceilings& ceilings) {
   json params = json::object();
   for (const auto& [name, value] : r.params.items()) params[name] = value;
   json shape = json::object();
@@ -257,7 +269,12 @@ json to_json(const Record& r) {
                    {"cv", t.cv},
                    {"repetitions", t.repetitions},
                    {"iterations", t.iterations}};
-    j["throughput"] = {{"gbps", r.gbps()}, {"tflops", r.tflops()}};
+    const PercentOfPeak pct = r.percent(ceilings);
+    j["throughput"] = {{"gbps", r.gbps()},
+                       {"tflops", r.tflops()},
+                       {"pct_of_copy", pct.copy},
+                       {"pct_of_matmul", pct.matmul},
+                       {"pct_of_roofline", pct.roofline}};
   } else {
     j["timing"] = nullptr;
     j["throughput"] = nullptr;
@@ -267,7 +284,7 @@ json to_json(const Record& r) {
 
 json to_json(const Report& r) {
   json records = json::array();
-  for (const auto& rec : r.records) records.push_back(to_json(rec));
+  for (const auto& rec : r.records) records.push_back(to_json(rec, r.context.ceilings));
   return {{"schema", kReportSchema}, {"context", to_json(r.context)}, {"records", records}};
 }
 

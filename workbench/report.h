@@ -19,7 +19,8 @@ struct Report {
 };
 
 nlohmann::json to_json(const Report& r);
-nlohmann::json to_json(const Record& r);
+// With the ceilings of its report, a timed record also gets its percentages of peak.
+nlohmann::json to_json(const Record& r, const Ceilings& ceilings = {});
 // Throws UsageError naming `origin` and what is wrong when the JSON is not a report.
 Report report_from_json(const nlohmann::json& j, const std::string& origin);
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "json_near.h"
 #include "kernels/errors.h"
 #include "kernels/registry.h"
 #include "workbench/harness.h"
@@ -22,25 +23,7 @@ fs::path temp_dir(const std::string& name) {
   return dir;
 }
 
-// Equal JSON, numbers within a relative 1e-12 (timings pass through microseconds).
-bool json_near(const nlohmann::json& a, const nlohmann::json& b) {
-  if (a.is_number() && b.is_number()) {
-    const double x = a.get<double>(), y = b.get<double>();
-    return std::abs(x - y) <= 1e-12 * std::max(std::abs(x), std::abs(y));
-  }
-  if (a.type() != b.type() || a.size() != b.size()) return false;
-  if (a.is_object()) {
-    for (auto it = a.begin(); it != a.end(); ++it)
-      if (!b.contains(it.key()) || !json_near(it.value(), b.at(it.key()))) return false;
-    return true;
-  }
-  if (a.is_array()) {
-    for (std::size_t i = 0; i < a.size(); ++i)
-      if (!json_near(a[i], b[i])) return false;
-    return true;
-  }
-  return a == b;
-}
+using testing::json_near;
 
 Report sample_report() {
   auto ex = make_executor(Backend::cpu);

@@ -1,0 +1,265 @@
+// wb best and wb compare on report fixtures written here: the choice rules, the
+// verdicts, and the exit codes of the commands.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "json_near.h"
+#include "kernels/errors.h"
+#include "workbench/best.h"
+#include "workbench/compare.h"
+
+namespace wb {
+namespace {
+
+namespace fs = std::filesystem;
+
+Record rec(const std::string& op, int variant, double median_ms, double stddev_ms, Status status = Status::ok,
+           NumericClass numeric = NumericClass::fp32, int block_size = 0) {
+  Record r;
+  r.op = op;
+  r.backend = Backend::cuda;
+  r.variant = variant;
+  r.variant_name = "v" + std::to_string(variant);
+  r.numeric = numeric;
+  if (block_size) r.params.set("block_size", block_size);
+  r.dims = {"B", "T", "C"};
+  r.shape = parse_shape("B=8,T=1024,C=768");
+  r.status = status;
+  if (status != Status::ok) r.reason = "fixture";
+  if (status == Status::ok) {
+    TimingStats t;
+    t.median_s = t.mean_s = median_ms * 1e-3;
+    t.min_s = t.median_s * 0.99;
+    t.stddev_s = stddev_ms * 1e-3;
+    t.repetitions = 20;
+    t.iterations = 10;
+    r.timing = t;
+  }
+  return r;
+}
+
+Report report(std::vector<Record> records, const std::string& device = "Fixture GPU") {
+  Report r;
+  r.context.device.backend = Backend::cuda;
+  r.context.device.name = device;
+  r.context.device.slug = slugify(device);
+  r.context.created = "2026-11-21T00:00:00Z";
+  r.context.timing.repetitions = 20;
+  r.context.timing.min_time_s = 0.01;
+  r.records = std::move(records);
+  return r;
+}
+
+BestFile best_of(std::vector<Record> records, NumericClass precision = NumericClass::fp32) {
+  return choose_best({{"fixture.json", report(std::move(records))}}, precision);
+}
+
+TEST(Best, PicksTheFastestCorrectVariant) {
+  const BestFile b = best_of({rec("layernorm_forward", 1, 10.0, 0.1), rec("layernorm_forward", 2, 5.0, 0.1),
+                              rec("layernorm_forward", 3, 1.0, 0.0, Status::incorrect),
+                              rec("layernorm_forward", 4, 0.0, 0.0, Status::skipped)});
+  ASSERT_EQ(b.entries.size(), 1u);
+  EXPECT_EQ(b.entries[0].variant, 2);
+  EXPECT_DOUBLE_EQ(b.entries[0].median_s, 5e-3);
+  EXPECT_EQ(b.entries[0].note, "fastest correct");
+}
+
+TEST(Best, PicksTheFastestBlockSizeOfAVariant) {
+  const BestFile b = best_of({rec("layernorm_forward", 3, 4.0, 0.01, Status::ok, NumericClass::fp32, 128),
+                              rec("layernorm_forward", 3, 3.0, 0.01, Status::ok, NumericClass::fp32, 256),
+                              rec("layernorm_forward", 3, 3.5, 0.01, Status::ok, NumericClass::fp32, 512)});
+  ASSERT_EQ(b.entries.size(), 1u);
+  EXPECT_EQ(b.entries[0].params.describe(), "block_size=256");
+}
+
+TEST(Best, KeepsTheSimplerVariantWithinNoise) {
+  // 2% faster, but the difference (0.2 ms) is within the noise (0.15 + 0.15 ms).
+  BestFile b = best_of({rec("layernorm_forward", 1, 10.0, 0.15), rec("layernorm_forward", 2, 9.8, 0.15)});
+  EXPECT_EQ(b.entries[0].variant, 1);
+  EXPECT_NE(b.entries[0].note.find("kept over cuda/2"), std::string::npos) << b.entries[0].note;
+  // Beyond the noise but under 1%.
+  b = best_of({rec("layernorm_forward", 1, 10.0, 0.0), rec("layernorm_forward", 2, 9.95, 0.0)});
+  EXPECT_EQ(b.entries[0].variant, 1);
+  // Beyond both: the faster one wins.
+  b = best_of({rec("layernorm_forward", 1, 10.0, 0.01), rec("layernorm_forward", 2, 9.8, 0.01)});
+  EXPECT_EQ(b.entries[0].variant, 2);
+}
+
+TEST(Best, PrecisionLimitsTheNumericClasses) {
+  const std::vector<Record> records{rec("matmul_forward", 5, 10.0, 0.1),
+                                    rec("matmul_forward", 6, 3.0, 0.1, Status::ok, NumericClass::tf32),
+                                    rec("matmul_forward", 7, 2.0, 0.1, Status::ok, NumericClass::bf16)};
+  EXPECT_EQ(best_of(records, NumericClass::fp32).entries[0].variant, 5);
+  EXPECT_EQ(best_of(records, NumericClass::tf32).entries[0].variant, 6);
+  EXPECT_EQ(best_of(records, NumericClass::bf16).entries[0].variant, 7);
+}
+
+TEST(Best, KeysEntriesByOpAndShape) {
+  Record other = rec("layernorm_forward", 1, 1.0, 0.0);
+  other.shape = parse_shape("B=4,T=1024,C=768");
+  const BestFile b = best_of({rec("layernorm_forward", 1, 2.0, 0.0), other, rec("gelu_forward", 1, 1.0, 0.0)});
+  ASSERT_EQ(b.entries.size(), 3u);
+  ASSERT_NE(b.find("layernorm_forward", parse_shape("B=4,T=1024,C=768")), nullptr);
+  EXPECT_DOUBLE_EQ(b.find("layernorm_forward", parse_shape("B=4,T=1024,C=768"))->median_s, 1e-3);
+  EXPECT_EQ(b.find("layernorm_forward", parse_shape("B=2,T=1024,C=768")), nullptr);
+}
+
+TEST(Best, RefusesToMixDevices) {
+  EXPECT_THROW(choose_best({{"a.json", report({rec("gelu_forward", 1, 1, 0)}, "GPU A")},
+                            {"b.json", report({rec("gelu_forward", 1, 1, 0)}, "GPU B")}},
+                           NumericClass::fp32),
+               UsageError);
+}
+
+TEST(Best, RoundTripsThroughJson) {
+  BestFile b = best_of({rec("layernorm_forward", 1, 10.0, 0.1, Status::ok, NumericClass::fp32, 128)});
+  b.created = "2026-11-21T00:00:00Z";
+  const nlohmann::json j = to_json(b);
+  EXPECT_EQ(j["schema"], "wb.best/1");
+  EXPECT_TRUE(testing::json_near(to_json(best_from_json(j, "memory")), j));
+  EXPECT_THROW(best_from_json(nlohmann::json{{"schema", "wb.report/1"}}, "x"), UsageError);
+}
+
+Verdict verdict_of(const Record& base, const Record& now, double max_slowdown = 0.05) {
+  const CompareResult r = compare_reports(report({base}), report({now}), max_slowdown);
+  EXPECT_EQ(r.rows.size(), 1u);
+  return r.rows.at(0).verdict;
+}
+
+TEST(Compare, Verdicts) {
+  const std::string op = "gelu_forward";
+  EXPECT_EQ(verdict_of(rec(op, 1, 10.0, 0.1), rec(op, 1, 8.0, 0.1)), Verdict::faster);
+  EXPECT_EQ(verdict_of(rec(op, 1, 10.0, 0.3), rec(op, 1, 10.5, 0.3)), Verdict::same);  // within noise
+  EXPECT_EQ(verdict_of(rec(op, 1, 10.0, 0.1), rec(op, 1, 10.3, 0.1)), Verdict::slower);
+  EXPECT_EQ(verdict_of(rec(op, 1, 10.0, 0.1), rec(op, 1, 10.0, 0, Status::incorrect)), Verdict::now_incorrect);
+  EXPECT_EQ(verdict_of(rec(op, 1, 10.0, 0.1), rec(op, 1, 10.0, 0, Status::skipped)), Verdict::gone);
+  EXPECT_EQ(verdict_of(rec(op, 1, 10.0, 0, Status::incorrect), rec(op, 1, 10.0, 0.1)), Verdict::added);
+  const CompareResult r = compare_reports(report({rec(op, 1, 10, 0.1)}), report({rec(op, 2, 10, 0.1)}), 0.05);
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(r.rows[0].verdict, Verdict::gone);
+  EXPECT_EQ(r.rows[1].verdict, Verdict::added);
+  EXPECT_EQ(r.regressions(), 0);
+}
+
+TEST(Compare, RegressionsNeedTheThresholdAndTheNoise) {
+  const std::string op = "gelu_forward";
+  auto regressions = [&](const Record& base, const Record& now) {
+    return compare_reports(report({base}), report({now}), 0.05).regressions();
+  };
+  EXPECT_EQ(regressions(rec(op, 1, 10.0, 0.01), rec(op, 1, 10.3, 0.01)), 0);  // slower, within 5%
+  EXPECT_EQ(regressions(rec(op, 1, 10.0, 0.01), rec(op, 1, 11.0, 0.01)), 1);  // 10% slower
+  EXPECT_EQ(regressions(rec(op, 1, 10.0, 0.6), rec(op, 1, 11.0, 0.6)), 0);    // 10% but within the noise
+  EXPECT_EQ(regressions(rec(op, 1, 10.0, 0.01), rec(op, 1, 5.0, 0.01)), 0);   // faster never fails
+  EXPECT_EQ(regressions(rec(op, 1, 10.0, 0.1), rec(op, 1, 0, 0, Status::incorrect)), 1);
+}
+
+TEST(Compare, MatchesByLaunchParameters) {
+  const std::string op = "gelu_forward";
+  const CompareResult r = compare_reports(report({rec(op, 1, 10, 0.1, Status::ok, NumericClass::fp32, 128)}),
+                                          report({rec(op, 1, 20, 0.1, Status::ok, NumericClass::fp32, 256)}), 0.05);
+  EXPECT_EQ(r.rows.size(), 2u);  // block size 128 gone, 256 new: not a regression
+  EXPECT_EQ(r.regressions(), 0);
+}
+
+TEST(Compare, RefusesDifferentDevices) {
+  EXPECT_THROW(compare_reports(report({}, "GPU A"), report({}, "GPU B"), 0.05), UsageError);
+}
+
+// The commands, on fixture files.
+struct Result {
+  int code = -1;
+  std::string output;
+};
+
+Result wb(const std::string& args) {
+  FILE* pipe = popen((std::string(WB_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  Result r;
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class Commands : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("wb_best_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const Report& r) {
+    const std::string path = (dir_ / name).string();
+    write_report(r, path);
+    return path;
+  }
+  std::string write_text(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+  fs::path dir_;
+};
+
+TEST_F(Commands, BestWritesBestJson) {
+  const std::string a = write("a.json", report({rec("gelu_forward", 1, 10, 0.1), rec("gelu_forward", 2, 5, 0.1)}));
+  const std::string out = (dir_ / "best.json").string();
+  const Result r = wb("best " + a + " --out " + out);
+  ASSERT_EQ(r.code, 0) << r.output;
+  const BestFile b = read_best(out);
+  ASSERT_EQ(b.entries.size(), 1u);
+  EXPECT_EQ(b.entries[0].variant, 2);
+  EXPECT_EQ(b.entries[0].report, a);
+  EXPECT_EQ(b.device_name, "Fixture GPU");
+}
+
+TEST_F(Commands, BestRefusesMixedDevicesAndBadFiles) {
+  const std::string a = write("a.json", report({rec("gelu_forward", 1, 10, 0.1)}, "GPU A"));
+  const std::string b = write("b.json", report({rec("gelu_forward", 1, 10, 0.1)}, "GPU B"));
+  Result r = wb("best " + a + " " + b + " --out " + (dir_ / "x.json").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("never mixed"), std::string::npos) << r.output;
+  r = wb("best " + (dir_ / "missing.json").string() + " --out " + (dir_ / "x.json").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("cannot read"), std::string::npos) << r.output;
+  r = wb("best " + a + " --precision fp64 --out " + (dir_ / "x.json").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("unknown numeric class"), std::string::npos) << r.output;
+}
+
+TEST_F(Commands, CompareExitCodes) {
+  const std::string base = write("base.json", report({rec("gelu_forward", 1, 10, 0.01)}));
+  const std::string same = write("same.json", report({rec("gelu_forward", 1, 10.001, 0.01)}));
+  const std::string slower = write("slower.json", report({rec("gelu_forward", 1, 12, 0.01)}));
+  const std::string faster = write("faster.json", report({rec("gelu_forward", 1, 5, 0.01)}));
+  const std::string broken = write("broken.json", report({rec("gelu_forward", 1, 0, 0, Status::incorrect)}));
+  const std::string other = write("other.json", report({rec("gelu_forward", 1, 10, 0.01)}, "Other GPU"));
+  EXPECT_EQ(wb("compare " + base + " " + same).code, 0);
+  EXPECT_EQ(wb("compare " + base + " " + faster).code, 0);
+  Result r = wb("compare " + base + " " + slower);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("SLOWER"), std::string::npos);
+  EXPECT_NE(r.output.find("FAIL"), std::string::npos);
+  EXPECT_EQ(wb("compare " + base + " " + slower + " --max-slowdown 25%").code, 0);
+  EXPECT_EQ(wb("compare " + base + " " + broken).code, 1);
+  r = wb("compare " + base + " " + other);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("different devices"), std::string::npos);
+  r = wb("compare " + base + " " + write_text("bad.json", "{ not json"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("malformed JSON"), std::string::npos);
+  r = wb("compare " + base + " " + (dir_ / "nowhere.json").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("cannot read"), std::string::npos);
+  EXPECT_EQ(wb("compare " + base + " " + same + " --max-slowdown lots").code, 2);
+  r = wb("compare " + base + " " + slower + " --format markdown");
+  EXPECT_NE(r.output.find("| **SLOWER** |"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace wb

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Turns a wb.report/1 report into PNG plots.
+
+    /usr/bin/python3 tools/plot_report.py REPORT --out DIR
+
+writes, into DIR:
+  <op>_block_sizes.png   per op with block-size sweeps: median time against block
+                         size, one line per variant (variants without a block size
+                         as dashed horizontal lines)
+  best_of_peak.png       the best variant of every op as a percentage of the roofline
+                         (min of copy bandwidth x flops/byte and the GEMM ceiling of
+                         its numeric class, as measured by `wb device`)
+and prints the paths. Needs matplotlib (Debian: python3-matplotlib).
+"""
+import argparse
+import json
+import os
+import sys
+from collections import defaultdict
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def timed(records):
+    return [r for r in records if r["status"] == "ok" and r.get("timing")]
+
+
+def shape_text(r):
+    return " ".join(f"{k}={v}" for k, v in r["shape"].items())
+
+
+def label(r):
+    return f'{r["backend"]}/{r["variant"]} {r["variant_name"]}'
+
+
+def plot_block_sizes(op, records, device, out_dir):
+    by_variant = defaultdict(list)
+    for r in records:
+        by_variant[label(r)].append(r)
+    if not any("block_size" in r["params"] for r in records):
+        return None
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for name, rs in sorted(by_variant.items(), key=lambda kv: kv[1][0]["variant"]):
+        sized = sorted((r["params"]["block_size"], r["timing"]["median_us"]) for r in rs if "block_size" in r["params"])
+        if sized:
+            ax.plot([s for s, _ in sized], [t for _, t in sized], marker="o", label=name)
+        else:
+            ax.axhline(min(r["timing"]["median_us"] for r in rs), linestyle="--", linewidth=1, label=name)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("block size")
+    ax.set_ylabel("median time per launch (us)")
+    ax.set_title(f"{op} at {shape_text(records[0])}\n{device}", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = os.path.join(out_dir, f"{op}_block_sizes.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_best(records, device, out_dir):
+    best = {}
+    for r in records:
+        if r["op"] not in best or r["timing"]["median_us"] < best[r["op"]]["timing"]["median_us"]:
+            best[r["op"]] = r
+    if not best:
+        return None
+    ops = list(best)
+    pct = [best[o]["throughput"].get("pct_of_roofline", 0.0) for o in ops]
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(ops) + 1.5))
+    bars = ax.barh(range(len(ops)), pct, color="#4477aa")
+    ax.set_yticks(range(len(ops)))
+    ax.set_yticklabels(ops, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(100, max(pct) * 1.1))
+    ax.set_xlabel("% of the roofline (copy bandwidth x flops/byte, or GEMM peak)")
+    ax.set_title(f"best variant per op\n{device}", fontsize=10)
+    for bar, o in zip(bars, ops):
+        ax.text(bar.get_width() + 1, bar.get_y() + bar.get_height() / 2, label(best[o]), va="center", fontsize=7)
+    fig.tight_layout()
+    path = os.path.join(out_dir, "best_of_peak.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("report")
+    parser.add_argument("--out", required=True, help="folder for the PNG files")
+    args = parser.parse_args()
+    try:
+        with open(args.report) as f:
+            report = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        print(f"plot_report: cannot read {args.report}: {e}", file=sys.stderr)
+        return 2
+    if report.get("schema") != "wb.report/1":
+        print(f"plot_report: {args.report} is not a wb.report/1 report", file=sys.stderr)
+        return 2
+    os.makedirs(args.out, exist_ok=True)
+    ctx = report["context"]
+    device = f'{ctx["device"]["name"]} ({ctx["device"]["backend"]}), {ctx["created"][:10]}'
+    records = timed(report["records"])
+    by_op = defaultdict(list)
+    for r in records:
+        by_op[r["op"]].append(r)
+    paths = [plot_block_sizes(op, rs, device, args.out) for op, rs in by_op.items()]
+    paths.append(plot_best(records, device, args.out))
+    for p in paths:
+        if p:
+            print(p)
+    if not any(paths):
+        print("plot_report: no timed records to plot", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
