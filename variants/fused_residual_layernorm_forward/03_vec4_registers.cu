@@ -43,9 +43,10 @@ __global__ void fused_residual_layernorm_vec4(float* residual, float* normed, fl
   const int vecs = C / 4;
   const size_t offset = size_t(row) * C;
 
-  // Loads first (no store in between, so they are all in flight together), then the
-  // adds, then the residual stores. Lanes past the row's end hold zeros.
-  float4 r[kVecs];
+  // Every load of the row first, into two register arrays (no add or store in between,
+  // so all 2 * kVecs 128-bit loads are in flight together), then the adds, then the
+  // residual stores. Lanes past the row's end hold zeros.
+  float4 r[kVecs], b[kVecs];
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
     const int v = lane + i * cuda::kWarpSize;
@@ -54,13 +55,14 @@ __global__ void fused_residual_layernorm_vec4(float* residual, float* normed, fl
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
     const int v = lane + i * cuda::kWarpSize;
-    if (v < vecs) {
-      const float4 b = cuda::load4_stream(inp2 + offset + 4 * v);
-      r[i].x += b.x;
-      r[i].y += b.y;
-      r[i].z += b.z;
-      r[i].w += b.w;
-    }
+    b[i] = v < vecs ? cuda::load4_stream(inp2 + offset + 4 * v) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  }
+#pragma unroll
+  for (int i = 0; i < kVecs; ++i) {
+    r[i].x += b[i].x;
+    r[i].y += b[i].y;
+    r[i].z += b[i].z;
+    r[i].w += b[i].w;
   }
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
