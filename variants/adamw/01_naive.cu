@@ -1,0 +1,48 @@
+// adamw, CUDA variant 1: the naive port, one thread per parameter.
+//
+// Idea: thread i scales its gradient by grad_scale, updates m[i] and v[i], and then
+// params[i] with the bias-corrected moments and decoupled weight decay, in float. The
+// bias corrections 1 - beta^t are computed once on the host.
+// Why: the baseline of the ladder; every access already coalesces.
+// Limits: 32-bit accesses to four arrays (seven memory instructions per element) and
+// a single element per thread.
+#include "kernels/cuda/runtime.h"
+#include "kernels/ops/adamw.h"
+#include "variants/adamw/common.cuh"
+
+namespace wb::variants {
+namespace {
+
+using adamw_detail::Step;
+
+__global__ void adamw_naive(float* params, float* m, float* v, const float* grads, int64_t n, Step s) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float p = params[i], mi = m[i], vi = v[i];
+  adamw_detail::update(p, mi, vi, grads[i], s);
+  params[i] = p;
+  m[i] = mi;
+  v[i] = vi;
+}
+
+void launch(const AdamwArgs& a, const Launch& l) {
+  const int block = l.block_size();
+  adamw_naive<<<cuda::grid_for(a.N, block), block, 0, cuda::stream(l)>>>(a.params, a.m, a.v, a.grads, a.N,
+                                                                         adamw_detail::step_of(a));
+  WB_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+Variant adamw_cuda_1() {
+  Variant v = Variant::of(&launch);
+  v.op = "adamw";
+  v.backend = Backend::cuda;
+  v.id = 1;
+  v.name = "naive";
+  v.summary = "one thread per parameter: scale the gradient, update m, v and the parameter";
+  v.params = {block_size_param()};
+  return v;
+}
+
+}  // namespace wb::variants

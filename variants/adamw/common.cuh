@@ -1,0 +1,41 @@
+#pragma once
+// adamw: the per-element update shared by the variants, and the host-side constants
+// of one step.
+#include <cuda_runtime.h>
+
+#include <cmath>
+
+#include "kernels/ops/adamw.h"
+
+namespace wb::variants::adamw_detail {
+
+// What every element needs besides its own values; the bias corrections 1 - beta^t
+// are computed once on the host, in double.
+struct Step {
+  float lr, beta1, beta2, eps, weight_decay, grad_scale;
+  float correction1, correction2;  // 1 - beta1^t, 1 - beta2^t
+};
+
+inline Step step_of(const AdamwArgs& a) {
+  return {a.lr,
+          a.beta1,
+          a.beta2,
+          a.eps,
+          a.weight_decay,
+          a.grad_scale,
+          float(1.0 - std::pow(double(a.beta1), a.t)),
+          float(1.0 - std::pow(double(a.beta2), a.t))};
+}
+
+// One element: the gradient scaled first, then the moments, then the parameter with
+// decoupled weight decay. Updates p, m and v in place.
+__device__ inline void update(float& p, float& m, float& v, float grad, const Step& s) {
+  const float g = grad * s.grad_scale;
+  m = s.beta1 * m + (1.0f - s.beta1) * g;
+  v = s.beta2 * v + (1.0f - s.beta2) * g * g;
+  const float m_hat = m / s.correction1;
+  const float v_hat = v / s.correction2;
+  p -= s.lr * (m_hat / (sqrtf(v_hat) + s.eps) + s.weight_decay * p);
+}
+
+}  // namespace wb::variants::adamw_detail

@@ -1,0 +1,54 @@
+// global_norm, CUDA variant 1: block sums added atomically.
+//
+// Idea: a capped grid of threads strides over the gradients, each thread summing the
+// squares it meets; a block reduction (warp shuffles, then shared memory) gives one
+// partial per block, which thread 0 adds to out[0] with a float atomicAdd. out[0] is
+// zeroed on the stream first (it is an output: it holds garbage before the launch),
+// and a one-thread kernel finally takes the square root in place.
+// Why: the plainest parallel reduction: one pass over the data, no workspace.
+// Limits: float atomics land in an order that changes from run to run, so the last
+// bits of the result do too (not deterministic). Three operations on the stream
+// (memset, reduce, sqrt). 32-bit loads.
+#include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/runtime.h"
+#include "kernels/ops/global_norm.h"
+#include "variants/global_norm/common.cuh"
+
+namespace wb::variants {
+namespace {
+
+__global__ void sum_squares_atomic(float* out, const float* grads, int64_t n) {
+  __shared__ float scratch[cuda::kWarpSize];
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  float sum = 0.0f;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) sum += grads[i] * grads[i];
+  sum = cuda::block_sum(sum, scratch);
+  if (threadIdx.x == 0) atomicAdd(out, sum);
+}
+
+__global__ void square_root_in_place(float* out) { out[0] = sqrtf(out[0]); }
+
+void launch(const GlobalNormArgs& a, const Launch& l) {
+  const cudaStream_t s = cuda::stream(l);
+  const int block = l.block_size();
+  WB_CHECK(cudaMemsetAsync(a.out, 0, sizeof(float), s));
+  sum_squares_atomic<<<global_norm_detail::reduction_blocks(a.N, block), block, 0, s>>>(a.out, a.grads, a.N);
+  WB_CHECK_LAUNCH();
+  square_root_in_place<<<1, 1, 0, s>>>(a.out);
+  WB_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+Variant global_norm_cuda_1() {
+  Variant v = Variant::of(&launch);
+  v.op = "global_norm";
+  v.backend = Backend::cuda;
+  v.id = 1;
+  v.name = "atomic";
+  v.summary = "grid-stride sums of squares, block reduction, one float atomicAdd per block, then sqrt";
+  v.params = {block_size_param()};
+  return v;
+}
+
+}  // namespace wb::variants
