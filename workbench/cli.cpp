@@ -70,6 +70,8 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--variants", sweep_o.variants, "ids, e.g. 1,3, or all")->capture_default_str();
   sweep_cmd->add_option("--block-sizes", sweep_o.block_sizes, "e.g. 128,256, or all")->capture_default_str();
   sweep_cmd->add_option("--shape", sweep_o.shape, shape_help)->capture_default_str();
+  sweep_cmd->add_option("--workloads", sweep_o.workloads,
+                        "sweep every (op, shape) of a trainer --dump-workloads file instead");
   sweep_cmd->add_option("--seed", sweep_o.seed, "seed of the random inputs (default: fresh)");
   sweep_cmd->add_option("--out", sweep_o.out, "where to write the wb.report/1 report ({device}: the device's slug)")
       ->required();

@@ -70,6 +70,7 @@ struct SweepOptions {
   std::string variants = "all";
   std::string block_sizes = "all";
   std::string shape = "gpt2-124m";
+  std::string workloads;  // trainer --dump-workloads file
   std::optional<uint64_t> seed;
   std::string out;
   int repetitions = 0;

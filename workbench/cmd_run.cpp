@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <numeric>
 #include <set>
 
 #include "kernels/errors.h"
@@ -66,23 +69,29 @@ void print_record(const Record& r, const Ceilings& ceilings) {
   }
 }
 
+// One (op, shape) of a sweep: every op at the --shape, or the calls of a workloads file.
+struct SweepJob {
+  const OpSpec* op;
+  Shape shape;
+};
+
 // One line of the sweep's plan: a configuration to evaluate, or one skipped up front.
 struct PlanItem {
-  const OpSpec* op;
+  std::size_t job;
   const Variant* variant;
   ParamValues params;
   std::string skip;  // non-empty: not run, for this reason
 };
 
-std::vector<PlanItem> plan_sweep(const Registry& reg, const std::vector<const OpSpec*>& ops, Backend b,
+std::vector<PlanItem> plan_sweep(const Registry& reg, const std::vector<SweepJob>& jobs, Backend b,
                                  const SweepOptions& o) {
   std::optional<std::vector<int>> sizes;
   if (o.block_sizes != "all") sizes = parse_int_list(o.block_sizes, "--block-sizes");
   std::vector<PlanItem> plan;
   std::set<int> legal_somewhere;
   std::set<int> all_legal;
-  for (const OpSpec* op : ops) {
-    for (const Variant* v : select_variants(reg, *op, b, o.variants)) {
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    for (const Variant* v : select_variants(reg, *jobs[j].op, b, o.variants)) {
       const auto bs =
           std::find_if(v->params.begin(), v->params.end(), [](const TuningParam& p) { return p.name == "block_size"; });
       if (bs != v->params.end()) all_legal.insert(bs->values.begin(), bs->values.end());
@@ -93,11 +102,11 @@ std::vector<PlanItem> plan_sweep(const Registry& reg, const std::vector<const Op
           if (std::find(sizes->begin(), sizes->end(), size) == sizes->end()) continue;
           legal_somewhere.insert(size);
         }
-        plan.push_back({op, v, p, ""});
+        plan.push_back({j, v, p, ""});
         any = true;
       }
       if (!any)
-        plan.push_back({op, v, ParamValues{},
+        plan.push_back({j, v, ParamValues{},
                         "none of the block sizes asked for is legal (legal: " + describe_values(bs->values) + ")"});
     }
   }
@@ -113,6 +122,32 @@ std::vector<PlanItem> plan_sweep(const Registry& reg, const std::vector<const Op
     }
   }
   return plan;
+}
+
+// The (op, shape) calls of a workloads file written by `trainer --dump-workloads`.
+std::vector<SweepJob> read_workloads(const Registry& reg, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError("cannot read the workloads file " + path);
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(path + ": malformed JSON: " + e.what());
+  }
+  std::vector<SweepJob> jobs;
+  try {
+    if (j.value("schema", "") != "wb.workloads/1") throw UsageError(path + ": not a wb.workloads/1 file");
+    for (const auto& call : j.at("calls")) {
+      SweepJob job{&reg.op(call.at("op").get<std::string>()), Shape{}};
+      for (const auto& [dim, value] : call.at("shape").items()) job.shape.set(dim, value.get<int64_t>());
+      job.op->check_shape(job.shape);
+      jobs.push_back(job);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(path + ": not a wb.workloads/1 file: " + e.what());
+  }
+  if (jobs.empty()) throw UsageError(path + ": no calls");
+  return jobs;
 }
 
 }  // namespace
@@ -145,63 +180,81 @@ int run(const RunOptions& o) {
 
 int sweep(const SweepOptions& o) {
   const Registry& reg = Registry::global();
-  if (o.all == !o.op.empty()) throw UsageError("give one op or --all");
-  if (o.all && o.variants != "all") throw UsageError("--variants selects ids of one op; with --all leave it out");
-  std::vector<const OpSpec*> ops = o.all ? reg.ops() : std::vector<const OpSpec*>{&reg.op(o.op)};
-  const Shape shape = parse_shape(o.shape);
-  for (const OpSpec* op : ops) op->check_shape(shape);
+  std::vector<SweepJob> jobs;
+  if (!o.workloads.empty()) {
+    if (o.all || !o.op.empty()) throw UsageError("--workloads names the ops itself: give no op and no --all");
+    if (o.variants != "all") throw UsageError("--variants selects ids of one op; with --workloads leave it out");
+    jobs = read_workloads(reg, o.workloads);
+  } else {
+    if (o.all == !o.op.empty()) throw UsageError("give one op, --all or --workloads FILE");
+    if (o.all && o.variants != "all") throw UsageError("--variants selects ids of one op; with --all leave it out");
+    const Shape shape = parse_shape(o.shape);
+    for (const OpSpec* op : o.all ? reg.ops() : std::vector<const OpSpec*>{&reg.op(o.op)}) {
+      op->check_shape(shape);
+      jobs.push_back({op, shape});
+    }
+  }
   const TimingOptions timing = timing_options(o.repetitions, o.min_time_s);
   const Backend b = resolve_backend(o.backend);
-  const std::vector<PlanItem> plan = plan_sweep(reg, ops, b, o);
+  const std::vector<PlanItem> plan = plan_sweep(reg, jobs, b, o);
   const uint64_t seed = resolve_seed(o.seed);
 
   auto ex = make_executor(b);
   Report report{make_context(*ex, timing, o.command), {}};
   report.context.ceilings = ex->measure_ceilings();
+  std::vector<std::size_t> job_of;  // per record
   {
     Progress progress(plan.size());
     std::unique_ptr<Session> session;
+    std::size_t session_job = jobs.size();
     EvalOptions eval;
     eval.timing = timing;
     for (const PlanItem& item : plan) {
-      progress.step(item.variant->key() + " " + item.params.describe());
-      if (!session || session->problem().op != item.op) {
-        session.reset();  // free the previous op's buffers first
-        session = std::make_unique<Session>(*item.op, shape, seed, *ex);
-      }
+      const SweepJob& job = jobs[item.job];
+      progress.step(item.variant->key() + " " + item.params.describe() + " " + job.op->describe_shape(job.shape));
+      job_of.push_back(item.job);
       if (!item.skip.empty()) {
-        Record r = record_for(*item.op, *item.variant, item.params, shape);
+        Record r = record_for(*job.op, *item.variant, item.params, job.shape);
         r.seed = seed;
         r.reason = item.skip;
         report.records.push_back(r);
         continue;
       }
+      if (session_job != item.job) {
+        session.reset();  // free the previous problem's buffers first
+        session = std::make_unique<Session>(*job.op, job.shape, seed, *ex);
+        session_job = item.job;
+      }
       report.records.push_back(session->evaluate(*item.variant, item.params, eval));
     }
   }
 
-  std::vector<const Record*> sorted;
-  for (const auto& r : report.records) sorted.push_back(&r);
-  std::stable_sort(sorted.begin(), sorted.end(), [](const Record* a, const Record* c) {
-    if (a->op != c->op) return false;  // ops keep the catalogue's order
-    const bool ta = bool(a->timing), tc = bool(c->timing);
+  // Per (op, shape), in the order of the plan: the timed records fastest first.
+  std::vector<std::size_t> order(report.records.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    if (job_of[x] != job_of[y]) return job_of[x] < job_of[y];
+    const Record &a = report.records[x], &c = report.records[y];
+    const bool ta = bool(a.timing), tc = bool(c.timing);
     if (ta != tc) return ta;
-    return ta && a->timing->median_s < c->timing->median_s;
+    return ta && a.timing->median_s < c.timing->median_s;
   });
+  std::vector<const Record*> sorted;
+  for (std::size_t i : order) sorted.push_back(&report.records[i]);
   int incorrect = 0;
   const Ceilings& ceil = report.context.ceilings;
   std::cout << "sweep on " << ex->device().name << " (" << to_string(b) << ", seed " << seed << "); ceilings: copy "
             << fmt::format("{:.1f} GB/s, fp32 GEMM {:.2f} TFLOP/s", ceil.copy_gbps, ceil.fp32_tflops) << "\n"
             << "% peak: of the roofline, min(copy bandwidth x flops/byte, GEMM throughput of the numeric class)\n";
-  std::string current;
+  std::string current;  // op and shape of the table being filled
   std::unique_ptr<TextTable> table;
   auto flush = [&] {
     if (table) table->print(std::cout, "  ");
   };
   for (const Record* r : sorted) {
-    if (r->op != current) {
+    if (r->op + " " + r->shape_text() != current) {
       flush();
-      current = r->op;
+      current = r->op + " " + r->shape_text();
       std::cout << r->op << "  " << r->shape_text() << "\n";
       table = std::make_unique<TextTable>(std::vector<std::string>{"variant", "launch", "status", "median", "min", "cv",
                                                                    "GB/s", "TFLOP/s", "max err", "note"});

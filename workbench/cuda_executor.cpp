@@ -83,6 +83,7 @@ class CudaExecutor final : public Executor {
     WB_CHECK(cudaStreamSynchronize(stream_));
   }
   void poison(void* dst, std::size_t bytes) override { WB_CHECK(cudaMemsetAsync(dst, 0xFF, bytes, stream_)); }
+  void zero(void* dst, std::size_t bytes) override { WB_CHECK(cudaMemsetAsync(dst, 0, bytes, stream_)); }
   void synchronize() override {
     WB_CHECK(cudaStreamSynchronize(stream_));
     WB_CHECK(cudaGetLastError());

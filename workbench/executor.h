@@ -45,6 +45,8 @@ class Executor {
   virtual void to_host(void* dst, const void* src, std::size_t bytes) = 0;
   // Every byte 0xFF: NaN as float, -1 as int. Unwritten outputs then fail validation.
   virtual void poison(void* dst, std::size_t bytes) = 0;
+  // Every byte 0 (asynchronous on cuda, like a launch).
+  virtual void zero(void* dst, std::size_t bytes) = 0;
   // Waits for every launch; throws BackendError on an asynchronous error.
   virtual void synchronize() = 0;
   // Evicts the device's L2 cache between timed launches (a no-op on the host).

@@ -68,6 +68,7 @@ class HostExecutor final : public Executor {
   void to_device(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
   void to_host(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
   void poison(void* dst, std::size_t bytes) override { std::memset(dst, 0xFF, bytes); }
+  void zero(void* dst, std::size_t bytes) override { std::memset(dst, 0, bytes); }
   void synchronize() override {}
   double time_launch(const std::function<void()>& launch) override {
     const auto start = std::chrono::steady_clock::now();

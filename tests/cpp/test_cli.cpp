@@ -88,7 +88,7 @@ TEST(Cli, OtherUsageErrors) {
   EXPECT_EXIT_WITH(wb("run layernorm_forward --variant 1 --backend cpu --param tile"), 2, "NAME=VALUE");
   EXPECT_EXIT_WITH(wb("run layernorm_forward"), 2, "--variant is required");
   EXPECT_EXIT_WITH(wb("sweep layernorm_forward --backend cpu"), 2, "--out is required");
-  EXPECT_EXIT_WITH(wb("sweep --backend cpu --out x.json"), 2, "give one op or --all");
+  EXPECT_EXIT_WITH(wb("sweep --backend cpu --out x.json"), 2, "give one op, --all or --workloads FILE");
   EXPECT_EXIT_WITH(wb("check --backend cpu"), 2, "give one op or --all");
   EXPECT_EXIT_WITH(wb("check --all --variants 2 --backend cpu"), 2, "with --all leave it out");
 }

@@ -1,0 +1,46 @@
+#pragma once
+// Token data in llm.c's format: a header of 256 little-endian int32 (magic 20240520,
+// version 1, token count), then the tokens as uint16. The loader cuts batches of B
+// rows of T tokens with the targets shifted by one, read sequentially from the start
+// and wrapping to the start when the next batch would run past the end (or, when
+// asked, in a shuffled order of batches per pass).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "workbench/rng.h"
+
+namespace wb::trainer {
+
+struct TokenFile {
+  std::string path;
+  std::vector<uint16_t> tokens;
+};
+
+// Throws UsageError on a missing, truncated or foreign file.
+TokenFile read_tokens(const std::string& path);
+void write_tokens(const std::string& path, const std::vector<uint16_t>& tokens);
+
+class DataLoader {
+ public:
+  // Throws UsageError when the file holds less than one batch (B*T + 1 tokens) or a
+  // token outside [0, V).
+  DataLoader(const TokenFile& file, int B, int T, int V, bool shuffle, uint64_t seed);
+
+  // The next batch: B*T inputs and the B*T targets that follow them.
+  void next(int32_t* inputs, int32_t* targets);
+  void reset();
+  int64_t batches_per_pass() const { return batches_; }
+
+ private:
+  void start_pass();
+  const TokenFile& file_;
+  int64_t span_;     // B*T
+  int64_t batches_;  // whole batches that fit: (count - 1) / span
+  bool shuffle_;
+  Rng rng_;
+  std::vector<int64_t> order_;
+  int64_t next_ = 0;
+};
+
+}  // namespace wb::trainer

@@ -1,0 +1,112 @@
+#include "trainer/kernels.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "kernels/errors.h"
+#include "workbench/best.h"
+#include "workbench/table.h"
+
+namespace wb::trainer {
+namespace {
+
+// The highest id of an allowed numeric class that can run the shape with its defaults.
+const Variant* default_variant(const Registry& reg, const std::string& op, Backend b, NumericClass precision,
+                               const Shape& shape) {
+  auto variants = reg.variants(op, b);
+  for (auto it = variants.rbegin(); it != variants.rend(); ++it) {
+    const Variant* v = *it;
+    if (allowed_in(v->numeric, precision) && !v->skip_reason(shape, v->default_params())) return v;
+  }
+  return nullptr;
+}
+
+std::string at_shape(const OpSpec& op, const Shape& s) { return op.name + " at " + op.describe_shape(s); }
+
+}  // namespace
+
+KernelPlan::KernelPlan(const Registry& reg, Executor& ex, NumericClass precision, const BestFile* best,
+                       const std::vector<Workload>& workloads, std::ostream& notices)
+    : ex_(ex) {
+  const Backend backend = ex.backend();
+  if (best) {
+    if (best->backend != backend)
+      throw UsageError("the kernels file is for the " + std::string(to_string(best->backend)) +
+                       " backend, this trainer runs " + std::string(to_string(backend)));
+    if (best->device_name != ex.device().name)
+      throw UsageError("the kernels file was measured on " + best->device_name + ", this trainer runs on " +
+                       ex.device().name + "; make one for this device with wb sweep and wb best");
+    for (const auto& e : best->entries) {
+      reg.op(e.op);                                                  // unknown op: UsageError
+      reg.variant(e.op, backend, e.variant).check_params(e.params);  // unknown variant or params: UsageError
+    }
+  }
+
+  std::size_t workspace = 0;
+  for (const Workload& w : workloads) {
+    Selection s;
+    s.op = &reg.op(w.op);
+    s.shape = w.shape;
+    s.calls = w.calls;
+    const std::string where = at_shape(*s.op, w.shape);
+    if (best) {
+      const BestEntry* e = best->find(w.op, w.shape);
+      std::string why;
+      if (!e) {
+        for (const auto& other : best->entries)
+          if (other.op == w.op && !e) e = &other;
+        if (e) why = " (chosen at " + e->shape_text() + ")";
+      }
+      if (e) {
+        const Variant& v = reg.variant(e->op, backend, e->variant);
+        const ParamValues params = v.complete(e->params);
+        if (!allowed_in(v.numeric, precision)) {
+          notices << "notice: " << where << ": best.json names " << v.label() << " of class " << to_string(v.numeric)
+                  << ", not allowed at precision " << to_string(precision) << "; using the default\n";
+        } else if (auto reason = v.skip_reason(w.shape, params)) {
+          notices << "warning: " << where << ": best.json names " << v.label() << ", which cannot run it (" << *reason
+                  << "); using the default\n";
+        } else {
+          s.variant = &v;
+          s.params = params;
+          s.origin = "best.json" + why;
+        }
+      } else {
+        notices << "notice: " << where << " is not in best.json; using the default\n";
+      }
+    }
+    if (!s.variant) {
+      s.variant = default_variant(reg, w.op, backend, precision, w.shape);
+      if (!s.variant)
+        throw UsageError("no " + std::string(to_string(backend)) + " variant of class " +
+                         std::string(to_string(precision)) + " or narrower can run " + where);
+      s.params = s.variant->default_params();
+      s.origin = best ? "default (fallback)" : "default";
+    }
+    workspace = std::max(workspace, s.variant->workspace_bytes(w.shape, s.params));
+    selections_.push_back(s);
+  }
+  workspace_ = Buffer(ex, workspace);
+}
+
+const Selection& KernelPlan::at(const std::string& op, const Shape& shape) const {
+  for (const auto& s : selections_) {
+    if (s.op->name != op) continue;
+    bool same = true;
+    for (const auto& d : s.op->dims) same = same && s.shape.get(d) == shape.get(d);
+    if (same) return s;
+  }
+  throw std::logic_error("the kernel plan has no entry for " + op + " at this shape");
+}
+
+void KernelPlan::print(std::ostream& out) const {
+  TextTable t({"op", "shape", "calls", "backend", "variant", "name", "launch", "class", "from"});
+  for (const auto& s : selections_)
+    t.add({s.op->name, s.op->describe_shape(s.shape), std::to_string(s.calls),
+           std::string(to_string(s.variant->backend)), std::to_string(s.variant->id), s.variant->name,
+           s.params.describe(), std::string(to_string(s.variant->numeric)), s.origin});
+  t.print(out, "  ");
+}
+
+}  // namespace wb::trainer

@@ -1,0 +1,69 @@
+#pragma once
+// Which variant runs each op call of the trainer. Every call of a step is a workload
+// (op and shape); the plan picks a variant and launch parameters for each, from
+// best.json when one is given (the entry for exactly that shape, else the op's entry
+// at another shape when its variant can run this one), otherwise the default: the
+// highest id of an allowed numeric class that can run the shape. Every fallback is
+// announced. The plan then runs the calls through the registry.
+#include <ostream>
+#include <string>
+#include <typeinfo>
+#include <vector>
+
+#include "kernels/registry.h"
+#include "trainer/nvtx.h"
+#include "workbench/best.h"
+#include "workbench/buffers.h"
+#include "workbench/executor.h"
+
+namespace wb::trainer {
+
+struct Workload {
+  std::string op;
+  Shape shape;
+  int calls = 1;  // per training step
+};
+
+struct Selection {
+  const OpSpec* op = nullptr;
+  const Variant* variant = nullptr;
+  ParamValues params;
+  Shape shape;
+  int calls = 0;
+  std::string origin;  // "best.json", or why a default runs
+};
+
+class KernelPlan {
+ public:
+  // Throws UsageError when best.json names an unknown op or variant or illegal launch
+  // parameters, or comes from another backend or device. Notices of fallbacks go to
+  // `notices`.
+  KernelPlan(const Registry& registry, Executor& ex, NumericClass precision, const BestFile* best,
+             const std::vector<Workload>& workloads, std::ostream& notices);
+
+  // Runs op at shape with the selected variant; args must be the op's argument struct.
+  template <class Args>
+  void run(const std::string& op, const Shape& shape, const Args& args) {
+    const Selection& s = at(op, shape);
+    if (s.variant->args_type != typeid(Args)) throw std::logic_error(op + ": wrong argument struct");
+    NvtxRange range(s.op->name.c_str());
+    Launch launch;
+    launch.params = s.params;
+    launch.workspace = workspace_.data();
+    launch.workspace_bytes = workspace_.bytes();
+    launch.ctx = ex_.context();
+    s.variant->run(&args, launch);
+  }
+
+  const Selection& at(const std::string& op, const Shape& shape) const;  // std::logic_error when not planned
+  const std::vector<Selection>& selections() const { return selections_; }
+  std::size_t workspace_bytes() const { return workspace_.bytes(); }
+  void print(std::ostream& out) const;  // the table: op, shape, backend, variant, name, launch, class, origin
+
+ private:
+  Executor& ex_;
+  std::vector<Selection> selections_;
+  Buffer workspace_;
+};
+
+}  // namespace wb::trainer

@@ -1,0 +1,275 @@
+// The training loop: model and data from files, kernels from best.json, the step
+// timed and logged.
+#include "trainer/trainer.h"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "kernels/errors.h"
+#include "kernels/registry.h"
+#include "trainer/data.h"
+#include "trainer/gpt2.h"
+#include "trainer/kernels.h"
+#include "trainer/model.h"
+#include "trainer/nvtx.h"
+#include "workbench/best.h"
+#include "workbench/executor.h"
+
+namespace wb::trainer {
+namespace {
+
+constexpr int kOk = 0, kFailed = 1, kBadInput = 2, kNoDevice = 3;
+
+float learning_rate(const Options& o, int step) {
+  if (o.warmup > 0 && step <= o.warmup) return o.lr * float(step) / float(o.warmup);
+  if (o.schedule == "const") return o.lr;
+  const double progress = double(step - o.warmup) / std::max(1, o.steps - o.warmup);
+  const double low = o.lr * o.final_lr_frac;
+  return float(low + 0.5 * (o.lr - low) * (1.0 + std::cos(M_PI * std::min(1.0, progress))));
+}
+
+void write_workloads(const std::string& path, const Config& c, int B, int T, const std::vector<Workload>& w) {
+  nlohmann::json calls = nlohmann::json::array();
+  for (const auto& x : w) {
+    const OpSpec& op = Registry::global().op(x.op);
+    nlohmann::json shape = nlohmann::json::object();
+    for (const auto& d : op.dims) shape[d] = x.shape.get(d);
+    calls.push_back({{"op", x.op}, {"shape", shape}, {"calls", x.calls}});
+  }
+  const nlohmann::json j{{"schema", "wb.workloads/1"}, {"model", c.describe()}, {"B", B}, {"T", T}, {"calls", calls}};
+  std::ofstream out(path);
+  out << j.dump(2) << "\n";
+  if (!out) throw UsageError("cannot write " + path);
+}
+
+// Debug state: header of 256 int32 (magic 20261121, version 1, B, T, V, Vp, number of
+// parameters), then the logits (B, T, Vp), the mean loss, the gradients of every
+// parameter: all float32, in llm.c's parameter order.
+void write_debug_state(const std::string& path, const Config& c, int B, int T, const std::vector<float>& logits,
+                       float loss, const std::vector<float>& grads) {
+  std::array<int32_t, 256> header{};
+  header[0] = 20261121;
+  header[1] = 1;
+  header[2] = B;
+  header[3] = T;
+  header[4] = c.V;
+  header[5] = c.Vp;
+  header[6] = int32_t(grads.size());
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(header.data()), sizeof(header));
+  out.write(reinterpret_cast<const char*>(logits.data()), std::streamsize(logits.size() * sizeof(float)));
+  out.write(reinterpret_cast<const char*>(&loss), sizeof(float));
+  out.write(reinterpret_cast<const char*>(grads.data()), std::streamsize(grads.size() * sizeof(float)));
+  if (!out) throw UsageError("cannot write " + path);
+}
+
+}  // namespace
+
+int run(const Options& o) {
+  // Model.
+  if (o.model.empty() == o.init.empty()) throw UsageError("give --model FILE or --init d12|L,C,NH (one of them)");
+  Config config;
+  std::vector<float> params;
+  if (!o.model.empty()) {
+    Checkpoint ck = read_checkpoint(o.model);
+    config = ck.config;
+    params = std::move(ck.params);
+  } else {
+    config = config_from_init(o.init);
+    params = init_params(config, o.seed);
+  }
+  const int B = o.batch, T = o.seq_len;
+  if (B <= 0 || T <= 0) throw UsageError("--batch and --seq-len must be positive");
+  if (T > config.maxT)
+    throw UsageError("--seq-len " + std::to_string(T) + " is longer than the model's maxT " +
+                     std::to_string(config.maxT));
+  if (o.schedule != "const" && o.schedule != "cosine")
+    throw UsageError("--schedule '" + o.schedule + "' is not known (legal: const, cosine)");
+  const NumericClass precision = parse_numeric_class(o.precision);
+  if (precision == NumericClass::bf16) throw UsageError("--precision takes fp32 or tf32");
+  const std::vector<Workload> workloads = step_workloads(config, B, T);
+  if (!o.dump_workloads.empty()) {
+    write_workloads(o.dump_workloads, config, B, T, workloads);
+    std::cout << "wrote the workloads of one step to " << o.dump_workloads << "\n";
+    if (o.train.empty()) return kOk;
+  }
+
+  // Data.
+  if (o.train.empty()) throw UsageError("give --train FILE (an llm.c token file)");
+  const TokenFile train_file = read_tokens(o.train);
+  DataLoader train(train_file, B, T, config.V, o.shuffle, o.seed);
+  std::optional<TokenFile> val_file;
+  std::optional<DataLoader> val;
+  if (!o.val.empty()) {
+    val_file = read_tokens(o.val);
+    val.emplace(*val_file, B, T, config.V, false, o.seed);
+  }
+
+  // Device and kernels.
+  const Backend backend = o.backend.empty() ? default_backend() : parse_backend(o.backend);
+  auto ex = make_executor(backend);
+  std::optional<BestFile> best;
+  if (!o.kernels.empty()) best = read_best(o.kernels);
+  KernelPlan plan(Registry::global(), *ex, precision, best ? &*best : nullptr, workloads, std::cout);
+  Gpt2 model(config, B, T, *ex, plan);
+  model.load_params(params.data());
+
+  const int64_t n_params = num_params(config);
+  std::cout << fmt::format("GPT-2 {} ({:.2f}M parameters), B={} T={}, {} backend on {}, precision {}\n",
+                           config.describe(), n_params / 1e6, B, T, to_string(backend), ex->device().name,
+                           to_string(precision));
+  std::cout << "kernels" << (best ? " from " + o.kernels : std::string(" (defaults: no --kernels given)")) << ":\n";
+  plan.print(std::cout);
+  double peak = o.peak_tflops;
+  std::string peak_origin = "given";
+  if (peak <= 0) {
+    const Ceilings c = ex->measure_ceilings();
+    peak = c.matmul_tflops(precision);
+    peak_origin = "measured " + std::string(to_string(precision)) + " GEMM";
+  }
+  const double flops_per_token = 6.0 * double(n_params) + 6.0 * config.L * config.C * T;
+  std::cout << fmt::format("MFU against {:.2f} TFLOP/s ({}); memory allocated {:.1f} MiB\n", peak, peak_origin,
+                           (model.bytes_allocated() + plan.workspace_bytes()) / double(1 << 20));
+
+  std::ofstream log;
+  if (!o.log.empty()) {
+    log.open(o.log);
+    if (!log) throw UsageError("cannot write the log " + o.log);
+  }
+  std::vector<int32_t> inputs(int64_t(B) * T), targets(int64_t(B) * T);
+  auto validation_loss = [&] {
+    val->reset();
+    const int64_t batches = std::min<int64_t>(o.val_batches, val->batches_per_pass());
+    double sum = 0;
+    for (int64_t i = 0; i < batches; ++i) {
+      val->next(inputs.data(), targets.data());
+      sum += model.forward(inputs.data(), targets.data());
+    }
+    return float(sum / double(batches));
+  };
+
+  double total_s = 0;
+  int timed_steps = 0;
+  float loss = 0;
+  for (int step = 1; step <= o.steps; ++step) {
+    NvtxRange range("step");
+    train.next(inputs.data(), targets.data());
+    const auto start = std::chrono::steady_clock::now();
+    const bool debug = step == 1 && !o.debug_state.empty();
+    model.capture_logits_next(debug);
+    loss = model.forward(inputs.data(), targets.data());
+    model.backward();
+    if (debug) {
+      std::vector<float> grads(n_params);
+      model.copy_gradients(grads.data());
+      write_debug_state(o.debug_state, config, B, T, model.captured_logits(), loss, grads);
+    }
+    UpdateSettings u;
+    u.lr = learning_rate(o, step);
+    u.beta1 = o.beta1;
+    u.beta2 = o.beta2;
+    u.eps = o.eps;
+    u.weight_decay = o.weight_decay;
+    u.grad_clip = o.grad_clip;
+    u.step = step;
+    const float norm = model.update(u);  // synchronises (reads the norm back)
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!std::isfinite(loss)) throw std::runtime_error("the loss is not finite at step " + std::to_string(step));
+    if (step > 1 || o.steps == 1) {
+      total_s += seconds;
+      ++timed_steps;
+    }
+    const double tokens_per_s = double(B) * T / seconds;
+    const double mfu = peak > 0 ? 100.0 * flops_per_token * B * T / seconds / (peak * 1e12) : 0.0;
+    std::optional<float> val_loss;
+    if (val && ((o.val_every > 0 && step % o.val_every == 0) || step == o.steps)) val_loss = validation_loss();
+    std::cout << fmt::format(
+        "step {:5d}/{} | loss {:.6f} | norm {:.4f} | lr {:.2e} | {:.2f} ms | {:.0f} tok/s | MFU {:.2f}%", step, o.steps,
+        loss, norm, u.lr, seconds * 1e3, tokens_per_s, mfu);
+    if (val_loss) std::cout << fmt::format(" | val loss {:.6f}", *val_loss);
+    std::cout << "\n";
+    if (log) {
+      nlohmann::json line{{"step", step}, {"loss", loss},     {"ms", seconds * 1e3}, {"tokens_per_s", tokens_per_s},
+                          {"lr", u.lr},   {"grad_norm", norm}};
+      if (val_loss) line["val_loss"] = *val_loss;
+      log << line.dump() << "\n";
+    }
+  }
+  if (!o.save.empty()) {
+    model.save_params(params.data());
+    write_checkpoint(o.save, config, params.data());
+    std::cout << "saved the model to " << o.save << "\n";
+  }
+  const double mean_s = timed_steps ? total_s / timed_steps : 0;
+  std::cout << fmt::format(
+      "summary: {} steps, {:.2f} ms/step, {:.0f} tokens/s, MFU {:.2f}% (steps 2..{}), final loss {:.6f}, memory {:.1f} "
+      "MiB\n",
+      o.steps, mean_s * 1e3, mean_s > 0 ? double(B) * T / mean_s : 0.0,
+      mean_s > 0 && peak > 0 ? 100.0 * flops_per_token * B * T / mean_s / (peak * 1e12) : 0.0, o.steps, loss,
+      (model.bytes_allocated() + plan.workspace_bytes()) / double(1 << 20));
+  return kOk;
+}
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "trainer: GPT-2 training on the kernels of the wb registry, each op with the variant named in best.json"};
+  Options o;
+  app.add_option("--backend", o.backend, "cpu or cuda (default: cuda when a device is usable)");
+  app.add_option("--kernels", o.kernels, "best.json from `wb best` (default: each op's default variant)");
+  app.add_option("--precision", o.precision, "fp32, or tf32 to allow tf32 variants")->capture_default_str();
+  app.add_option("--model", o.model, "llm.c model checkpoint (version 3)");
+  app.add_option("--init", o.init, "initialise from scratch: d12, d24, d36, d48, or L,C,NH");
+  app.add_option("--train", o.train, "training tokens (llm.c token file)");
+  app.add_option("--val", o.val, "validation tokens (llm.c token file)");
+  app.add_option("-b,--batch", o.batch, "batch size B")->capture_default_str();
+  app.add_option("-t,--seq-len", o.seq_len, "sequence length T")->capture_default_str();
+  app.add_option("--steps", o.steps, "training steps")->capture_default_str();
+  app.add_option("--lr", o.lr, "peak learning rate")->capture_default_str();
+  app.add_option("--weight-decay", o.weight_decay, "AdamW weight decay")->capture_default_str();
+  app.add_option("--grad-clip", o.grad_clip, "clip the global gradient norm to this (0 = off)")->capture_default_str();
+  app.add_option("--beta1", o.beta1, "AdamW beta1")->capture_default_str();
+  app.add_option("--beta2", o.beta2, "AdamW beta2")->capture_default_str();
+  app.add_option("--eps", o.eps, "AdamW epsilon")->capture_default_str();
+  app.add_option("--warmup", o.warmup, "linear warm-up steps")->capture_default_str();
+  app.add_option("--schedule", o.schedule, "learning rate after warm-up: const or cosine")->capture_default_str();
+  app.add_option("--final-lr-frac", o.final_lr_frac, "cosine: final learning rate as a fraction of --lr")
+      ->capture_default_str();
+  app.add_option("--val-every", o.val_every, "validation loss every N steps (and at the last)")->capture_default_str();
+  app.add_option("--val-batches", o.val_batches, "batches of the validation loss")->capture_default_str();
+  app.add_option("--seed", o.seed, "seed of --init and --shuffle")->capture_default_str();
+  app.add_flag("--shuffle", o.shuffle, "read the training batches in a shuffled order (per pass)");
+  app.add_option("--save", o.save, "write the model here after training");
+  app.add_option("--log", o.log, "one JSON object per step: step, loss, val_loss, ms, tokens_per_s");
+  app.add_option("--peak-tflops", o.peak_tflops, "peak for MFU (default: measure the device's GEMM ceiling)");
+  app.add_option("--dump-workloads", o.dump_workloads,
+                 "write the shape of every op call of one step (for wb sweep --workloads)");
+  app.add_option("--debug-state", o.debug_state, "write the logits, loss and gradients of the first step");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "trainer: error: " << e.what() << "\nRun 'trainer --help' for the options.\n";
+    return kBadInput;
+  }
+  try {
+    return run(o);
+  } catch (const UsageError& e) {
+    std::cerr << "trainer: error: " << e.what() << "\n";
+    return kBadInput;
+  } catch (const DeviceUnavailable& e) {
+    std::cerr << "trainer: error: " << e.what() << "\n";
+    return kNoDevice;
+  } catch (const std::exception& e) {
+    std::cerr << "trainer: failed: " << e.what() << "\n";
+    return kFailed;
+  }
+}
+
+}  // namespace wb::trainer

@@ -1,0 +1,33 @@
+#pragma once
+// The trainer's command line and training loop (main.cpp runs it).
+#include <optional>
+#include <string>
+
+namespace wb::trainer {
+
+struct Options {
+  std::string backend;             // "" = cuda when usable, else cpu
+  std::string kernels;             // best.json
+  std::string precision = "fp32";  // fp32 | tf32
+  std::string model;               // llm.c checkpoint
+  std::string init;                // d12 | L,C,NH
+  std::string train, val;          // llm.c token files
+  int batch = 4, seq_len = 64, steps = 10;
+  float lr = 3e-4f, weight_decay = 0.0f, grad_clip = 1.0f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
+  int warmup = 0;
+  std::string schedule = "const";  // const | cosine
+  float final_lr_frac = 0.0f;
+  int val_every = 0, val_batches = 20;
+  uint64_t seed = 1337;
+  bool shuffle = false;
+  std::string save, log;
+  double peak_tflops = 0;  // 0: measure the device's GEMM ceiling
+  std::string dump_workloads, debug_state;
+  std::string tokenizer;  // llm.c gpt2_tokenizer.bin, for samples
+  int sample_every = 0, sample_len = 64;
+};
+
+int run(const Options& o);
+int main(int argc, char** argv);
+
+}  // namespace wb::trainer
