@@ -2,7 +2,10 @@
 #include "tools/tests/test_common.h"
 
 #include <stdlib.h>
+#include <sys/wait.h>
 
+#include <array>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -66,5 +69,33 @@ void write_bytes(const fs::path& path, const std::string& bytes) {
 }
 
 std::string read_bytes(const fs::path& path) { return read_file(path); }
+
+std::string q(const fs::path& path) {
+  std::string quoted = "'";
+  for (const char c : path.string()) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+run_result prepare_data(const std::string& args) {
+  const temp_dir dir;
+  const fs::path err = dir / "stderr";
+  const std::string cmd = q(PREPARE_DATA) + " " + args + " 2>" + q(err);
+  run_result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = read_bytes(err);
+  return r;
+}
 
 }  // namespace wb::tokenizer::test

@@ -1,6 +1,7 @@
 #pragma once
 // What the tokenizer tests share: where the data is (skip with a reason when it is
-// absent), the GPT-2 tokenizer loaded once per process, temporary folders.
+// absent), the GPT-2 tokenizer loaded once per process, temporary folders, and running
+// prepare_data as a user runs it.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -55,5 +56,17 @@ class temp_dir {
 
 void write_bytes(const fs::path& path, const std::string& bytes);
 std::string read_bytes(const fs::path& path);
+
+struct run_result {
+  int code = -1;
+  std::string out;  // standard output
+  std::string err;  // standard error
+};
+
+// Runs prepare_data with the arguments (shell syntax, so "< file" works).
+run_result prepare_data(const std::string& args);
+
+// Quotes a path for the shell.
+std::string q(const fs::path& path);
 
 }  // namespace wb::tokenizer::test
