@@ -106,7 +106,12 @@ int cmd_tinyshakespeare(const options& o) {
   if (o.input.empty()) {
     make_folder(out);
     input = out / "tinyshakespeare.txt";
-    download(o.url, input);
+    std::error_code ec;
+    if (fs::is_regular_file(input, ec)) {
+      std::cout << "using " << input.string() << ", downloaded before\n";
+    } else {
+      download(o.url, input);
+    }
     text = read_file(input, "text");
   } else {
     text = read_file(input, "text");
@@ -215,7 +220,8 @@ int run(int argc, char** argv) {
   auto* shakespeare = app.add_subcommand(
       "tinyshakespeare",
       "write tiny_shakespeare_val.bin, tiny_shakespeare_train.bin (llm.c token files) and gpt2_tokenizer.bin");
-  shakespeare->add_option("--input", o.input, "the text (default: download it from --url into --out)");
+  shakespeare->add_option("--input", o.input,
+                          "the text (default: OUT/tinyshakespeare.txt, downloaded from --url unless it is there)");
   shakespeare->add_option("--vocab", o.vocab, vocab_help)->required();
   shakespeare->add_option("--out", o.out, "output folder (created if missing)")->required();
   shakespeare->add_option("--url", o.url, "where to download the text when --input is not given")

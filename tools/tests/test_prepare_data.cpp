@@ -201,6 +201,9 @@ TEST(PrepareDataErrors, UnwritableOutput) {
   EXPECT_FAILS_WITH(
       prepare_data("tinyshakespeare " + input_arg() + " " + vocab_arg() + " --out " + q(dir / "file" / "sub")),
       "cannot create the output folder");
+  fs::create_directories(dir / "out" / "tiny_shakespeare_val.bin");  // a folder where the file must go
+  EXPECT_FAILS_WITH(prepare_data("tinyshakespeare " + input_arg() + " " + vocab_arg() + " --out " + q(dir / "out")),
+                    "cannot write " + (dir / "out" / "tiny_shakespeare_val.bin").string());
   EXPECT_FAILS_WITH(prepare_data("tokenizer " + vocab_arg() + " --out " + q(dir / "file")),
                     "cannot create the output folder " + (dir / "file").string());
 }
@@ -214,6 +217,17 @@ TEST(PrepareDataErrors, DownloadFails) {
                                  " --url https://127.0.0.1:9/input.txt"),
                     "Pass the text with --input FILE");
   EXPECT_FALSE(fs::exists(dir / "tinyshakespeare.txt"));
+}
+
+TEST(PrepareData, ReusesTheDownloadedText) {
+  WB_REQUIRE_DATA();
+  const temp_dir dir;
+  write_bytes(dir / "tinyshakespeare.txt", shakespeare());
+  const run_result r = prepare_data("tinyshakespeare " + vocab_arg() + " --out " + q(dir.path()) +
+                                    " --url https://127.0.0.1:9/input.txt");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("downloaded before"), std::string::npos) << r.out;
+  EXPECT_EQ(read_token_file(dir / "tiny_shakespeare_val.bin").size(), 32768u);
 }
 
 TEST(PrepareDataErrors, BadIds) {
