@@ -5,7 +5,9 @@
 // every kind of bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tools/tests/test_common.h"
