@@ -1,0 +1,82 @@
+// Whole-file reads and writes with errors that name the file, and little-endian packing.
+#include "tools/tokenizer/io.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <system_error>
+
+#include "tools/tokenizer/common.h"
+
+namespace wb::tokenizer {
+namespace {
+
+std::string reason() { return std::strerror(errno); }
+
+}  // namespace
+
+std::string read_file(const std::filesystem::path& path, std::string_view what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw error("cannot read " + std::string(what) + " " + path.string() + ": it is a directory");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw error("cannot read " + std::string(what) + " " + path.string() + ": " + reason());
+  std::string bytes;
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  in.seekg(0, std::ios::beg);
+  if (size > 0) {
+    bytes.resize(static_cast<std::size_t>(size));
+    in.read(bytes.data(), size);
+  }
+  if (!in) throw error("cannot read " + std::string(what) + " " + path.string() + ": read failed");
+  return bytes;
+}
+
+void write_file(const std::filesystem::path& path, std::string_view bytes) {
+  std::filesystem::path tmp = path;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw error("cannot write " + path.string() + ": " + reason());
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(tmp, ignored);
+      throw error("cannot write " + path.string() + ": write failed (disk full?)");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw error("cannot write " + path.string() + ": " + ec.message());
+  }
+}
+
+void append_le32(std::string& out, std::int32_t value) {
+  const auto u = static_cast<std::uint32_t>(value);
+  for (int shift = 0; shift < 32; shift += 8) out.push_back(static_cast<char>((u >> shift) & 0xff));
+}
+
+void append_le16(std::string& out, std::uint16_t value) {
+  out.push_back(static_cast<char>(value & 0xff));
+  out.push_back(static_cast<char>(value >> 8));
+}
+
+std::int32_t load_le32(const char* p) {
+  const auto* b = reinterpret_cast<const unsigned char*>(p);
+  const std::uint32_t u =
+      std::uint32_t{b[0]} | (std::uint32_t{b[1]} << 8) | (std::uint32_t{b[2]} << 16) | (std::uint32_t{b[3]} << 24);
+  return static_cast<std::int32_t>(u);
+}
+
+std::uint16_t load_le16(const char* p) {
+  const auto* b = reinterpret_cast<const unsigned char*>(p);
+  return static_cast<std::uint16_t>(b[0] | (b[1] << 8));
+}
+
+}  // namespace wb::tokenizer

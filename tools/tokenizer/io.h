@@ -1,0 +1,24 @@
+#pragma once
+// Whole-file reads and writes for the tokenizer tools, with errors (wb::tokenizer::error)
+// that name the file and the reason, and little-endian integer packing for the llm.c
+// file formats.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace wb::tokenizer {
+
+// The bytes of a file; `what` says what the file is for in the message of the error.
+std::string read_file(const std::filesystem::path& path, std::string_view what = "file");
+
+// Writes bytes to path through a temporary file beside it, renamed into place, so that
+// a failed write leaves no half-written file.
+void write_file(const std::filesystem::path& path, std::string_view bytes);
+
+void append_le32(std::string& out, std::int32_t value);
+void append_le16(std::string& out, std::uint16_t value);
+std::int32_t load_le32(const char* p);
+std::uint16_t load_le16(const char* p);
+
+}  // namespace wb::tokenizer

@@ -1,0 +1,52 @@
+// llm.c's token file: writer and reader.
+#include "tools/tokenizer/token_file.h"
+
+#include <limits>
+#include <string>
+
+#include "tools/tokenizer/io.h"
+
+namespace wb::tokenizer {
+
+void write_token_file(const std::filesystem::path& path, const std::vector<token_id>& ids) {
+  if (ids.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
+    throw error("cannot write " + path.string() + ": too many tokens for the header");
+  }
+  std::string bytes;
+  bytes.reserve(kHeaderInts * 4 + ids.size() * 2);
+  append_le32(bytes, kTokenFileMagic);
+  append_le32(bytes, kTokenFileVersion);
+  append_le32(bytes, static_cast<std::int32_t>(ids.size()));
+  bytes.resize(kHeaderInts * 4, '\0');
+  for (const token_id id : ids) {
+    if (id < 0 || id > std::numeric_limits<std::uint16_t>::max()) {
+      throw error("cannot write " + path.string() + ": token id " + std::to_string(id) + " does not fit in uint16");
+    }
+    append_le16(bytes, static_cast<std::uint16_t>(id));
+  }
+  write_file(path, bytes);
+}
+
+std::vector<token_id> read_token_file(const std::filesystem::path& path) {
+  const std::string bytes = read_file(path, "token file");
+  const std::string where = path.string();
+  if (bytes.size() < kHeaderInts * 4) throw error(where + ": too short for the 1024-byte header of a token file");
+  if (load_le32(bytes.data()) != kTokenFileMagic) {
+    throw error(where + ": not a token file (magic " + std::to_string(load_le32(bytes.data())) + ", expected " +
+                std::to_string(kTokenFileMagic) + ")");
+  }
+  if (load_le32(bytes.data() + 4) != kTokenFileVersion) {
+    throw error(where + ": token file version " + std::to_string(load_le32(bytes.data() + 4)) + ", expected " +
+                std::to_string(kTokenFileVersion));
+  }
+  const std::int32_t count = load_le32(bytes.data() + 8);
+  if (count < 0 || bytes.size() != kHeaderInts * 4 + static_cast<std::size_t>(count) * 2) {
+    throw error(where + ": the header says " + std::to_string(count) + " tokens but the file has " +
+                std::to_string(bytes.size()) + " bytes");
+  }
+  std::vector<token_id> ids(static_cast<std::size_t>(count));
+  for (std::size_t k = 0; k < ids.size(); ++k) ids[k] = load_le16(bytes.data() + kHeaderInts * 4 + 2 * k);
+  return ids;
+}
+
+}  // namespace wb::tokenizer
