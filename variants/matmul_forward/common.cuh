@@ -1,0 +1,82 @@
+#pragma once
+// Shared by the CUDA variants of matmul_forward: the grid limits of the tiled kernels
+// (x over column tiles of OC, y over row tiles of B*T), the square-block geometry of
+// the register-tiled kernels, and the bias kernel of the library variants.
+//
+// out (B*T, OC) = inp (B*T, C) @ weight^T + bias, weight (OC, C), all row-major;
+// bias may be null (the classifier has none).
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/runtime.h"
+#include "kernels/shape.h"
+
+namespace wb::variants::matmul_forward_common {
+
+constexpr int64_t kMaxGridY = 65535;
+
+inline int64_t rows_of(const Shape& s) { return s.B * s.T; }
+
+// Tiled kernels put the row tiles of B*T on gridDim.y, at most 65535 of them.
+inline std::optional<std::string> row_tile_limit(const Shape& s, int64_t rows_per_tile) {
+  const int64_t tiles = (rows_of(s) + rows_per_tile - 1) / rows_per_tile;
+  if (tiles <= kMaxGridY) return std::nullopt;
+  return "B*T = " + std::to_string(rows_of(s)) + " needs " + std::to_string(tiles) + " row tiles of " +
+         std::to_string(rows_per_tile) + ", more than gridDim.y allows (65535)";
+}
+
+// Threads along one side of a square thread block: 8 for 64, 16 for 256, 32 for 1024;
+// 0 when block_size is not a square.
+inline int threads_per_side(int block_size) {
+  int side = 1;
+  while (side * side < block_size) ++side;
+  return side * side == block_size ? side : 0;
+}
+
+// Outputs along one side of a thread's square tile when a tile x tile block tile is
+// split over a square block of block_size threads; 0 when it does not divide.
+inline int thread_tile_side(int tile, int block_size) {
+  const int side = threads_per_side(block_size);
+  return side > 0 && tile % side == 0 ? tile / side : 0;
+}
+
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+namespace {
+
+// out[r, o] += bias[o], one thread per element.
+__global__ void add_bias_scalar(float* out, const float* bias, int64_t n, int OC) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  out[i] += bias[i % OC];
+}
+
+// The same, four columns per thread with 128-bit accesses (OC % 4 == 0, both
+// pointers 16-byte aligned): n4 = rows * OC / 4, oc4 = OC / 4.
+__global__ void add_bias_vec4(float* out, const float* bias, int64_t n4, int oc4) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n4) return;
+  const float4 b = cuda::load4(bias + 4 * (i % oc4));
+  float4 v = cuda::load4(out + 4 * i);
+  v.x += b.x;
+  v.y += b.y;
+  v.z += b.z;
+  v.w += b.w;
+  cuda::store4(out + 4 * i, v);
+}
+
+// Adds the bias to every row of out (rows x OC) on the stream; block threads per block.
+inline void add_bias(float* out, const float* bias, int64_t rows, int OC, int block, cudaStream_t stream) {
+  const int64_t n = rows * OC;
+  if (OC % 4 == 0 && aligned16(out) && aligned16(bias)) {
+    add_bias_vec4<<<cuda::grid_for(n / 4, block), block, 0, stream>>>(out, bias, n / 4, OC / 4);
+  } else {
+    add_bias_scalar<<<cuda::grid_for(n, block), block, 0, stream>>>(out, bias, n, OC);
+  }
+  WB_CHECK_LAUNCH();
+}
+
+}  // namespace
+}  // namespace wb::variants::matmul_forward_common
