@@ -5,6 +5,29 @@
 # Each variant file variants/<op>/[cpu_]NN_name.(cu|cpp) defines
 # wb::variants::<op>_<backend>_<NN>(). The file is only rewritten when it changes.
 
+# A variant's hash covers its file and the kernel headers it includes (under variants/
+# and kernels/cuda/, recursively), so that editing a shared common.cuh marks every
+# variant using it as changed.
+cmake_policy(VERSION 3.25)
+function(kernel_sources file out_var)
+  set(todo "${file}")
+  set(seen "")
+  while(todo)
+    list(POP_FRONT todo f)
+    if(f IN_LIST seen OR NOT EXISTS "${ROOT}/${f}")
+      continue()
+    endif()
+    list(APPEND seen "${f}")
+    file(STRINGS "${ROOT}/${f}" lines REGEX "^#include \"(variants|kernels/cuda)/[^\"]+\"")
+    foreach(line IN LISTS lines)
+      string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" included "${line}")
+      list(APPEND todo "${included}")
+    endforeach()
+  endwhile()
+  set(${out_var} "${seen}" PARENT_SCOPE)
+endfunction()
+
+
 file(STRINGS "${LIST}" variant_files)
 file(STRINGS "${REFERENCES}" reference_files)
 
@@ -26,7 +49,17 @@ foreach(path IN LISTS variant_files)
   string(APPEND declarations "Variant ${fn}();\n")
   string(APPEND entries "      {&variants::${fn}, \"${path}\"},\n")
 endforeach()
-foreach(path IN LISTS variant_files reference_files)
+foreach(path IN LISTS variant_files)
+  kernel_sources("${path}" sources)
+  set(parts "")
+  foreach(source IN LISTS sources)
+    file(SHA256 "${ROOT}/${source}" part)
+    string(APPEND parts "${source}:${part}\n")
+  endforeach()
+  string(SHA256 sha "${parts}")
+  string(APPEND hashes "      {\"${path}\", \"${sha}\"},\n")
+endforeach()
+foreach(path IN LISTS reference_files)
   file(SHA256 "${ROOT}/${path}" sha)
   string(APPEND hashes "      {\"${path}\", \"${sha}\"},\n")
 endforeach()

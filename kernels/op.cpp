@@ -99,6 +99,11 @@ TensorSpec inout(std::string name, std::string_view extents, ToleranceFn tol, In
   return t;
 }
 
+TensorSpec optional(TensorSpec t) {
+  t.optional = true;
+  return t;
+}
+
 TensorTable::TensorTable(const OpSpec& op, const Shape& shape, std::vector<void*> data)
     : op_(&op), shape_(shape), data_(std::move(data)) {
   if (data_.size() != op.tensors.size())

@@ -55,7 +55,8 @@ struct TensorSpec {
   DType dtype = DType::f32;
   std::vector<Extent> extents;  // e.g. {"B", "T", "3C"}
   Init init = Init::uniform(-1, 1);
-  ToleranceFn tol;  // outputs and inouts
+  ToleranceFn tol;        // outputs and inouts
+  bool optional = false;  // may be null (a linear layer without bias): wb check also runs without it
 
   std::vector<int64_t> dims(const Shape& s) const;
   int64_t numel(const Shape& s) const;
@@ -69,6 +70,8 @@ TensorSpec input(std::string name, std::string_view extents, Init init = Init::u
 TensorSpec token_input(std::string name, std::string_view extents, std::string upper_dim = "V");
 TensorSpec output(std::string name, std::string_view extents, ToleranceFn tol);
 TensorSpec inout(std::string name, std::string_view extents, ToleranceFn tol, Init init = Init::uniform(-1, 1));
+// The same tensor, allowed to be null.
+TensorSpec optional(TensorSpec t);
 
 // A scalar argument the op is called with (learning rate, step, dloss...). The
 // workbench uses value(shape); the trainer passes its own.

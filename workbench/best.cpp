@@ -63,7 +63,7 @@ BestFile choose_best(const std::vector<std::pair<std::string, Report>>& reports,
   std::map<std::pair<std::string, std::string>, std::map<int, Candidate>> groups;
   for (const auto& [path, report] : reports) {
     for (const Record& r : report.records) {
-      if (r.status != Status::ok || !r.timing || !allowed_in(r.numeric, precision)) continue;
+      if (r.status != Status::ok || !r.timing || !allowed_in(r.numeric, precision) || !r.omitted.empty()) continue;
       const auto key = std::make_pair(r.op, r.shape_text());
       if (!groups.count(key)) order.push_back(key);
       auto& per_variant = groups[key];

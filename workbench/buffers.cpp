@@ -43,9 +43,10 @@ HostTensors::HostTensors(const OpSpec& op_, const Shape& shape_) : op(&op_), sha
   for (const auto& t : op_.tensors) buffers.emplace_back(t.bytes(shape_));
 }
 
-TensorTable HostTensors::table() const {
+TensorTable HostTensors::table(bool omit_optional) const {
   std::vector<void*> data;
-  for (const auto& b : buffers) data.push_back(b.data());
+  for (std::size_t i = 0; i < buffers.size(); ++i)
+    data.push_back(omit_optional && op->tensors[i].optional ? nullptr : buffers[i].data());
   return TensorTable(*op, shape, std::move(data));
 }
 
@@ -53,9 +54,10 @@ ExecutorTensors::ExecutorTensors(Executor& ex, const OpSpec& op_, const Shape& s
   for (const auto& t : op_.tensors) buffers.emplace_back(ex, t.bytes(shape_));
 }
 
-TensorTable ExecutorTensors::table() const {
+TensorTable ExecutorTensors::table(bool omit_optional) const {
   std::vector<void*> data;
-  for (const auto& b : buffers) data.push_back(b.data());
+  for (std::size_t i = 0; i < buffers.size(); ++i)
+    data.push_back(omit_optional && op->tensors[i].optional ? nullptr : buffers[i].data());
   return TensorTable(*op, shape, std::move(data));
 }
 

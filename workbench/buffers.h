@@ -49,7 +49,8 @@ class Buffer {
 // Every tensor of one op at one shape, in host memory.
 struct HostTensors {
   HostTensors(const OpSpec& op, const Shape& shape);
-  TensorTable table() const;
+  // With omit_optional, the optional tensors are passed as null.
+  TensorTable table(bool omit_optional = false) const;
 
   const OpSpec* op;
   Shape shape;
@@ -59,7 +60,7 @@ struct HostTensors {
 // The same in an executor's memory.
 struct ExecutorTensors {
   ExecutorTensors(Executor& ex, const OpSpec& op, const Shape& shape);
-  TensorTable table() const;
+  TensorTable table(bool omit_optional = false) const;
 
   const OpSpec* op;
   Shape shape;

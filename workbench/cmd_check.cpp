@@ -3,6 +3,7 @@
 // configuration validated twice (determinism), launched a few times, validated again.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "kernels/errors.h"
@@ -72,6 +73,7 @@ int check(const CheckOptions& o) {
   struct Job {
     const OpSpec* op;
     std::size_t shape;
+    bool omit_optional;  // a second pass with the optional tensors (a bias) null
     std::vector<const Variant*> variants;
     std::size_t configs = 0;
   };
@@ -85,10 +87,15 @@ int check(const CheckOptions& o) {
       } catch (const UsageError&) {
         continue;  // this check shape does not apply to the op
       }
-      Job job{op, si, variants, 0};
-      for (const Variant* v : variants) job.configs += v->all_params().size();
-      total += job.configs;
-      if (job.configs) jobs.push_back(job);
+      const bool has_optional =
+          std::any_of(op->tensors.begin(), op->tensors.end(), [](const TensorSpec& t) { return t.optional; });
+      for (bool omit : {false, true}) {
+        if (omit && !has_optional) continue;
+        Job job{op, si, omit, variants, 0};
+        for (const Variant* v : variants) job.configs += v->all_params().size();
+        total += job.configs;
+        if (job.configs) jobs.push_back(job);
+      }
     }
   }
 
@@ -102,22 +109,23 @@ int check(const CheckOptions& o) {
     Progress progress(total);
     for (const Job& job : jobs) {
       const Shape& shape = shapes[job.shape];
-      Session session(*job.op, shape, seed + job.shape, *ex);
+      Session session(*job.op, shape, seed + job.shape, *ex, job.omit_optional);
+      const std::string shape_text = shape_with_omitted(job.op->describe_shape(shape), session.problem().omitted());
       for (const Variant* v : job.variants) {
         Tally tally;
         for (const ParamValues& p : v->all_params()) {
-          progress.step(v->key() + " " + p.describe() + " " + job.op->describe_shape(shape));
+          progress.step(v->key() + " " + p.describe() + " " + shape_text);
           Record r = session.evaluate(*v, p, eval);
           tally.add(r);
           if (r.status == Status::incorrect)
-            failures.push_back(fmt::format("{} {} {} at {}: {}", job.op->name, v->label(), p.describe(),
-                                           job.op->describe_shape(shape), r.reason));
+            failures.push_back(
+                fmt::format("{} {} {} at {}: {}", job.op->name, v->label(), p.describe(), shape_text, r.reason));
           if (o.verbose)
-            std::cout << fmt::format("{} {} {} {}: {} {}\n", job.op->name, v->label(), p.describe(),
-                                     job.op->describe_shape(shape), to_string(r.status), r.reason);
+            std::cout << fmt::format("{} {} {} {}: {} {}\n", job.op->name, v->label(), p.describe(), shape_text,
+                                     to_string(r.status), r.reason);
           report.records.push_back(std::move(r));
         }
-        table.add({job.op->name, v->label(), job.op->describe_shape(shape), tally.result(),
+        table.add({job.op->name, v->label(), shape_text, tally.result(),
                    tally.ok ? fmt::format("{:.1e}", tally.worst_err) : "-", tally.determinism(), tally.note});
       }
     }

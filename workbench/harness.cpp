@@ -26,6 +26,11 @@ Status parse_status(std::string_view s) {
   throw UsageError("unknown status '" + std::string(s) + "' (legal: ok, incorrect, skipped)");
 }
 
+std::string shape_with_omitted(std::string shape, const std::vector<std::string>& omitted) {
+  for (std::size_t i = 0; i < omitted.size(); ++i) shape += (i == 0 ? " without " : ", ") + omitted[i];
+  return shape;
+}
+
 std::string Record::variant_label() const {
   return std::string(to_string(backend)) + "/" + std::to_string(variant) + " " + variant_name;
 }
@@ -47,10 +52,15 @@ Record record_for(const OpSpec& op, const Variant& v, const ParamValues& params,
   return r;
 }
 
-Session::Session(const OpSpec& op, const Shape& shape, uint64_t seed, Executor& ex)
-    : op_(op), problem_(op, shape, seed), ex_(ex), on_device_(ex, op, shape), last_(op, shape), scratch_(op, shape) {
+Session::Session(const OpSpec& op, const Shape& shape, uint64_t seed, Executor& ex, bool omit_optional)
+    : op_(op),
+      problem_(op, shape, seed, omit_optional),
+      ex_(ex),
+      on_device_(ex, op, shape),
+      last_(op, shape),
+      scratch_(op, shape) {
   for (std::size_t i = 0; i < op.tensors.size(); ++i)
-    if (op.tensors[i].role == Role::input)
+    if (op.tensors[i].role == Role::input && problem_.present(op.tensors[i]))
       ex_.to_device(on_device_.buffers[i].data(), problem_.initial.buffers[i].data(), on_device_.buffers[i].bytes());
 }
 
@@ -59,16 +69,18 @@ Session::Outcome Session::run_and_check(const Variant& v, const Launch& launch) 
   for (std::size_t i = 0; i < op_.tensors.size(); ++i) {
     const auto& spec = op_.tensors[i];
     auto& dst = on_device_.buffers[i];
+    if (!problem_.present(spec)) continue;
     if (spec.role == Role::inout) ex_.to_device(dst.data(), problem_.initial.buffers[i].data(), dst.bytes());
     if (spec.role == Role::output) ex_.poison(dst.data(), dst.bytes());
   }
-  op_.invoke(v, on_device_.table(), launch);
+  op_.invoke(v, on_device_.table(problem_.omit_optional), launch);
   ex_.synchronize();
 
   Outcome out;
   for (std::size_t i = 0; i < op_.tensors.size(); ++i) {
     const auto& spec = op_.tensors[i];
     const auto& src = on_device_.buffers[i];
+    if (!problem_.present(spec)) continue;
     if (spec.role == Role::input) {
       ex_.to_host(scratch_.buffers[i].data(), src.data(), src.bytes());
       if (std::memcmp(scratch_.buffers[i].data(), problem_.initial.buffers[i].data(), src.bytes()) != 0 &&
@@ -88,6 +100,7 @@ Session::Outcome Session::run_and_check(const Variant& v, const Launch& launch) 
 Record Session::evaluate(const Variant& v, const ParamValues& params, const EvalOptions& options) {
   Record r = record_for(op_, v, params, problem_.shape);
   r.seed = problem_.seed;
+  r.omitted = problem_.omitted();
   if (auto why = v.skip_reason(problem_.shape, params)) {
     r.status = Status::skipped;
     r.reason = *why;
@@ -115,7 +128,7 @@ Record Session::evaluate(const Variant& v, const ParamValues& params, const Eval
     Outcome second = run_and_check(v, launch);
     bool same = true;
     for (std::size_t i = 0; i < op_.tensors.size(); ++i)
-      if (op_.tensors[i].checked())
+      if (op_.tensors[i].checked() && problem_.present(op_.tensors[i]))
         same = same &&
                std::memcmp(first_outputs.buffers[i].data(), last_.buffers[i].data(), last_.buffers[i].bytes()) == 0;
     r.deterministic = same;
@@ -126,7 +139,7 @@ Record Session::evaluate(const Variant& v, const ParamValues& params, const Eval
       return r;
     }
 
-    const TensorTable table = on_device_.table();
+    const TensorTable table = on_device_.table(problem_.omit_optional);
     auto launch_once = [&] { op_.invoke(v, table, launch); };
     if (options.time) {
       r.timing = measure(ex_, launch_once, options.timing, v.key() + " " + params.describe());
@@ -143,9 +156,7 @@ Record Session::evaluate(const Variant& v, const ParamValues& params, const Eval
       return r;
     }
     r.status = Status::ok;
-  } catch (const std::logic_error&) {
-    throw;  // a bug in the workbench or the registry, not in the variant
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // whatever the variant threw: a CUDA error, a refused pointer, ...
     r.status = Status::incorrect;
     r.reason = e.what();
   }

@@ -23,8 +23,9 @@ struct EvalOptions {
 
 class Session {
  public:
-  // Generates the problem and copies its inputs to the executor.
-  Session(const OpSpec& op, const Shape& shape, uint64_t seed, Executor& ex);
+  // Generates the problem and copies its inputs to the executor. With omit_optional
+  // the op's optional tensors (a bias) are passed as null, to variant and reference.
+  Session(const OpSpec& op, const Shape& shape, uint64_t seed, Executor& ex, bool omit_optional = false);
 
   // Never throws for a variant's own failures (a wrong result, a CUDA error): they
   // come back as an incorrect record with the reason.

@@ -32,16 +32,23 @@ void fill_inputs(const HostTensors& t, uint64_t seed) {
   if (op.prepare) op.prepare(t.table());
 }
 
-Problem::Problem(const OpSpec& op_, const Shape& shape_, uint64_t seed_)
-    : op(&op_), shape(shape_), seed(seed_), initial(op_, shape_), expected(op_, shape_) {
+std::vector<std::string> Problem::omitted() const {
+  std::vector<std::string> out;
+  for (const auto& t : op->tensors)
+    if (!present(t)) out.push_back(t.name);
+  return out;
+}
+
+Problem::Problem(const OpSpec& op_, const Shape& shape_, uint64_t seed_, bool omit_optional_)
+    : op(&op_), shape(shape_), seed(seed_), omit_optional(omit_optional_), initial(op_, shape_), expected(op_, shape_) {
   op_.check_shape(shape_);
   fill_inputs(initial, seed_);
   for (std::size_t i = 0; i < op_.tensors.size(); ++i)
     std::memcpy(expected.buffers[i].data(), initial.buffers[i].data(), initial.buffers[i].bytes());
-  op_.run_reference(expected.table());
+  op_.run_reference(expected.table(omit_optional));
   for (std::size_t i = 0; i < op_.tensors.size(); ++i) {
     const TensorSpec& spec = op_.tensors[i];
-    if (!spec.checked()) continue;
+    if (!spec.checked() || !present(spec)) continue;
     const int64_t n = spec.numel(shape_);
     const TensorCheck self = compare(spec, expected.buffers[i].data(), expected.buffers[i].data(), n, Tolerance{});
     if (self.non_finite)

@@ -19,6 +19,9 @@ enum class Status { ok, incorrect, skipped };
 std::string_view to_string(Status s);
 Status parse_status(std::string_view s);  // throws UsageError
 
+// "B=8 T=1024 C=768" plus " without bias" for the optional tensors passed as null.
+std::string shape_with_omitted(std::string shape, const std::vector<std::string>& omitted);
+
 struct Record {
   std::string op;
   Backend backend = Backend::cpu;
@@ -30,6 +33,7 @@ struct Record {
   ParamValues params;
   std::vector<std::string> dims;  // the op's dims, in order
   Shape shape;
+  std::vector<std::string> omitted;  // optional tensors passed as null (wb check runs without a bias too)
   Status status = Status::skipped;
   std::string reason;  // why skipped or incorrect
   std::vector<TensorCheck> errors;
@@ -44,7 +48,7 @@ struct Record {
   PercentOfPeak percent(const Ceilings& c) const {
     return timing ? percent_of_peak(c, numeric, bytes, flops, timing->median_s) : PercentOfPeak{};
   }
-  std::string shape_text() const { return describe(shape, dims); }
+  std::string shape_text() const { return shape_with_omitted(describe(shape, dims), omitted); }
   std::string variant_label() const;  // "cuda/3 warp_per_row"
 };
 

@@ -210,6 +210,7 @@ Record record_from(const Reader& r) {
   }
   for (const auto& dim : Shape::dim_names())  // JSON objects do not keep their order
     if (shape.contains(dim)) rec.dims.push_back(dim);
+  if (r.has("omitted")) rec.omitted = r.at("omitted").get<std::vector<std::string>>();
   rec.seed = r.at("seed").get<uint64_t>();
   rec.status = translated(r, [&] { return parse_status(r.str("status")); });
   rec.reason = r.str("reason");
@@ -254,6 +255,7 @@ json to_json(const Record& r, const Ceilings& ceilings) {
             {"source_hash", r.source_hash},
             {"params", params},
             {"shape", shape},
+            {"omitted", r.omitted},
             {"seed", r.seed},
             {"status", to_string(r.status)},
             {"reason", r.reason},

@@ -32,7 +32,7 @@ const OpSpec& matmul_forward_op() {
     OpSpec o("matmul_forward", "linear layer: out (B*T, OC) = inp (B*T, C) @ weight^T (C, OC) + bias");
     o.dims = {"B", "T", "C", "OC"};
     o.tensors = {output("out", "B,T,OC", ops::summed_over("C")), input("inp", "B,T,C"), input("weight", "OC,C"),
-                 input("bias", "OC")};
+                 optional(input("bias", "OC"))};
     o.flops = [](const Shape& s) { return 2.0 * s.B * s.T * s.C * s.OC + double(s.B * s.T * s.OC); };
     o.reference_source = "reference/matmul.cpp";
     o.bind(&forward_args, &reference::matmul_forward);
@@ -47,7 +47,7 @@ const OpSpec& matmul_backward_op() {
     o.dims = {"B", "T", "C", "OC"};
     o.tensors = {inout("dinp", "B,T,C", ops::summed_over("OC")),
                  inout("dweight", "OC,C", ops::summed_over_rows()),
-                 inout("dbias", "OC", ops::summed_over_rows()),
+                 optional(inout("dbias", "OC", ops::summed_over_rows())),
                  input("dout", "B,T,OC"),
                  input("inp", "B,T,C"),
                  input("weight", "OC,C")};
