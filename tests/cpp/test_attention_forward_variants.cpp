@@ -18,12 +18,6 @@ namespace {
 
 const Variant& variant(Backend b, int id) { return Registry::global().variant("attention_forward", b, id); }
 
-std::string skip(const Variant& v, const std::string& shape, ParamValues p = {}) {
-  return v.skip_reason(parse_shape(shape), v.complete(p)).value_or("runs");
-}
-
-bool has_substring(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 TEST(AttentionForwardVariants, CpuOnlineSoftmaxIsRegistered) {
   const Variant& v = variant(Backend::cpu, 2);
   EXPECT_EQ(v.name, "online_softmax");
@@ -54,6 +48,12 @@ TEST(AttentionForwardVariants, CpuOnlineSoftmaxMatchesTheReference) {
 }
 
 #if WB_HAVE_CUDA
+
+std::string skip(const Variant& v, const std::string& shape, ParamValues p = {}) {
+  return v.skip_reason(parse_shape(shape), v.complete(p)).value_or("runs");
+}
+
+bool has_substring(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 const std::vector<int> kAllBlockSizes{32, 64, 128, 256, 512, 1024};
 
