@@ -1,0 +1,119 @@
+// The attention_backward ladder: registered ids, names, numeric classes, launch
+// parameters, requirements, workspace sizes; the CPU variant run through the harness.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "kernels/registry.h"
+#include "workbench/executor.h"
+#include "workbench/harness.h"
+
+namespace wb {
+namespace {
+
+constexpr const char* kOp = "attention_backward";
+
+TEST(AttentionBackwardVariants, CpuLadder) {
+  const Registry& reg = Registry::global();
+  const auto cpu = reg.variants(kOp, Backend::cpu);
+  ASSERT_GE(cpu.size(), 2u);
+  EXPECT_EQ(cpu[0]->name, "reference");
+  const Variant& v = reg.variant(kOp, Backend::cpu, 2);
+  EXPECT_EQ(v.name, "recompute_from_lse");
+  EXPECT_EQ(v.numeric, NumericClass::fp32);
+  EXPECT_TRUE(v.params.empty());
+  EXPECT_EQ(v.source, "variants/attention_backward/cpu_02_recompute_from_lse.cpp");
+  EXPECT_EQ(v.workspace_bytes(parse_shape("llmc-dev"), v.default_params()), 0u);
+}
+
+// Several query rows per head, hs = 8, T not a power of two: the CPU variant against
+// the reference, written everywhere, repeatable.
+TEST(AttentionBackwardVariants, CpuRecomputeFromLseMatchesTheReference) {
+  const Registry& reg = Registry::global();
+  const Variant& v = reg.variant(kOp, Backend::cpu, 2);
+  auto ex = make_executor(Backend::cpu);
+  Session session(reg.op(kOp), parse_shape("B=2,T=19,C=24,NH=3"), 99, *ex);
+  EvalOptions o;
+  o.time = false;
+  o.check_launches = 1;
+  const Record r = session.evaluate(v, v.default_params(), o);
+  EXPECT_EQ(r.status, Status::ok) << r.reason;
+  EXPECT_EQ(r.deterministic, true);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].tensor, "dqkv");
+  EXPECT_EQ(r.errors[0].count, 2 * 19 * 72);
+}
+
+#if WB_HAVE_CUDA
+
+TEST(AttentionBackwardVariants, CudaLadder) {
+  const auto cuda = Registry::global().variants(kOp, Backend::cuda);
+  ASSERT_GE(cuda.size(), 3u);
+  const std::vector<std::string> names{"naive", "cublas_batched", "flash_tiled"};
+  for (int id = 1; id <= 3; ++id) {
+    const Variant* v = cuda[id - 1];
+    EXPECT_EQ(v->id, id);
+    EXPECT_EQ(v->name, names[id - 1]);
+    EXPECT_EQ(v->numeric, NumericClass::fp32) << v->name;
+    ASSERT_FALSE(v->params.empty());
+    EXPECT_EQ(v->params[0].name, "block_size");
+    EXPECT_EQ(v->source_hash.size(), 64u);
+  }
+}
+
+TEST(AttentionBackwardVariants, NaiveRunsEveryShapeWithoutWorkspace) {
+  const Variant& v = Registry::global().variant(kOp, Backend::cuda, 1);
+  EXPECT_EQ(v.params.size(), 1u);
+  EXPECT_EQ(v.params[0].values, (std::vector<int>{32, 64, 128, 256, 512, 1024}));
+  for (const Shape& s : check_shapes()) {
+    EXPECT_EQ(v.skip_reason(s, v.default_params()), std::nullopt);
+    EXPECT_EQ(v.workspace_bytes(s, v.default_params()), 0u);
+  }
+}
+
+TEST(AttentionBackwardVariants, CublasWorkspaceHoldsFourHeadBuffersAndTwoScoreSquares) {
+  const Variant& v = Registry::global().variant(kOp, Backend::cuda, 2);
+  EXPECT_EQ(v.params.size(), 1u);
+  EXPECT_EQ(v.params[0].values, (std::vector<int>{32, 64, 128, 256, 512, 1024}));
+  const ParamValues p = v.default_params();
+  // B*T*C = 48 and B*NH*T*T = 36 floats, each buffer rounded up to 64 floats.
+  EXPECT_EQ(v.workspace_bytes(parse_shape("B=2,T=3,C=8,NH=2"), p), (4 * 64 + 2 * 64) * sizeof(float));
+  // B*T*C = 8325 -> 8384, B*NH*T*T = 12321 -> 12352.
+  EXPECT_EQ(v.workspace_bytes(parse_shape("B=3,T=37,C=75,NH=3"), p), (4 * 8384 + 2 * 12352) * sizeof(float));
+  // The sweep shape: 4 * 6291456 + 2 * 100663296 floats, 864 MiB.
+  EXPECT_EQ(v.workspace_bytes(parse_shape("llmc-dev"), p), std::size_t(905969664));
+  for (const Shape& s : check_shapes()) EXPECT_EQ(v.skip_reason(s, p), std::nullopt);
+}
+
+TEST(AttentionBackwardVariants, FlashTiledParamsRequirementsAndWorkspace) {
+  const Variant& v = Registry::global().variant(kOp, Backend::cuda, 3);
+  ASSERT_EQ(v.params.size(), 3u);
+  EXPECT_EQ(v.params[0].values, (std::vector<int>{256}));
+  EXPECT_EQ(v.params[1].name, "tile");
+  EXPECT_EQ(v.params[1].values, (std::vector<int>{32, 64}));
+  EXPECT_EQ(v.params[2].name, "dq_atomics");
+  EXPECT_EQ(v.params[2].values, (std::vector<int>{0, 1}));
+  EXPECT_EQ(v.default_params().describe(), "block_size=256,tile=64,dq_atomics=0");
+  EXPECT_EQ(v.all_params().size(), 4u);
+
+  const ParamValues p = v.default_params();
+  EXPECT_EQ(v.skip_reason(parse_shape("B=3,T=37,C=75,NH=3"), p), "requires C / NH % 4 == 0");  // hs = 25
+  EXPECT_EQ(v.skip_reason(parse_shape("C=768,NH=3"), p), "requires C / NH <= 128");            // hs = 256
+  EXPECT_EQ(v.skip_reason(parse_shape("C=768,NH=6"), p), std::nullopt);                        // hs = 128
+  EXPECT_EQ(v.skip_reason(parse_shape("llmc-dev"), p), std::nullopt);                          // hs = 64
+  int runnable = 0;
+  for (const Shape& s : check_shapes()) runnable += !v.skip_reason(s, p).has_value();
+  EXPECT_EQ(runnable, 3);  // all but C=75, NH=3
+
+  // D = dout . out per (b, h, t), whatever the tile or the dq mode.
+  for (const ParamValues& q : v.all_params()) {
+    EXPECT_EQ(v.workspace_bytes(parse_shape("B=2,T=3,C=8,NH=2"), q), 12 * sizeof(float));
+    EXPECT_EQ(v.workspace_bytes(parse_shape("llmc-dev"), q), std::size_t(8 * 12 * 1024) * sizeof(float));
+  }
+}
+
+#endif
+
+}  // namespace
+}  // namespace wb
