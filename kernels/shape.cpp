@@ -152,6 +152,7 @@ std::vector<Shape> check_shapes() {
   add("B=3,T=37,C=75,NH=3,V=101,Vp=128,OC=221,L=1");       // nothing a power of two, C % 4 != 0
   add("B=2,T=64,C=768,NH=12,V=1000,Vp=1024,OC=3072,L=1");  // GPT-2 width
   add("B=1,T=5,C=96,NH=2,V=50257,OC=384,L=1");             // GPT-2 vocabulary, Vp=50304
+  add("B=1,T=130,C=256,NH=2,V=300,OC=520,L=1");            // head size 128, T crosses 64-row tiles
   return shapes;
 }
 

@@ -147,7 +147,7 @@ TEST(AttentionForwardVariants, CudnnSdpaIsBf16WithHeadSizeRules) {
   EXPECT_EQ(v.params[0].values, kAllBlockSizes);
   // Check shapes: hs = 4 and 25 skip, hs = 64 and 48 run.
   const std::vector<Shape> shapes = check_shapes();
-  ASSERT_EQ(shapes.size(), 4u);
+  ASSERT_GE(shapes.size(), 4u);
   EXPECT_EQ(v.skip_reason(shapes[0], v.default_params()), std::optional<std::string>("requires C / NH % 8 == 0"));
   EXPECT_EQ(v.skip_reason(shapes[1], v.default_params()), std::optional<std::string>("requires C / NH % 8 == 0"));
   EXPECT_FALSE(v.skip_reason(shapes[2], v.default_params()));

@@ -19,7 +19,7 @@ def record(variant, name, block_size, median_us, numeric="fp32"):
         "op": "layernorm_forward", "backend": "cuda", "variant": variant, "variant_name": name,
         "numeric_class": numeric, "source": f"variants/layernorm_forward/0{variant}_{name}.cu", "source_hash": "",
         "params": {} if block_size is None else {"block_size": block_size},
-        "shape": {"B": 8, "T": 1024, "C": 768}, "seed": 1, "status": "ok", "reason": "", "deterministic": True,
+        "shape": {"B": 8, "T": 1024, "C": 768}, "omitted": [], "seed": 1, "status": "ok", "reason": "", "deterministic": True,
         "errors": [], "model": {"bytes": 50.4e6, "flops": 50.3e6},
         "timing": {"median_us": median_us, "min_us": median_us * 0.98, "mean_us": median_us, "stddev_us": 0.1,
                    "cv": 0.01, "repetitions": 20, "iterations": 100},
