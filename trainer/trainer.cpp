@@ -7,12 +7,15 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "kernels/errors.h"
 #include "kernels/registry.h"
+#include "tools/tokenizer/tokenizer_file.h"
 #include "trainer/data.h"
 #include "trainer/gpt2.h"
 #include "trainer/kernels.h"
@@ -26,6 +29,8 @@ namespace {
 
 constexpr int kOk = 0, kFailed = 1, kBadInput = 2, kNoDevice = 3;
 
+}  // namespace
+
 float learning_rate(const Options& o, int step) {
   if (o.warmup > 0 && step <= o.warmup) return o.lr * float(step) / float(o.warmup);
   if (o.schedule == "const") return o.lr;
@@ -33,6 +38,8 @@ float learning_rate(const Options& o, int step) {
   const double low = o.lr * o.final_lr_frac;
   return float(low + 0.5 * (o.lr - low) * (1.0 + std::cos(M_PI * std::min(1.0, progress))));
 }
+
+namespace {
 
 void write_workloads(const std::string& path, const Config& c, int B, int T, const std::vector<Workload>& w) {
   nlohmann::json calls = nlohmann::json::array();
@@ -68,6 +75,71 @@ void write_debug_state(const std::string& path, const Config& c, int B, int T, c
   out.write(reinterpret_cast<const char*>(grads.data()), std::streamsize(grads.size() * sizeof(float)));
   if (!out) throw UsageError("cannot write " + path);
 }
+
+// Samples text from the model: generation starts from the end-of-text token, every
+// next token drawn from the softmax of row 0's logits at the last position (a full
+// forward pass per token, like llm.c's trainer), decoded through llm.c's tokenizer
+// file when there is one, printed as ids otherwise.
+class Sampler {
+ public:
+  Sampler(const Options& o, const Config& c) : len_(std::min(o.sample_len, o.seq_len)), rng_(o.seed, "sampler") {
+    std::string path = o.tokenizer;
+    if (path.empty() && !o.train.empty()) {
+      const auto guess = std::filesystem::path(o.train).parent_path() / "gpt2_tokenizer.bin";
+      if (std::filesystem::exists(guess)) path = guess.string();
+    }
+    if (!path.empty()) {
+      try {
+        table_ = tokenizer::token_table::read(path);
+      } catch (const tokenizer::error& e) {
+        throw UsageError(e.what());
+      }
+      if (table_->size() != std::size_t(c.V))
+        throw UsageError(path + " holds " + std::to_string(table_->size()) + " tokens, the model's vocabulary is " +
+                         std::to_string(c.V));
+      eot_ = table_->end_of_text();
+    } else {
+      std::cout << "no tokenizer file (--tokenizer, or gpt2_tokenizer.bin beside --train): samples are printed as "
+                   "token ids\n";
+      eot_ = c.V > 50256 ? 50256 : c.V - 1;
+    }
+  }
+
+  std::string sample(Gpt2& model, int B, int T) {
+    const Config& c = model.config();
+    std::vector<int32_t> tokens(int64_t(B) * T, eot_);
+    std::vector<tokenizer::token_id> out;
+    for (int t = 1; t < len_; ++t) {
+      model.forward(tokens.data(), nullptr);
+      const float* logits = model.captured_logits().data() + int64_t(t - 1) * c.Vp;  // row 0
+      double max = logits[0];
+      for (int i = 1; i < c.V; ++i) max = std::max(max, double(logits[i]));
+      double sum = 0;
+      for (int i = 0; i < c.V; ++i) sum += std::exp(logits[i] - max);
+      double coin = rng_.uniform(0.0, sum), acc = 0;
+      int next = c.V - 1;
+      for (int i = 0; i < c.V; ++i) {
+        acc += std::exp(logits[i] - max);
+        if (coin < acc) {
+          next = i;
+          break;
+        }
+      }
+      tokens[t] = next;
+      out.push_back(next);
+    }
+    if (table_) return table_->decode(out);
+    std::string ids;
+    for (auto id : out) ids += (ids.empty() ? "" : " ") + std::to_string(id);
+    return ids;
+  }
+
+ private:
+  int len_;
+  Rng rng_;
+  std::optional<tokenizer::token_table> table_;
+  int eot_ = 0;
+};
 
 }  // namespace
 
@@ -154,6 +226,9 @@ int run(const Options& o) {
     return float(sum / double(batches));
   };
 
+  std::optional<Sampler> sampler;
+  if (o.sample_every > 0) sampler.emplace(o, config);
+
   double total_s = 0;
   int timed_steps = 0;
   float loss = 0;
@@ -194,6 +269,8 @@ int run(const Options& o) {
         loss, norm, u.lr, seconds * 1e3, tokens_per_s, mfu);
     if (val_loss) std::cout << fmt::format(" | val loss {:.6f}", *val_loss);
     std::cout << "\n";
+    if (sampler && step % o.sample_every == 0)
+      std::cout << "sample at step " << step << ":\n" << sampler->sample(model, B, T) << "\n---\n";
     if (log) {
       nlohmann::json line{{"step", step}, {"loss", loss},     {"ms", seconds * 1e3}, {"tokens_per_s", tokens_per_s},
                           {"lr", u.lr},   {"grad_norm", norm}};
@@ -250,6 +327,11 @@ int main(int argc, char** argv) {
   app.add_option("--dump-workloads", o.dump_workloads,
                  "write the shape of every op call of one step (for wb sweep --workloads)");
   app.add_option("--debug-state", o.debug_state, "write the logits, loss and gradients of the first step");
+  app.add_option("--sample-every", o.sample_every, "print a text sample every N steps (0 = never)")
+      ->capture_default_str();
+  app.add_option("--sample-len", o.sample_len, "tokens per sample (at most --seq-len)")->capture_default_str();
+  app.add_option("--tokenizer", o.tokenizer,
+                 "llm.c tokenizer file for samples (default: gpt2_tokenizer.bin beside --train)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

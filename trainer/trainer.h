@@ -30,4 +30,8 @@ struct Options {
 int run(const Options& o);
 int main(int argc, char** argv);
 
+// The learning rate of a step (from 1): linear warm-up, then constant or a cosine decay
+// to lr * final_lr_frac at the last step.
+float learning_rate(const Options& o, int step);
+
 }  // namespace wb::trainer

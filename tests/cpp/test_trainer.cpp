@@ -1,0 +1,352 @@
+// The trainer's parts: model configuration and checkpoints, token files and the data
+// loader, the kernel plan from best.json, the learning-rate schedule, and the command
+// line's exit codes on bad input. Parity with PyTorch is tests/python/test_trainer_parity.py.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "kernels/errors.h"
+#include "kernels/registry.h"
+#include "trainer/data.h"
+#include "trainer/gpt2.h"
+#include "trainer/kernels.h"
+#include "trainer/model.h"
+#include "trainer/trainer.h"
+#include "workbench/best.h"
+#include "workbench/executor.h"
+
+namespace wb::trainer {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir()
+      : path_(fs::temp_directory_path() / ("wb_trainer_" + std::to_string(::getpid()) + "_" + std::to_string(n_++))) {
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  static inline int n_ = 0;
+  fs::path path_;
+};
+
+std::string usage_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Model, Gpt2Configurations) {
+  const Config d12 = config_from_init("d12");
+  EXPECT_EQ(num_params(d12), 124475904);  // GPT-2 124M with the vocabulary padded to 50304
+  EXPECT_EQ(d12.maxT, 1024);
+  const Config small = config_from_init("2,64,4");
+  EXPECT_EQ(small.L, 2);
+  EXPECT_EQ(small.C, 64);
+  EXPECT_EQ(small.NH, 4);
+  EXPECT_NE(usage_error([] { config_from_init("d7"); }).find("neither d12"), std::string::npos);
+  EXPECT_NE(usage_error([] { config_from_init("2,66,4"); }).find("divisible by NH"), std::string::npos);
+  EXPECT_NE(usage_error([] { config_from_init("2,64,4,1"); }).find("neither d12"), std::string::npos);
+}
+
+TEST(Model, InitialisationFollowsGpt2) {
+  const Config c = config_from_init("2,64,4");
+  const ParamLayout layout(c);
+  const std::vector<float> p = init_params(c, 7);
+  auto stddev = [&](int tensor, int64_t count) {
+    double ss = 0;
+    for (int64_t i = 0; i < count; ++i) ss += double(p[layout.offset[tensor] + i]) * p[layout.offset[tensor] + i];
+    return std::sqrt(ss / double(count));
+  };
+  EXPECT_NEAR(stddev(0, int64_t(c.V) * c.C), 0.02, 0.001);               // wte, real rows
+  EXPECT_NEAR(stddev(4, layout.size[4]), 0.02, 0.001);                   // qkvw
+  EXPECT_NEAR(stddev(6, layout.size[6]), 0.02 / std::sqrt(4.0), 0.001);  // attprojw: 0.02/sqrt(2L)
+  for (int64_t i = int64_t(c.V) * c.C; i < layout.size[0]; ++i) ASSERT_EQ(p[i], 0.0f) << "padded row of wte";
+  for (int tensor : {2, 8, 14})  // layernorm weights
+    for (int64_t i = 0; i < layout.size[tensor]; ++i) ASSERT_EQ(p[layout.offset[tensor] + i], 1.0f);
+  for (int tensor : {3, 5, 7, 9, 11, 13, 15})  // biases
+    for (int64_t i = 0; i < layout.size[tensor]; ++i) ASSERT_EQ(p[layout.offset[tensor] + i], 0.0f);
+  EXPECT_EQ(init_params(c, 7), p);
+  EXPECT_NE(init_params(c, 8), p);
+}
+
+TEST(Model, CheckpointsRoundTripAndBadFilesAreRefused) {
+  TempDir dir;
+  const Config c = config_from_init("1,32,2");
+  const std::vector<float> p = init_params(c, 1);
+  write_checkpoint(dir / "m.bin", c, p.data());
+  const Checkpoint ck = read_checkpoint(dir / "m.bin");
+  EXPECT_EQ(ck.config.describe(), c.describe());
+  EXPECT_EQ(ck.params, p);
+
+  EXPECT_NE(usage_error([&] { read_checkpoint(dir / "missing.bin"); }).find("cannot read"), std::string::npos);
+  fs::resize_file(dir / "m.bin", fs::file_size(dir / "m.bin") - 4);
+  EXPECT_NE(usage_error([&] { read_checkpoint(dir / "m.bin"); }).find("truncated"), std::string::npos);
+  std::ofstream(dir / "short.bin") << "GPT2";
+  EXPECT_NE(usage_error([&] { read_checkpoint(dir / "short.bin"); }).find("no complete 1024-byte header"),
+            std::string::npos);
+  std::array<int32_t, 256> header{};
+  header[0] = 12345;
+  std::ofstream(dir / "magic.bin", std::ios::binary).write(reinterpret_cast<char*>(header.data()), 1024);
+  EXPECT_NE(usage_error([&] { read_checkpoint(dir / "magic.bin"); }).find("not an llm.c model file"),
+            std::string::npos);
+  header[0] = 20240326;
+  header[1] = 5;
+  std::ofstream(dir / "version.bin", std::ios::binary).write(reinterpret_cast<char*>(header.data()), 1024);
+  EXPECT_NE(usage_error([&] { read_checkpoint(dir / "version.bin"); }).find("version 5"), std::string::npos);
+}
+
+std::vector<uint16_t> iota_tokens(int n, int V) {
+  std::vector<uint16_t> t(n);
+  for (int i = 0; i < n; ++i) t[i] = uint16_t(i % V);
+  return t;
+}
+
+TEST(Data, TokenFilesRoundTripAndBadFilesAreRefused) {
+  TempDir dir;
+  write_tokens(dir / "t.bin", iota_tokens(100, 50));
+  EXPECT_EQ(read_tokens(dir / "t.bin").tokens, iota_tokens(100, 50));
+  fs::resize_file(dir / "t.bin", 1024 + 2 * 99);
+  EXPECT_NE(usage_error([&] { read_tokens(dir / "t.bin"); }).find("truncated token file"), std::string::npos);
+  EXPECT_NE(usage_error([&] { read_tokens(dir / "none.bin"); }).find("cannot read"), std::string::npos);
+  std::array<int32_t, 256> header{};
+  header[0] = 20240326;  // a model file's magic
+  std::ofstream(dir / "m.bin", std::ios::binary).write(reinterpret_cast<char*>(header.data()), 1024);
+  EXPECT_NE(usage_error([&] { read_tokens(dir / "m.bin"); }).find("not an llm.c token file"), std::string::npos);
+}
+
+TEST(Data, BatchesAreSequentialShiftedAndWrap) {
+  TokenFile f{"mem", iota_tokens(25, 1000)};  // (25 - 1) / (2*4) = 3 batches
+  DataLoader loader(f, 2, 4, 1000, false, 1);
+  EXPECT_EQ(loader.batches_per_pass(), 3);
+  std::vector<int32_t> x(8), y(8);
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int b = 0; b < 3; ++b) {
+      loader.next(x.data(), y.data());
+      for (int i = 0; i < 8; ++i) {
+        EXPECT_EQ(x[i], 8 * b + i);
+        EXPECT_EQ(y[i], 8 * b + i + 1);
+      }
+    }
+  }
+}
+
+TEST(Data, ShuffledPassesVisitEveryBatchOnce) {
+  TokenFile f{"mem", iota_tokens(8 * 20 + 1, 1000)};
+  DataLoader loader(f, 2, 4, 1000, true, 3);
+  std::vector<int32_t> x(8), y(8);
+  std::set<int> starts;
+  std::vector<int> order;
+  for (int b = 0; b < 20; ++b) {
+    loader.next(x.data(), y.data());
+    starts.insert(x[0]);
+    order.push_back(x[0]);
+  }
+  EXPECT_EQ(starts.size(), 20u);
+  std::vector<int> sequential(20);
+  for (int b = 0; b < 20; ++b) sequential[b] = 8 * b;
+  EXPECT_NE(order, sequential);
+}
+
+TEST(Data, TooShortOrOutOfVocabularyIsRefused) {
+  TokenFile f{"short.bin", iota_tokens(8, 1000)};
+  EXPECT_NE(usage_error([&] { DataLoader(f, 2, 4, 1000, false, 1); }).find("less than one batch"), std::string::npos);
+  TokenFile g{"big.bin", {1, 2, 3, 999, 4, 5, 6, 7, 8, 9}};
+  EXPECT_NE(usage_error([&] { DataLoader(g, 1, 4, 500, false, 1); }).find("token 999 at position 3"),
+            std::string::npos);
+}
+
+TEST(Schedule, WarmupConstAndCosine) {
+  Options o;
+  o.lr = 1.0f;
+  o.steps = 11;
+  o.warmup = 2;
+  EXPECT_FLOAT_EQ(learning_rate(o, 1), 0.5f);
+  EXPECT_FLOAT_EQ(learning_rate(o, 2), 1.0f);
+  EXPECT_FLOAT_EQ(learning_rate(o, 7), 1.0f);
+  o.schedule = "cosine";
+  o.final_lr_frac = 0.1f;
+  EXPECT_NEAR(learning_rate(o, 2), 1.0f, 1e-6);
+  EXPECT_NEAR(learning_rate(o, 11), 0.1f, 1e-6);
+  EXPECT_NEAR(learning_rate(o, 6) + learning_rate(o, 7), 1.1f, 0.05);  // symmetric around the middle
+}
+
+BestFile best_for(const Executor& ex, std::vector<BestEntry> entries) {
+  BestFile b;
+  b.backend = ex.backend();
+  b.device_name = ex.device().name;
+  b.entries = std::move(entries);
+  return b;
+}
+
+BestEntry entry(const std::string& op, const Shape& shape, int variant) {
+  BestEntry e;
+  e.op = op;
+  e.dims = Registry::global().op(op).dims;
+  e.shape = shape;
+  e.variant = variant;
+  return e;
+}
+
+TEST(Plan, DefaultsBestJsonAndFallbacks) {
+  auto ex = make_executor(Backend::cpu);
+  const Config c = config_from_init("1,32,2");
+  const auto workloads = step_workloads(c, 2, 8);
+  std::ostringstream notices;
+  const KernelPlan defaults(Registry::global(), *ex, NumericClass::fp32, nullptr, workloads, notices);
+  Shape mm;
+  mm.B = 2, mm.T = 8, mm.C = 32, mm.OC = 96;
+  EXPECT_EQ(defaults.at("matmul_forward", mm).variant->id, 3);  // the highest id of the CPU ladder
+  EXPECT_EQ(defaults.at("matmul_forward", mm).origin, "default");
+
+  // Chosen for exactly this shape, and for another shape of the op (qkv's choice serves
+  // the other matmuls); ops absent from best.json run their defaults, with a notice.
+  const BestFile b = best_for(*ex, {entry("matmul_forward", mm, 2)});
+  const KernelPlan plan(Registry::global(), *ex, NumericClass::fp32, &b, workloads, notices);
+  EXPECT_EQ(plan.at("matmul_forward", mm).variant->id, 2);
+  EXPECT_EQ(plan.at("matmul_forward", mm).origin, "best.json");
+  Shape fc = mm;
+  fc.OC = 128;
+  EXPECT_EQ(plan.at("matmul_forward", fc).variant->id, 2);
+  EXPECT_NE(plan.at("matmul_forward", fc).origin.find("chosen at"), std::string::npos);
+  EXPECT_NE(notices.str().find("layernorm_forward at B=2 T=8 C=32 is not in best.json"), std::string::npos);
+}
+
+TEST(Plan, BadKernelFilesAreUsageErrors) {
+  auto ex = make_executor(Backend::cpu);
+  const Config c = config_from_init("1,32,2");
+  const auto workloads = step_workloads(c, 2, 8);
+  std::ostringstream notices;
+  Shape s;
+  s.B = 2, s.T = 8, s.C = 32;
+  auto plan_error = [&](const BestFile& b) {
+    return usage_error([&] { KernelPlan(Registry::global(), *ex, NumericClass::fp32, &b, workloads, notices); });
+  };
+  EXPECT_NE(plan_error(best_for(*ex, {entry("layernorm_forward", s, 9)})).find("unknown variant 9"), std::string::npos);
+  BestEntry unknown = entry("layernorm_forward", s, 1);
+  unknown.op = "layernorm";
+  EXPECT_NE(plan_error(best_for(*ex, {unknown})).find("unknown op 'layernorm'"), std::string::npos);
+  BestFile other_device = best_for(*ex, {});
+  other_device.device_name = "Another GPU";
+  EXPECT_NE(plan_error(other_device).find("measured on Another GPU"), std::string::npos);
+  BestFile other_backend = best_for(*ex, {});
+  other_backend.backend = Backend::cuda;
+  EXPECT_NE(plan_error(other_backend).find("for the cuda backend"), std::string::npos);
+  BestEntry bad_params = entry("layernorm_forward", s, 1);
+  bad_params.params.set("block_size", 128);
+  EXPECT_NE(plan_error(best_for(*ex, {bad_params})).find("no launch parameter"), std::string::npos);
+}
+
+// The command line, run as a user runs it.
+struct Result {
+  int code = -1;
+  std::string output;
+};
+
+Result trainer(const std::string& args) {
+  FILE* pipe = popen((std::string(WB_TRAINER) + " " + args + " 2>&1").c_str(), "r");
+  Result r;
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class Command : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const Config c = config_from_init("1,32,2");
+    c_ = c;
+    c_.V = 64, c_.Vp = 128, c_.maxT = 16;
+    const std::vector<float> p = init_params(c_, 1);
+    write_checkpoint(dir_ / "model.bin", c_, p.data());
+    write_tokens(dir_ / "train.bin", iota_tokens(200, 64));
+    base_ = "--backend cpu --model " + (dir_ / "model.bin") + " --train " + (dir_ / "train.bin") +
+            " -b 2 -t 8 --peak-tflops 1 ";
+  }
+  std::string write_text(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return dir_ / name;
+  }
+  TempDir dir_;
+  Config c_;
+  std::string base_;
+};
+
+#define EXPECT_EXIT_WITH(result, expected_code, text)                                                       \
+  do {                                                                                                      \
+    const Result r_ = (result);                                                                             \
+    EXPECT_EQ(r_.code, expected_code) << r_.output;                                                         \
+    EXPECT_NE(r_.output.find(text), std::string::npos) << "expected '" << (text) << "' in:\n" << r_.output; \
+  } while (0)
+
+TEST_F(Command, TrainsLogsAndSaves) {
+  const Result r = trainer(base_ + "--steps 3 --log " + (dir_ / "log.jsonl") + " --save " + (dir_ / "out.bin"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("summary: 3 steps"), std::string::npos);
+  EXPECT_NE(r.output.find("matmul_forward"), std::string::npos);  // the kernel table
+  std::ifstream log(dir_ / "log.jsonl");
+  int lines = 0;
+  for (std::string line; std::getline(log, line);) {
+    ++lines;
+    EXPECT_NE(line.find("\"tokens_per_s\""), std::string::npos);
+  }
+  EXPECT_EQ(lines, 3);
+  EXPECT_EQ(read_checkpoint(dir_ / "out.bin").config.describe(), c_.describe());
+}
+
+TEST_F(Command, DumpsWorkloads) {
+  const Result r = trainer("--backend cpu --init 1,32,2 -b 2 -t 8 --dump-workloads " + (dir_ / "w.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream in(dir_ / "w.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"wb.workloads/1\""), std::string::npos);
+  EXPECT_NE(text.find("\"attention_backward\""), std::string::npos);
+}
+
+TEST_F(Command, BadInputExitsTwo) {
+  EXPECT_EXIT_WITH(trainer("--backend cpu --train x.bin"), 2, "give --model FILE or --init");
+  EXPECT_EXIT_WITH(trainer(base_ + "--init d12"), 2, "one of them");
+  EXPECT_EXIT_WITH(trainer("--backend cpu --model " + (dir_ / "none.bin") + " --train x"), 2, "cannot read the model");
+  EXPECT_EXIT_WITH(trainer("--backend cpu --model " + write_text("junk.bin", std::string(2000, 'x')) + " --train x"), 2,
+                   "not an llm.c model file");
+  const std::string model = "--backend cpu --model " + (dir_ / "model.bin") + " ";
+  EXPECT_EXIT_WITH(trainer(model + "--train " + (dir_ / "train.bin") + " -b 2 -t 32"), 2,
+                   "longer than the model's maxT 16");
+  EXPECT_EXIT_WITH(trainer(model + "-b 2 -t 8 --train " + (dir_ / "none.bin")), 2, "cannot read the token file");
+  write_tokens(dir_ / "short.bin", iota_tokens(10, 64));
+  EXPECT_EXIT_WITH(
+      trainer("--backend cpu --model " + (dir_ / "model.bin") + " -b 2 -t 8 --train " + (dir_ / "short.bin")), 2,
+      "less than one batch");
+  EXPECT_EXIT_WITH(trainer(base_ + "--kernels " + write_text("bad.json", "{ nope")), 2, "malformed JSON");
+  EXPECT_EXIT_WITH(trainer(base_ + "--kernels " + write_text("report.json", R"({"schema": "wb.report/1"})")), 2,
+                   "expected 'wb.best/1'");
+  EXPECT_EXIT_WITH(trainer(base_ + "--schedule linear"), 2, "--schedule 'linear'");
+  EXPECT_EXIT_WITH(trainer(base_ + "--precision bf16"), 2, "--precision takes fp32 or tf32");
+  EXPECT_EXIT_WITH(trainer(model + "--batch x"), 2, "Could not convert");
+}
+
+TEST_F(Command, KernelsFromAnotherDeviceExitTwo) {
+  const std::string best = write_text("best.json", R"({"schema": "wb.best/1", "created": "", "backend": "cpu",
+      "device": {"name": "Some Other CPU", "slug": "x"}, "precision": "fp32", "reports": [], "ops": {}})");
+  EXPECT_EXIT_WITH(trainer(base_ + "--kernels " + best), 2, "measured on Some Other CPU");
+}
+
+}  // namespace
+}  // namespace wb::trainer
