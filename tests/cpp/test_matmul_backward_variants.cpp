@@ -1,0 +1,192 @@
+// The variants of matmul_backward and matmul_backward_bias, on the host side: ids,
+// names, numeric classes, launch parameters, requirements and skip reasons, workspace
+// sizes. (Whether the kernels compute the right thing is Cuda.EveryVariantIsCorrect...
+// in test_cuda.cpp, on a machine with a GPU.)
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "kernels/registry.h"
+
+namespace wb {
+namespace {
+
+const Registry& reg() { return Registry::global(); }
+
+TEST(MatmulBackwardVariants, CpuLadderKeepsBlockedAndOpenblas) {
+  const auto cpu = reg().variants("matmul_backward", Backend::cpu);
+  ASSERT_GE(cpu.size(), 3u);
+  EXPECT_EQ(reg().variant("matmul_backward", Backend::cpu, 1).name, "reference");
+  EXPECT_EQ(reg().variant("matmul_backward", Backend::cpu, 2).name, "blocked");
+  EXPECT_EQ(reg().variant("matmul_backward", Backend::cpu, 3).name, "openblas");
+}
+
+#if WB_HAVE_CUDA
+
+const Shape kDev = parse_shape("llmc-dev");  // B*T = 8192, C = 768, OC = 3072
+
+ParamValues params_of(const Variant& v, std::initializer_list<std::pair<std::string, int>> set) {
+  ParamValues p = v.default_params();
+  for (const auto& [name, value] : set) p.set(name, value);
+  return p;
+}
+
+TEST(MatmulBackwardVariants, CudaLadderIdsNamesAndClasses) {
+  const auto cuda = reg().variants("matmul_backward", Backend::cuda);
+  ASSERT_EQ(cuda.size(), 5u);
+  const std::vector<std::string> names{"naive", "shared_tiles", "register_tiles", "cublas", "cublaslt_tf32"};
+  const std::vector<std::string> files{"01_naive.cu", "02_shared_tiles.cu", "03_register_tiles.cu", "04_cublas.cu",
+                                       "05_cublaslt_tf32.cu"};
+  for (int id = 1; id <= 5; ++id) {
+    const Variant* v = cuda[id - 1];
+    EXPECT_EQ(v->id, id);
+    EXPECT_EQ(v->name, names[id - 1]);
+    EXPECT_EQ(v->source, "variants/matmul_backward/" + files[id - 1]);
+    EXPECT_FALSE(v->summary.empty());
+    EXPECT_EQ(v->numeric, id == 5 ? NumericClass::tf32 : NumericClass::fp32) << v->key();
+    EXPECT_TRUE(v->requirements.empty()) << v->key() << ": every variant handles any shape's edges";
+  }
+}
+
+TEST(MatmulBackwardVariants, LaunchParameters) {
+  const Variant& naive = reg().variant("matmul_backward", Backend::cuda, 1);
+  ASSERT_EQ(naive.params.size(), 1u);
+  EXPECT_EQ(naive.params[0].name, "block_size");
+  EXPECT_EQ(naive.params[0].values, (std::vector<int>{32, 64, 128, 256, 512, 1024}));
+
+  // block size = tile^2: 8 x 8, 16 x 16, 32 x 32
+  const Variant& shared = reg().variant("matmul_backward", Backend::cuda, 2);
+  ASSERT_EQ(shared.params.size(), 1u);
+  EXPECT_EQ(shared.params[0].name, "block_size");
+  EXPECT_EQ(shared.params[0].values, (std::vector<int>{64, 256, 1024}));
+  EXPECT_EQ(shared.params[0].default_value, 256);
+
+  const Variant& tiles = reg().variant("matmul_backward", Backend::cuda, 3);
+  ASSERT_EQ(tiles.params.size(), 4u);
+  EXPECT_EQ(tiles.params[0].name, "tile");
+  EXPECT_EQ(tiles.params[0].values, (std::vector<int>{64, 128}));
+  EXPECT_EQ(tiles.params[1].name, "thread_tile");
+  EXPECT_EQ(tiles.params[1].values, (std::vector<int>{4, 8}));
+  EXPECT_EQ(tiles.params[2].name, "k_tile");
+  EXPECT_EQ(tiles.params[2].values, (std::vector<int>{8, 16}));
+  EXPECT_EQ(tiles.params[3].name, "splits");
+  EXPECT_EQ(tiles.params[3].values, (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(tiles.default_params().describe(), "tile=128,thread_tile=8,k_tile=8,splits=2");
+  EXPECT_EQ(tiles.all_params().size(), 24u);  // a sweep of modest size
+
+  EXPECT_TRUE(reg().variant("matmul_backward", Backend::cuda, 4).params.empty());
+
+  const Variant& lt = reg().variant("matmul_backward", Backend::cuda, 5);
+  ASSERT_EQ(lt.params.size(), 1u);
+  EXPECT_EQ(lt.params[0].name, "bias_epilogue");
+  EXPECT_EQ(lt.params[0].values, (std::vector<int>{0, 1}));
+  EXPECT_EQ(lt.params[0].default_value, 0);
+}
+
+TEST(MatmulBackwardVariants, EveryConfigurationRunsTheCheckAndSweepShapes) {
+  std::vector<Shape> shapes = check_shapes();
+  shapes.push_back(kDev);
+  for (const Variant* v : reg().variants("matmul_backward", Backend::cuda))
+    for (const ParamValues& p : v->all_params())
+      for (const Shape& s : shapes) {
+        const auto why = v->skip_reason(s, p);
+        EXPECT_FALSE(why.has_value()) << v->key() << " " << p.describe() << ": " << why.value_or("");
+      }
+}
+
+TEST(MatmulBackwardVariants, TiledVariantsSkipRowsBeyondTheGridLimit) {
+  const Variant& shared = reg().variant("matmul_backward", Backend::cuda, 2);
+  const Shape rows_1m = parse_shape("B=1024,T=1024,C=768");  // 2^20 rows
+  const auto small_tiles = shared.skip_reason(rows_1m, params_of(shared, {{"block_size", 64}}));
+  ASSERT_TRUE(small_tiles.has_value());
+  EXPECT_NE(small_tiles->find("65535"), std::string::npos) << *small_tiles;
+  EXPECT_TRUE(shared.skip_reason(rows_1m, params_of(shared, {{"block_size", 256}})).has_value());  // 65536 tiles
+  EXPECT_FALSE(shared.skip_reason(rows_1m, params_of(shared, {{"block_size", 1024}})).has_value());
+
+  const Variant& tiles = reg().variant("matmul_backward", Backend::cuda, 3);
+  const Shape rows_8m = parse_shape("B=8192,T=1024,C=768");  // 2^23 rows: 65536 tiles of 128
+  EXPECT_TRUE(tiles.skip_reason(rows_8m, params_of(tiles, {{"tile", 128}})).has_value());
+  EXPECT_FALSE(tiles.skip_reason(rows_1m, params_of(tiles, {{"tile", 64}})).has_value());
+}
+
+TEST(MatmulBackwardVariants, WorkspaceSizes) {
+  // The shared bias pass: ceil(B*T / 256) row slices (1..64) of OC floats, rounded up
+  // to 256 bytes. At llmc-dev: 32 slices.
+  const std::size_t bias_dev = 32u * 3072u * 4u;
+  const Shape odd = parse_shape("B=3,T=37,C=75,OC=221");     // 111 rows: one slice, 884 -> 1024 bytes
+  const Shape long_rows = parse_shape("B=64,T=1024,C=768");  // 65536 rows: capped at 64 slices
+
+  EXPECT_EQ(reg().variant("matmul_backward", Backend::cuda, 1).workspace_bytes(kDev, ParamValues{{"block_size", 256}}),
+            0u);
+  for (int id : {2, 4}) {
+    const Variant& v = reg().variant("matmul_backward", Backend::cuda, id);
+    EXPECT_EQ(v.workspace_bytes(kDev, v.default_params()), bias_dev) << v.key();
+    EXPECT_EQ(v.workspace_bytes(odd, v.default_params()), 1024u) << v.key();
+    EXPECT_EQ(v.workspace_bytes(long_rows, v.default_params()), 64u * 3072u * 4u) << v.key();
+  }
+
+  // register tiles: the bias partials, then splits * OC * C floats when splits > 1
+  const Variant& tiles = reg().variant("matmul_backward", Backend::cuda, 3);
+  EXPECT_EQ(tiles.workspace_bytes(kDev, params_of(tiles, {{"splits", 1}})), bias_dev);
+  EXPECT_EQ(tiles.workspace_bytes(kDev, params_of(tiles, {{"splits", 4}})), bias_dev + 4u * 3072u * 768u * 4u);
+  EXPECT_EQ(tiles.workspace_bytes(odd, params_of(tiles, {{"splits", 2}})), 1024u + 2u * 221u * 75u * 4u);
+
+  // cuBLASLt: 32 MiB for the library, then the bias partials
+  const Variant& lt = reg().variant("matmul_backward", Backend::cuda, 5);
+  for (int epilogue : {0, 1})
+    EXPECT_EQ(lt.workspace_bytes(kDev, params_of(lt, {{"bias_epilogue", epilogue}})), (32u << 20) + bias_dev);
+}
+
+TEST(MatmulBackwardBiasVariants, CudaLadderIdsNamesAndParams) {
+  const auto cuda = reg().variants("matmul_backward_bias", Backend::cuda);
+  ASSERT_EQ(cuda.size(), 3u);
+  const std::vector<std::string> names{"block_per_column", "warp_per_column", "column_tiles"};
+  for (int id = 1; id <= 3; ++id) {
+    const Variant* v = cuda[id - 1];
+    EXPECT_EQ(v->id, id);
+    EXPECT_EQ(v->name, names[id - 1]);
+    EXPECT_EQ(v->numeric, NumericClass::fp32);
+    EXPECT_TRUE(v->requirements.empty());
+    ASSERT_FALSE(v->params.empty());
+    EXPECT_EQ(v->params[0].name, "block_size");
+    EXPECT_EQ(v->params[0].values, (std::vector<int>{32, 64, 128, 256, 512, 1024}));
+  }
+  const Variant& tiles = *cuda[2];
+  ASSERT_EQ(tiles.params.size(), 2u);
+  EXPECT_EQ(tiles.params[1].name, "rows");
+  EXPECT_EQ(tiles.params[1].values, (std::vector<int>{64, 128, 256, 512, 1024}));
+  EXPECT_EQ(tiles.all_params().size(), 30u);
+}
+
+TEST(MatmulBackwardBiasVariants, ColumnTilesWorkspaceAndGridLimit) {
+  const Variant& tiles = reg().variant("matmul_backward_bias", Backend::cuda, 3);
+  // ceil(B*T / rows) slices of OC floats
+  EXPECT_EQ(tiles.workspace_bytes(kDev, params_of(tiles, {{"rows", 256}})), 32u * 3072u * 4u);
+  EXPECT_EQ(tiles.workspace_bytes(kDev, params_of(tiles, {{"rows", 64}})), 128u * 3072u * 4u);
+  const Shape odd = parse_shape("B=3,T=37,C=75,OC=221");
+  EXPECT_EQ(tiles.workspace_bytes(odd, params_of(tiles, {{"rows", 64}})), 2u * 221u * 4u);
+  for (const Variant* v : reg().variants("matmul_backward_bias", Backend::cuda)) {
+    if (v->id != 3) {
+      EXPECT_EQ(v->workspace_bytes(kDev, v->default_params()), 0u) << v->key();
+    }
+  }
+
+  for (const Shape& s : check_shapes())
+    for (const ParamValues& p : tiles.all_params()) EXPECT_FALSE(tiles.skip_reason(s, p).has_value()) << p.describe();
+  const Shape rows_8m = parse_shape("B=8192,T=1024,C=768");  // 2^23 rows
+  const auto why = tiles.skip_reason(rows_8m, params_of(tiles, {{"rows", 64}}));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("65535"), std::string::npos) << *why;
+  EXPECT_TRUE(tiles.skip_reason(rows_8m, params_of(tiles, {{"rows", 128}})).has_value());  // 65536 slices
+  EXPECT_FALSE(tiles.skip_reason(rows_8m, params_of(tiles, {{"rows", 256}})).has_value());
+}
+
+#else
+
+TEST(MatmulBackwardVariants, CudaLadder) { GTEST_SKIP() << "built without CUDA: no CUDA variants are compiled"; }
+
+#endif
+
+}  // namespace
+}  // namespace wb
