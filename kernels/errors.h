@@ -17,6 +17,13 @@ struct DeviceUnavailable : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A variant finds at run time that it cannot run this problem on this device (a vendor
+// library offers no algorithm or engine for it): the harness reports the configuration
+// as skipped with this reason, not as incorrect.
+struct Unsupported : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // A CUDA, cuBLAS or cuDNN call failed; the message names the call, file and line.
 struct BackendError : std::runtime_error {
   using std::runtime_error::runtime_error;

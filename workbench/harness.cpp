@@ -156,6 +156,12 @@ Record Session::evaluate(const Variant& v, const ParamValues& params, const Eval
       return r;
     }
     r.status = Status::ok;
+  } catch (const Unsupported& e) {
+    r.status = Status::skipped;
+    r.reason = e.what();
+    r.errors.clear();
+    r.deterministic.reset();
+    r.timing.reset();
   } catch (const std::exception& e) {  // whatever the variant threw: a CUDA error, a refused pointer, ...
     r.status = Status::incorrect;
     r.reason = e.what();

@@ -59,6 +59,8 @@ void fails_later(const LayernormForwardArgs& a, const Launch&) {
 
 void throws(const LayernormForwardArgs&, const Launch&) { throw BackendError("kernel launch failed: test"); }
 
+void unsupported(const LayernormForwardArgs&, const Launch&) { throw Unsupported("the library has no algorithm"); }
+
 Variant variant(void (*fn)(const LayernormForwardArgs&, const Launch&), std::string name) {
   Variant v = Variant::of(fn);
   v.op = "layernorm_forward";
@@ -140,6 +142,13 @@ TEST_F(Harness, BackendErrorsBecomeIncorrectRecords) {
   const Record r = evaluate(variant(&throws, "throws"));
   EXPECT_EQ(r.status, Status::incorrect);
   EXPECT_NE(r.reason.find("kernel launch failed"), std::string::npos);
+}
+
+TEST_F(Harness, RunTimeUnsupportedIsSkippedNotIncorrect) {
+  const Record r = evaluate(variant(&unsupported, "unsupported"));
+  EXPECT_EQ(r.status, Status::skipped);
+  EXPECT_EQ(r.reason, "the library has no algorithm");
+  EXPECT_FALSE(r.deterministic);
 }
 
 TEST_F(Harness, UnmetRequirementIsSkippedWithItsReason) {

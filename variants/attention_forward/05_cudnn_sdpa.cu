@@ -317,7 +317,7 @@ std::unique_ptr<Plan> build_plan(cudnnHandle_t handle, int64_t B, int64_t T, int
       return plan;
     }
   }
-  throw BackendError("attention_forward cuda/5: cuDNN has no engine for the SDPA graph at B=" + std::to_string(B) +
+  throw Unsupported("attention_forward cuda/5: cuDNN has no engine for the SDPA graph at B=" + std::to_string(B) +
                      " T=" + std::to_string(T) + " C=" + std::to_string(C) + " NH=" + std::to_string(NH) +
                      (tried.empty() ? std::string(" (no engine configurations)") : " (" + tried + ")"));
 }

@@ -29,6 +29,7 @@
 #include <string>
 #include <tuple>
 
+#include "kernels/errors.h"
 #include "kernels/cuda/libraries.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_backward.h"
@@ -153,7 +154,7 @@ void run_lt_gemm(cublasLtHandle_t handle, const LtGemm& g, void* workspace, std:
     WB_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, op.desc, a_layout.layout, b_layout.layout, d_layout.layout,
                                             d_layout.layout, pref.pref, 1, &result, &found));
     if (found == 0)
-      throw std::runtime_error("cuBLASLt offers no algorithm for m=" + std::to_string(g.m) +
+      throw Unsupported("cuBLASLt offers no algorithm for m=" + std::to_string(g.m) +
                                " n=" + std::to_string(g.n) + " k=" + std::to_string(g.k) + " (TF32 compute" +
                                (g.bias_sums ? ", BGRADB epilogue)" : ")"));
     algo = result.algo;

@@ -26,6 +26,7 @@
 #include <string>
 #include <tuple>
 
+#include "kernels/errors.h"
 #include "kernels/cuda/libraries.h"
 #include "kernels/ops/matmul_forward.h"
 #include "variants/matmul_forward/common.cuh"
@@ -151,7 +152,7 @@ Plan plan_for(cublasLtHandle_t lt, const MatmulForwardArgs& args, std::size_t wo
   if (!heuristic(lt, args, plan.fused_bias, workspace_bytes, &plan.algo)) {
     plan.fused_bias = false;
     if (!args.bias || !heuristic(lt, args, false, workspace_bytes, &plan.algo))
-      throw std::runtime_error("cuBLASLt offers no TF32 algorithm for rows=" + std::to_string(args.B * args.T) +
+      throw Unsupported("cuBLASLt offers no TF32 algorithm for rows=" + std::to_string(args.B * args.T) +
                                " C=" + std::to_string(args.C) + " OC=" + std::to_string(args.OC));
   }
   std::lock_guard<std::mutex> lock(mutex);
