@@ -14,12 +14,13 @@ namespace wb::trainer {
 
 struct TokenFile {
   std::string path;
-  std::vector<uint16_t> tokens;
+  std::vector<int32_t> tokens;
 };
 
-// Throws UsageError on a missing, truncated or foreign file.
+// llm.c token files through the tokenizer library (tools/tokenizer/token_file.h);
+// throws UsageError on a missing, truncated or foreign file.
 TokenFile read_tokens(const std::string& path);
-void write_tokens(const std::string& path, const std::vector<uint16_t>& tokens);
+void write_tokens(const std::string& path, const std::vector<int32_t>& tokens);
 
 class DataLoader {
  public:

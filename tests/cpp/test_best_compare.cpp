@@ -10,6 +10,7 @@
 
 #include "json_near.h"
 #include "kernels/errors.h"
+#include "test_helpers.h"
 #include "workbench/best.h"
 #include "workbench/compare.h"
 
@@ -171,21 +172,9 @@ TEST(Compare, RefusesDifferentDevices) {
 }
 
 // The commands, on fixture files.
-struct Result {
-  int code = -1;
-  std::string output;
-};
+using testing::Result;
 
-Result wb(const std::string& args) {
-  FILE* pipe = popen((std::string(WB_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  Result r;
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+Result wb(const std::string& args) { return testing::run_command(WB_BINARY, args); }
 
 class Commands : public ::testing::Test {
  protected:

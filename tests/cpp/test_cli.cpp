@@ -8,36 +8,16 @@
 #include <filesystem>
 #include <fstream>
 
+#include "test_helpers.h"
 #include "workbench/executor.h"
 #include "workbench/report.h"
 
 namespace wb {
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string output;  // stdout and stderr together
-};
+using testing::Result;
 
-Result wb(const std::string& args) {
-  const std::string cmd = std::string(WB_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  Result r;
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-#define EXPECT_EXIT_WITH(result, expected_code, text)                                                       \
-  do {                                                                                                      \
-    const Result r_ = (result);                                                                             \
-    EXPECT_EQ(r_.code, expected_code) << r_.output;                                                         \
-    EXPECT_NE(r_.output.find(text), std::string::npos) << "expected '" << (text) << "' in:\n" << r_.output; \
-  } while (0)
+Result wb(const std::string& args) { return testing::run_command(WB_BINARY, args); }
 
 constexpr const char* kSmall = "--shape B=2,T=8,C=32";
 

@@ -25,26 +25,22 @@ namespace {
 
 // The ladders: op -> the names of CUDA variants 1, 2, ... in order.
 const std::map<std::string, std::vector<std::string>>& ladders() {
-  static const std::map<std::string, std::vector<std::string>> table{
-      {"encoder_forward", {"thread_per_token", "thread_per_element", "vec4"}},
-      {"gelu_forward", {"naive", "vec4"}},
-      {"residual_forward", {"naive", "vec4"}},
-      {"fused_residual_layernorm_forward", {"two_kernels", "warp_per_row", "vec4_registers"}},
+  static const std::map<std::string, std::vector<std::string>> table {
+    {"encoder_forward", {"thread_per_token", "thread_per_element", "vec4"}}, {"gelu_forward", {"naive", "vec4"}},
+        {"residual_forward", {"naive", "vec4"}},
+        {"fused_residual_layernorm_forward", {"two_kernels", "warp_per_row", "vec4_registers"}},
 #if WB_HAVE_CUDNN
-      {"softmax_forward",
-       {"thread_per_row", "block_per_row", "online_warp_per_row", "online_vec4", "cudnn_softmax"}},
+        {"softmax_forward", {"thread_per_row", "block_per_row", "online_warp_per_row", "online_vec4", "cudnn_softmax"}},
 #else
-      {"softmax_forward", {"thread_per_row", "block_per_row", "online_warp_per_row", "online_vec4"}},
+        {"softmax_forward", {"thread_per_row", "block_per_row", "online_warp_per_row", "online_vec4"}},
 #endif
-      {"crossentropy_forward", {"thread_per_row"}},
-      {"fused_classifier", {"separate_kernels", "online_block_per_row", "online_vec4"}},
+        {"crossentropy_forward", {"thread_per_row"}},
+        {"fused_classifier", {"separate_kernels", "online_block_per_row", "online_vec4"}},
   };
   return table;
 }
 
-const Variant& cuda_variant(const std::string& op, int id) {
-  return Registry::global().variant(op, Backend::cuda, id);
-}
+const Variant& cuda_variant(const std::string& op, int id) { return Registry::global().variant(op, Backend::cuda, id); }
 
 std::string skip(const std::string& op, int id, const Shape& s) {
   const Variant& v = cuda_variant(op, id);
@@ -99,8 +95,8 @@ TEST(FwdMemoryVariants, RequirementsAreDeclared) {
 }
 
 TEST(FwdMemoryVariants, VectorisedVariantsSkipShapesTheyCannotRun) {
-  const Shape odd_c = parse_shape("B=3,T=37,C=75,V=101");     // C % 4 != 0
-  const Shape wide_c = parse_shape("B=2,T=4,C=2052,V=101");   // C % 4 == 0 but C > 2048
+  const Shape odd_c = parse_shape("B=3,T=37,C=75,V=101");      // C % 4 != 0
+  const Shape wide_c = parse_shape("B=2,T=4,C=2052,V=101");    // C % 4 == 0 but C > 2048
   const Shape odd_vp = parse_shape("B=2,T=3,C=8,V=11,Vp=13");  // Vp % 4 != 0
   EXPECT_EQ(skip("encoder_forward", 3, odd_c), "requires C % 4 == 0");
   EXPECT_EQ(skip("encoder_forward", 3, wide_c), "runs");
@@ -207,8 +203,7 @@ TEST(FwdMemoryVariants, ResidualForwardIsCorrectInPlace) {
 #else
 
 TEST(FwdMemoryVariants, BuiltWithoutCuda) {
-  for (const auto& [op, names] : ladders())
-    EXPECT_TRUE(Registry::global().variants(op, Backend::cuda).empty()) << op;
+  for (const auto& [op, names] : ladders()) EXPECT_TRUE(Registry::global().variants(op, Backend::cuda).empty()) << op;
   (void)&skip;
 }
 

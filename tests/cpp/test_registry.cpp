@@ -8,18 +8,12 @@
 #include "kernels/ops/gelu_forward.h"
 #include "kernels/ops/layernorm_forward.h"
 #include "kernels/registry.h"
+#include "test_helpers.h"
 
 namespace wb {
 namespace {
 
-std::string usage_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing::usage_error;
 
 TEST(Registry, EveryOpOfTheStepIsCatalogued) {
   const std::set<std::string> expected{"encoder_forward",

@@ -1,0 +1,50 @@
+#pragma once
+// What several suites share: running a command as a user does (exit code and output),
+// and the message of the UsageError an action throws.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <functional>
+#include <string>
+
+#include "kernels/errors.h"
+
+namespace wb::testing {
+
+struct Result {
+  int code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+inline Result run_command(const std::string& binary, const std::string& args) {
+  FILE* pipe = popen((binary + " " + args + " 2>&1").c_str(), "r");
+  Result r;
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// The message of the UsageError f throws, or "no error".
+inline std::string usage_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace wb::testing
+
+#define EXPECT_EXIT_WITH(result, expected_code, text)                                                       \
+  do {                                                                                                      \
+    const ::wb::testing::Result r_ = (result);                                                              \
+    EXPECT_EQ(r_.code, expected_code) << r_.output;                                                         \
+    EXPECT_NE(r_.output.find(text), std::string::npos) << "expected '" << (text) << "' in:\n" << r_.output; \
+  } while (0)
