@@ -24,6 +24,9 @@ inline cudaStream_t stream(const Launch& launch) {
   return launch.ctx ? static_cast<cudaStream_t>(launch.ctx->stream) : nullptr;
 }
 
+// Whether a pointer allows 128-bit (float4) accesses.
+inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
 // Blocks needed to cover n items with block_size threads (or items) each.
 inline unsigned grid_for(int64_t n, int64_t per_block) {
   return static_cast<unsigned>((n + per_block - 1) / per_block);

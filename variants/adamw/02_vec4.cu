@@ -75,8 +75,6 @@ __global__ void __launch_bounds__(kMaxThreads)
   }
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
 template <int kVecs>
 void launch_with(const AdamwArgs& a, const Launch& l) {
   const int block = l.block_size();
@@ -92,7 +90,7 @@ void launch_with(const AdamwArgs& a, const Launch& l) {
 }
 
 void launch(const AdamwArgs& a, const Launch& l) {
-  if (!aligned16(a.params) || !aligned16(a.m) || !aligned16(a.v) || !aligned16(a.grads))
+  if (!cuda::aligned16(a.params) || !cuda::aligned16(a.m) || !cuda::aligned16(a.v) || !cuda::aligned16(a.grads))
     throw std::runtime_error("adamw cuda/2 needs 16-byte aligned tensors");
   switch (l.get("vecs")) {
     case 1:

@@ -41,10 +41,8 @@ __global__ void crossentropy_backward_row_vec4(float* dlogits, const float* dlos
   if (c < V) d[c] += (p[c] - (c == target ? 1.0f : 0.0f)) * dloss;
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
 void launch(const CrossentropySoftmaxBackwardArgs& a, const Launch& l) {
-  if (!aligned16(a.dlogits) || !aligned16(a.probs))
+  if (!cuda::aligned16(a.dlogits) || !cuda::aligned16(a.probs))
     throw std::runtime_error("crossentropy_softmax_backward cuda/2 needs 16-byte aligned tensors");
   const int64_t rows = int64_t(a.B) * a.T;
   crossentropy_backward_row_vec4<<<cuda::grid_for(rows, 1), l.block_size(), 0, cuda::stream(l)>>>(

@@ -37,10 +37,8 @@ __global__ void encoder_vec4(float* out, const int32_t* inp, const float* wte, c
   cuda::store4_stream(out + size_t(i) * 4, make_float4(w.x + p.x, w.y + p.y, w.z + p.z, w.w + p.w));
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
 void launch(const EncoderForwardArgs& a, const Launch& l) {
-  if (!aligned16(a.out) || !aligned16(a.wte) || !aligned16(a.wpe))
+  if (!cuda::aligned16(a.out) || !cuda::aligned16(a.wte) || !cuda::aligned16(a.wpe))
     throw std::invalid_argument("encoder_forward cuda/3 needs 16-byte aligned out, wte and wpe");
   const int64_t vecs_per_row = a.C / 4;
   const int64_t n4 = int64_t(a.B) * a.T * vecs_per_row;

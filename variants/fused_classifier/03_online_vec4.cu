@@ -88,10 +88,8 @@ __global__ void classifier_online_vec4(float* logits, float* losses, const int32
   }
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
 void launch(const FusedClassifierArgs& a, const Launch& l) {
-  if (!aligned16(a.logits)) throw std::invalid_argument("fused_classifier cuda/3 needs 16-byte aligned logits");
+  if (!cuda::aligned16(a.logits)) throw std::invalid_argument("fused_classifier cuda/3 needs 16-byte aligned logits");
   const int rows = a.B * a.T;
   classifier_online_vec4<<<rows, l.block_size(), 0, cuda::stream(l)>>>(a.logits, a.losses, a.targets, a.dloss, a.V,
                                                                        a.Vp);

@@ -120,11 +120,9 @@ void launch_with(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
   WB_CHECK_LAUNCH();
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
 void launch(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
-  if (!aligned16(a.residual) || !aligned16(a.normed) || !aligned16(a.inp1) || !aligned16(a.inp2) ||
-      !aligned16(a.weight) || !aligned16(a.bias))
+  if (!cuda::aligned16(a.residual) || !cuda::aligned16(a.normed) || !cuda::aligned16(a.inp1) || !cuda::aligned16(a.inp2) ||
+      !cuda::aligned16(a.weight) || !cuda::aligned16(a.bias))
     throw std::invalid_argument("fused_residual_layernorm_forward cuda/3 needs 16-byte aligned row tensors");
   const int per_lane = (a.C / 4 + cuda::kWarpSize - 1) / cuda::kWarpSize;  // float4 per lane
   if (per_lane <= 1) return launch_with<1>(a, l);

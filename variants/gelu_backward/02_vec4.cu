@@ -42,10 +42,8 @@ __global__ void gelu_backward_vec4(float* dinp, const float* inp, const float* d
   }
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
 void launch(const GeluBackwardArgs& a, const Launch& l) {
-  if (!aligned16(a.dinp) || !aligned16(a.inp) || !aligned16(a.dout))
+  if (!cuda::aligned16(a.dinp) || !cuda::aligned16(a.inp) || !cuda::aligned16(a.dout))
     throw std::runtime_error("gelu_backward cuda/2 needs 16-byte aligned tensors");
   const int block = l.block_size();
   const int64_t vecs = a.N / 4;

@@ -31,10 +31,8 @@ __global__ void gelu_vec4(float* out, const float* inp, int64_t n4, int64_t n) {
   }
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
 void launch(const GeluForwardArgs& a, const Launch& l) {
-  if (!aligned16(a.out) || !aligned16(a.inp))
+  if (!cuda::aligned16(a.out) || !cuda::aligned16(a.inp))
     throw std::invalid_argument("gelu_forward cuda/2 needs 16-byte aligned out and inp");
   const int64_t n4 = a.N / 4;
   const int block = l.block_size();

@@ -53,7 +53,7 @@ __global__ void finish_norm(float* out, const float* partials, int count) {
 unsigned pass1_blocks(int64_t n, int block) { return global_norm_detail::reduction_blocks(n / 4, block); }
 
 void launch(const GlobalNormArgs& a, const Launch& l) {
-  if (reinterpret_cast<std::uintptr_t>(a.grads) % 16 != 0)
+  if (!cuda::aligned16(a.grads))
     throw std::runtime_error("global_norm cuda/2 needs 16-byte aligned grads");
   const int block = l.block_size();
   const unsigned blocks = pass1_blocks(a.N, block);

@@ -189,7 +189,7 @@ void launch_k(const MatmulForwardArgs& a, const Launch& l, int tile, int tm) {
 }
 
 void launch(const MatmulForwardArgs& a, const Launch& l) {
-  if (!mf::aligned16(a.out) || !mf::aligned16(a.inp) || !mf::aligned16(a.weight) || (a.bias && !mf::aligned16(a.bias)))
+  if (!cuda::aligned16(a.out) || !cuda::aligned16(a.inp) || !cuda::aligned16(a.weight) || (a.bias && !cuda::aligned16(a.bias)))
     throw std::runtime_error("matmul_forward cuda/4 needs 16-byte aligned out, inp, weight and bias pointers");
   const int tile = l.get("tile");
   const int tm = mf::thread_tile_side(tile, l.block_size());

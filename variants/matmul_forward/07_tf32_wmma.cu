@@ -174,7 +174,7 @@ void launch(const MatmulForwardArgs& a, const Launch& l) {
   WB_CHECK(cudaGetDevice(&device));
   WB_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   if (major < 8) throw std::runtime_error("matmul_forward cuda/7 needs TF32 tensor cores (compute capability >= 8.0)");
-  if (!mf::aligned16(a.inp) || !mf::aligned16(a.weight))
+  if (!cuda::aligned16(a.inp) || !cuda::aligned16(a.weight))
     throw std::runtime_error("matmul_forward cuda/7 needs 16-byte aligned inp and weight pointers");
   const int tile = l.get("tile");
   const int block = l.block_size();

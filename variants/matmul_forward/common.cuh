@@ -42,8 +42,6 @@ inline int thread_tile_side(int tile, int block_size) {
   return side > 0 && tile % side == 0 ? tile / side : 0;
 }
 
-inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-
 namespace {
 
 // out[r, o] += bias[o], one thread per element.
@@ -70,7 +68,7 @@ __global__ void add_bias_vec4(float* out, const float* bias, int64_t n4, int oc4
 // Adds the bias to every row of out (rows x OC) on the stream; block threads per block.
 inline void add_bias(float* out, const float* bias, int64_t rows, int OC, int block, cudaStream_t stream) {
   const int64_t n = rows * OC;
-  if (OC % 4 == 0 && aligned16(out) && aligned16(bias)) {
+  if (OC % 4 == 0 && cuda::aligned16(out) && cuda::aligned16(bias)) {
     add_bias_vec4<<<cuda::grid_for(n / 4, block), block, 0, stream>>>(out, bias, n / 4, OC / 4);
   } else {
     add_bias_scalar<<<cuda::grid_for(n, block), block, 0, stream>>>(out, bias, n, OC);

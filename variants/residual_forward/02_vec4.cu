@@ -32,10 +32,8 @@ __global__ void residual_vec4(float* out, const float* inp1, const float* inp2, 
   }
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
 void launch(const ResidualForwardArgs& a, const Launch& l) {
-  if (!aligned16(a.out) || !aligned16(a.inp1) || !aligned16(a.inp2))
+  if (!cuda::aligned16(a.out) || !cuda::aligned16(a.inp1) || !cuda::aligned16(a.inp2))
     throw std::invalid_argument("residual_forward cuda/2 needs 16-byte aligned out, inp1 and inp2");
   const int64_t n4 = a.N / 4;
   const int block = l.block_size();

@@ -79,10 +79,8 @@ __global__ void softmax_online_vec4(float* probs, const float* logits, int V, in
   }
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
 void launch(const SoftmaxForwardArgs& a, const Launch& l) {
-  if (!aligned16(a.probs) || !aligned16(a.logits))
+  if (!cuda::aligned16(a.probs) || !cuda::aligned16(a.logits))
     throw std::invalid_argument("softmax_forward cuda/4 needs 16-byte aligned probs and logits");
   const int rows = a.B * a.T;
   softmax_online_vec4<<<rows, l.block_size(), 0, cuda::stream(l)>>>(a.probs, a.logits, a.V, a.Vp);
