@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Timing regression gate for CI runners that have a GPU (or, with --backend cpu, any).
 #
-#   tools/regression_gate.sh [--backend cuda|cpu] [--shape S] [--max-slowdown P] [--record] [OP ...]
+#   tools/regression_gate.sh [--backend cuda|cpu] [--shape S] [--max-slowdown P] [--record]
+#                            [--baseline-dir DIR] [--out-dir DIR] [--no-build] [OP ...]
 #
 # Builds wb, sweeps the ops given (default: every op) at the shape (default llmc-dev),
 # and compares each report with the baseline results/<device-slug>/baseline/<op>.json
@@ -10,23 +11,28 @@
 # the noise and the allowed slowdown, or correct before and incorrect now), 2 bad input
 # (e.g. a baseline from another device). An op without a baseline is reported and
 # passed over. --record writes the sweeps as the new baselines instead of comparing.
+# --baseline-dir and --out-dir replace results/<slug>/baseline and out/gate/<slug>;
+# --no-build uses the wb already built in ${WB_BUILD_DIR:-build}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-backend="" shape="llmc-dev" max_slowdown="5%" record=0 ops=()
+backend="" shape="llmc-dev" max_slowdown="5%" record=0 build=1 baseline_dir="" out_dir="" ops=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --backend) backend="$2"; shift 2 ;;
     --shape) shape="$2"; shift 2 ;;
     --max-slowdown) max_slowdown="$2"; shift 2 ;;
     --record) record=1; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --baseline-dir) baseline_dir="$2"; shift 2 ;;
+    --out-dir) out_dir="$2"; shift 2 ;;
+    --no-build) build=0; shift ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     -*) echo "regression_gate: unknown option $1" >&2; exit 2 ;;
     *) ops+=("$1"); shift ;;
   esac
 done
 
-bash tools/build.sh >/dev/null
+[ "$build" -eq 1 ] && bash tools/build.sh >/dev/null
 wb="${WB_BUILD_DIR:-build}/wb"
 backend_args=()
 [ -n "$backend" ] && backend_args=(--backend "$backend")
@@ -35,13 +41,13 @@ if [ ${#ops[@]} -eq 0 ]; then
   mapfile -t ops < <("$wb" list | awk '/^[a-z0-9_]+  \[/ {print $1}')
 fi
 
-baseline_dir="results/$slug/baseline"
-out_dir="out/gate/$slug"
+[ -n "$baseline_dir" ] || baseline_dir="results/$slug/baseline"
+[ -n "$out_dir" ] || out_dir="out/gate/$slug"
 mkdir -p "$out_dir"
 worst=0
 for op in "${ops[@]}"; do
   report="$out_dir/$op.json"
-  "$wb" sweep "$op" "${backend_args[@]}" --shape "$shape" --out "$report" >/dev/null || true
+  "$wb" sweep "$op" "${backend_args[@]}" --shape "$shape" --out "$report" ${WB_GATE_SWEEP_ARGS:-} >/dev/null || true
   if [ "$record" -eq 1 ]; then
     mkdir -p "$baseline_dir"
     cp "$report" "$baseline_dir/$op.json"

@@ -316,6 +316,54 @@ TEST_F(Command, BadInputExitsTwo) {
   EXPECT_EXIT_WITH(trainer(model + "--batch x"), 2, "Could not convert");
 }
 
+// A tokenizer file in llm.c's format whose token i reads "<i>".
+void write_tokenizer_file(const std::string& path, int vocab) {
+  std::array<int32_t, 256> header{};
+  header[0] = 20240328;
+  header[1] = 2;
+  header[2] = vocab;
+  header[3] = vocab - 1;
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(header.data()), sizeof(header));
+  for (int i = 0; i < vocab; ++i) {
+    const std::string text = "<" + std::to_string(i) + ">";
+    out.put(char(text.size()));
+    out.write(text.data(), std::streamsize(text.size()));
+  }
+}
+
+TEST_F(Command, SamplesAsTokenIdsWithoutATokenizer) {
+  const Result r = trainer(base_ + "--steps 1 --sample-every 1 --sample-len 5");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("no tokenizer file"), std::string::npos) << r.output;
+  const auto at = r.output.find("sample at step 1:\n");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  std::istringstream ids(r.output.substr(at + 18, r.output.find("\n---", at) - at - 18));
+  int id = 0, count = 0;
+  while (ids >> id) {
+    EXPECT_GE(id, 0);
+    EXPECT_LT(id, c_.V);
+    ++count;
+  }
+  EXPECT_EQ(count, 4);  // the end-of-text token, then 4 sampled
+}
+
+TEST_F(Command, SamplesAreDecodedThroughTheTokenizerFile) {
+  write_tokenizer_file(dir_ / "gpt2_tokenizer.bin", c_.V);  // beside --train: found without --tokenizer
+  const Result r = trainer(base_ + "--steps 2 --sample-every 2 --sample-len 6");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output.find("no tokenizer file"), std::string::npos);
+  const auto at = r.output.find("sample at step 2:\n<");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("sample at step 1"), std::string::npos);
+}
+
+TEST_F(Command, TokenizerOfAnotherVocabularyExitsTwo) {
+  write_tokenizer_file(dir_ / "other.bin", 100);
+  EXPECT_EXIT_WITH(trainer(base_ + "--sample-every 1 --tokenizer " + (dir_ / "other.bin")), 2,
+                   "holds 100 tokens, the model's vocabulary is 64");
+}
+
 TEST_F(Command, KernelsFromAnotherDeviceExitTwo) {
   const std::string best = write_text("best.json", R"({"schema": "wb.best/1", "created": "", "backend": "cpu",
       "device": {"name": "Some Other CPU", "slug": "x"}, "precision": "fp32", "reports": [], "ops": {}})");
