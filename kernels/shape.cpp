@@ -127,6 +127,12 @@ Shape parse_shape(std::string_view text) {
   return s;
 }
 
+bool same_dims(const Shape& a, const Shape& b, const std::vector<std::string>& dims) {
+  for (const auto& d : dims)
+    if (a.get(d) != b.get(d)) return false;
+  return true;
+}
+
 std::string describe(const Shape& s, const std::vector<std::string>& dims) {
   std::string out;
   for (const auto& d : dims) out += (out.empty() ? "" : " ") + d + "=" + std::to_string(s.get(d));

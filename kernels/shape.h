@@ -34,6 +34,9 @@ Shape preset_shape(std::string_view name);
 // multiple of 128, OC = 4*C, N = gpt2_parameter_count(...). Throws UsageError.
 Shape parse_shape(std::string_view text);
 
+// Whether two shapes agree on the dims named (the dims an op uses).
+bool same_dims(const Shape& a, const Shape& b, const std::vector<std::string>& dims);
+
 // "B=4 T=1024 C=768" for the dims named.
 std::string describe(const Shape& s, const std::vector<std::string>& dims);
 

@@ -91,12 +91,8 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, NumericClass precision
 }
 
 const Selection& KernelPlan::at(const std::string& op, const Shape& shape) const {
-  for (const auto& s : selections_) {
-    if (s.op->name != op) continue;
-    bool same = true;
-    for (const auto& d : s.op->dims) same = same && s.shape.get(d) == shape.get(d);
-    if (same) return s;
-  }
+  for (const auto& s : selections_)
+    if (s.op->name == op && same_dims(s.shape, shape, s.op->dims)) return s;
   throw std::logic_error("the kernel plan has no entry for " + op + " at this shape");
 }
 

@@ -14,12 +14,8 @@ namespace wb {
 bool allowed_in(NumericClass variant, NumericClass precision) { return int(variant) <= int(precision); }
 
 const BestEntry* BestFile::find(const std::string& op, const Shape& shape) const {
-  for (const auto& e : entries) {
-    if (e.op != op) continue;
-    bool same = true;
-    for (const auto& d : e.dims) same = same && e.shape.get(d) == shape.get(d);
-    if (same) return &e;
-  }
+  for (const auto& e : entries)
+    if (e.op == op && same_dims(e.shape, shape, e.dims)) return &e;
   return nullptr;
 }
 
