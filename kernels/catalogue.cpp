@@ -1,6 +1,6 @@
 #include "kernels/catalogue.h"
 
-#include "reference/reference.h"  // every op header
+#include "kernels/ops/all.h"
 
 namespace wb {
 

@@ -11,6 +11,12 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A file cannot be read or written (missing folder, permissions, a full disk). The
+// CLI exits with 2, as for any bad input.
+struct FileError : UsageError {
+  using UsageError::UsageError;
+};
+
 // The requested backend cannot run here: no usable CUDA device, or a build without
 // CUDA. The CLI exits with 3.
 struct DeviceUnavailable : std::runtime_error {

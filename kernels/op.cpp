@@ -132,11 +132,6 @@ void OpSpec::invoke(const Variant& v, const TensorTable& t, const Launch& launch
   make_and_run_([&](const void* args) { v.run(args, launch); }, t);
 }
 
-void OpSpec::run_reference(const TensorTable& t) const {
-  const Launch launch;
-  make_and_run_([&](const void* args) { reference_(args, launch); }, t);
-}
-
 std::optional<std::size_t> OpSpec::tensor_index(std::string_view tensor_name) const {
   for (std::size_t i = 0; i < tensors.size(); ++i)
     if (tensors[i].name == tensor_name) return i;

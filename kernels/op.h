@@ -1,8 +1,10 @@
 #pragma once
 // The op contract. An op is a named computation of the GPT-2 training step: its
 // tensors (with their roles, extents and input generators), the scalars it is called
-// with, its byte and flop models, its tolerances per numeric class, and its CPU
-// reference. Its argument struct (kernels/ops/<op>.h) is what every variant receives.
+// with, its byte and flop models and its tolerances per numeric class. Its argument
+// struct (kernels/ops/<op>.h) is what every variant receives. Its CPU reference is
+// CPU variant 1, registered from reference/ like any other variant (kernels/ never
+// includes reference/).
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -111,7 +113,6 @@ class OpSpec {
   std::vector<std::string> dims;  // the shape dims this op reads
   std::vector<TensorSpec> tensors;
   std::vector<ScalarSpec> scalars;
-  std::string reference_source;  // file of the CPU reference, relative to the repository
 
   // Why a shape is not valid for this op at all (e.g. C % NH != 0); nullopt if valid.
   std::function<std::optional<std::string>(const Shape&)> shape_error;
@@ -123,25 +124,21 @@ class OpSpec {
   // the host (e.g. mean and rstd computed from inp).
   std::function<void(const TensorTable&)> prepare;
 
-  // Ties the op to its argument struct and CPU reference. Every variant of the op
-  // must take the same Args type; the registry checks it.
+  // Ties the op to its argument struct, built from a table of tensors. Every variant
+  // of the op must take the same Args type; the registry checks it.
   template <class Args>
-  void bind(Args (*make_args)(const TensorTable&), void (*reference_fn)(const Args&)) {
+  void bind(Args (*make_args)(const TensorTable&)) {
     args_type_ = typeid(Args);
     make_and_run_ = [make_args](const std::function<void(const void*)>& run, const TensorTable& t) {
       const Args args = make_args(t);
       run(&args);
     };
-    reference_ = [reference_fn](const void* args, const Launch&) { reference_fn(*static_cast<const Args*>(args)); };
   }
 
   // Builds the argument struct from the table and runs the variant on it.
   void invoke(const Variant& v, const TensorTable& t, const Launch& launch) const;
-  // Runs the CPU reference on a table of host tensors.
-  void run_reference(const TensorTable& t) const;
 
   std::type_index args_type() const { return args_type_; }
-  const std::function<void(const void*, const Launch&)>& reference() const { return reference_; }
 
   const TensorSpec& tensor(std::string_view name) const;  // throws std::out_of_range
   std::optional<std::size_t> tensor_index(std::string_view name) const;
@@ -156,7 +153,6 @@ class OpSpec {
  private:
   std::type_index args_type_ = typeid(void);
   std::function<void(const std::function<void(const void*)>&, const TensorTable&)> make_and_run_;
-  std::function<void(const void*, const Launch&)> reference_;
 };
 
 }  // namespace wb

@@ -37,29 +37,23 @@ VariantFile parse_variant_file(std::string_view path) {
   return VariantFile{b, std::stoi(m[3].str())};
 }
 
-Variant reference_variant(const OpSpec& op) {
-  Variant v;
-  v.op = op.name;
-  v.backend = Backend::cpu;
-  v.id = 1;
-  v.name = "reference";
-  v.summary = "the CPU reference: plain loops, the ground truth every variant is checked against";
-  v.args_type = op.args_type();
-  v.run = op.reference();
-  v.source = op.reference_source;
-  return v;
-}
-
 Registry::Registry(std::vector<const OpSpec*> ops) : ops_(std::move(ops)) {}
 
 const Registry& Registry::global() {
   static const Registry registry = [] {
     Registry r(all_ops());
-    for (const OpSpec* op : r.ops()) {
-      Variant ref = reference_variant(*op);
-      ref.source_hash = hash_of(ref.source);
-      r.add(std::move(ref));
+    for (const auto& factory : reference_factories()) {
+      for (Variant ref : factory.make()) {
+        ref.source = factory.source;
+        ref.source_hash = hash_of(ref.source);
+        if (ref.backend != Backend::cpu || ref.id != 1 || ref.name != "reference")
+          reject(ref, "a reference file registers CPU variant 1, named reference");
+        r.add(std::move(ref));
+      }
     }
+    for (const OpSpec* op : r.ops())
+      if (!r.find(op->name, Backend::cpu, 1))
+        throw std::logic_error("registry: " + op->name + " has no CPU reference (reference/*.cpp registers them)");
     for (const auto& factory : variant_factories()) {
       Variant v = factory.make();
       v.source = factory.source;
@@ -129,6 +123,17 @@ const Variant* Registry::find(std::string_view op, Backend b, int id) const {
   for (const auto& v : variants_)
     if (v.op == op && v.backend == b && v.id == id) return &v;
   return nullptr;
+}
+
+const Variant& Registry::reference(std::string_view op_name) const {
+  const OpSpec& spec = op(op_name);
+  if (const Variant* v = find(spec.name, Backend::cpu, 1)) return *v;
+  throw std::logic_error("registry: " + spec.name + " has no CPU reference");
+}
+
+void Registry::run_reference(const OpSpec& spec, const Shape& shape, std::vector<void*> tensors) const {
+  const TensorTable table(spec, shape, std::move(tensors));
+  spec.invoke(reference(spec.name), table, Launch{});
 }
 
 const Variant& Registry::variant(std::string_view op_name, Backend b, int id) const {

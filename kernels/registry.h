@@ -2,7 +2,8 @@
 // The registry: every op of the catalogue and every variant of every op, registered
 // once. `wb` and the trainer read the same one. Variants come from an explicit table
 // that the build generates from the files under variants/ (registry_table.h), so no
-// variant can be dropped by the linker; CPU variant 1 of every op is its reference.
+// variant can be dropped by the linker; CPU variant 1 of every op is its reference,
+// registered from reference/ through the same generated table.
 #include <deque>
 #include <string>
 #include <string_view>
@@ -35,13 +36,15 @@ class Registry {
   const Variant* find(std::string_view op, Backend b, int id) const;
   const Variant& variant(std::string_view op, Backend b, int id) const;  // throws UsageError naming the ids
 
+  // CPU variant 1 of an op: its reference, the ground truth.
+  const Variant& reference(std::string_view op) const;
+  // Runs op's reference on host tensors (pointers in the order of op.tensors).
+  void run_reference(const OpSpec& op, const Shape& shape, std::vector<void*> tensors) const;
+
  private:
   std::vector<const OpSpec*> ops_;
   std::deque<Variant> variants_;
 };
-
-// CPU variant 1 of an op: its reference, the ground truth.
-Variant reference_variant(const OpSpec& op);
 
 // Which file of the repository a variant lives in, as "variants/<op>/NN_name.cu":
 // the registry derives the expected backend and id from it.

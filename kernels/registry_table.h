@@ -1,7 +1,8 @@
 #pragma once
 // The generated table of variants (build/.../registry_table.cpp, written by
-// cmake/GenerateRegistry.cmake from the files under variants/). Each variant file
-// defines `wb::Variant wb::variants::<op>_<backend>_<id>()`.
+// cmake/GenerateRegistry.cmake from the files under variants/ and reference/). Each
+// variant file defines `wb::Variant wb::variants::<op>_<backend>_<id>()`; each
+// reference file `std::vector<wb::Variant> wb::references::<stem>()`.
 #include <vector>
 
 #include "kernels/variant.h"
@@ -13,13 +14,21 @@ struct VariantFactory {
   const char* source;  // relative to the repository
 };
 
+// One reference file and the CPU references (variant 1 of their ops) it holds.
+struct ReferenceFactory {
+  std::vector<Variant> (*make)();
+  const char* source;  // relative to the repository
+};
+
 struct SourceHash {
   const char* path;
   const char* sha256;
 };
 
 const std::vector<VariantFactory>& variant_factories();
-// Hashes of every variant and reference file, taken when the table was generated.
+const std::vector<ReferenceFactory>& reference_factories();
+// Hashes of every variant and reference file (with the project headers they include),
+// taken when the table was generated.
 const std::vector<SourceHash>& source_hashes();
 
 }  // namespace wb

@@ -91,6 +91,20 @@ struct Variant {
     return v;
   }
 
+  // The CPU reference of `op` as its CPU variant 1 (reference/ registers one per op).
+  template <class Args>
+  static Variant reference(std::string op, void (*fn)(const Args&)) {
+    Variant v;
+    v.op = std::move(op);
+    v.backend = Backend::cpu;
+    v.id = 1;
+    v.name = "reference";
+    v.summary = "the CPU reference: plain loops, the ground truth every variant is checked against";
+    v.args_type = typeid(Args);
+    v.run = [fn](const void* args, const Launch&) { fn(*static_cast<const Args*>(args)); };
+    return v;
+  }
+
   ParamValues default_params() const;
   // Every combination of legal values (a single empty set when there are none).
   std::vector<ParamValues> all_params() const;

@@ -97,3 +97,12 @@ void attention_backward(const AttentionBackwardArgs& a) {
 }
 
 }  // namespace wb::reference
+
+namespace wb::references {
+
+std::vector<Variant> attention() {
+  return {Variant::reference("attention_forward", &reference::attention_forward),
+          Variant::reference("attention_backward", &reference::attention_backward)};
+}
+
+}  // namespace wb::references

@@ -69,3 +69,14 @@ void fused_classifier(const FusedClassifierArgs& a) {
 }
 
 }  // namespace wb::reference
+
+namespace wb::references {
+
+std::vector<Variant> classifier() {
+  return {Variant::reference("softmax_forward", &reference::softmax_forward),
+          Variant::reference("crossentropy_forward", &reference::crossentropy_forward),
+          Variant::reference("crossentropy_softmax_backward", &reference::crossentropy_softmax_backward),
+          Variant::reference("fused_classifier", &reference::fused_classifier)};
+}
+
+}  // namespace wb::references

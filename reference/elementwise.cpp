@@ -36,3 +36,13 @@ void residual_forward(const ResidualForwardArgs& a) {
 }
 
 }  // namespace wb::reference
+
+namespace wb::references {
+
+std::vector<Variant> elementwise() {
+  return {Variant::reference("gelu_forward", &reference::gelu_forward),
+          Variant::reference("gelu_backward", &reference::gelu_backward),
+          Variant::reference("residual_forward", &reference::residual_forward)};
+}
+
+}  // namespace wb::references

@@ -30,3 +30,12 @@ void encoder_backward(const EncoderBackwardArgs& a) {
 }
 
 }  // namespace wb::reference
+
+namespace wb::references {
+
+std::vector<Variant> encoder() {
+  return {Variant::reference("encoder_forward", &reference::encoder_forward),
+          Variant::reference("encoder_backward", &reference::encoder_backward)};
+}
+
+}  // namespace wb::references

@@ -79,3 +79,13 @@ void layernorm_backward(const LayernormBackwardArgs& a) {
 }
 
 }  // namespace wb::reference
+
+namespace wb::references {
+
+std::vector<Variant> layernorm() {
+  return {Variant::reference("layernorm_forward", &reference::layernorm_forward),
+          Variant::reference("layernorm_backward", &reference::layernorm_backward),
+          Variant::reference("fused_residual_layernorm_forward", &reference::fused_residual_layernorm_forward)};
+}
+
+}  // namespace wb::references

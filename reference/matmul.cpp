@@ -55,3 +55,13 @@ void matmul_backward_bias(const MatmulBackwardBiasArgs& a) {
 }
 
 }  // namespace wb::reference
+
+namespace wb::references {
+
+std::vector<Variant> matmul() {
+  return {Variant::reference("matmul_forward", &reference::matmul_forward),
+          Variant::reference("matmul_backward", &reference::matmul_backward),
+          Variant::reference("matmul_backward_bias", &reference::matmul_backward_bias)};
+}
+
+}  // namespace wb::references

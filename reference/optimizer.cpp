@@ -31,3 +31,11 @@ void global_norm(const GlobalNormArgs& a) {
 }
 
 }  // namespace wb::reference
+
+namespace wb::references {
+
+std::vector<Variant> optimizer() {
+  return {Variant::reference("adamw", &reference::adamw), Variant::reference("global_norm", &reference::global_norm)};
+}
+
+}  // namespace wb::references

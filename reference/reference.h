@@ -1,26 +1,13 @@
 #pragma once
 // The CPU reference of every op: plain loops, accumulating in double, the ground
 // truth every variant is validated against (and which is itself checked against
-// PyTorch, tests/python/test_reference.py). Registered as CPU variant 1 of each op.
-#include "kernels/ops/adamw.h"
-#include "kernels/ops/attention_backward.h"
-#include "kernels/ops/attention_forward.h"
-#include "kernels/ops/crossentropy_forward.h"
-#include "kernels/ops/crossentropy_softmax_backward.h"
-#include "kernels/ops/encoder_backward.h"
-#include "kernels/ops/encoder_forward.h"
-#include "kernels/ops/fused_classifier.h"
-#include "kernels/ops/fused_residual_layernorm_forward.h"
-#include "kernels/ops/gelu_backward.h"
-#include "kernels/ops/gelu_forward.h"
-#include "kernels/ops/global_norm.h"
-#include "kernels/ops/layernorm_backward.h"
-#include "kernels/ops/layernorm_forward.h"
-#include "kernels/ops/matmul_backward.h"
-#include "kernels/ops/matmul_backward_bias.h"
-#include "kernels/ops/matmul_forward.h"
-#include "kernels/ops/residual_forward.h"
-#include "kernels/ops/softmax_forward.h"
+// PyTorch, tests/python/test_reference.py). Each file registers its references as CPU
+// variant 1 of their ops through one function, wb::references::<file stem>(), that
+// the generated registry table lists (cmake/GenerateRegistry.cmake).
+#include <vector>
+
+#include "kernels/ops/all.h"
+#include "kernels/variant.h"
 
 namespace wb::reference {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "workbench/rng.h"
+#include "workbench/runtime/rng.h"
 
 namespace wb::trainer {
 

@@ -4,7 +4,7 @@
 #include <numeric>
 
 #include "kernels/errors.h"
-#include "reference/reference.h"  // every op's argument struct
+#include "kernels/ops/all.h"  // every op's argument struct
 
 namespace wb::trainer {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "trainer/kernels.h"
 #include "trainer/model.h"
-#include "workbench/buffers.h"
-#include "workbench/executor.h"
+#include "workbench/runtime/buffers.h"
+#include "workbench/runtime/executor.h"
 
 namespace wb::trainer {
 

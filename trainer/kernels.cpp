@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "kernels/errors.h"
-#include "workbench/best.h"
-#include "workbench/table.h"
+#include "workbench/runtime/best.h"
+#include "workbench/runtime/table.h"
 
 namespace wb::trainer {
 namespace {

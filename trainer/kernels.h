@@ -12,9 +12,9 @@
 
 #include "kernels/registry.h"
 #include "trainer/nvtx.h"
-#include "workbench/best.h"
-#include "workbench/buffers.h"
-#include "workbench/executor.h"
+#include "workbench/runtime/best.h"
+#include "workbench/runtime/buffers.h"
+#include "workbench/runtime/executor.h"
 
 namespace wb::trainer {
 

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "kernels/errors.h"
-#include "workbench/rng.h"
+#include "workbench/runtime/rng.h"
 
 namespace wb::trainer {
 namespace {

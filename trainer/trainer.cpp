@@ -21,8 +21,8 @@
 #include "trainer/kernels.h"
 #include "trainer/model.h"
 #include "trainer/nvtx.h"
-#include "workbench/best.h"
-#include "workbench/executor.h"
+#include "workbench/runtime/best.h"
+#include "workbench/runtime/executor.h"
 
 namespace wb::trainer {
 namespace {

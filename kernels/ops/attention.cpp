@@ -4,7 +4,7 @@
 #include "kernels/ops/attention_backward.h"
 #include "kernels/ops/attention_forward.h"
 #include "kernels/ops/common.h"
-#include "reference/reference.h"
+#include "kernels/registry.h"
 
 namespace wb {
 namespace {
@@ -40,8 +40,7 @@ const OpSpec& attention_forward_op() {
                  output("lse", "B,NH,T", ops::elementwise(2e-5, 1e-5)), input("qkv", "B,T,3C")};
     o.shape_error = heads_divide_channels;
     o.flops = [](const Shape& s) { return 4.0 * causal_pairs_times_channels(s); };  // q.k and p*v
-    o.reference_source = "reference/attention.cpp";
-    o.bind(&forward_args, &reference::attention_forward);
+    o.bind(&forward_args);
     return o;
   }();
   return op;
@@ -58,12 +57,9 @@ const OpSpec& attention_backward_op() {
     o.flops = [](const Shape& s) { return 10.0 * causal_pairs_times_channels(s); };
     // out and lse are those of the forward pass on qkv.
     o.prepare = [](const TensorTable& t) {
-      const Shape& s = t.shape();
-      reference::attention_forward({t.f32("out"), t.f32("lse"), t.f32("qkv"), ops::as_int(s.B), ops::as_int(s.T),
-                                    ops::as_int(s.C), ops::as_int(s.NH)});
+      Registry::global().run_reference(attention_forward_op(), t.shape(), {t.f32("out"), t.f32("lse"), t.f32("qkv")});
     };
-    o.reference_source = "reference/attention.cpp";
-    o.bind(&backward_args, &reference::attention_backward);
+    o.bind(&backward_args);
     return o;
   }();
   return op;

@@ -7,7 +7,6 @@
 #include "kernels/ops/crossentropy_softmax_backward.h"
 #include "kernels/ops/fused_classifier.h"
 #include "kernels/ops/softmax_forward.h"
-#include "reference/reference.h"
 
 namespace wb {
 namespace {
@@ -48,7 +47,6 @@ void make_probabilities(const TensorTable& t) {
 }
 
 const std::vector<std::string> kDims{"B", "T", "V", "Vp"};
-constexpr const char* kSource = "reference/classifier.cpp";
 
 }  // namespace
 
@@ -59,8 +57,7 @@ const OpSpec& softmax_forward_op() {
     o.tensors = {output("probs", "B,T,Vp", ops::elementwise(1e-8, 1e-4)),
                  input("logits", "B,T,Vp", Init::uniform(-4, 4))};
     o.flops = [](const Shape& s) { return 5.0 * s.B * s.T * s.V; };
-    o.reference_source = kSource;
-    o.bind(&softmax_args, &reference::softmax_forward);
+    o.bind(&softmax_args);
     return o;
   }();
   return op;
@@ -75,8 +72,7 @@ const OpSpec& crossentropy_forward_op() {
     o.prepare = make_probabilities;
     o.flops = [](const Shape& s) { return double(s.B * s.T); };
     o.min_bytes = [](const Shape& s) { return 12.0 * s.B * s.T; };  // one probability per row is read
-    o.reference_source = kSource;
-    o.bind(&crossentropy_args, &reference::crossentropy_forward);
+    o.bind(&crossentropy_args);
     return o;
   }();
   return op;
@@ -91,8 +87,7 @@ const OpSpec& crossentropy_softmax_backward_op() {
     o.prepare = make_probabilities;
     o.flops = [](const Shape& s) { return 2.0 * s.B * s.T * s.V; };
     o.min_bytes = [](const Shape& s) { return 12.0 * s.B * s.T * s.V + 8.0 * s.B * s.T; };
-    o.reference_source = kSource;
-    o.bind(&crossentropy_backward_args, &reference::crossentropy_softmax_backward);
+    o.bind(&crossentropy_backward_args);
     return o;
   }();
   return op;
@@ -113,8 +108,7 @@ const OpSpec& fused_classifier_op() {
     o.scalars = {
         {"dloss", [](const Shape& s) { return 1.0 / double(s.B * s.T); }, "gradient of the mean loss, 1/(B*T)"}};
     o.flops = [](const Shape& s) { return 7.0 * s.B * s.T * s.V; };
-    o.reference_source = kSource;
-    o.bind(&classifier_args, &reference::fused_classifier);
+    o.bind(&classifier_args);
     return o;
   }();
   return op;

@@ -4,7 +4,6 @@
 #include "kernels/ops/gelu_backward.h"
 #include "kernels/ops/gelu_forward.h"
 #include "kernels/ops/residual_forward.h"
-#include "reference/reference.h"
 
 namespace wb {
 namespace {
@@ -29,8 +28,7 @@ const OpSpec& gelu_forward_op() {
     o.dims = {"B", "T", "C"};
     o.tensors = {output("out", "B,T,C", ops::elementwise()), input("inp", "B,T,C", Init::uniform(-4, 4))};
     o.flops = [](const Shape& s) { return 10.0 * count(s); };
-    o.reference_source = "reference/elementwise.cpp";
-    o.bind(&gelu_forward_args, &reference::gelu_forward);
+    o.bind(&gelu_forward_args);
     return o;
   }();
   return op;
@@ -43,8 +41,7 @@ const OpSpec& gelu_backward_op() {
     o.tensors = {output("dinp", "B,T,C", ops::elementwise()), input("inp", "B,T,C", Init::uniform(-4, 4)),
                  input("dout", "B,T,C")};
     o.flops = [](const Shape& s) { return 18.0 * count(s); };
-    o.reference_source = "reference/elementwise.cpp";
-    o.bind(&gelu_backward_args, &reference::gelu_backward);
+    o.bind(&gelu_backward_args);
     return o;
   }();
   return op;
@@ -56,8 +53,7 @@ const OpSpec& residual_forward_op() {
     o.dims = {"B", "T", "C"};
     o.tensors = {output("out", "B,T,C", ops::elementwise()), input("inp1", "B,T,C"), input("inp2", "B,T,C")};
     o.flops = [](const Shape& s) { return double(count(s)); };
-    o.reference_source = "reference/elementwise.cpp";
-    o.bind(&residual_args, &reference::residual_forward);
+    o.bind(&residual_args);
     return o;
   }();
   return op;

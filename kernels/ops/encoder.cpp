@@ -2,7 +2,6 @@
 #include "kernels/ops/common.h"
 #include "kernels/ops/encoder_backward.h"
 #include "kernels/ops/encoder_forward.h"
-#include "reference/reference.h"
 
 namespace wb {
 namespace {
@@ -29,8 +28,7 @@ const OpSpec& encoder_forward_op() {
     o.flops = [](const Shape& s) { return double(s.B * s.T * s.C); };
     // Only the gathered rows of wte are read, not all V of them.
     o.min_bytes = [](const Shape& s) { return 4.0 * (s.B * s.T + 2 * s.B * s.T * s.C + s.T * s.C); };
-    o.reference_source = "reference/encoder.cpp";
-    o.bind(&forward_args, &reference::encoder_forward);
+    o.bind(&forward_args);
     return o;
   }();
   return op;
@@ -47,8 +45,7 @@ const OpSpec& encoder_backward_op() {
     o.min_bytes = [](const Shape& s) {
       return 4.0 * (s.B * s.T + s.B * s.T * s.C + 2 * s.B * s.T * s.C + 2 * s.T * s.C);
     };
-    o.reference_source = "reference/encoder.cpp";
-    o.bind(&backward_args, &reference::encoder_backward);
+    o.bind(&backward_args);
     return o;
   }();
   return op;

@@ -3,7 +3,7 @@
 #include "kernels/ops/fused_residual_layernorm_forward.h"
 #include "kernels/ops/layernorm_backward.h"
 #include "kernels/ops/layernorm_forward.h"
-#include "reference/reference.h"
+#include "kernels/registry.h"
 
 namespace wb {
 namespace {
@@ -45,8 +45,7 @@ const OpSpec& layernorm_forward_op() {
     o.tensors.push_back(input("weight", "C"));
     o.tensors.push_back(input("bias", "C"));
     o.flops = layernorm_flops;
-    o.reference_source = "reference/layernorm.cpp";
-    o.bind(&forward_args, &reference::layernorm_forward);
+    o.bind(&forward_args);
     return o;
   }();
   return op;
@@ -69,11 +68,11 @@ const OpSpec& layernorm_backward_op() {
     o.prepare = [](const TensorTable& t) {
       const Shape& s = t.shape();
       std::vector<float> scratch(s.B * s.T * s.C), weight(s.C, 1.0f), bias(s.C, 0.0f);
-      reference::layernorm_forward({scratch.data(), t.f32("mean"), t.f32("rstd"), t.f32("inp"), weight.data(),
-                                    bias.data(), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)});
+      Registry::global().run_reference(
+          layernorm_forward_op(), s,
+          {scratch.data(), t.f32("mean"), t.f32("rstd"), t.f32("inp"), weight.data(), bias.data()});
     };
-    o.reference_source = "reference/layernorm.cpp";
-    o.bind(&backward_args, &reference::layernorm_backward);
+    o.bind(&backward_args);
     return o;
   }();
   return op;
@@ -91,8 +90,7 @@ const OpSpec& fused_residual_layernorm_forward_op() {
     o.tensors.push_back(input("weight", "C"));
     o.tensors.push_back(input("bias", "C"));
     o.flops = [](const Shape& s) { return layernorm_flops(s) + double(s.B * s.T * s.C); };
-    o.reference_source = "reference/layernorm.cpp";
-    o.bind(&fused_args, &reference::fused_residual_layernorm_forward);
+    o.bind(&fused_args);
     return o;
   }();
   return op;

@@ -3,7 +3,6 @@
 #include "kernels/ops/matmul_backward.h"
 #include "kernels/ops/matmul_backward_bias.h"
 #include "kernels/ops/matmul_forward.h"
-#include "reference/reference.h"
 
 namespace wb {
 namespace {
@@ -34,8 +33,7 @@ const OpSpec& matmul_forward_op() {
     o.tensors = {output("out", "B,T,OC", ops::summed_over("C")), input("inp", "B,T,C"), input("weight", "OC,C"),
                  optional(input("bias", "OC"))};
     o.flops = [](const Shape& s) { return 2.0 * s.B * s.T * s.C * s.OC + double(s.B * s.T * s.OC); };
-    o.reference_source = "reference/matmul.cpp";
-    o.bind(&forward_args, &reference::matmul_forward);
+    o.bind(&forward_args);
     return o;
   }();
   return op;
@@ -52,8 +50,7 @@ const OpSpec& matmul_backward_op() {
                  input("inp", "B,T,C"),
                  input("weight", "OC,C")};
     o.flops = [](const Shape& s) { return 4.0 * s.B * s.T * s.C * s.OC + double(s.B * s.T * s.OC); };
-    o.reference_source = "reference/matmul.cpp";
-    o.bind(&backward_args, &reference::matmul_backward);
+    o.bind(&backward_args);
     return o;
   }();
   return op;
@@ -65,8 +62,7 @@ const OpSpec& matmul_backward_bias_op() {
     o.dims = {"B", "T", "OC"};
     o.tensors = {inout("dbias", "OC", ops::summed_over_rows()), input("dout", "B,T,OC")};
     o.flops = [](const Shape& s) { return double(s.B * s.T * s.OC); };
-    o.reference_source = "reference/matmul.cpp";
-    o.bind(&bias_args, &reference::matmul_backward_bias);
+    o.bind(&bias_args);
     return o;
   }();
   return op;

@@ -3,7 +3,6 @@
 #include "kernels/ops/adamw.h"
 #include "kernels/ops/common.h"
 #include "kernels/ops/global_norm.h"
-#include "reference/reference.h"
 
 namespace wb {
 namespace {
@@ -46,8 +45,7 @@ const OpSpec& adamw_op() {
                  constant("grad_scale", 0.5, "gradient multiplier from clipping"),
                  constant("t", 3, "step number, from 1")};
     o.flops = [](const Shape& s) { return 16.0 * s.N; };
-    o.reference_source = "reference/optimizer.cpp";
-    o.bind(&adamw_args, &reference::adamw);
+    o.bind(&adamw_args);
     return o;
   }();
   return op;
@@ -59,8 +57,7 @@ const OpSpec& global_norm_op() {
     o.dims = {"N"};
     o.tensors = {output("out", "1", ops::elementwise(0, 1e-4)), input("grads", "N")};
     o.flops = [](const Shape& s) { return 2.0 * s.N; };
-    o.reference_source = "reference/optimizer.cpp";
-    o.bind(&global_norm_args, &reference::global_norm);
+    o.bind(&global_norm_args);
     return o;
   }();
   return op;

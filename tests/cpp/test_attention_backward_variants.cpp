@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "kernels/registry.h"
-#include "workbench/executor.h"
-#include "workbench/harness.h"
+#include "workbench/runtime/executor.h"
+#include "workbench/runtime/harness.h"
 
 namespace wb {
 namespace {
@@ -35,7 +35,6 @@ TEST(AttentionBackwardVariants, CpuRecomputeFromLseMatchesTheReference) {
   auto ex = make_executor(Backend::cpu);
   Session session(reg.op(kOp), parse_shape("B=2,T=19,C=24,NH=3"), 99, *ex);
   EvalOptions o;
-  o.time = false;
   o.check_launches = 1;
   const Record r = session.evaluate(v, v.default_params(), o);
   EXPECT_EQ(r.status, Status::ok) << r.reason;

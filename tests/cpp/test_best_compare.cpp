@@ -11,8 +11,8 @@
 #include "json_near.h"
 #include "kernels/errors.h"
 #include "test_helpers.h"
-#include "workbench/best.h"
-#include "workbench/compare.h"
+#include "workbench/cli/comparison.h"
+#include "workbench/runtime/best.h"
 
 namespace wb {
 namespace {

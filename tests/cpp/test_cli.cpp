@@ -9,8 +9,8 @@
 #include <fstream>
 
 #include "test_helpers.h"
-#include "workbench/executor.h"
-#include "workbench/report.h"
+#include "workbench/runtime/executor.h"
+#include "workbench/runtime/report.h"
 
 namespace wb {
 namespace {

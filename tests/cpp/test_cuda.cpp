@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "kernels/registry.h"
-#include "workbench/executor.h"
-#include "workbench/harness.h"
+#include "workbench/runtime/executor.h"
+#include "workbench/runtime/harness.h"
 
 namespace wb {
 namespace {
@@ -21,7 +21,6 @@ TEST(Cuda, EveryVariantIsCorrectOnTheCheckShapes) {
   const Registry& reg = Registry::global();
   auto ex = make_executor(Backend::cuda);
   EvalOptions o;
-  o.time = false;
   uint64_t seed = 100;
   for (const OpSpec* op : reg.ops()) {
     const auto variants = reg.variants(op->name, Backend::cuda);

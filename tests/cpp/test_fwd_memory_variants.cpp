@@ -18,7 +18,7 @@
 #include "kernels/ops/residual_forward.h"
 #include "kernels/ops/softmax_forward.h"
 #include "kernels/registry.h"
-#include "workbench/executor.h"
+#include "workbench/runtime/executor.h"
 
 namespace wb {
 namespace {

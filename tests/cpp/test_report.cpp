@@ -7,9 +7,10 @@
 #include "json_near.h"
 #include "kernels/errors.h"
 #include "kernels/registry.h"
-#include "workbench/harness.h"
-#include "workbench/report.h"
-#include "workbench/verification.h"
+#include "workbench/cli/commands.h"
+#include "workbench/cli/verification.h"
+#include "workbench/runtime/harness.h"
+#include "workbench/runtime/report.h"
 
 namespace wb {
 namespace {
@@ -30,11 +31,13 @@ Report sample_report() {
   const Registry& reg = Registry::global();
   const OpSpec& op = reg.op("matmul_forward");
   Session session(op, parse_shape("B=2,T=4,C=8,OC=12"), 42, *ex);
+  TimingOptions timing;
+  timing.repetitions = 2;
+  timing.min_time_s = 0.001;
+  timing.warmup_s = 0;
   EvalOptions o;
-  o.timing.repetitions = 2;
-  o.timing.min_time_s = 0.001;
-  o.timing.warmup_s = 0;
-  Report r{make_context(*ex, o.timing, "wb test"), {}};
+  o.timer = cli::timer_for(*ex, timing);
+  Report r{make_context(*ex, timing, "wb test"), {}};
   for (const Variant* v : reg.variants(op.name, Backend::cpu)) r.records.push_back(session.evaluate(*v, {}, o));
   Record skipped = record_for(op, reg.variant(op.name, Backend::cpu, 1), {}, session.problem().shape);
   skipped.reason = "requires something";

@@ -1,7 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "workbench/executor.h"
-#include "workbench/timing.h"
+#include "workbench/cli/benchmark_timing.h"
+#include "workbench/runtime/executor.h"
+#include "workbench/runtime/timing.h"
 
 namespace wb {
 namespace {

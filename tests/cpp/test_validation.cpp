@@ -8,8 +8,9 @@
 #include "kernels/errors.h"
 #include "kernels/registry.h"
 #include "reference/reference.h"
-#include "workbench/harness.h"
-#include "workbench/validate.h"
+#include "workbench/cli/commands.h"
+#include "workbench/runtime/harness.h"
+#include "workbench/runtime/validate.h"
 
 namespace wb {
 namespace {
@@ -80,7 +81,6 @@ class Harness : public ::testing::Test {
 
   Record evaluate(const Variant& v) {
     EvalOptions o;
-    o.time = false;
     return session_.evaluate(v, v.default_params(), o);
   }
 
@@ -160,10 +160,12 @@ TEST_F(Harness, UnmetRequirementIsSkippedWithItsReason) {
 }
 
 TEST_F(Harness, TimedEvaluationRecordsStatistics) {
+  TimingOptions timing;
+  timing.repetitions = 3;
+  timing.min_time_s = 0.001;
+  timing.warmup_s = 0;
   EvalOptions o;
-  o.timing.repetitions = 3;
-  o.timing.min_time_s = 0.001;
-  o.timing.warmup_s = 0;
+  o.timer = cli::timer_for(*ex_, timing);
   const Variant v = variant(&correct, "correct");
   const Record r = session_.evaluate(v, v.default_params(), o);
   ASSERT_EQ(r.status, Status::ok) << r.reason;

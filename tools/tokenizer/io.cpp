@@ -6,6 +6,7 @@
 #include <fstream>
 #include <system_error>
 
+#include "kernels/files.h"
 #include "tools/tokenizer/common.h"
 
 namespace wb::tokenizer {
@@ -35,25 +36,10 @@ std::string read_file(const std::filesystem::path& path, std::string_view what) 
 }
 
 void write_file(const std::filesystem::path& path, std::string_view bytes) {
-  std::filesystem::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw error("cannot write " + path.string() + ": " + reason());
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      throw error("cannot write " + path.string() + ": write failed (disk full?)");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw error("cannot write " + path.string() + ": " + ec.message());
+  try {
+    write_file_atomically(path, bytes);
+  } catch (const FileError& e) {
+    throw error(e.what());
   }
 }
 

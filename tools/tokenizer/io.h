@@ -12,8 +12,8 @@ namespace wb::tokenizer {
 // The bytes of a file; `what` says what the file is for in the message of the error.
 std::string read_file(const std::filesystem::path& path, std::string_view what = "file");
 
-// Writes bytes to path through a temporary file beside it, renamed into place, so that
-// a failed write leaves no half-written file.
+// Writes bytes to path through kernels/files.h (a temporary file beside it, flushed and
+// renamed into place), so that a failed write leaves no half-written file.
 void write_file(const std::filesystem::path& path, std::string_view bytes);
 
 void append_le32(std::string& out, std::int32_t value);

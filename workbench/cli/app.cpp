@@ -1,0 +1,144 @@
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "kernels/errors.h"
+#include "workbench/cli/commands.h"
+#include "workbench/runtime/context.h"
+
+namespace wb::cli {
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "wb: a workbench for the kernels of one GPT-2 training step. Every op has numbered variants;\n"
+      "wb checks them against the CPU reference, times them and writes JSON reports."};
+  app.require_subcommand(1);
+  app.footer(
+      "Exit codes: 0 ok, 1 a check failed, 2 bad usage or input, 3 no usable device.\n"
+      "Examples:\n"
+      "  wb list layernorm_forward\n"
+      "  wb run layernorm_forward --variant 4 --shape llmc-dev\n"
+      "  wb check --all --backend cpu\n"
+      "  wb sweep layernorm_forward --shape llmc-dev --out 'results/{device}/layernorm_forward.json'\n"
+      "  wb best results/<device>/*.json --out results/best.json\n"
+      "  wb compare results/<device>/baseline/layernorm_forward.json new.json --max-slowdown 5%");
+  const std::string command = command_line(argc, argv);
+  const std::string shape_help = "a preset (gpt2-124m, llmc-dev), dims (B=8,T=1024,C=768), or both (llmc-dev,T=256)";
+
+  ListOptions list_o;
+  list_o.results_dir = default_results_dir();
+  auto* list_cmd = app.add_subcommand("list",
+                                      "ops and their variants: backend, id, name, numeric class, "
+                                      "block sizes, requirements, verification");
+  list_cmd->add_option("op", list_o.op, "only this op");
+  list_cmd->add_option("--results", list_o.results_dir, "folder of committed reports, for the verification status")
+      ->capture_default_str();
+
+  RunOptions run_o;
+  run_o.command = command;
+  auto* run_cmd = app.add_subcommand("run", "validate one variant, then time it");
+  run_cmd->add_option("op", run_o.op, "the op, e.g. layernorm_forward")->required();
+  run_cmd->add_option("--variant,-v", run_o.variant, "variant id")->required();
+  run_cmd->add_option("--backend", run_o.backend, "cpu or cuda (default: cuda when a device is usable)");
+  run_cmd->add_option("--block-size", run_o.block_size, "block size (default: the variant's)");
+  run_cmd->add_option("--param", run_o.params, "other launch parameter, NAME=VALUE (repeatable)");
+  run_cmd->add_option("--shape", run_o.shape, shape_help)->capture_default_str();
+  run_cmd->add_option("--seed", run_o.seed, "seed of the random inputs (default: fresh)");
+  run_cmd->add_option("--json", run_o.json, "also write the result as a wb.report/1 report");
+  run_cmd->add_option("--repetitions", run_o.repetitions, "timed repetitions (default: cuda 20, cpu 5)");
+  run_cmd->add_option("--min-time", run_o.min_time_s, "seconds per repetition (default: cuda 0.01, cpu 0.05)");
+
+  CheckOptions check_o;
+  check_o.command = command;
+  auto* check_cmd = app.add_subcommand(
+      "check", "correctness only: every variant, every legal launch configuration, several shapes, fresh seeds");
+  check_cmd->add_option("op", check_o.op, "the op to check");
+  check_cmd->add_flag("--all", check_o.all, "check every op");
+  check_cmd->add_option("--backend", check_o.backend, "cpu or cuda (default: cuda when a device is usable)");
+  check_cmd->add_option("--variants", check_o.variants, "ids to check, e.g. 1,3 (default: all)");
+  check_cmd->add_option("--seed", check_o.seed, "base seed (default: fresh)");
+  check_cmd->add_flag("--verbose", check_o.verbose, "a line per launch configuration");
+  check_cmd->add_option("--json", check_o.json, "also write the results as a wb.report/1 report");
+
+  SweepOptions sweep_o;
+  sweep_o.command = command;
+  auto* sweep_cmd = app.add_subcommand(
+      "sweep", "validate and time every (variant, block size) of an op at one shape; write a report");
+  sweep_cmd->add_option("op", sweep_o.op, "the op to sweep");
+  sweep_cmd->add_flag("--all", sweep_o.all, "sweep every op");
+  sweep_cmd->add_option("--backend", sweep_o.backend, "cpu or cuda (default: cuda when a device is usable)");
+  sweep_cmd->add_option("--variants", sweep_o.variants, "ids, e.g. 1,3, or all")->capture_default_str();
+  sweep_cmd->add_option("--block-sizes", sweep_o.block_sizes, "e.g. 128,256, or all")->capture_default_str();
+  sweep_cmd->add_option("--shape", sweep_o.shape, shape_help)->capture_default_str();
+  sweep_cmd->add_option("--workloads", sweep_o.workloads,
+                        "sweep every (op, shape) of a trainer --dump-workloads file instead");
+  sweep_cmd->add_option("--seed", sweep_o.seed, "seed of the random inputs (default: fresh)");
+  sweep_cmd->add_option("--out", sweep_o.out, "where to write the wb.report/1 report ({device}: the device's slug)")
+      ->required();
+  sweep_cmd->add_option("--repetitions", sweep_o.repetitions, "timed repetitions (default: cuda 20, cpu 5)");
+  sweep_cmd->add_option("--min-time", sweep_o.min_time_s, "seconds per repetition (default: cuda 0.01, cpu 0.05)");
+
+  BestOptions best_o;
+  auto* best_cmd = app.add_subcommand(
+      "best", "the best variant per op and shape from one device's reports, into best.json for the trainer");
+  best_cmd->add_option("reports", best_o.reports, "wb.report/1 files, all from one device and backend")->required();
+  best_cmd->add_option("--out", best_o.out, "where to write best.json")->required();
+  best_cmd->add_option("--precision", best_o.precision, "fp32 (fp32 variants only), tf32 (fp32 and tf32) or bf16 (all)")
+      ->capture_default_str();
+
+  CompareOptions compare_o;
+  auto* compare_cmd =
+      app.add_subcommand("compare", "compare two reports record by record; exit 1 on a regression (for CI)");
+  compare_cmd->add_option("base", compare_o.base, "the baseline report")->required();
+  compare_cmd->add_option("new", compare_o.now, "the new report")->required();
+  compare_cmd->add_option("--max-slowdown", compare_o.max_slowdown, "slowdown beyond the noise that fails, e.g. 5%")
+      ->capture_default_str();
+  compare_cmd->add_option("--format", compare_o.format, "text or markdown")->capture_default_str();
+
+  DeviceOptions device_o;
+  auto* device_cmd = app.add_subcommand(
+      "device", "the device's properties and its measured ceilings: copy bandwidth and GEMM throughput");
+  device_cmd->add_option("--backend", device_o.backend, "cpu or cuda (default: cuda when a device is usable)");
+  device_cmd->add_flag("--slug", device_o.slug_only, "print only the device's slug (the results/ folder name)");
+
+  DumpOptions dump_o;
+  auto* dump_cmd = app.add_subcommand(
+      "dump", "write one op's random inputs and reference outputs as raw files and a manifest (for external checks)");
+  dump_cmd->add_option("op", dump_o.op, "the op")->required();
+  dump_cmd->add_option("--shape", dump_o.shape, shape_help)->capture_default_str();
+  dump_cmd->add_option("--seed", dump_o.seed, "seed of the random inputs")->capture_default_str();
+  dump_cmd->add_option("--out", dump_o.out, "folder to write")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "wb: error: " << e.what() << "\nRun 'wb --help' or 'wb <command> --help' for the options.\n";
+    return kBadUsage;
+  }
+
+  try {
+    if (*list_cmd) return list(list_o);
+    if (*run_cmd) return run(run_o);
+    if (*check_cmd) return check(check_o);
+    if (*sweep_cmd) return sweep(sweep_o);
+    if (*dump_cmd) return dump(dump_o);
+    if (*device_cmd) return device(device_o);
+    if (*best_cmd) return best(best_o);
+    if (*compare_cmd) return compare(compare_o);
+  } catch (const UsageError& e) {
+    std::cerr << "wb: error: " << e.what() << "\n";
+    return kBadUsage;
+  } catch (const DeviceUnavailable& e) {
+    std::cerr << "wb: error: " << e.what() << "\n";
+    return kNoDevice;
+  } catch (const std::exception& e) {
+    std::cerr << "wb: internal error: " << e.what() << "\n";
+    return kCheckFailed;
+  }
+  return kBadUsage;
+}
+
+}  // namespace wb::cli

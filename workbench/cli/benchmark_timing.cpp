@@ -1,0 +1,80 @@
+#include "workbench/cli/benchmark_timing.h"
+
+#include <benchmark/benchmark.h>
+
+#include <stdexcept>
+#include <vector>
+
+namespace wb {
+namespace {
+
+// Keeps the per-repetition runs of one benchmark; prints nothing.
+class Collector final : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const auto& r : runs) {
+      if (r.run_type != Run::RT_Iteration) continue;
+      if (r.error_occurred) {
+        error = r.error_message;
+        continue;
+      }
+      samples.push_back(r.real_accumulated_time / double(r.iterations));
+      iterations = r.iterations;
+    }
+  }
+  std::vector<double> samples;
+  int64_t iterations = 0;
+  std::string error;
+};
+
+void initialize_once() {
+  static bool done = [] {
+    int argc = 1;
+    char name[] = "wb";
+    char* argv[] = {name, nullptr};
+    benchmark::Initialize(&argc, argv);
+    return true;
+  }();
+  (void)done;
+}
+
+}  // namespace
+
+TimingStats measure(Executor& ex, const std::function<void()>& launch, const TimingOptions& options,
+                    const std::string& name) {
+  initialize_once();
+  const TimingOptions o = options.resolved(ex.backend());
+  std::string failure;
+  auto body = [&](benchmark::State& state) {
+    try {
+      if (ex.backend() == Backend::cuda) {
+        for (auto _ : state) {
+          if (o.flush_l2) ex.flush_cache();
+          state.SetIterationTime(ex.time_launch(launch));
+        }
+      } else {
+        for (auto _ : state) launch();
+      }
+    } catch (const std::exception& e) {
+      failure = e.what();
+      state.SkipWithError("the launch failed");
+    }
+  };
+  benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(name.c_str(), body);
+  if (ex.backend() == Backend::cuda) {
+    b->UseManualTime();
+  } else {
+    b->UseRealTime();
+  }
+  b->Repetitions(o.repetitions)->MinTime(o.min_time_s)->MinWarmUpTime(o.warmup_s)->Unit(benchmark::kMicrosecond);
+  Collector collector;
+  benchmark::RunSpecifiedBenchmarks(&collector);
+  benchmark::ClearRegisteredBenchmarks();
+  if (!failure.empty()) throw std::runtime_error(failure);
+  if (!collector.error.empty()) throw std::runtime_error("timing failed: " + collector.error);
+  if (collector.samples.empty()) throw std::runtime_error("timing produced no measurements");
+  return summarize(collector.samples, collector.iterations);
+}
+
+}  // namespace wb

@@ -1,0 +1,18 @@
+#pragma once
+// The timing engine of `wb run` and `wb sweep`: Google Benchmark runs the launches. On
+// cuda every launch is timed by CUDA events (manual time) after an L2 flush; on cpu by
+// the wall clock (real time). Each repetition gives one mean time per launch; the
+// statistics are over the repetitions.
+#include <functional>
+#include <string>
+
+#include "workbench/runtime/executor.h"
+#include "workbench/runtime/timing.h"
+
+namespace wb {
+
+// Runs `launch` under Google Benchmark; throws what the launch threw.
+TimingStats measure(Executor& ex, const std::function<void()>& launch, const TimingOptions& options,
+                    const std::string& name);
+
+}  // namespace wb

@@ -1,0 +1,149 @@
+// wb check: correctness only. Every variant of the backend, every legal launch
+// configuration, every check shape (kernels/shape.h), a fresh seed per shape; each
+// configuration validated twice (determinism), launched a few times, validated again.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+
+#include "kernels/errors.h"
+#include "workbench/cli/commands.h"
+#include "workbench/cli/progress.h"
+#include "workbench/runtime/harness.h"
+#include "workbench/runtime/report.h"
+#include "workbench/runtime/table.h"
+
+namespace wb::cli {
+namespace {
+
+// What the configurations of one variant on one shape came to.
+struct Tally {
+  int ok = 0, skipped = 0, incorrect = 0;
+  double worst_err = 0;
+  int deterministic = 0, nondeterministic = 0;
+  std::string note;  // first skip reason
+
+  void add(const Record& r) {
+    switch (r.status) {
+      case Status::ok:
+        ++ok;
+        break;
+      case Status::skipped:
+        ++skipped;
+        break;
+      case Status::incorrect:
+        ++incorrect;
+        break;
+    }
+    if (r.status == Status::skipped && note.empty()) note = r.reason;
+    if (r.status == Status::ok) {
+      for (const auto& c : r.errors) worst_err = std::max(worst_err, c.max_abs_err);
+      if (r.deterministic) ++(*r.deterministic ? deterministic : nondeterministic);
+    }
+  }
+  std::string result() const {
+    std::string s;
+    auto part = [&](int n, const char* what) {
+      if (n) s += (s.empty() ? "" : ", ") + std::to_string(n) + " " + what;
+    };
+    part(incorrect, "INCORRECT");
+    part(ok, "ok");
+    part(skipped, "skipped");
+    return s;
+  }
+  std::string determinism() const {
+    if (deterministic + nondeterministic == 0) return "-";
+    return nondeterministic ? "no" : "yes";
+  }
+};
+
+}  // namespace
+
+int check(const CheckOptions& o) {
+  const Registry& reg = Registry::global();
+  if (o.all == !o.op.empty()) throw UsageError("give one op or --all");
+  if (o.all && !o.variants.empty() && o.variants != "all")
+    throw UsageError("--variants selects ids of one op; with --all leave it out");
+  const std::vector<const OpSpec*> ops = o.all ? reg.ops() : std::vector<const OpSpec*>{&reg.op(o.op)};
+  const Backend b = resolve_backend(o.backend);
+  const uint64_t seed = resolve_seed(o.seed);
+  const std::vector<Shape> shapes = check_shapes();
+
+  // The work, up front, so that the progress line can count.
+  struct Job {
+    const OpSpec* op;
+    std::size_t shape;
+    bool omit_optional;  // a second pass with the optional tensors (a bias) null
+    std::vector<const Variant*> variants;
+    std::size_t configs = 0;
+  };
+  std::vector<Job> jobs;
+  std::size_t total = 0;
+  for (const OpSpec* op : ops) {
+    const auto variants = select_variants(reg, *op, b, o.variants);
+    for (std::size_t si = 0; si < shapes.size(); ++si) {
+      try {
+        op->check_shape(shapes[si]);
+      } catch (const UsageError&) {
+        continue;  // this check shape does not apply to the op
+      }
+      const bool has_optional =
+          std::any_of(op->tensors.begin(), op->tensors.end(), [](const TensorSpec& t) { return t.optional; });
+      for (bool omit : {false, true}) {
+        if (omit && !has_optional) continue;
+        Job job{op, si, omit, variants, 0};
+        for (const Variant* v : variants) job.configs += v->all_params().size();
+        total += job.configs;
+        if (job.configs) jobs.push_back(job);
+      }
+    }
+  }
+
+  auto ex = make_executor(b);
+  Report report{make_context(*ex, TimingOptions{}, o.command), {}};
+  TextTable table({"op", "variant", "shape", "configurations", "max err", "deterministic", "note"});
+  std::vector<std::string> failures;
+  EvalOptions eval;
+  {
+    Progress progress(total);
+    for (const Job& job : jobs) {
+      const Shape& shape = shapes[job.shape];
+      Session session(*job.op, shape, seed + job.shape, *ex, job.omit_optional);
+      const std::string shape_text = shape_with_omitted(job.op->describe_shape(shape), session.problem().omitted());
+      for (const Variant* v : job.variants) {
+        Tally tally;
+        for (const ParamValues& p : v->all_params()) {
+          progress.step(v->key() + " " + p.describe() + " " + shape_text);
+          Record r = session.evaluate(*v, p, eval);
+          tally.add(r);
+          if (r.status == Status::incorrect)
+            failures.push_back(
+                fmt::format("{} {} {} at {}: {}", job.op->name, v->label(), p.describe(), shape_text, r.reason));
+          if (o.verbose)
+            std::cout << fmt::format("{} {} {} {}: {} {}\n", job.op->name, v->label(), p.describe(), shape_text,
+                                     to_string(r.status), r.reason);
+          report.records.push_back(std::move(r));
+        }
+        table.add({job.op->name, v->label(), shape_text, tally.result(),
+                   tally.ok ? fmt::format("{:.1e}", tally.worst_err) : "-", tally.determinism(), tally.note});
+      }
+    }
+  }
+  table.print(std::cout);
+  int ok = 0, skipped = 0;
+  for (const auto& r : report.records) {
+    ok += r.status == Status::ok;
+    skipped += r.status == Status::skipped;
+  }
+  for (const auto& f : failures) std::cout << "INCORRECT " << f << "\n";
+  std::cout << fmt::format("{} backend on {}: {} configurations, {} ok, {} skipped, {} incorrect (seed {})\n",
+                           to_string(b), ex->device().name, report.records.size(), ok, skipped, failures.size(), seed);
+  if (!o.json.empty()) {
+    const std::string path = output_path(o.json, *ex);
+    write_report(report, path);
+    std::cout << "wrote " << path << "\n";
+  }
+  return failures.empty() ? kOk : kCheckFailed;
+}
+
+}  // namespace wb::cli

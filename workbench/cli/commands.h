@@ -1,0 +1,118 @@
+#pragma once
+// The `wb` command line: list, run, check, sweep, dump. Exit codes: 0 ok, 1 a check
+// failed, 2 bad usage or input, 3 no usable device.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/registry.h"
+#include "workbench/runtime/executor.h"
+#include "workbench/runtime/record.h"
+#include "workbench/runtime/timing.h"
+
+namespace wb::cli {
+
+constexpr int kOk = 0, kCheckFailed = 1, kBadUsage = 2, kNoDevice = 3;
+
+int main(int argc, char** argv);
+
+// Shared by the commands (cli_common.cpp).
+Backend resolve_backend(const std::string& requested);  // "" = default; throws DeviceUnavailable for cuda
+std::vector<int> parse_int_list(const std::string& text, const std::string& what);  // "1,3,5"; throws UsageError
+uint64_t resolve_seed(const std::optional<uint64_t>& given);
+std::string format_time(double seconds);     // "12.3 us", "4.56 ms"
+std::string format_errors(const Record& r);  // worst max abs error over the checked tensors
+std::string format_deterministic(const Record& r);
+// The selected variants of an op on a backend ("" or "all": every one).
+std::vector<const Variant*> select_variants(const Registry& reg, const OpSpec& op, Backend b, const std::string& ids);
+std::string command_line(int argc, char** argv);
+// --repetitions and --min-time; throws UsageError on values the timing cannot take.
+TimingOptions timing_options(int repetitions, double min_time_s);
+// The timer of EvalOptions: Google Benchmark on this executor with these options.
+std::function<TimingStats(const std::function<void()>&, const std::string&)> timer_for(Executor& ex,
+                                                                                       const TimingOptions& options);
+// An output path with "{device}" replaced by the device's slug (results/{device}/x.json).
+std::string output_path(const std::string& path, const Executor& ex);
+
+// The commands.
+struct ListOptions {
+  std::string op;
+  std::string results_dir;
+};
+int list(const ListOptions& o);
+
+struct RunOptions {
+  std::string op;
+  int variant = 0;
+  std::string backend;
+  std::optional<int> block_size;
+  std::vector<std::string> params;  // name=value
+  std::string shape = "gpt2-124m";
+  std::optional<uint64_t> seed;
+  std::string json;
+  int repetitions = 0;
+  double min_time_s = 0;
+  std::string command;
+};
+int run(const RunOptions& o);
+
+struct CheckOptions {
+  std::string op;
+  bool all = false;
+  std::string backend;
+  std::string variants;
+  std::optional<uint64_t> seed;
+  bool verbose = false;
+  std::string json;
+  std::string command;
+};
+int check(const CheckOptions& o);
+
+struct SweepOptions {
+  std::string op;
+  bool all = false;
+  std::string backend;
+  std::string variants = "all";
+  std::string block_sizes = "all";
+  std::string shape = "gpt2-124m";
+  std::string workloads;  // trainer --dump-workloads file
+  std::optional<uint64_t> seed;
+  std::string out;
+  int repetitions = 0;
+  double min_time_s = 0;
+  std::string command;
+};
+int sweep(const SweepOptions& o);
+
+struct DeviceOptions {
+  std::string backend;
+  bool slug_only = false;
+  bool measure = true;
+};
+int device(const DeviceOptions& o);
+
+struct BestOptions {
+  std::vector<std::string> reports;
+  std::string out;
+  std::string precision = "fp32";
+};
+int best(const BestOptions& o);
+
+struct CompareOptions {
+  std::string base, now;
+  std::string max_slowdown = "5%";
+  std::string format = "text";
+};
+int compare(const CompareOptions& o);
+
+struct DumpOptions {
+  std::string op;
+  std::string shape = "gpt2-124m";
+  uint64_t seed = 1;
+  std::string out;
+};
+int dump(const DumpOptions& o);
+
+}  // namespace wb::cli

@@ -1,0 +1,184 @@
+#include "workbench/cli/comparison.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <sstream>
+
+#include "kernels/errors.h"
+#include "workbench/runtime/table.h"
+
+namespace wb {
+
+std::string_view to_string(Verdict v) {
+  switch (v) {
+    case Verdict::faster:
+      return "FASTER";
+    case Verdict::same:
+      return "SAME";
+    case Verdict::slower:
+      return "SLOWER";
+    case Verdict::added:
+      return "NEW";
+    case Verdict::gone:
+      return "GONE";
+    case Verdict::now_incorrect:
+      return "NOW-INCORRECT";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string key_of(const Record& r) {
+  return r.op + "|" + std::string(to_string(r.backend)) + "/" + std::to_string(r.variant) + "|" + r.params.describe() +
+         "|" + r.shape_text();
+}
+
+Comparison row_for(const Record& r) {
+  Comparison c;
+  c.op = r.op;
+  c.variant = r.variant_label();
+  c.params = r.params.describe();
+  c.shape = r.shape_text();
+  return c;
+}
+
+std::optional<double> median(const Record* r) {
+  if (r && r->status == Status::ok && r->timing) return r->timing->median_s;
+  return std::nullopt;
+}
+
+Comparison judge(const Record* base, const Record* now, double max_slowdown) {
+  Comparison c = row_for(now ? *now : *base);
+  c.base_s = median(base);
+  c.new_s = median(now);
+  if (!now) {
+    c.verdict = Verdict::gone;
+    c.note = "not in the new report";
+    return c;
+  }
+  if (!base) {
+    c.verdict = Verdict::added;
+    c.note = now->status == Status::ok ? "" : std::string(to_string(now->status)) + ": " + now->reason;
+    c.regression = false;
+    return c;
+  }
+  if (base->status == Status::ok && now->status == Status::incorrect) {
+    c.verdict = Verdict::now_incorrect;
+    c.regression = true;
+    c.note = now->reason;
+    return c;
+  }
+  if (base->status != Status::ok && now->status == Status::ok) {
+    c.verdict = Verdict::added;
+    c.note = "was " + std::string(to_string(base->status)) + ", now correct";
+    return c;
+  }
+  if (base->status == Status::ok && now->status == Status::skipped) {
+    c.verdict = Verdict::gone;
+    c.note = "now skipped: " + now->reason;
+    return c;
+  }
+  if (!c.base_s || !c.new_s) {  // neither side measured: skipped or incorrect in both
+    c.verdict = Verdict::same;
+    c.note = std::string(to_string(now->status)) + " in both";
+    return c;
+  }
+  const double delta = *c.new_s - *c.base_s;
+  const double noise = base->timing->stddev_s + now->timing->stddev_s;
+  if (std::abs(delta) <= noise) {
+    c.verdict = Verdict::same;
+  } else if (delta < 0) {
+    c.verdict = Verdict::faster;
+  } else {
+    c.verdict = Verdict::slower;
+    c.regression = c.change() > max_slowdown;
+    c.note = c.regression ? fmt::format("beyond the allowed {:.1f}%", 100 * max_slowdown)
+                          : fmt::format("within the allowed {:.1f}%", 100 * max_slowdown);
+  }
+  return c;
+}
+
+std::string time_text(const std::optional<double>& s) {
+  if (!s) return "-";
+  return *s < 1e-3 ? fmt::format("{:.2f} us", *s * 1e6) : fmt::format("{:.3f} ms", *s * 1e3);
+}
+
+std::string change_text(const Comparison& c) {
+  if (!c.base_s || !c.new_s) return "-";
+  return fmt::format("{:+.1f}%", 100 * c.change());
+}
+
+}  // namespace
+
+CompareResult compare_reports(const Report& base, const Report& now, double max_slowdown) {
+  const DeviceInfo &a = base.context.device, &b = now.context.device;
+  if (a.backend != b.backend || a.name != b.name)
+    throw UsageError("the reports come from different devices: " + a.name + " (" + std::string(to_string(a.backend)) +
+                     ") and " + b.name + " (" + std::string(to_string(b.backend)) + ")");
+  CompareResult out;
+  out.max_slowdown = max_slowdown;
+  std::map<std::string, const Record*> new_by_key;
+  for (const auto& r : now.records) new_by_key.emplace(key_of(r), &r);
+  std::map<std::string, bool> seen;
+  for (const auto& r : base.records) {
+    const std::string key = key_of(r);
+    if (seen[key]) continue;  // a key twice in one report: the first counts
+    seen[key] = true;
+    auto it = new_by_key.find(key);
+    out.rows.push_back(judge(&r, it == new_by_key.end() ? nullptr : it->second, max_slowdown));
+  }
+  for (const auto& r : now.records) {
+    const std::string key = key_of(r);
+    if (seen[key]) continue;
+    seen[key] = true;
+    out.rows.push_back(judge(nullptr, &r, max_slowdown));
+  }
+  return out;
+}
+
+int CompareResult::count(Verdict v) const {
+  int n = 0;
+  for (const auto& r : rows) n += r.verdict == v;
+  return n;
+}
+
+int CompareResult::regressions() const {
+  int n = 0;
+  for (const auto& r : rows) n += r.regression;
+  return n;
+}
+
+std::string CompareResult::summary() const {
+  return fmt::format(
+      "{} records: {} FASTER, {} SAME, {} SLOWER ({} beyond {:.1f}%), {} NEW, {} GONE, {} NOW-INCORRECT: {}",
+      rows.size(), count(Verdict::faster), count(Verdict::same), count(Verdict::slower),
+      regressions() - count(Verdict::now_incorrect), 100 * max_slowdown, count(Verdict::added), count(Verdict::gone),
+      count(Verdict::now_incorrect), regressions() ? "FAIL" : "PASS");
+}
+
+std::string format_text(const CompareResult& r) {
+  TextTable t({"verdict", "op", "variant", "launch", "shape", "base", "new", "change", "note"});
+  for (const auto& c : r.rows)
+    t.add({std::string(to_string(c.verdict)) + (c.regression ? " !" : ""), c.op, c.variant, c.params, c.shape,
+           time_text(c.base_s), time_text(c.new_s), change_text(c), c.note});
+  std::ostringstream out;
+  t.print(out);
+  out << r.summary() << "\n";
+  return out.str();
+}
+
+std::string format_markdown(const CompareResult& r) {
+  std::ostringstream out;
+  out << "| verdict | op | variant | launch | shape | base | new | change | note |\n"
+      << "| --- | --- | --- | --- | --- | ---: | ---: | ---: | --- |\n";
+  for (const auto& c : r.rows)
+    out << "| " << (c.regression ? "**" + std::string(to_string(c.verdict)) + "**" : std::string(to_string(c.verdict)))
+        << " | " << c.op << " | " << c.variant << " | " << c.params << " | " << c.shape << " | " << time_text(c.base_s)
+        << " | " << time_text(c.new_s) << " | " << change_text(c) << " | " << c.note << " |\n";
+  out << "\n" << r.summary() << "\n";
+  return out.str();
+}
+
+}  // namespace wb

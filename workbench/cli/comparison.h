@@ -1,0 +1,43 @@
+#pragma once
+// Comparing two reports record by record: `wb compare`, the CI regression gate.
+//
+// Records are matched by op, backend, variant, launch parameters and shape. For two
+// timed records the difference of the medians is weighed against the noise of both
+// (the sum of their standard deviations): within it the verdict is SAME, beyond it
+// FASTER or SLOWER. A SLOWER record is a regression when it is also slower by more than
+// the allowed slowdown; so is a record that was correct and is now incorrect.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "workbench/runtime/report.h"
+
+namespace wb {
+
+enum class Verdict { faster, same, slower, added, gone, now_incorrect };
+std::string_view to_string(Verdict v);  // FASTER, SAME, SLOWER, NEW, GONE, NOW-INCORRECT
+
+struct Comparison {
+  std::string op, variant, params, shape;  // the key, for display
+  std::optional<double> base_s, new_s;     // medians, when timed
+  Verdict verdict = Verdict::same;
+  bool regression = false;
+  std::string note;
+  double change() const { return base_s && new_s && *base_s > 0 ? *new_s / *base_s - 1.0 : 0.0; }
+};
+
+struct CompareResult {
+  std::vector<Comparison> rows;
+  double max_slowdown = 0.05;
+  int count(Verdict v) const;
+  int regressions() const;
+  std::string summary() const;
+};
+
+// Throws UsageError when the reports come from different devices or backends.
+CompareResult compare_reports(const Report& base, const Report& now, double max_slowdown);
+
+std::string format_text(const CompareResult& r);
+std::string format_markdown(const CompareResult& r);
+
+}  // namespace wb

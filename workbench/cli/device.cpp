@@ -1,0 +1,42 @@
+// wb device: the device's properties and its measured ceilings.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "workbench/cli/commands.h"
+#include "workbench/runtime/context.h"
+
+namespace wb::cli {
+
+int device(const DeviceOptions& o) {
+  const Backend b = resolve_backend(o.backend);
+  auto ex = make_executor(b);
+  const DeviceInfo& d = ex->device();
+  if (o.slug_only) {
+    std::cout << d.slug << "\n";
+    return kOk;
+  }
+  std::cout << fmt::format("device    {} ({} backend, slug {})\n", d.name, to_string(b), d.slug);
+  if (b == Backend::cuda) {
+    std::cout << fmt::format("compute   {} SMs at {:.0f} MHz, compute capability {}\n", d.multiprocessors,
+                             d.clock_khz / 1e3, d.compute_capability);
+    std::cout << fmt::format("memory    {:.1f} GiB, memory clock {:.0f} MHz, {}-bit bus; L2 {:.1f} MiB\n",
+                             d.memory_bytes / double(1 << 30), d.memory_clock_khz / 1e3, d.memory_bus_bits,
+                             d.l2_bytes / double(1 << 20));
+    std::cout << fmt::format("software  driver {}, runtime {}\n", d.driver_version, d.runtime_version);
+  } else {
+    std::cout << fmt::format("compute   {} logical cores\n", d.multiprocessors);
+    std::cout << fmt::format("memory    {:.1f} GiB; last-level cache {:.1f} MiB\n", d.memory_bytes / double(1 << 30),
+                             d.l2_bytes / double(1 << 20));
+  }
+  if (o.measure) {
+    const Ceilings c = ex->measure_ceilings();
+    std::cout << fmt::format("ceilings  copy {:.1f} GB/s; fp32 GEMM {:.2f} TFLOP/s", c.copy_gbps, c.fp32_tflops);
+    if (c.tf32_tflops > 0) std::cout << fmt::format("; tf32 GEMM {:.2f} TFLOP/s", c.tf32_tflops);
+    if (c.bf16_tflops > 0) std::cout << fmt::format("; bf16 GEMM {:.2f} TFLOP/s", c.bf16_tflops);
+    std::cout << "\n          measured by " << c.method << "\n";
+  }
+  return kOk;
+}
+
+}  // namespace wb::cli

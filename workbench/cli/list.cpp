@@ -1,0 +1,43 @@
+// wb list [OP]: the catalogue and its variants.
+#include <iostream>
+
+#include "workbench/cli/commands.h"
+#include "workbench/cli/verification.h"
+#include "workbench/runtime/table.h"
+
+namespace wb::cli {
+
+int list(const ListOptions& o) {
+  const Registry& reg = Registry::global();
+  std::vector<const OpSpec*> ops = reg.ops();
+  if (!o.op.empty()) ops = {&reg.op(o.op)};
+  const VerificationIndex verified = VerificationIndex::scan(o.results_dir);
+  for (const auto& w : verified.warnings()) std::cerr << "wb: warning: " << w << "\n";
+
+  for (const OpSpec* op : ops) {
+    std::string dims;
+    for (const auto& d : op->dims) dims += (dims.empty() ? "" : " ") + d;
+    std::cout << op->name << "  [" << dims << "]\n  " << op->summary << "\n";
+    if (!o.op.empty()) {
+      for (const auto& t : op->tensors)
+        std::cout << "    " << to_string(t.role) << " " << t.name << " " << t.extents_text() << " "
+                  << to_string(t.dtype) << "\n";
+      for (const auto& s : op->scalars) std::cout << "    scalar " << s.name << ": " << s.doc << "\n";
+    }
+    TextTable table({"backend", "id", "name", "class", "block sizes", "requires", "status", "summary"});
+    for (const Variant* v : reg.variants(op->name)) {
+      const std::string status = v->backend == Backend::cuda ? verified.status(*v).text() : "-";
+      table.add({std::string(to_string(v->backend)), std::to_string(v->id), v->name, std::string(to_string(v->numeric)),
+                 v->params_text(), v->requirements_text(), status, v->summary});
+    }
+    table.print(std::cout, "  ");
+    std::cout << "\n";
+  }
+#if !WB_HAVE_CUDA
+  std::cout << "This wb was built without CUDA (nvcc was not found when it was configured): "
+               "only the cpu variants are listed.\n";
+#endif
+  return kOk;
+}
+
+}  // namespace wb::cli

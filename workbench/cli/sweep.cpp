@@ -1,0 +1,203 @@
+// wb sweep: every (variant, launch configuration) of one op, of all ops at one
+// shape, or of every call of a trainer workloads file, validated and timed, into a
+// report; a table per (op, shape), fastest first.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <set>
+
+#include "kernels/errors.h"
+#include "workbench/cli/commands.h"
+#include "workbench/cli/progress.h"
+#include "workbench/runtime/harness.h"
+#include "workbench/runtime/report.h"
+#include "workbench/runtime/table.h"
+
+namespace wb::cli {
+namespace {
+
+// One (op, shape) of a sweep: every op at the --shape, or the calls of a workloads file.
+struct SweepJob {
+  const OpSpec* op;
+  Shape shape;
+};
+
+// One line of the sweep's plan: a configuration to evaluate, or one skipped up front.
+struct PlanItem {
+  std::size_t job;
+  const Variant* variant;
+  ParamValues params;
+  std::string skip;  // non-empty: not run, for this reason
+};
+
+std::vector<PlanItem> plan_sweep(const Registry& reg, const std::vector<SweepJob>& jobs, Backend b,
+                                 const SweepOptions& o) {
+  std::optional<std::vector<int>> sizes;
+  if (o.block_sizes != "all") sizes = parse_int_list(o.block_sizes, "--block-sizes");
+  std::vector<PlanItem> plan;
+  std::set<int> legal_somewhere;
+  std::set<int> all_legal;
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    for (const Variant* v : select_variants(reg, *jobs[j].op, b, o.variants)) {
+      const auto bs =
+          std::find_if(v->params.begin(), v->params.end(), [](const TuningParam& p) { return p.name == "block_size"; });
+      if (bs != v->params.end()) all_legal.insert(bs->values.begin(), bs->values.end());
+      bool any = false;
+      for (const ParamValues& p : v->all_params()) {
+        if (sizes && bs != v->params.end()) {
+          const int size = p.get("block_size");
+          if (std::find(sizes->begin(), sizes->end(), size) == sizes->end()) continue;
+          legal_somewhere.insert(size);
+        }
+        plan.push_back({j, v, p, ""});
+        any = true;
+      }
+      if (!any)
+        plan.push_back({j, v, ParamValues{},
+                        "none of the block sizes asked for is legal (legal: " + describe_values(bs->values) + ")"});
+    }
+  }
+  if (sizes) {
+    if (all_legal.empty()) throw UsageError("--block-sizes does not apply: no selected variant takes a block size");
+    for (int s : *sizes) {
+      if (!legal_somewhere.count(s)) {
+        std::string legal;
+        for (int v : all_legal) legal += (legal.empty() ? "" : ", ") + std::to_string(v);
+        throw UsageError("block size " + std::to_string(s) + " is not legal for any selected variant (legal: " + legal +
+                         ")");
+      }
+    }
+  }
+  return plan;
+}
+
+// The (op, shape) calls of a workloads file written by `trainer --dump-workloads`.
+std::vector<SweepJob> read_workloads(const Registry& reg, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError("cannot read the workloads file " + path);
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(path + ": malformed JSON: " + e.what());
+  }
+  std::vector<SweepJob> jobs;
+  try {
+    if (j.value("schema", "") != "wb.workloads/1") throw UsageError(path + ": not a wb.workloads/1 file");
+    for (const auto& call : j.at("calls")) {
+      SweepJob job{&reg.op(call.at("op").get<std::string>()), Shape{}};
+      for (const auto& [dim, value] : call.at("shape").items()) job.shape.set(dim, value.get<int64_t>());
+      job.op->check_shape(job.shape);
+      jobs.push_back(job);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(path + ": not a wb.workloads/1 file: " + e.what());
+  }
+  if (jobs.empty()) throw UsageError(path + ": no calls");
+  return jobs;
+}
+
+}  // namespace
+
+int sweep(const SweepOptions& o) {
+  const Registry& reg = Registry::global();
+  std::vector<SweepJob> jobs;
+  if (!o.workloads.empty()) {
+    if (o.all || !o.op.empty()) throw UsageError("--workloads names the ops itself: give no op and no --all");
+    if (o.variants != "all") throw UsageError("--variants selects ids of one op; with --workloads leave it out");
+    jobs = read_workloads(reg, o.workloads);
+  } else {
+    if (o.all == !o.op.empty()) throw UsageError("give one op, --all or --workloads FILE");
+    if (o.all && o.variants != "all") throw UsageError("--variants selects ids of one op; with --all leave it out");
+    const Shape shape = parse_shape(o.shape);
+    for (const OpSpec* op : o.all ? reg.ops() : std::vector<const OpSpec*>{&reg.op(o.op)}) {
+      op->check_shape(shape);
+      jobs.push_back({op, shape});
+    }
+  }
+  const TimingOptions timing = timing_options(o.repetitions, o.min_time_s);
+  const Backend b = resolve_backend(o.backend);
+  const std::vector<PlanItem> plan = plan_sweep(reg, jobs, b, o);
+  const uint64_t seed = resolve_seed(o.seed);
+
+  auto ex = make_executor(b);
+  Report report{make_context(*ex, timing, o.command), {}};
+  report.context.ceilings = ex->measure_ceilings();
+  std::vector<std::size_t> job_of;  // per record
+  {
+    Progress progress(plan.size());
+    std::unique_ptr<Session> session;
+    std::size_t session_job = jobs.size();
+    EvalOptions eval;
+    eval.timer = timer_for(*ex, timing);
+    for (const PlanItem& item : plan) {
+      const SweepJob& job = jobs[item.job];
+      progress.step(item.variant->key() + " " + item.params.describe() + " " + job.op->describe_shape(job.shape));
+      job_of.push_back(item.job);
+      if (!item.skip.empty()) {
+        Record r = record_for(*job.op, *item.variant, item.params, job.shape);
+        r.seed = seed;
+        r.reason = item.skip;
+        report.records.push_back(r);
+        continue;
+      }
+      if (session_job != item.job) {
+        session.reset();  // free the previous problem's buffers first
+        session = std::make_unique<Session>(*job.op, job.shape, seed, *ex);
+        session_job = item.job;
+      }
+      report.records.push_back(session->evaluate(*item.variant, item.params, eval));
+    }
+  }
+
+  // Per (op, shape), in the order of the plan: the timed records fastest first.
+  std::vector<std::size_t> order(report.records.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    if (job_of[x] != job_of[y]) return job_of[x] < job_of[y];
+    const Record &a = report.records[x], &c = report.records[y];
+    const bool ta = bool(a.timing), tc = bool(c.timing);
+    if (ta != tc) return ta;
+    return ta && a.timing->median_s < c.timing->median_s;
+  });
+  std::vector<const Record*> sorted;
+  for (std::size_t i : order) sorted.push_back(&report.records[i]);
+  int incorrect = 0;
+  const Ceilings& ceil = report.context.ceilings;
+  std::cout << "sweep on " << ex->device().name << " (" << to_string(b) << ", seed " << seed << "); ceilings: copy "
+            << fmt::format("{:.1f} GB/s, fp32 GEMM {:.2f} TFLOP/s", ceil.copy_gbps, ceil.fp32_tflops) << "\n"
+            << "% peak: of the roofline, min(copy bandwidth x flops/byte, GEMM throughput of the numeric class)\n";
+  std::string current;  // op and shape of the table being filled
+  std::unique_ptr<TextTable> table;
+  auto flush = [&] {
+    if (table) table->print(std::cout, "  ");
+  };
+  for (const Record* r : sorted) {
+    if (r->op + " " + r->shape_text() != current) {
+      flush();
+      current = r->op + " " + r->shape_text();
+      std::cout << r->op << "  " << r->shape_text() << "\n";
+      table = std::make_unique<TextTable>(std::vector<std::string>{"variant", "launch", "status", "median", "min", "cv",
+                                                                   "GB/s", "TFLOP/s", "max err", "note"});
+    }
+    incorrect += r->status == Status::incorrect;
+    const bool t = bool(r->timing);
+    table->add({r->variant_label(), r->params.describe(), std::string(to_string(r->status)),
+                t ? format_time(r->timing->median_s) : "-", t ? format_time(r->timing->min_s) : "-",
+                t ? fmt::format("{:.1f}%", 100 * r->timing->cv) : "-", t ? fmt::format("{:.1f}", r->gbps()) : "-",
+                t ? fmt::format("{:.3f}", r->tflops()) : "-",
+                t ? fmt::format("{:.1f}%", r->percent(report.context.ceilings).roofline) : "-", format_errors(*r),
+                r->reason});
+  }
+  flush();
+  const std::string path = output_path(o.out, *ex);
+  write_report(report, path);
+  std::cout << "wrote " << path << " (" << report.records.size() << " records, " << incorrect << " incorrect)\n";
+  return incorrect ? kCheckFailed : kOk;
+}
+
+}  // namespace wb::cli

@@ -1,3 +1,0 @@
-#include "workbench/cli.h"
-
-int main(int argc, char** argv) { return wb::cli::main(argc, argv); }

@@ -1,0 +1,35 @@
+#include "workbench/runtime/ceilings.h"
+
+#include <algorithm>
+
+namespace wb {
+
+double Ceilings::matmul_tflops(NumericClass c) const {
+  switch (c) {
+    case NumericClass::fp32:
+      return fp32_tflops;
+    case NumericClass::tf32:
+      return tf32_tflops > 0 ? tf32_tflops : fp32_tflops;
+    case NumericClass::bf16:
+      return bf16_tflops > 0 ? bf16_tflops : fp32_tflops;
+  }
+  return fp32_tflops;
+}
+
+PercentOfPeak percent_of_peak(const Ceilings& c, NumericClass numeric, double bytes, double flops, double seconds) {
+  PercentOfPeak p;
+  if (seconds <= 0) return p;
+  const double gbps = bytes / seconds * 1e-9;
+  const double tflops = flops / seconds * 1e-12;
+  const double matmul = c.matmul_tflops(numeric);
+  if (c.copy_gbps > 0) p.copy = 100 * gbps / c.copy_gbps;
+  if (matmul > 0) p.matmul = 100 * tflops / matmul;
+  if (c.copy_gbps > 0 && matmul > 0 && bytes > 0) {
+    // The roofline: the time the op needs at least, bound by memory or by math.
+    const double floor_s = std::max(bytes / (c.copy_gbps * 1e9), flops / (matmul * 1e12));
+    p.roofline = 100 * floor_s / seconds;
+  }
+  return p;
+}
+
+}  // namespace wb

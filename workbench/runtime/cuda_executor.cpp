@@ -1,0 +1,186 @@
+// The cuda backend: device memory, one stream, CUDA events for timing, an L2 flush
+// between timed launches. Compiled only when CUDA is (see executor_factory.cpp).
+#include <cuda_bf16.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/libraries.h"
+#include "kernels/errors.h"
+#include "workbench/runtime/executor.h"
+
+namespace wb {
+namespace {
+
+std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+
+int attribute(cudaDeviceAttr attr, int device) {
+  int value = 0;
+  WB_CHECK(cudaDeviceGetAttribute(&value, attr, device));
+  return value;
+}
+
+class CudaExecutor final : public Executor {
+ public:
+  CudaExecutor() {
+    int device = 0;
+    WB_CHECK(cudaGetDevice(&device));
+    cudaDeviceProp prop{};
+    WB_CHECK(cudaGetDeviceProperties(&prop, device));
+    info_.backend = Backend::cuda;
+    info_.name = prop.name;
+    info_.slug = slugify(info_.name);
+    info_.multiprocessors = prop.multiProcessorCount;
+    info_.memory_bytes = int64_t(prop.totalGlobalMem);
+    info_.l2_bytes = prop.l2CacheSize;
+    info_.compute_capability = std::to_string(prop.major) + "." + std::to_string(prop.minor);
+    info_.clock_khz = attribute(cudaDevAttrClockRate, device);
+    info_.memory_clock_khz = attribute(cudaDevAttrMemoryClockRate, device);
+    info_.memory_bus_bits = prop.memoryBusWidth;
+    int driver = 0, runtime = 0;
+    WB_CHECK(cudaDriverGetVersion(&driver));
+    WB_CHECK(cudaRuntimeGetVersion(&runtime));
+    info_.driver_version = version_text(driver);
+    info_.runtime_version = version_text(runtime);
+
+    WB_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    WB_CHECK(cudaEventCreate(&start_));
+    WB_CHECK(cudaEventCreate(&stop_));
+    libraries_ = std::make_unique<CudaLibraries>(stream_);
+    ctx_.stream = stream_;
+    ctx_.libraries = libraries_.get();
+    // Twice the L2, so that a memset through it leaves nothing of the last launch.
+    flush_bytes_ = std::max<std::size_t>(2 * std::size_t(info_.l2_bytes), 8u << 20);
+    WB_CHECK(cudaMalloc(&flush_, flush_bytes_));
+  }
+
+  ~CudaExecutor() override {
+    libraries_.reset();
+    cudaFree(flush_);
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+    cudaStreamDestroy(stream_);
+  }
+
+  Backend backend() const override { return Backend::cuda; }
+  const DeviceInfo& device() const override { return info_; }
+  ExecContext* context() override { return &ctx_; }
+
+  void* allocate(std::size_t bytes) override {
+    void* p = nullptr;
+    WB_CHECK(cudaMalloc(&p, bytes));
+    return p;
+  }
+  void release(void* p) noexcept override { cudaFree(p); }
+  void to_device(void* dst, const void* src, std::size_t bytes) override {
+    WB_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
+    WB_CHECK(cudaStreamSynchronize(stream_));
+  }
+  void to_host(void* dst, const void* src, std::size_t bytes) override {
+    WB_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
+    WB_CHECK(cudaStreamSynchronize(stream_));
+  }
+  void poison(void* dst, std::size_t bytes) override { WB_CHECK(cudaMemsetAsync(dst, 0xFF, bytes, stream_)); }
+  void zero(void* dst, std::size_t bytes) override { WB_CHECK(cudaMemsetAsync(dst, 0, bytes, stream_)); }
+  void synchronize() override {
+    WB_CHECK(cudaStreamSynchronize(stream_));
+    WB_CHECK(cudaGetLastError());
+  }
+  void flush_cache() override { WB_CHECK(cudaMemsetAsync(flush_, 0, flush_bytes_, stream_)); }
+  double time_launch(const std::function<void()>& launch) override {
+    WB_CHECK(cudaEventRecord(start_, stream_));
+    launch();
+    WB_CHECK(cudaEventRecord(stop_, stream_));
+    WB_CHECK(cudaEventSynchronize(stop_));
+    float ms = 0;
+    WB_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    return double(ms) * 1e-3;
+  }
+
+  Ceilings measure_ceilings() override {
+    Ceilings c;
+    // Copy: a device-to-device copy of up to 1 GiB (an eighth of the memory at most),
+    // bytes read plus written, the best of ten after a warm-up.
+    const std::size_t bytes = std::min<std::size_t>(std::size_t(1) << 30, std::size_t(info_.memory_bytes) / 8);
+    void* src = allocate(bytes);
+    void* dst = allocate(bytes);
+    auto copy = [&] { WB_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_)); };
+    c.copy_gbps = 2.0 * double(bytes) / best_of(copy, 10) * 1e-9;
+    release(src);
+    release(dst);
+
+    // Matrix: square GEMMs at n = 8192 (smaller when memory is short) on random data.
+    int n = 8192;
+    while (n > 1024 && std::size_t(n) * n * 4 * 3 > std::size_t(info_.memory_bytes) / 4) n /= 2;
+    const std::size_t count = std::size_t(n) * n;
+    std::vector<float> host(count);
+    uint32_t state = 12345;
+    for (auto& x : host) {
+      state = state * 1664525u + 1013904223u;
+      x = float(state >> 8) / float(1 << 24) - 0.5f;
+    }
+    std::vector<__nv_bfloat16> host_bf16(count);
+    for (std::size_t i = 0; i < count; ++i) host_bf16[i] = __float2bfloat16(host[i]);
+    float* a = static_cast<float*>(allocate(count * 4));
+    float* b = static_cast<float*>(allocate(count * 4));
+    float* out = static_cast<float*>(allocate(count * 4));
+    void* a16 = allocate(count * 2);
+    void* b16 = allocate(count * 2);
+    to_device(a, host.data(), count * 4);
+    to_device(b, host.data(), count * 4);
+    to_device(a16, host_bf16.data(), count * 2);
+    to_device(b16, host_bf16.data(), count * 2);
+    cublasHandle_t h = libraries_->cublas();
+    const float one = 1.0f, zero = 0.0f;
+    auto gemm = [&](const void* x, const void* y, cudaDataType in, cublasComputeType_t compute) {
+      return [=, &one, &zero] {
+        WB_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, x, in, n, y, in, n, &zero, out, CUDA_R_32F, n,
+                              compute, CUBLAS_GEMM_DEFAULT));
+      };
+    };
+    const double flops = 2.0 * double(n) * n * n;
+    WB_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+    c.fp32_tflops = flops / best_of(gemm(a, b, CUDA_R_32F, CUBLAS_COMPUTE_32F_PEDANTIC), 3) * 1e-12;
+    c.tf32_tflops = flops / best_of(gemm(a, b, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32), 5) * 1e-12;
+    c.bf16_tflops = flops / best_of(gemm(a16, b16, CUDA_R_16BF, CUBLAS_COMPUTE_32F), 5) * 1e-12;
+    for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(out), a16, b16}) release(p);
+    c.method = "copy: cudaMemcpyAsync device to device of " + std::to_string(bytes >> 20) +
+               " MiB, bytes read plus written, best of 10; matrix: cublasGemmEx n=" + std::to_string(n) +
+               " fp32 (32F_PEDANTIC), tf32 (32F_FAST_TF32), bf16 inputs with fp32 accumulation, best of 3-5";
+    return c;
+  }
+
+ private:
+  // The shortest of `reps` timed runs after one warm-up.
+  double best_of(const std::function<void()>& f, int reps) {
+    f();
+    synchronize();
+    double best = 1e30;
+    for (int i = 0; i < reps; ++i) best = std::min(best, time_launch(f));
+    return best;
+  }
+
+  DeviceInfo info_;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  std::unique_ptr<CudaLibraries> libraries_;
+  ExecContext ctx_;
+  void* flush_ = nullptr;
+  std::size_t flush_bytes_ = 0;
+};
+
+}  // namespace
+
+std::optional<std::string> cuda_probe() {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) return std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
+  if (count == 0) return std::string("the CUDA runtime reports no device");
+  return std::nullopt;
+}
+
+std::unique_ptr<Executor> make_cuda_executor() { return std::make_unique<CudaExecutor>(); }
+
+}  // namespace wb

@@ -1,0 +1,70 @@
+#pragma once
+// Where variants run: host memory and the calling thread (cpu), or a CUDA device and
+// a stream (cuda). The harness allocates, copies, poisons and times through this
+// interface and never touches the CUDA runtime itself.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "kernels/exec_context.h"
+#include "kernels/types.h"
+#include "workbench/runtime/ceilings.h"
+
+namespace wb {
+
+struct DeviceInfo {
+  Backend backend = Backend::cpu;
+  std::string name;         // "NVIDIA H100 80GB HBM3", or the CPU model
+  std::string slug;         // "nvidia-h100-80gb-hbm3": results/<slug>/
+  int multiprocessors = 0;  // SMs, or logical CPU cores
+  int64_t memory_bytes = 0;
+  int64_t l2_bytes = 0;            // L2 (cuda), last-level cache (cpu)
+  std::string compute_capability;  // "9.0" (cuda)
+  int clock_khz = 0;               // SM clock (cuda)
+  int memory_clock_khz = 0;        // (cuda)
+  int memory_bus_bits = 0;         // (cuda)
+  std::string driver_version;      // (cuda) "13.0"
+  std::string runtime_version;     // (cuda) "13.0"
+};
+
+std::string slugify(const std::string& name);
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual Backend backend() const = 0;
+  virtual const DeviceInfo& device() const = 0;
+  virtual ExecContext* context() = 0;
+
+  virtual void* allocate(std::size_t bytes) = 0;
+  virtual void release(void* p) noexcept = 0;
+  virtual void to_device(void* dst, const void* src, std::size_t bytes) = 0;
+  virtual void to_host(void* dst, const void* src, std::size_t bytes) = 0;
+  // Every byte 0xFF: NaN as float, -1 as int. Unwritten outputs then fail validation.
+  virtual void poison(void* dst, std::size_t bytes) = 0;
+  // Every byte 0 (asynchronous on cuda, like a launch).
+  virtual void zero(void* dst, std::size_t bytes) = 0;
+  // Waits for every launch; throws BackendError on an asynchronous error.
+  virtual void synchronize() = 0;
+  // Evicts the device's L2 cache between timed launches (a no-op on the host).
+  virtual void flush_cache() {}
+  // Seconds one launch takes: CUDA events around it on the stream, a steady clock on
+  // the host.
+  virtual double time_launch(const std::function<void()>& launch) = 0;
+  // Measures the device's copy bandwidth and matrix throughput (seconds of work).
+  virtual Ceilings measure_ceilings() = 0;
+};
+
+// Throws DeviceUnavailable (with the runtime's own words) when the backend cannot run.
+std::unique_ptr<Executor> make_executor(Backend b);
+
+// nullopt when a CUDA device is usable; otherwise why not.
+std::optional<std::string> cuda_unavailable_reason();
+
+// cuda when a CUDA device is usable, else cpu.
+Backend default_backend();
+
+}  // namespace wb

@@ -1,0 +1,33 @@
+#include "kernels/errors.h"
+#include "workbench/runtime/executor.h"
+
+namespace wb {
+
+std::unique_ptr<Executor> make_host_executor();
+#if WB_HAVE_CUDA
+std::optional<std::string> cuda_probe();
+std::unique_ptr<Executor> make_cuda_executor();
+#endif
+
+std::optional<std::string> cuda_unavailable_reason() {
+#if WB_HAVE_CUDA
+  static const std::optional<std::string> reason = cuda_probe();
+  return reason;
+#else
+  return std::string("this wb was built without CUDA (nvcc was not found when it was configured)");
+#endif
+}
+
+std::unique_ptr<Executor> make_executor(Backend b) {
+  if (b == Backend::cpu) return make_host_executor();
+  if (auto why = cuda_unavailable_reason()) throw DeviceUnavailable("no usable CUDA device: " + *why);
+#if WB_HAVE_CUDA
+  return make_cuda_executor();
+#else
+  throw DeviceUnavailable("no usable CUDA device");
+#endif
+}
+
+Backend default_backend() { return cuda_unavailable_reason() ? Backend::cpu : Backend::cuda; }
+
+}  // namespace wb

@@ -1,0 +1,173 @@
+#include "workbench/runtime/harness.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "kernels/errors.h"
+
+namespace wb {
+
+std::string_view to_string(Status s) {
+  switch (s) {
+    case Status::ok:
+      return "ok";
+    case Status::incorrect:
+      return "incorrect";
+    case Status::skipped:
+      return "skipped";
+  }
+  return "?";
+}
+
+Status parse_status(std::string_view s) {
+  if (s == "ok") return Status::ok;
+  if (s == "incorrect") return Status::incorrect;
+  if (s == "skipped") return Status::skipped;
+  throw UsageError("unknown status '" + std::string(s) + "' (legal: ok, incorrect, skipped)");
+}
+
+std::string shape_with_omitted(std::string shape, const std::vector<std::string>& omitted) {
+  for (std::size_t i = 0; i < omitted.size(); ++i) shape += (i == 0 ? " without " : ", ") + omitted[i];
+  return shape;
+}
+
+std::string Record::variant_label() const {
+  return std::string(to_string(backend)) + "/" + std::to_string(variant) + " " + variant_name;
+}
+
+Record record_for(const OpSpec& op, const Variant& v, const ParamValues& params, const Shape& shape) {
+  Record r;
+  r.op = op.name;
+  r.backend = v.backend;
+  r.variant = v.id;
+  r.variant_name = v.name;
+  r.numeric = v.numeric;
+  r.source = v.source;
+  r.source_hash = v.source_hash;
+  r.params = params;
+  r.dims = op.dims;
+  r.shape = shape;
+  r.bytes = op.bytes(shape);
+  r.flops = op.flop_count(shape);
+  return r;
+}
+
+Session::Session(const OpSpec& op, const Shape& shape, uint64_t seed, Executor& ex, bool omit_optional)
+    : op_(op),
+      problem_(op, shape, seed, omit_optional),
+      ex_(ex),
+      on_device_(ex, op, shape),
+      last_(op, shape),
+      scratch_(op, shape) {
+  for (std::size_t i = 0; i < op.tensors.size(); ++i)
+    if (op.tensors[i].role == Role::input && problem_.present(op.tensors[i]))
+      ex_.to_device(on_device_.buffers[i].data(), problem_.initial.buffers[i].data(), on_device_.buffers[i].bytes());
+}
+
+Session::Outcome Session::run_and_check(const Variant& v, const Launch& launch) {
+  const Shape& shape = problem_.shape;
+  for (std::size_t i = 0; i < op_.tensors.size(); ++i) {
+    const auto& spec = op_.tensors[i];
+    auto& dst = on_device_.buffers[i];
+    if (!problem_.present(spec)) continue;
+    if (spec.role == Role::inout) ex_.to_device(dst.data(), problem_.initial.buffers[i].data(), dst.bytes());
+    if (spec.role == Role::output) ex_.poison(dst.data(), dst.bytes());
+  }
+  op_.invoke(v, on_device_.table(problem_.omit_optional), launch);
+  ex_.synchronize();
+
+  Outcome out;
+  for (std::size_t i = 0; i < op_.tensors.size(); ++i) {
+    const auto& spec = op_.tensors[i];
+    const auto& src = on_device_.buffers[i];
+    if (!problem_.present(spec)) continue;
+    if (spec.role == Role::input) {
+      ex_.to_host(scratch_.buffers[i].data(), src.data(), src.bytes());
+      if (std::memcmp(scratch_.buffers[i].data(), problem_.initial.buffers[i].data(), src.bytes()) != 0 &&
+          out.failure.empty())
+        out.failure = "the input '" + spec.name + "' was modified";
+      continue;
+    }
+    ex_.to_host(last_.buffers[i].data(), src.data(), src.bytes());
+    TensorCheck c = compare(spec, last_.buffers[i].data(), problem_.expected.buffers[i].data(), spec.numel(shape),
+                            spec.tol(v.numeric, shape));
+    if (!c.passed() && out.failure.empty()) out.failure = c.describe();
+    out.checks.push_back(std::move(c));
+  }
+  return out;
+}
+
+Record Session::evaluate(const Variant& v, const ParamValues& params, const EvalOptions& options) {
+  Record r = record_for(op_, v, params, problem_.shape);
+  r.seed = problem_.seed;
+  r.omitted = problem_.omitted();
+  if (auto why = v.skip_reason(problem_.shape, params)) {
+    r.status = Status::skipped;
+    r.reason = *why;
+    return r;
+  }
+  try {
+    Buffer workspace(ex_, v.workspace_bytes(problem_.shape, params));
+    Launch launch;
+    launch.params = params;
+    launch.workspace = workspace.data();
+    launch.workspace_bytes = workspace.bytes();
+    launch.ctx = ex_.context();
+
+    Outcome first = run_and_check(v, launch);
+    r.errors = first.checks;
+    if (!first.failure.empty()) {
+      r.status = Status::incorrect;
+      r.reason = first.failure;
+      return r;
+    }
+    // Second run on the same inputs: bitwise equal outputs make the variant deterministic.
+    auto compared = [&](std::size_t i) { return op_.tensors[i].checked() && problem_.present(op_.tensors[i]); };
+    HostTensors first_outputs(op_, problem_.shape);
+    for (std::size_t i = 0; i < op_.tensors.size(); ++i)
+      if (compared(i)) std::memcpy(first_outputs.buffers[i].data(), last_.buffers[i].data(), last_.buffers[i].bytes());
+    Outcome second = run_and_check(v, launch);
+    bool same = true;
+    for (std::size_t i = 0; i < op_.tensors.size(); ++i)
+      if (compared(i))
+        same = same &&
+               std::memcmp(first_outputs.buffers[i].data(), last_.buffers[i].data(), last_.buffers[i].bytes()) == 0;
+    r.deterministic = same;
+    if (!second.failure.empty()) {
+      r.status = Status::incorrect;
+      r.reason = "second run: " + second.failure;
+      r.errors = second.checks;
+      return r;
+    }
+
+    const TensorTable table = on_device_.table(problem_.omit_optional);
+    auto launch_once = [&] { op_.invoke(v, table, launch); };
+    if (options.timer) {
+      r.timing = options.timer(launch_once, v.key() + " " + params.describe());
+    } else {
+      for (int i = 0; i < options.check_launches; ++i) launch_once();
+      ex_.synchronize();
+    }
+
+    Outcome after = run_and_check(v, launch);
+    if (!after.failure.empty()) {
+      r.status = Status::incorrect;
+      r.reason = "after the timing loop: " + after.failure;
+      r.errors = after.checks;
+      return r;
+    }
+    r.status = Status::ok;
+  } catch (const Unsupported& e) {
+    r.status = Status::skipped;
+    r.reason = e.what();
+    r.errors.clear();
+    r.deterministic.reset();
+    r.timing.reset();
+  } catch (const std::exception& e) {  // whatever the variant threw: a CUDA error, a refused pointer, ...
+    r.status = Status::incorrect;
+    r.reason = e.what();
+  }
+  return r;
+}
+
+}  // namespace wb

@@ -1,0 +1,61 @@
+#pragma once
+// The harness: a Problem placed on an executor, and the evaluation of one variant
+// configuration on it -- validate, validate again (determinism), time (through the
+// timer the caller passes) or launch again, validate once more afterwards.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "kernels/op.h"
+#include "kernels/variant.h"
+#include "workbench/runtime/buffers.h"
+#include "workbench/runtime/executor.h"
+#include "workbench/runtime/problem.h"
+#include "workbench/runtime/record.h"
+#include "workbench/runtime/timing.h"
+
+namespace wb {
+
+// How a configuration is evaluated after its two validated runs: timed by `timer`
+// when one is given (the wb program passes its timing engine; the runtime has none),
+// otherwise launched `check_launches` more times untimed. Either way it is validated
+// once more afterwards.
+struct EvalOptions {
+  std::function<TimingStats(const std::function<void()>& launch, const std::string& name)> timer;
+  int check_launches = 3;
+};
+
+class Session {
+ public:
+  // Generates the problem and copies its inputs to the executor. With omit_optional
+  // the op's optional tensors (a bias) are passed as null, to variant and reference.
+  Session(const OpSpec& op, const Shape& shape, uint64_t seed, Executor& ex, bool omit_optional = false);
+
+  // Never throws for a variant's own failures (a wrong result, a CUDA error): they
+  // come back as an incorrect record with the reason.
+  Record evaluate(const Variant& v, const ParamValues& params, const EvalOptions& options);
+
+  const Problem& problem() const { return problem_; }
+
+ private:
+  struct Outcome {
+    std::vector<TensorCheck> checks;
+    std::string failure;  // empty when every check passed
+  };
+  // Restores inouts, poisons outputs, runs once, downloads and compares; keeps the
+  // downloaded outputs in last_.
+  Outcome run_and_check(const Variant& v, const Launch& launch);
+
+  const OpSpec& op_;
+  Problem problem_;
+  Executor& ex_;
+  ExecutorTensors on_device_;
+  HostTensors last_;     // outputs of the latest run (checked tensors only are meaningful)
+  HostTensors scratch_;  // downloads of inputs, to see that a variant left them alone
+};
+
+// A record with the identity of v and the models of op at shape filled in.
+Record record_for(const OpSpec& op, const Variant& v, const ParamValues& params, const Shape& shape);
+
+}  // namespace wb

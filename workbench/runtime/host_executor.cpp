@@ -1,0 +1,136 @@
+// The cpu backend: host memory, the calling thread (and its OpenMP team).
+#include <cblas.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "workbench/runtime/buffers.h"
+#include "workbench/runtime/executor.h"
+
+namespace wb {
+namespace {
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "unknown CPU";
+}
+
+int64_t memory_total() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  while (in >> key >> kib) {
+    if (key == "MemTotal:") return kib * 1024;
+    in.ignore(1 << 10, '\n');
+  }
+  return 0;
+}
+
+class HostExecutor final : public Executor {
+ public:
+  HostExecutor() {
+    info_.backend = Backend::cpu;
+    info_.name = cpu_model();
+    info_.slug = "cpu-" + slugify(info_.name);
+    info_.multiprocessors = int(std::thread::hardware_concurrency());
+    info_.memory_bytes = memory_total();
+    long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    info_.l2_bytes = llc > 0 ? llc : 0;
+  }
+
+  Backend backend() const override { return Backend::cpu; }
+  const DeviceInfo& device() const override { return info_; }
+  ExecContext* context() override { return &ctx_; }
+
+  void* allocate(std::size_t bytes) override {
+    const std::size_t rounded = (bytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded);
+    if (!p) throw std::bad_alloc();
+    return p;
+  }
+  void release(void* p) noexcept override { std::free(p); }
+  void to_device(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void to_host(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void poison(void* dst, std::size_t bytes) override { std::memset(dst, 0xFF, bytes); }
+  void zero(void* dst, std::size_t bytes) override { std::memset(dst, 0, bytes); }
+  void synchronize() override {}
+  double time_launch(const std::function<void()>& launch) override {
+    const auto start = std::chrono::steady_clock::now();
+    launch();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  Ceilings measure_ceilings() override {
+    Ceilings c;
+    // Copy: four times the last-level cache, between 64 MiB and 512 MiB, copied by all
+    // threads in chunks; the best of five.
+    const std::size_t bytes =
+        std::clamp<std::size_t>(4 * std::size_t(info_.l2_bytes), std::size_t(64) << 20, std::size_t(512) << 20);
+    std::vector<char> src(bytes, 1), dst(bytes, 0);
+    auto copy = [&] {
+#pragma omp parallel for schedule(static)
+      for (std::int64_t chunk = 0; chunk < 256; ++chunk) {
+        const std::size_t begin = bytes / 256 * chunk;
+        const std::size_t end = chunk == 255 ? bytes : bytes / 256 * (chunk + 1);
+        std::memcpy(dst.data() + begin, src.data() + begin, end - begin);
+      }
+    };
+    copy();
+    double best = 1e30;
+    for (int i = 0; i < 5; ++i) best = std::min(best, time_launch(copy));
+    c.copy_gbps = 2.0 * double(bytes) / best * 1e-9;
+    // Matrix: OpenBLAS sgemm at n = 1024, the best of five.
+    const int n = 1024;
+    std::vector<float> a(std::size_t(n) * n, 0.5f), b(std::size_t(n) * n, 0.25f), out(std::size_t(n) * n);
+    auto gemm = [&] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, out.data(),
+                  n);
+    };
+    gemm();
+    best = 1e30;
+    for (int i = 0; i < 5; ++i) best = std::min(best, time_launch(gemm));
+    c.fp32_tflops = 2.0 * n * double(n) * n / best * 1e-12;
+    c.method = "copy: memcpy of " + std::to_string(bytes >> 20) +
+               " MiB by all threads, bytes read plus written, best of 5; matrix: OpenBLAS sgemm n=1024, best of 5";
+    return c;
+  }
+
+ private:
+  DeviceInfo info_;
+  ExecContext ctx_;
+};
+
+}  // namespace
+
+std::unique_ptr<Executor> make_host_executor() { return std::make_unique<HostExecutor>(); }
+
+std::string slugify(const std::string& name) {
+  std::string out;
+  for (unsigned char c : name) {
+    if (std::isalnum(c)) {
+      out += char(std::tolower(c));
+    } else if (!out.empty() && out.back() != '-') {
+      out += '-';
+    }
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "unknown" : out;
+}
+
+}  // namespace wb

@@ -1,0 +1,55 @@
+#pragma once
+// One measured (op, variant, launch parameters, shape): what the harness produces and
+// what a report holds, one record each.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/shape.h"
+#include "kernels/types.h"
+#include "kernels/variant.h"
+#include "workbench/runtime/ceilings.h"
+#include "workbench/runtime/timing.h"
+#include "workbench/runtime/validate.h"
+
+namespace wb {
+
+enum class Status { ok, incorrect, skipped };
+std::string_view to_string(Status s);
+Status parse_status(std::string_view s);  // throws UsageError
+
+// "B=8 T=1024 C=768" plus " without bias" for the optional tensors passed as null.
+std::string shape_with_omitted(std::string shape, const std::vector<std::string>& omitted);
+
+struct Record {
+  std::string op;
+  Backend backend = Backend::cpu;
+  int variant = 0;
+  std::string variant_name;
+  NumericClass numeric = NumericClass::fp32;
+  std::string source;       // variant file, relative to the repository
+  std::string source_hash;  // its SHA-256 when this binary was built
+  ParamValues params;
+  std::vector<std::string> dims;  // the op's dims, in order
+  Shape shape;
+  std::vector<std::string> omitted;  // optional tensors passed as null (wb check runs without a bias too)
+  Status status = Status::skipped;
+  std::string reason;  // why skipped or incorrect
+  std::vector<TensorCheck> errors;
+  std::optional<bool> deterministic;  // two runs on the same inputs bitwise equal
+  std::optional<TimingStats> timing;
+  uint64_t seed = 0;  // of the inputs
+  double bytes = 0;   // the op's byte model at this shape
+  double flops = 0;   // the op's flop model at this shape
+
+  double gbps() const { return timing && timing->median_s > 0 ? bytes / timing->median_s * 1e-9 : 0.0; }
+  double tflops() const { return timing && timing->median_s > 0 ? flops / timing->median_s * 1e-12 : 0.0; }
+  PercentOfPeak percent(const Ceilings& c) const {
+    return timing ? percent_of_peak(c, numeric, bytes, flops, timing->median_s) : PercentOfPeak{};
+  }
+  std::string shape_text() const { return shape_with_omitted(describe(shape, dims), omitted); }
+  std::string variant_label() const;  // "cuda/3 warp_per_row"
+};
+
+}  // namespace wb

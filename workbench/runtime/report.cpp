@@ -1,0 +1,336 @@
+#include "workbench/runtime/report.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "kernels/errors.h"
+
+namespace wb {
+namespace {
+
+using nlohmann::json;
+
+json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+// Reads fields of a JSON object, naming the place of whatever is missing or mistyped.
+class Reader {
+ public:
+  Reader(const json& j, std::string where) : j_(j), where_(std::move(where)) {
+    if (!j_.is_object()) fail("is not an object");
+  }
+
+  [[noreturn]] void fail(const std::string& what) const { throw UsageError(where_ + " " + what); }
+
+  const json& at(const char* key) const {
+    auto it = j_.find(key);
+    if (it == j_.end()) fail("has no '" + std::string(key) + "'");
+    return *it;
+  }
+  bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+  std::string str(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_string()) fail("'" + std::string(key) + "' is not a string");
+    return v.get<std::string>();
+  }
+  double num(const char* key) const {
+    const json& v = at(key);
+    if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
+    if (!v.is_number()) fail("'" + std::string(key) + "' is not a number");
+    return v.get<double>();
+  }
+  int64_t integer(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_number_integer()) fail("'" + std::string(key) + "' is not an integer");
+    return v.get<int64_t>();
+  }
+  bool boolean(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_boolean()) fail("'" + std::string(key) + "' is not true or false");
+    return v.get<bool>();
+  }
+  Reader child(const char* key) const { return Reader(at(key), where_ + "." + key); }
+  const std::string& where() const { return where_; }
+
+ private:
+  const json& j_;
+  std::string where_;
+};
+
+template <class F>
+auto translated(const Reader& r, F&& parse) {
+  try {
+    return parse();
+  } catch (const UsageError& e) {
+    r.fail(std::string(": ") + e.what());
+  }
+}
+
+json to_json(const DeviceInfo& d) {
+  return {{"backend", to_string(d.backend)},
+          {"name", d.name},
+          {"slug", d.slug},
+          {"multiprocessors", d.multiprocessors},
+          {"memory_bytes", d.memory_bytes},
+          {"l2_bytes", d.l2_bytes},
+          {"compute_capability", d.compute_capability},
+          {"clock_khz", d.clock_khz},
+          {"memory_clock_khz", d.memory_clock_khz},
+          {"memory_bus_bits", d.memory_bus_bits},
+          {"driver_version", d.driver_version},
+          {"runtime_version", d.runtime_version}};
+}
+
+DeviceInfo device_from(const Reader& r) {
+  DeviceInfo d;
+  d.backend = translated(r, [&] { return parse_backend(r.str("backend")); });
+  d.name = r.str("name");
+  d.slug = r.str("slug");
+  d.multiprocessors = int(r.integer("multiprocessors"));
+  d.memory_bytes = r.integer("memory_bytes");
+  d.l2_bytes = r.integer("l2_bytes");
+  d.compute_capability = r.str("compute_capability");
+  d.clock_khz = int(r.integer("clock_khz"));
+  d.memory_clock_khz = int(r.integer("memory_clock_khz"));
+  d.memory_bus_bits = int(r.integer("memory_bus_bits"));
+  d.driver_version = r.str("driver_version");
+  d.runtime_version = r.str("runtime_version");
+  return d;
+}
+
+json to_json(const ReportContext& c) {
+  const BuildInfo& b = c.build;
+  return {{"created", c.created},
+          {"command", c.command},
+          {"host", c.host},
+          {"source", {{"commit", c.source.commit}, {"dirty", c.source.dirty}}},
+          {"build",
+           {{"wb_version", b.wb_version},
+            {"build_type", b.build_type},
+            {"cxx_compiler", b.cxx_compiler},
+            {"cxx_flags", b.cxx_flags},
+            {"cuda_compiler", b.cuda_compiler},
+            {"cuda_flags", b.cuda_flags},
+            {"cuda_architectures", b.cuda_architectures},
+            {"benchmark_engine", b.benchmark_engine}}},
+          {"device", to_json(c.device)},
+          {"ceilings",
+           {{"copy_gbps", c.ceilings.copy_gbps},
+            {"fp32_tflops", c.ceilings.fp32_tflops},
+            {"tf32_tflops", c.ceilings.tf32_tflops},
+            {"bf16_tflops", c.ceilings.bf16_tflops},
+            {"method", c.ceilings.method}}},
+          {"timing",
+           {{"repetitions", c.timing.repetitions},
+            {"min_time_s", c.timing.min_time_s},
+            {"warmup_s", c.timing.warmup_s},
+            {"l2_flush", c.timing.flush_l2}}}};
+}
+
+ReportContext context_from(const Reader& r) {
+  ReportContext c;
+  c.created = r.str("created");
+  c.command = r.str("command");
+  c.host = r.str("host");
+  const Reader src = r.child("source");
+  c.source.commit = src.str("commit");
+  c.source.dirty = src.boolean("dirty");
+  const Reader b = r.child("build");
+  c.build =
+      BuildInfo{b.str("wb_version"),    b.str("build_type"), b.str("cxx_compiler"),       b.str("cxx_flags"),
+                b.str("cuda_compiler"), b.str("cuda_flags"), b.str("cuda_architectures"), b.str("benchmark_engine")};
+  c.device = device_from(r.child("device"));
+  const Reader ceil = r.child("ceilings");
+  c.ceilings.copy_gbps = ceil.num("copy_gbps");
+  c.ceilings.fp32_tflops = ceil.num("fp32_tflops");
+  c.ceilings.tf32_tflops = ceil.num("tf32_tflops");
+  c.ceilings.bf16_tflops = ceil.num("bf16_tflops");
+  c.ceilings.method = ceil.str("method");
+  const Reader t = r.child("timing");
+  c.timing.repetitions = int(t.integer("repetitions"));
+  c.timing.min_time_s = t.num("min_time_s");
+  c.timing.warmup_s = t.num("warmup_s");
+  c.timing.flush_l2 = t.boolean("l2_flush");
+  return c;
+}
+
+json to_json(const TensorCheck& c) {
+  return {{"tensor", c.tensor},
+          {"count", c.count},
+          {"mismatches", c.mismatches},
+          {"non_finite", c.non_finite},
+          {"max_abs_err", c.max_abs_err},
+          {"max_rel_err", c.max_rel_err},
+          {"atol", c.tol.atol},
+          {"rtol", c.tol.rtol},
+          {"first_bad", c.first_bad},
+          {"first_bad_value", number_or_null(c.first_bad_value)},
+          {"first_bad_expected", number_or_null(c.first_bad_expected)}};
+}
+
+TensorCheck check_from(const Reader& r) {
+  TensorCheck c;
+  c.tensor = r.str("tensor");
+  c.count = r.integer("count");
+  c.mismatches = r.integer("mismatches");
+  c.non_finite = r.integer("non_finite");
+  c.max_abs_err = r.num("max_abs_err");
+  c.max_rel_err = r.num("max_rel_err");
+  c.tol = Tolerance{r.num("atol"), r.num("rtol")};
+  c.first_bad = r.integer("first_bad");
+  c.first_bad_value = r.num("first_bad_value");
+  c.first_bad_expected = r.num("first_bad_expected");
+  return c;
+}
+
+Record record_from(const Reader& r) {
+  Record rec;
+  rec.op = r.str("op");
+  rec.backend = translated(r, [&] { return parse_backend(r.str("backend")); });
+  rec.variant = int(r.integer("variant"));
+  rec.variant_name = r.str("variant_name");
+  rec.numeric = translated(r, [&] { return parse_numeric_class(r.str("numeric_class")); });
+  rec.source = r.str("source");
+  rec.source_hash = r.str("source_hash");
+  const json& params = r.at("params");
+  if (!params.is_object()) r.fail("'params' is not an object");
+  for (const auto& [name, value] : params.items()) {
+    if (!value.is_number_integer()) r.fail("params." + name + " is not an integer");
+    rec.params.set(name, value.get<int>());
+  }
+  const json& shape = r.at("shape");
+  if (!shape.is_object()) r.fail("'shape' is not an object");
+  for (const auto& [dim, value] : shape.items()) {
+    if (!value.is_number_integer()) r.fail("shape." + dim + " is not an integer");
+    translated(r, [&] {
+      rec.shape.set(dim, value.get<int64_t>());
+      return 0;
+    });
+  }
+  for (const auto& dim : Shape::dim_names())  // JSON objects do not keep their order
+    if (shape.contains(dim)) rec.dims.push_back(dim);
+  if (r.has("omitted")) rec.omitted = r.at("omitted").get<std::vector<std::string>>();
+  rec.seed = r.at("seed").get<uint64_t>();
+  rec.status = translated(r, [&] { return parse_status(r.str("status")); });
+  rec.reason = r.str("reason");
+  if (r.has("deterministic")) rec.deterministic = r.boolean("deterministic");
+  const json& errors = r.at("errors");
+  if (!errors.is_array()) r.fail("'errors' is not an array");
+  for (std::size_t i = 0; i < errors.size(); ++i)
+    rec.errors.push_back(check_from(Reader(errors[i], r.where() + ".errors[" + std::to_string(i) + "]")));
+  if (r.has("timing")) {
+    const Reader t = r.child("timing");
+    TimingStats s;
+    s.median_s = t.num("median_us") * 1e-6;
+    s.min_s = t.num("min_us") * 1e-6;
+    s.mean_s = t.num("mean_us") * 1e-6;
+    s.stddev_s = t.num("stddev_us") * 1e-6;
+    s.cv = t.num("cv");
+    s.repetitions = int(t.integer("repetitions"));
+    s.iterations = t.integer("iterations");
+    rec.timing = s;
+  }
+  const Reader model = r.child("model");
+  rec.bytes = model.num("bytes");
+  rec.flops = model.num("flops");
+  return rec;
+}
+
+}  // namespace
+
+json to_json(const Record& r, const Ceilings& ceilings) {
+  json params = json::object();
+  for (const auto& [name, value] : r.params.items()) params[name] = value;
+  json shape = json::object();
+  for (const auto& d : r.dims) shape[d] = r.shape.get(d);
+  json errors = json::array();
+  for (const auto& c : r.errors) errors.push_back(to_json(c));
+  json j = {{"op", r.op},
+            {"backend", to_string(r.backend)},
+            {"variant", r.variant},
+            {"variant_name", r.variant_name},
+            {"numeric_class", to_string(r.numeric)},
+            {"source", r.source},
+            {"source_hash", r.source_hash},
+            {"params", params},
+            {"shape", shape},
+            {"omitted", r.omitted},
+            {"seed", r.seed},
+            {"status", to_string(r.status)},
+            {"reason", r.reason},
+            {"deterministic", r.deterministic ? json(*r.deterministic) : json(nullptr)},
+            {"errors", errors},
+            {"model", {{"bytes", r.bytes}, {"flops", r.flops}}}};
+  if (r.timing) {
+    const TimingStats& t = *r.timing;
+    j["timing"] = {{"median_us", t.median_s * 1e6},
+                   {"min_us", t.min_s * 1e6},
+                   {"mean_us", t.mean_s * 1e6},
+                   {"stddev_us", t.stddev_s * 1e6},
+                   {"cv", t.cv},
+                   {"repetitions", t.repetitions},
+                   {"iterations", t.iterations}};
+    const PercentOfPeak pct = r.percent(ceilings);
+    j["throughput"] = {{"gbps", r.gbps()},
+                       {"tflops", r.tflops()},
+                       {"pct_of_copy", pct.copy},
+                       {"pct_of_matmul", pct.matmul},
+                       {"pct_of_roofline", pct.roofline}};
+  } else {
+    j["timing"] = nullptr;
+    j["throughput"] = nullptr;
+  }
+  return j;
+}
+
+json to_json(const Report& r) {
+  json records = json::array();
+  for (const auto& rec : r.records) records.push_back(to_json(rec, r.context.ceilings));
+  return {{"schema", kReportSchema}, {"context", to_json(r.context)}, {"records", records}};
+}
+
+Report report_from_json(const json& j, const std::string& origin) {
+  const Reader top(j, origin + ":");
+  const std::string schema = top.str("schema");
+  if (schema != kReportSchema)
+    top.fail("has schema '" + schema + "', this wb reads '" + std::string(kReportSchema) + "'");
+  Report r;
+  r.context = context_from(top.child("context"));
+  const json& records = top.at("records");
+  if (!records.is_array()) top.fail("'records' is not an array");
+  for (std::size_t i = 0; i < records.size(); ++i)
+    r.records.push_back(record_from(Reader(records[i], origin + ": records[" + std::to_string(i) + "]")));
+  return r;
+}
+
+void write_report(const Report& r, const std::string& path) {
+  const std::filesystem::path p(path);
+  if (p.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(p.parent_path(), ec);
+    if (ec) throw UsageError("cannot create the folder " + p.parent_path().string() + ": " + ec.message());
+  }
+  std::ofstream out(path);
+  if (!out) throw UsageError("cannot write the report " + path);
+  out << to_json(r).dump(2) << "\n";
+  if (!out) throw UsageError("cannot write the report " + path);
+}
+
+Report read_report(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError("cannot read the report " + path + ": no such file or not readable");
+  json j;
+  try {
+    in >> j;
+  } catch (const json::exception& e) {
+    throw UsageError(path + ": malformed JSON: " + e.what());
+  }
+  try {
+    return report_from_json(j, path);
+  } catch (const json::exception& e) {
+    throw UsageError(path + ": not a wb.report/1 report: " + e.what());
+  }
+}
+
+}  // namespace wb

@@ -1,0 +1,30 @@
+#pragma once
+// Reports: versioned JSON ("schema": "wb.report/1", documented in results/README.md)
+// with the context of the run and one record per (op, variant, launch parameters,
+// shape).
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "workbench/runtime/context.h"
+#include "workbench/runtime/record.h"
+
+namespace wb {
+
+inline constexpr const char* kReportSchema = "wb.report/1";
+
+struct Report {
+  ReportContext context;
+  std::vector<Record> records;
+};
+
+nlohmann::json to_json(const Report& r);
+// With the ceilings of its report, a timed record also gets its percentages of peak.
+nlohmann::json to_json(const Record& r, const Ceilings& ceilings = {});
+// Throws UsageError naming `origin` and what is wrong when the JSON is not a report.
+Report report_from_json(const nlohmann::json& j, const std::string& origin);
+
+void write_report(const Report& r, const std::string& path);  // creates parent folders
+Report read_report(const std::string& path);                  // throws UsageError
+
+}  // namespace wb
