@@ -52,7 +52,7 @@ std::string skip(const std::string& op, int id, const Shape& s) {
 TEST(FwdMemoryVariants, EveryLadderHasItsIdsAndNames) {
   for (const auto& [op, names] : ladders()) {
     const auto variants = Registry::global().variants(op, Backend::cuda);
-    ASSERT_EQ(variants.size(), names.size()) << op;
+    ASSERT_GE(variants.size(), names.size()) << op;
     for (size_t i = 0; i < names.size(); ++i) {
       EXPECT_EQ(variants[i]->id, int(i) + 1) << op;
       EXPECT_EQ(variants[i]->name, names[i]) << op;
