@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "kernels/errors.h"
 #include "workbench/runtime/best.h"
@@ -26,6 +27,14 @@ std::string at_shape(const OpSpec& op, const Shape& s) { return op.name + " at "
 
 }  // namespace
 
+std::string why_the_step_skips(const std::string& op) {
+  if (op == "residual_forward")
+    return "the step runs fused_residual_layernorm_forward, which adds the residual itself";
+  if (op == "softmax_forward" || op == "crossentropy_forward" || op == "crossentropy_softmax_backward")
+    return "the step runs fused_classifier (softmax, loss and its gradient in one op) instead";
+  return "";
+}
+
 KernelPlan::KernelPlan(const Registry& reg, Executor& ex, NumericClass precision, const BestFile* best,
                        const std::vector<Workload>& workloads, std::ostream& notices)
     : ex_(ex) {
@@ -44,6 +53,7 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, NumericClass precision
   }
 
   std::size_t workspace = 0;
+  std::map<const BestEntry*, std::string> rejected;  // entries tried and refused, and why
   for (const Workload& w : workloads) {
     Selection s;
     s.op = &reg.op(w.op);
@@ -64,12 +74,16 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, NumericClass precision
         if (!allowed_in(v.numeric, precision)) {
           notices << "notice: " << where << ": best.json names " << v.label() << " of class " << to_string(v.numeric)
                   << ", not allowed at precision " << to_string(precision) << "; using the default\n";
+          rejected[e] = "class " + std::string(to_string(v.numeric)) + " is not allowed at precision " +
+                        std::string(to_string(precision));
         } else if (auto reason = v.skip_reason(w.shape, params)) {
           notices << "warning: " << where << ": best.json names " << v.label() << ", which cannot run it (" << *reason
                   << "); using the default\n";
+          rejected[e] = v.label() + " cannot run " + s.op->describe_shape(w.shape) + ": " + *reason;
         } else {
           s.variant = &v;
           s.params = params;
+          s.entry = e;
           s.origin = "best.json" + why;
         }
       } else {
@@ -88,12 +102,38 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, NumericClass precision
     selections_.push_back(s);
   }
   workspace_ = Buffer(ex, workspace);
+
+  if (best) {
+    for (const BestEntry& e : best->entries) {
+      const bool used = std::any_of(selections_.begin(), selections_.end(),
+                                    [&](const Selection& sel) { return sel.entry == &e; });
+      if (used) continue;
+      std::string reason = why_the_step_skips(e.op);
+      if (reason.empty() && rejected.count(&e)) reason = rejected[&e];
+      if (reason.empty()) {
+        const bool runs_op = std::any_of(workloads.begin(), workloads.end(), [&](const Workload& w) { return w.op == e.op; });
+        reason = runs_op ? "measured at " + e.shape_text() + ", a shape this run does not call (and its other calls " +
+                               "have entries of their own)"
+                         : "this step does not run " + e.op;
+      }
+      unused_.push_back({&e, reason});
+    }
+  }
 }
 
 const Selection& KernelPlan::at(const std::string& op, const Shape& shape) const {
   for (const auto& s : selections_)
     if (s.op->name == op && same_dims(s.shape, shape, s.op->dims)) return s;
   throw std::logic_error("the kernel plan has no entry for " + op + " at this shape");
+}
+
+void KernelPlan::print_unused(std::ostream& out) const {
+  if (unused_.empty()) return;
+  out << "best.json entries this plan does not run:\n";
+  TextTable t({"op", "shape", "variant", "why"});
+  for (const auto& u : unused_)
+    t.add({u.entry->op, u.entry->shape_text(), std::to_string(u.entry->variant) + " " + u.entry->variant_name, u.reason});
+  t.print(out, "  ");
 }
 
 void KernelPlan::print(std::ostream& out) const {

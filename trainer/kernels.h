@@ -4,7 +4,8 @@
 // best.json when one is given (the entry for exactly that shape, else the op's entry
 // at another shape when its variant can run this one), otherwise the default: the
 // highest id of an allowed numeric class that can run the shape. Every fallback is
-// announced. The plan then runs the calls through the registry.
+// announced, and every best.json entry the step does not run is listed with the
+// reason. The plan then runs the calls through the registry.
 #include <ostream>
 #include <string>
 #include <typeinfo>
@@ -30,8 +31,19 @@ struct Selection {
   ParamValues params;
   Shape shape;
   int calls = 0;
-  std::string origin;  // "best.json", or why a default runs
+  const BestEntry* entry = nullptr;  // the best.json entry it runs, if any
+  std::string origin;                // "best.json", or why a default runs
 };
+
+// A best.json entry the plan does not run, and why.
+struct UnusedEntry {
+  const BestEntry* entry = nullptr;
+  std::string reason;
+};
+
+// Why a training step never calls an op that best.json may hold: it runs a fused form.
+// Empty for the ops the step runs.
+std::string why_the_step_skips(const std::string& op);
 
 class KernelPlan {
  public:
@@ -57,12 +69,16 @@ class KernelPlan {
 
   const Selection& at(const std::string& op, const Shape& shape) const;  // std::logic_error when not planned
   const std::vector<Selection>& selections() const { return selections_; }
+  // The best.json entries that no call of the step runs, each with the reason.
+  const std::vector<UnusedEntry>& unused() const { return unused_; }
   std::size_t workspace_bytes() const { return workspace_.bytes(); }
   void print(std::ostream& out) const;  // the table: op, shape, backend, variant, name, launch, class, origin
+  void print_unused(std::ostream& out) const;
 
  private:
   Executor& ex_;
   std::vector<Selection> selections_;
+  std::vector<UnusedEntry> unused_;
   Buffer workspace_;
 };
 

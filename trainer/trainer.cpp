@@ -172,6 +172,19 @@ int run(const Options& o) {
     if (o.train.empty()) return kOk;
   }
 
+  if (o.print_plan) {
+    const Backend backend = o.backend.empty() ? default_backend() : parse_backend(o.backend);
+    auto ex = make_executor(backend);
+    std::optional<BestFile> best;
+    if (!o.kernels.empty()) best = read_best(o.kernels);
+    KernelPlan plan(Registry::global(), *ex, precision, best ? &*best : nullptr, workloads, std::cout);
+    std::cout << fmt::format("kernel plan of one step: GPT-2 {}, B={} T={}, {} backend on {}, precision {}\n",
+                             config.describe(), B, T, to_string(backend), ex->device().name, to_string(precision));
+    plan.print(std::cout);
+    plan.print_unused(std::cout);
+    return kOk;
+  }
+
   // Data.
   if (o.train.empty()) throw UsageError("give --train FILE (an llm.c token file)");
   const TokenFile train_file = read_tokens(o.train);
@@ -198,6 +211,7 @@ int run(const Options& o) {
                            to_string(precision));
   std::cout << "kernels" << (best ? " from " + o.kernels : std::string(" (defaults: no --kernels given)")) << ":\n";
   plan.print(std::cout);
+  plan.print_unused(std::cout);
   double peak = o.peak_tflops;
   std::string peak_origin = "given";
   if (peak <= 0) {
@@ -327,6 +341,8 @@ int main(int argc, char** argv) {
   app.add_option("--dump-workloads", o.dump_workloads,
                  "write the shape of every op call of one step (for wb sweep --workloads)");
   app.add_option("--debug-state", o.debug_state, "write the logits, loss and gradients of the first step");
+  app.add_flag("--print-plan", o.print_plan,
+               "print which variant runs each op call (and the best.json entries left unused), then stop");
   app.add_option("--sample-every", o.sample_every, "print a text sample every N steps (0 = never)")
       ->capture_default_str();
   app.add_option("--sample-len", o.sample_len, "tokens per sample (at most --seq-len)")->capture_default_str();

@@ -219,6 +219,73 @@ TEST(Plan, DefaultsBestJsonAndFallbacks) {
   EXPECT_NE(notices.str().find("layernorm_forward at B=2 T=8 C=32 is not in best.json"), std::string::npos);
 }
 
+// For every call of the step, best.json names a variant and launch parameters that
+// differ from the default wherever the backend allows; the plan must run exactly those
+// (and then no entry is left unused), on every backend this build has.
+TEST(Plan, RunsExactlyTheBestJsonChoiceOfEveryCall) {
+  const Registry& reg = Registry::global();
+  const Config c = config_from_init("2,64,4");
+  const auto workloads = step_workloads(c, 2, 16);
+  std::vector<Backend> backends{Backend::cpu};
+  for (Backend b : backends) {
+    auto ex = make_executor(b);
+    std::ostringstream notices;
+    const KernelPlan defaults(reg, *ex, NumericClass::fp32, nullptr, workloads, notices);
+    std::vector<BestEntry> entries;
+    for (const Workload& w : workloads) {
+      const Selection& d = defaults.at(w.op, w.shape);
+      // The last runnable (variant, configuration) of an allowed class, other than the default.
+      BestEntry e = entry(w.op, w.shape, d.variant->id);
+      e.params = d.params;
+      for (const Variant* v : reg.variants(w.op, b)) {
+        if (v->numeric != NumericClass::fp32) continue;
+        for (const ParamValues& p : v->all_params())
+          if (!v->skip_reason(w.shape, p) && !(v == d.variant && p == d.params)) {
+            e.variant = v->id;
+            e.params = p;
+          }
+      }
+      entries.push_back(e);
+    }
+    const BestFile best = best_for(*ex, entries);
+    const KernelPlan plan(reg, *ex, NumericClass::fp32, &best, workloads, notices);
+    for (const Workload& w : workloads) {
+      const Selection& s = plan.at(w.op, w.shape);
+      const BestEntry* e = best.find(w.op, w.shape);
+      ASSERT_NE(e, nullptr);
+      EXPECT_EQ(s.variant->id, e->variant) << w.op << " at " << describe(w.shape, reg.op(w.op).dims);
+      EXPECT_EQ(s.params, e->params) << w.op << " at " << describe(w.shape, reg.op(w.op).dims);
+      EXPECT_EQ(s.entry, e) << w.op;
+      EXPECT_EQ(s.origin, "best.json") << w.op;
+    }
+    EXPECT_TRUE(plan.unused().empty()) << plan.unused().front().entry->op << ": " << plan.unused().front().reason;
+  }
+}
+
+TEST(Plan, ListsTheEntriesItDoesNotRunWithTheReason) {
+  auto ex = make_executor(Backend::cpu);
+  const Config c = config_from_init("1,32,2");
+  const auto workloads = step_workloads(c, 2, 8);
+  std::ostringstream notices;
+  Shape btc;
+  btc.B = 2, btc.T = 8, btc.C = 32;
+  Shape other = btc;
+  other.T = 64;
+  BestEntry lnf = entry("layernorm_forward", other, 1);
+  const BestFile b = best_for(*ex, {entry("residual_forward", btc, 1), entry("layernorm_forward", btc, 1), lnf,
+                                    entry("softmax_forward", btc, 1)});
+  const KernelPlan plan(Registry::global(), *ex, NumericClass::fp32, &b, workloads, notices);
+  ASSERT_EQ(plan.unused().size(), 3u);
+  EXPECT_EQ(plan.unused()[0].entry->op, "residual_forward");
+  EXPECT_NE(plan.unused()[0].reason.find("fused_residual_layernorm_forward"), std::string::npos);
+  EXPECT_EQ(plan.unused()[1].entry->op, "layernorm_forward");
+  EXPECT_NE(plan.unused()[1].reason.find("measured at B=2 T=64 C=32"), std::string::npos);
+  EXPECT_NE(plan.unused()[2].reason.find("fused_classifier"), std::string::npos);
+  std::ostringstream printed;
+  plan.print_unused(printed);
+  EXPECT_NE(printed.str().find("best.json entries this plan does not run"), std::string::npos);
+}
+
 TEST(Plan, BadKernelFilesAreUsageErrors) {
   auto ex = make_executor(Backend::cpu);
   const Config c = config_from_init("1,32,2");
@@ -283,6 +350,20 @@ TEST_F(Command, TrainsLogsAndSaves) {
   }
   EXPECT_EQ(lines, 3);
   EXPECT_EQ(read_checkpoint(dir_ / "out.bin").config.describe(), c_.describe());
+}
+
+TEST_F(Command, PrintsThePlanWithoutTraining) {
+  Shape btc;
+  btc.B = 2, btc.T = 8, btc.C = 32;
+  auto ex = make_executor(Backend::cpu);
+  const std::string best = dir_ / "best.json";
+  write_best(best_for(*ex, {entry("residual_forward", btc, 1)}), best);
+  const Result r = trainer("--backend cpu --init 1,32,2 -b 2 -t 8 --print-plan --kernels " + best);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("kernel plan of one step"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("attention_backward"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("best.json entries this plan does not run"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("| loss"), std::string::npos) << "no training: " << r.output;
 }
 
 TEST_F(Command, DumpsWorkloads) {
