@@ -24,6 +24,7 @@
 #include <string>
 #include <tuple>
 
+#include "kernels/cuda/cublaslt.h"
 #include "kernels/cuda/libraries.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/errors.h"
@@ -34,33 +35,7 @@ namespace {
 
 constexpr std::size_t kLtWorkspaceBytes = std::size_t(32) << 20;
 
-// Owners of cuBLASLt descriptors (destroyed also when a call throws).
-struct MatmulDesc {
-  cublasLtMatmulDesc_t desc = nullptr;
-  ~MatmulDesc() {
-    if (desc) cublasLtMatmulDescDestroy(desc);
-  }
-};
-struct MatrixLayout {
-  cublasLtMatrixLayout_t layout = nullptr;
-  ~MatrixLayout() {
-    if (layout) cublasLtMatrixLayoutDestroy(layout);
-  }
-};
-struct Preference {
-  cublasLtMatmulPreference_t pref = nullptr;
-  ~Preference() {
-    if (pref) cublasLtMatmulPreferenceDestroy(pref);
-  }
-};
-
-// Largest power of two (4..256 bytes) that divides the address.
-uint32_t alignment_of(const void* p) {
-  const auto v = reinterpret_cast<std::uintptr_t>(p);
-  uint32_t align = 256;
-  while (align > 4 && v % align != 0) align /= 2;
-  return align;
-}
+using cuda::alignment_of;
 
 // One column-major product D (m x n, ld ldd) = A (m x k, ld lda) @ op(B) + beta * D,
 // where B is stored k x n (transb N) or n x k (transb T) with leading dimension ldb.
@@ -80,19 +55,15 @@ using AlgoKey = std::tuple<const void*, int, int, int, int, int, int, int, uint3
 
 void run_lt_gemm(cublasLtHandle_t handle, const LtGemm& g, void* workspace, std::size_t workspace_bytes,
                  cudaStream_t stream) {
-  MatmulDesc op;
-  WB_CHECK(cublasLtMatmulDescCreate(&op.desc, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F));
+  const cuda::LtMatmulDesc op(CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F);
   const cublasOperation_t transa = CUBLAS_OP_N;
-  WB_CHECK(cublasLtMatmulDescSetAttribute(op.desc, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof(transa)));
-  WB_CHECK(cublasLtMatmulDescSetAttribute(op.desc, CUBLASLT_MATMUL_DESC_TRANSB, &g.transb, sizeof(g.transb)));
+  WB_CHECK(cublasLtMatmulDescSetAttribute(op.get(), CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof(transa)));
+  WB_CHECK(cublasLtMatmulDescSetAttribute(op.get(), CUBLASLT_MATMUL_DESC_TRANSB, &g.transb, sizeof(g.transb)));
 
-  MatrixLayout a_layout, b_layout, d_layout;
-  WB_CHECK(cublasLtMatrixLayoutCreate(&a_layout.layout, CUDA_R_32F, g.m, g.k, g.lda));
-  if (g.transb == CUBLAS_OP_N)
-    WB_CHECK(cublasLtMatrixLayoutCreate(&b_layout.layout, CUDA_R_32F, g.k, g.n, g.ldb));
-  else
-    WB_CHECK(cublasLtMatrixLayoutCreate(&b_layout.layout, CUDA_R_32F, g.n, g.k, g.ldb));
-  WB_CHECK(cublasLtMatrixLayoutCreate(&d_layout.layout, CUDA_R_32F, g.m, g.n, g.ldd));
+  const bool b_n = g.transb == CUBLAS_OP_N;  // B stored k x n, else n x k
+  const cuda::LtMatrixLayout a_layout(CUDA_R_32F, g.m, g.k, g.lda);
+  const cuda::LtMatrixLayout b_layout(CUDA_R_32F, b_n ? g.k : g.n, b_n ? g.n : g.k, g.ldb);
+  const cuda::LtMatrixLayout d_layout(CUDA_R_32F, g.m, g.n, g.ldd);
 
   const uint32_t align_a = alignment_of(g.A), align_b = alignment_of(g.B), align_d = alignment_of(g.D);
   const AlgoKey key{handle,        g.m,   g.n,     g.k,     g.lda,   g.ldb,
@@ -111,23 +82,11 @@ void run_lt_gemm(cublasLtHandle_t handle, const LtGemm& g, void* workspace, std:
     }
   }
   if (!cached) {
-    Preference pref;
-    WB_CHECK(cublasLtMatmulPreferenceCreate(&pref.pref));
-    const uint64_t max_workspace = workspace_bytes;
-    WB_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace,
-                                                  sizeof(max_workspace)));
-    WB_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a,
-                                                  sizeof(align_a)));
-    WB_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b,
-                                                  sizeof(align_b)));
-    WB_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_d,
-                                                  sizeof(align_d)));
-    WB_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_d,
-                                                  sizeof(align_d)));
+    const cuda::LtMatmulPreference pref = cuda::preference_for(workspace_bytes, align_a, align_b, align_d);
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    WB_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, op.desc, a_layout.layout, b_layout.layout, d_layout.layout,
-                                            d_layout.layout, pref.pref, 1, &result, &found));
+    WB_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, op.get(), a_layout.get(), b_layout.get(), d_layout.get(),
+                                            d_layout.get(), pref.get(), 1, &result, &found));
     if (found == 0)
       throw Unsupported("cuBLASLt offers no algorithm for m=" + std::to_string(g.m) + " n=" + std::to_string(g.n) +
                         " k=" + std::to_string(g.k) + " (TF32 compute)");
@@ -137,8 +96,8 @@ void run_lt_gemm(cublasLtHandle_t handle, const LtGemm& g, void* workspace, std:
   }
 
   const float one = 1.0f;
-  WB_CHECK(cublasLtMatmul(handle, op.desc, &one, g.A, a_layout.layout, g.B, b_layout.layout, &g.beta, g.D,
-                          d_layout.layout, g.D, d_layout.layout, &algo, workspace, workspace_bytes, stream));
+  WB_CHECK(cublasLtMatmul(handle, op.get(), &one, g.A, a_layout.get(), g.B, b_layout.get(), &g.beta, g.D,
+                          d_layout.get(), g.D, d_layout.get(), &algo, workspace, workspace_bytes, stream));
 }
 
 void launch(const MatmulBackwardArgs& a, const Launch& l) {
