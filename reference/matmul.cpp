@@ -1,4 +1,4 @@
-// CPU reference of matmul_forward and matmul_backward.
+// CPU reference of matmul_forward, matmul_backward and matmul_backward_bias.
 #include "reference/reference.h"
 
 namespace wb::reference {
@@ -19,27 +19,22 @@ void matmul_forward(const MatmulForwardArgs& a) {
 
 void matmul_backward(const MatmulBackwardArgs& a) {
   const int64_t rows = int64_t(a.B) * a.T, C = a.C, OC = a.OC;
-  // dinp += dout @ weight
+  // dinp = dout @ weight (overwritten)
 #pragma omp parallel for
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < C; ++c) {
       double acc = 0;
       for (int64_t o = 0; o < OC; ++o) acc += double(a.dout[r * OC + o]) * a.weight[o * C + c];
-      a.dinp[r * C + c] += float(acc);
+      a.dinp[r * C + c] = float(acc);
     }
   }
-  // dweight += dout^T @ inp, dbias += column sums of dout
+  // dweight += dout^T @ inp
 #pragma omp parallel for
   for (int64_t o = 0; o < OC; ++o) {
     for (int64_t c = 0; c < C; ++c) {
       double acc = 0;
       for (int64_t r = 0; r < rows; ++r) acc += double(a.dout[r * OC + o]) * a.inp[r * C + c];
       a.dweight[o * C + c] += float(acc);
-    }
-    if (a.dbias) {
-      double acc = 0;
-      for (int64_t r = 0; r < rows; ++r) acc += a.dout[r * OC + o];
-      a.dbias[o] += float(acc);
     }
   }
 }

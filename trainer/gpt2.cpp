@@ -23,6 +23,11 @@ Shape matmul_shape(int B, int T, int C, int OC) {
   s.OC = OC;
   return s;
 }
+Shape bias_shape(int B, int T, int OC) {  // matmul_backward_bias: dims B, T, OC
+  Shape s;
+  s.B = B, s.T = T, s.OC = OC;
+  return s;
+}
 Shape attention_shape(const Config& c, int B, int T) {
   Shape s = shape_btc(B, T, c.C);
   s.NH = c.NH;
@@ -58,11 +63,14 @@ std::vector<Workload> step_workloads(const Config& c, int B, int T) {
       {"matmul_backward", matmul_shape(B, T, C, c.Vp), 1},
       {"layernorm_backward", shape_btc(B, T, C), 2 * L + 1},
       {"matmul_backward", matmul_shape(B, T, 4 * C, C), L},
+      {"matmul_backward_bias", bias_shape(B, T, C), 2 * L},  // fcproj and attproj
       {"gelu_backward", shape_btc(B, T, 4 * C), L},
       {"matmul_backward", matmul_shape(B, T, C, 4 * C), L},
+      {"matmul_backward_bias", bias_shape(B, T, 4 * C), L},
       {"matmul_backward", matmul_shape(B, T, C, C), L},
       {"attention_backward", attention_shape(c, B, T), L},
       {"matmul_backward", matmul_shape(B, T, C, 3 * C), L},
+      {"matmul_backward_bias", bias_shape(B, T, 3 * C), L},
       {"encoder_backward", vocab_shape(c, B, T), 1},
       {"global_norm", params_shape(c), 1},
       {"adamw", params_shape(c), 1},
@@ -203,10 +211,11 @@ void Gpt2::backward() {
   auto zero = [&](float* x, int64_t floats) { ex_.zero(x, std::size_t(floats) * sizeof(float)); };
   zero(grads_, N);
 
-  // The classifier (tied to wte, no bias); dlogits sit in the logits buffer.
-  zero(dbtc_, BT * C);
+  // matmul_backward overwrites dinp (dbtc_, dfch_gelu_ need no zeroing) and
+  // accumulates dweight; the bias gradients are matmul_backward_bias calls on the same
+  // dout. The classifier (tied to wte, no bias); dlogits sit in the logits buffer.
   plan_.run("matmul_backward", matmul_shape(B, T, C, c_.Vp),
-            MatmulBackwardArgs{dbtc_, g(wte), nullptr, logits_, lnf_, p(wte), B, T, C, c_.Vp});
+            MatmulBackwardArgs{dbtc_, g(wte), logits_, lnf_, p(wte), B, T, C, c_.Vp});
   zero(dresidual_, BT * C);
   plan_.run("layernorm_backward", shape_btc(B, T, C),
             LayernormBackwardArgs{dresidual_, g(lnfw), g(lnfb), dbtc_, residual3_ + (L - 1) * BT * C, p(lnfw),
@@ -216,28 +225,32 @@ void Gpt2::backward() {
     NvtxRange layer("layer");
     const int64_t btc = l * BT * C, bt = l * BT;
     const float* residual = l == 0 ? encoded_ : residual3_ + btc - BT * C;
-    zero(dfch_gelu_, BT * 4 * C);
     plan_.run("matmul_backward", matmul_shape(B, T, 4 * C, C),
-              MatmulBackwardArgs{dfch_gelu_, g(fcprojw) + l * C * 4 * C, g(fcprojb) + l * C, dresidual_,
-                                 fch_gelu_ + 4 * btc, p(fcprojw) + l * C * 4 * C, B, T, 4 * C, C});
+              MatmulBackwardArgs{dfch_gelu_, g(fcprojw) + l * C * 4 * C, dresidual_, fch_gelu_ + 4 * btc,
+                                 p(fcprojw) + l * C * 4 * C, B, T, 4 * C, C});
+    plan_.run("matmul_backward_bias", bias_shape(B, T, C),
+              MatmulBackwardBiasArgs{g(fcprojb) + l * C, dresidual_, B, T, C});
     plan_.run("gelu_backward", shape_btc(B, T, 4 * C), GeluBackwardArgs{dfch_, fch_ + 4 * btc, dfch_gelu_, BT * 4 * C});
-    zero(dbtc_, BT * C);
-    plan_.run("matmul_backward", matmul_shape(B, T, C, 4 * C),
-              MatmulBackwardArgs{dbtc_, g(fcw) + l * 4 * C * C, g(fcb) + l * 4 * C, dfch_, ln2_ + btc,
-                                 p(fcw) + l * 4 * C * C, B, T, C, 4 * C});
+    plan_.run(
+        "matmul_backward", matmul_shape(B, T, C, 4 * C),
+        MatmulBackwardArgs{dbtc_, g(fcw) + l * 4 * C * C, dfch_, ln2_ + btc, p(fcw) + l * 4 * C * C, B, T, C, 4 * C});
+    plan_.run("matmul_backward_bias", bias_shape(B, T, 4 * C),
+              MatmulBackwardBiasArgs{g(fcb) + l * 4 * C, dfch_, B, T, 4 * C});
     plan_.run("layernorm_backward", shape_btc(B, T, C),
               LayernormBackwardArgs{dresidual_, g(ln2w) + l * C, g(ln2b) + l * C, dbtc_, residual2_ + btc,
                                     p(ln2w) + l * C, ln2_mean_ + bt, ln2_rstd_ + bt, B, T, C});
-    zero(dbtc_, BT * C);
     plan_.run("matmul_backward", matmul_shape(B, T, C, C),
-              MatmulBackwardArgs{dbtc_, g(attprojw) + l * C * C, g(attprojb) + l * C, dresidual_, atty_ + btc,
-                                 p(attprojw) + l * C * C, B, T, C, C});
+              MatmulBackwardArgs{dbtc_, g(attprojw) + l * C * C, dresidual_, atty_ + btc, p(attprojw) + l * C * C, B, T,
+                                 C, C});
+    plan_.run("matmul_backward_bias", bias_shape(B, T, C),
+              MatmulBackwardBiasArgs{g(attprojb) + l * C, dresidual_, B, T, C});
     plan_.run("attention_backward", attention_shape(c_, B, T),
               AttentionBackwardArgs{dqkv_, dbtc_, qkv_ + 3 * btc, atty_ + btc, lse_ + bt * c_.NH, B, T, C, c_.NH});
-    zero(dbtc_, BT * C);
-    plan_.run("matmul_backward", matmul_shape(B, T, C, 3 * C),
-              MatmulBackwardArgs{dbtc_, g(qkvw) + l * 3 * C * C, g(qkvb) + l * 3 * C, dqkv_, ln1_ + btc,
-                                 p(qkvw) + l * 3 * C * C, B, T, C, 3 * C});
+    plan_.run(
+        "matmul_backward", matmul_shape(B, T, C, 3 * C),
+        MatmulBackwardArgs{dbtc_, g(qkvw) + l * 3 * C * C, dqkv_, ln1_ + btc, p(qkvw) + l * 3 * C * C, B, T, C, 3 * C});
+    plan_.run("matmul_backward_bias", bias_shape(B, T, 3 * C),
+              MatmulBackwardBiasArgs{g(qkvb) + l * 3 * C, dqkv_, B, T, 3 * C});
     plan_.run("layernorm_backward", shape_btc(B, T, C),
               LayernormBackwardArgs{dresidual_, g(ln1w) + l * C, g(ln1b) + l * C, dbtc_, residual, p(ln1w) + l * C,
                                     ln1_mean_ + bt, ln1_rstd_ + bt, B, T, C});

@@ -15,8 +15,8 @@ MatmulForwardArgs forward_args(const TensorTable& t) {
 
 MatmulBackwardArgs backward_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.f32("dinp"),   t.f32("dweight"), t.f32("dbias"),   t.f32("dout"),    t.f32("inp"),
-          t.f32("weight"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.OC)};
+  return {t.f32("dinp"),    t.f32("dweight"), t.f32("dout"),    t.f32("inp"),     t.f32("weight"),
+          ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.OC)};
 }
 
 MatmulBackwardBiasArgs bias_args(const TensorTable& t) {
@@ -41,15 +41,12 @@ const OpSpec& matmul_forward_op() {
 
 const OpSpec& matmul_backward_op() {
   static const OpSpec op = [] {
-    OpSpec o("matmul_backward", "dinp += dout @ weight, dweight += dout^T @ inp, dbias += column sums of dout");
+    OpSpec o("matmul_backward",
+             "dinp = dout @ weight (overwritten), dweight += dout^T @ inp; the bias gradient is matmul_backward_bias");
     o.dims = {"B", "T", "C", "OC"};
-    o.tensors = {inout("dinp", "B,T,C", ops::summed_over("OC")),
-                 inout("dweight", "OC,C", ops::summed_over_rows()),
-                 optional(inout("dbias", "OC", ops::summed_over_rows())),
-                 input("dout", "B,T,OC"),
-                 input("inp", "B,T,C"),
-                 input("weight", "OC,C")};
-    o.flops = [](const Shape& s) { return 4.0 * s.B * s.T * s.C * s.OC + double(s.B * s.T * s.OC); };
+    o.tensors = {output("dinp", "B,T,C", ops::summed_over("OC")), inout("dweight", "OC,C", ops::summed_over_rows()),
+                 input("dout", "B,T,OC"), input("inp", "B,T,C"), input("weight", "OC,C")};
+    o.flops = [](const Shape& s) { return 4.0 * s.B * s.T * s.C * s.OC; };
     o.bind(&backward_args);
     return o;
   }();

@@ -1,6 +1,7 @@
 #pragma once
-// matmul_backward: gradients of matmul_forward.
-//   dinp += dout @ weight;  dweight += dout^T @ inp;  dbias += sum over B*T rows of dout
+// matmul_backward: the input and weight gradients of matmul_forward.
+//   dinp = dout @ weight  (overwritten);  dweight += dout^T @ inp  (accumulated)
+// The bias gradient is the separate op matmul_backward_bias.
 #include <cstdint>
 
 #include "kernels/op.h"
@@ -8,9 +9,8 @@
 namespace wb {
 
 struct MatmulBackwardArgs {
-  float* dinp;          // (B, T, C), accumulated
+  float* dinp;          // (B, T, C), overwritten
   float* dweight;       // (OC, C), accumulated
-  float* dbias;         // (OC), accumulated; may be null (no bias)
   const float* dout;    // (B, T, OC)
   const float* inp;     // (B, T, C)
   const float* weight;  // (OC, C)

@@ -1,4 +1,5 @@
-// The variants of matmul_backward and matmul_backward_bias, on the host side: ids,
+// The matmul_backward contract (dinp overwritten, dweight accumulated, no bias) and
+// the variants of matmul_backward and matmul_backward_bias, on the host side: ids,
 // names, numeric classes, launch parameters, requirements and skip reasons, workspace
 // sizes. (Whether the kernels compute the right thing is Cuda.EveryVariantIsCorrect...
 // in test_cuda.cpp, on a machine with a GPU.)
@@ -14,12 +15,41 @@ namespace {
 
 const Registry& reg() { return Registry::global(); }
 
+const TensorSpec* tensor(const OpSpec& op, const std::string& name) {
+  const auto i = op.tensor_index(name);
+  return i ? &op.tensors[*i] : nullptr;
+}
+
+// dinp is overwritten (an output: the harness poisons it, so every element must be
+// written), dweight accumulated, and the bias gradient is matmul_backward_bias's alone.
+TEST(MatmulBackwardOp, DinpOverwrittenDweightAccumulatedNoBias) {
+  const OpSpec& op = reg().op("matmul_backward");
+  ASSERT_NE(tensor(op, "dinp"), nullptr);
+  EXPECT_EQ(tensor(op, "dinp")->role, Role::output);
+  ASSERT_NE(tensor(op, "dweight"), nullptr);
+  EXPECT_EQ(tensor(op, "dweight")->role, Role::inout);
+  EXPECT_EQ(tensor(op, "dbias"), nullptr);
+  for (const auto& t : op.tensors) EXPECT_FALSE(t.optional) << t.name;
+  const Shape s = parse_shape("B=2,T=3,C=5,OC=7");
+  EXPECT_DOUBLE_EQ(op.flops(s), 4.0 * 2 * 3 * 5 * 7);
+
+  const OpSpec& bias = reg().op("matmul_backward_bias");
+  ASSERT_NE(tensor(bias, "dbias"), nullptr);
+  EXPECT_EQ(tensor(bias, "dbias")->role, Role::inout);
+}
+
 TEST(MatmulBackwardVariants, CpuLadderKeepsBlockedAndOpenblas) {
   const auto cpu = reg().variants("matmul_backward", Backend::cpu);
   ASSERT_GE(cpu.size(), 3u);
   EXPECT_EQ(reg().variant("matmul_backward", Backend::cpu, 1).name, "reference");
   EXPECT_EQ(reg().variant("matmul_backward", Backend::cpu, 2).name, "blocked");
   EXPECT_EQ(reg().variant("matmul_backward", Backend::cpu, 3).name, "openblas");
+  // no bias pass, so no workspace (variant 3 once kept a vector of ones for it)
+  const Shape s = parse_shape("B=3,T=37,C=75,OC=221");
+  for (int id : {2, 3}) {
+    const Variant& v = reg().variant("matmul_backward", Backend::cpu, id);
+    EXPECT_EQ(v.workspace_bytes(s, v.default_params()), 0u) << v.key();
+  }
 }
 
 #if WB_HAVE_CUDA
@@ -75,13 +105,9 @@ TEST(MatmulBackwardVariants, LaunchParameters) {
   EXPECT_EQ(tiles.default_params().describe(), "tile=128,thread_tile=8,k_tile=8,splits=2");
   EXPECT_EQ(tiles.all_params().size(), 24u);  // a sweep of modest size
 
+  // the vendor variants have nothing to tune (variant 5's bias_epilogue went with dbias)
   EXPECT_TRUE(reg().variant("matmul_backward", Backend::cuda, 4).params.empty());
-
-  const Variant& lt = reg().variant("matmul_backward", Backend::cuda, 5);
-  ASSERT_EQ(lt.params.size(), 1u);
-  EXPECT_EQ(lt.params[0].name, "bias_epilogue");
-  EXPECT_EQ(lt.params[0].values, (std::vector<int>{0, 1}));
-  EXPECT_EQ(lt.params[0].default_value, 0);
+  EXPECT_TRUE(reg().variant("matmul_backward", Backend::cuda, 5).params.empty());
 }
 
 TEST(MatmulBackwardVariants, EveryConfigurationRunsTheCheckAndSweepShapes) {
@@ -111,31 +137,24 @@ TEST(MatmulBackwardVariants, TiledVariantsSkipRowsBeyondTheGridLimit) {
 }
 
 TEST(MatmulBackwardVariants, WorkspaceSizes) {
-  // The shared bias pass: ceil(B*T / 256) row slices (1..64) of OC floats, rounded up
-  // to 256 bytes. At llmc-dev: 32 slices.
-  const std::size_t bias_dev = 32u * 3072u * 4u;
-  const Shape odd = parse_shape("B=3,T=37,C=75,OC=221");     // 111 rows: one slice, 884 -> 1024 bytes
-  const Shape long_rows = parse_shape("B=64,T=1024,C=768");  // 65536 rows: capped at 64 slices
-
-  EXPECT_EQ(reg().variant("matmul_backward", Backend::cuda, 1).workspace_bytes(kDev, ParamValues{{"block_size", 256}}),
-            0u);
-  for (int id : {2, 4}) {
+  // No bias pass any more: only split-K partials and cuBLASLt's own workspace remain.
+  const Shape odd = parse_shape("B=3,T=37,C=75,OC=221");
+  for (int id : {1, 2, 4}) {
     const Variant& v = reg().variant("matmul_backward", Backend::cuda, id);
-    EXPECT_EQ(v.workspace_bytes(kDev, v.default_params()), bias_dev) << v.key();
-    EXPECT_EQ(v.workspace_bytes(odd, v.default_params()), 1024u) << v.key();
-    EXPECT_EQ(v.workspace_bytes(long_rows, v.default_params()), 64u * 3072u * 4u) << v.key();
+    EXPECT_EQ(v.workspace_bytes(kDev, v.default_params()), 0u) << v.key();
+    EXPECT_EQ(v.workspace_bytes(odd, v.default_params()), 0u) << v.key();
   }
 
-  // register tiles: the bias partials, then splits * OC * C floats when splits > 1
+  // register tiles: splits * OC * C floats when splits > 1, nothing otherwise
   const Variant& tiles = reg().variant("matmul_backward", Backend::cuda, 3);
-  EXPECT_EQ(tiles.workspace_bytes(kDev, params_of(tiles, {{"splits", 1}})), bias_dev);
-  EXPECT_EQ(tiles.workspace_bytes(kDev, params_of(tiles, {{"splits", 4}})), bias_dev + 4u * 3072u * 768u * 4u);
-  EXPECT_EQ(tiles.workspace_bytes(odd, params_of(tiles, {{"splits", 2}})), 1024u + 2u * 221u * 75u * 4u);
+  EXPECT_EQ(tiles.workspace_bytes(kDev, params_of(tiles, {{"splits", 1}})), 0u);
+  EXPECT_EQ(tiles.workspace_bytes(kDev, params_of(tiles, {{"splits", 4}})), 4u * 3072u * 768u * 4u);
+  EXPECT_EQ(tiles.workspace_bytes(odd, params_of(tiles, {{"splits", 2}})), 2u * 221u * 75u * 4u);
 
-  // cuBLASLt: 32 MiB for the library, then the bias partials
+  // cuBLASLt: 32 MiB for the library, whatever the shape
   const Variant& lt = reg().variant("matmul_backward", Backend::cuda, 5);
-  for (int epilogue : {0, 1})
-    EXPECT_EQ(lt.workspace_bytes(kDev, params_of(lt, {{"bias_epilogue", epilogue}})), (32u << 20) + bias_dev);
+  EXPECT_EQ(lt.workspace_bytes(kDev, lt.default_params()), 32u << 20);
+  EXPECT_EQ(lt.workspace_bytes(odd, lt.default_params()), 32u << 20);
 }
 
 TEST(MatmulBackwardBiasVariants, CudaLadderIdsNamesAndParams) {

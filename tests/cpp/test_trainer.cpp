@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <numeric>
 #include <set>
 #include <sstream>
@@ -193,6 +194,31 @@ BestEntry entry(const std::string& op, const Shape& shape, int variant) {
   e.shape = shape;
   e.variant = variant;
   return e;
+}
+
+// Every matmul with a bias (qkv, attention projection, fc, fc projection) is followed
+// by its own matmul_backward_bias; the classifier has none. One entry per (op, dims),
+// its calls counted per step.
+TEST(Plan, WorkloadsCountTheBiasGradientCalls) {
+  const Config c = config_from_init("3,32,2");
+  const int L = 3;
+  std::map<std::string, int> calls;
+  std::set<std::string> entries;
+  for (const Workload& w : step_workloads(c, 2, 8)) {
+    calls[w.op] += w.calls;
+    const OpSpec& op = Registry::global().op(w.op);
+    EXPECT_TRUE(entries.insert(w.op + " " + op.describe_shape(w.shape)).second) << w.op << " listed twice";
+  }
+  EXPECT_EQ(calls["matmul_forward"], 4 * L + 1);
+  EXPECT_EQ(calls["matmul_backward"], 4 * L + 1);
+  EXPECT_EQ(calls["matmul_backward_bias"], 4 * L);
+  for (const Workload& w : step_workloads(c, 2, 8))
+    if (w.op == "matmul_backward_bias") {
+      EXPECT_EQ(w.shape.B, 2);
+      EXPECT_EQ(w.shape.T, 8);
+      EXPECT_TRUE(w.shape.OC == 32 || w.shape.OC == 96 || w.shape.OC == 128) << w.shape.OC;
+      EXPECT_EQ(w.calls, w.shape.OC == 32 ? 2 * L : L) << w.shape.OC;
+    }
 }
 
 TEST(Plan, DefaultsBestJsonAndFallbacks) {

@@ -33,18 +33,8 @@ __global__ void classifier_online_block(float* logits, float* losses, const int3
   const float target_logit = threadIdx.x == 0 ? x[target] : 0.0f;
   const int stride = blockDim.x;
 
-  softmax::MaxSum acc = softmax::empty_max_sum();
-  for (int base = threadIdx.x; base < V; base += kBatch * stride) {
-    float q[kBatch];
-#pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      const int i = base + u * stride;
-      q[u] = i < V ? x[i] : -INFINITY;
-    }
-#pragma unroll
-    for (int u = 0; u < kBatch; ++u) softmax::add(acc, q[u]);
-  }
-  acc = softmax::block_merge(acc, scratch);
+  const softmax::MaxSum acc =
+      softmax::block_merge(softmax::strided_max_sum<kBatch>(x, V, threadIdx.x, stride), scratch);
   const float m = acc.max;
   const float inv = 1.0f / acc.sum;
   if (threadIdx.x == 0) losses[row] = m + logf(acc.sum) - target_logit;

@@ -2,8 +2,9 @@
 //
 // Idea: what the step does without fusion. A residual kernel (one thread per
 // element) writes residual = inp1 + inp2; then a layernorm kernel (one warp per row,
-// mean, variance around it, normalise) reads the residual back and writes normed,
-// mean and rstd.
+// mean, variance around it, normalise; layernorm_forward cuda/3's kernel, from
+// variants/layernorm_forward/warp_per_row.cuh) reads the residual back and writes
+// normed, mean and rstd.
 // Why: the baseline the fused variants are measured against; each kernel is simple
 // and coalesced.
 // Limits: two launches, and the residual makes a round trip through memory (written
@@ -12,7 +13,7 @@
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/fused_residual_layernorm_forward.h"
-#include "kernels/ops/layernorm_forward.h"
+#include "variants/layernorm_forward/warp_per_row.cuh"
 
 namespace wb::variants {
 namespace {
@@ -20,32 +21,6 @@ namespace {
 __global__ void residual_add(float* residual, const float* inp1, const float* inp2, int64_t n) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) residual[i] = inp1[i] + inp2[i];
-}
-
-__global__ void layernorm_warp_per_row(float* normed, float* mean, float* rstd, const float* inp, const float* weight,
-                                       const float* bias, int rows, int C) {
-  const int lane = threadIdx.x % cuda::kWarpSize;
-  const int row = blockIdx.x * (blockDim.x / cuda::kWarpSize) + threadIdx.x / cuda::kWarpSize;
-  if (row >= rows) return;  // the whole warp leaves together
-  const float* x = inp + size_t(row) * C;
-
-  float sum = 0.0f;
-  for (int c = lane; c < C; c += cuda::kWarpSize) sum += x[c];
-  const float m = cuda::warp_sum(sum) / C;
-
-  float var = 0.0f;
-  for (int c = lane; c < C; c += cuda::kWarpSize) {
-    const float d = x[c] - m;
-    var += d * d;
-  }
-  const float s = rsqrtf(cuda::warp_sum(var) / C + kLayernormEps);
-
-  float* y = normed + size_t(row) * C;
-  for (int c = lane; c < C; c += cuda::kWarpSize) y[c] = (x[c] - m) * s * weight[c] + bias[c];
-  if (lane == 0) {
-    mean[row] = m;
-    rstd[row] = s;
-  }
 }
 
 void launch(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
@@ -56,8 +31,8 @@ void launch(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
   residual_add<<<cuda::grid_for(n, block), block, 0, s>>>(a.residual, a.inp1, a.inp2, n);
   WB_CHECK_LAUNCH();
   const int rows_per_block = block / cuda::kWarpSize;
-  layernorm_warp_per_row<<<cuda::grid_for(rows, rows_per_block), block, 0, s>>>(a.normed, a.mean, a.rstd, a.residual,
-                                                                                a.weight, a.bias, rows, a.C);
+  layernorm::warp_per_row<<<cuda::grid_for(rows, rows_per_block), block, 0, s>>>(a.normed, a.mean, a.rstd, a.residual,
+                                                                                 a.weight, a.bias, rows, a.C);
   WB_CHECK_LAUNCH();
 }
 

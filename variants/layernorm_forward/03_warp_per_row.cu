@@ -2,7 +2,8 @@
 //
 // Idea: the 32 lanes of a warp stride over one row (coalesced), and the mean and the
 // variance are reduced with register shuffles: no shared memory, no __syncthreads,
-// one launch. A block of block_size threads handles block_size/32 rows.
+// one launch. A block of block_size threads handles block_size/32 rows. The kernel
+// lives in warp_per_row.cuh (fused_residual_layernorm_forward cuda/1 runs it too).
 // Why it should beat variant 2: one launch instead of three and no round trip of the
 // statistics through global memory; the second and third reads of the row mostly hit
 // L1/L2.
@@ -11,41 +12,16 @@
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/layernorm_forward.h"
+#include "variants/layernorm_forward/warp_per_row.cuh"
 
 namespace wb::variants {
 namespace {
-
-__global__ void layernorm_warp_per_row(float* out, float* mean, float* rstd, const float* inp, const float* weight,
-                                       const float* bias, int rows, int C) {
-  const int lane = threadIdx.x % cuda::kWarpSize;
-  const int row = blockIdx.x * (blockDim.x / cuda::kWarpSize) + threadIdx.x / cuda::kWarpSize;
-  if (row >= rows) return;  // the whole warp leaves together
-  const float* x = inp + size_t(row) * C;
-
-  float sum = 0.0f;
-  for (int c = lane; c < C; c += cuda::kWarpSize) sum += x[c];
-  const float m = cuda::warp_sum(sum) / C;
-
-  float var = 0.0f;
-  for (int c = lane; c < C; c += cuda::kWarpSize) {
-    const float d = x[c] - m;
-    var += d * d;
-  }
-  const float s = rsqrtf(cuda::warp_sum(var) / C + kLayernormEps);
-
-  float* y = out + size_t(row) * C;
-  for (int c = lane; c < C; c += cuda::kWarpSize) y[c] = (x[c] - m) * s * weight[c] + bias[c];
-  if (lane == 0) {
-    mean[row] = m;
-    rstd[row] = s;
-  }
-}
 
 void launch(const LayernormForwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
   const int block = l.block_size();
   const int rows_per_block = block / cuda::kWarpSize;
-  layernorm_warp_per_row<<<cuda::grid_for(rows, rows_per_block), block, 0, cuda::stream(l)>>>(
+  layernorm::warp_per_row<<<cuda::grid_for(rows, rows_per_block), block, 0, cuda::stream(l)>>>(
       a.out, a.mean, a.rstd, a.inp, a.weight, a.bias, rows, a.C);
   WB_CHECK_LAUNCH();
 }

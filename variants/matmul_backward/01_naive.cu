@@ -1,13 +1,13 @@
 // matmul_backward, CUDA variant 1: the naive port, one thread per output element.
 //
-// Idea: three plain kernels, each thread walking one dot product the way the CPU loop
+// Idea: two plain kernels, each thread walking one dot product the way the CPU loop
 // does, in float:
-//   dinp[r, c]    += sum over OC of dout[r, o] * weight[o, c]   (one thread per (r, c))
+//   dinp[r, c]     = sum over OC of dout[r, o] * weight[o, c]   (one thread per (r, c))
 //   dweight[o, c] += sum over rows of dout[r, o] * inp[r, c]    (one thread per (o, c))
-//   dbias[o]      += sum over rows of dout[r, o]                (one thread per o)
-// Consecutive threads take consecutive c (or o), so the reads of weight, inp and dout
-// in the bias pass coalesce, and the other operand is the same address for a whole
-// warp (a broadcast). Every thread sums in a fixed order: deterministic.
+// dinp is overwritten, dweight accumulated; the bias gradient is the separate op
+// matmul_backward_bias. Consecutive threads take consecutive c, so the reads of weight
+// and inp coalesce, and the dout operand is the same address for a whole warp (a
+// broadcast). Every thread sums in a fixed order: deterministic.
 // Why: the baseline the ladder starts from; plainly correct.
 // Limits: no reuse through shared memory or registers: every multiply-add loads two
 // floats (from L1/L2 at best), so the kernel is bound by load throughput, far below
@@ -20,7 +20,7 @@
 namespace wb::variants {
 namespace {
 
-// dinp (rows, C) += dout (rows, OC) @ weight (OC, C)
+// dinp (rows, C) = dout (rows, OC) @ weight (OC, C)
 __global__ void dinp_thread_per_element(float* dinp, const float* dout, const float* weight, int rows, int C, int OC) {
   const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (idx >= int64_t(rows) * C) return;
@@ -29,7 +29,7 @@ __global__ void dinp_thread_per_element(float* dinp, const float* dout, const fl
   const float* g = dout + r * OC;
   float acc = 0.0f;
   for (int o = 0; o < OC; ++o) acc += g[o] * weight[int64_t(o) * C + c];
-  dinp[idx] += acc;
+  dinp[idx] = acc;
 }
 
 // dweight (OC, C) += dout^T (OC, rows) @ inp (rows, C)
@@ -44,15 +44,6 @@ __global__ void dweight_thread_per_element(float* dweight, const float* dout, co
   dweight[idx] += acc;
 }
 
-// dbias (OC) += column sums of dout (rows, OC)
-__global__ void dbias_thread_per_column(float* dbias, const float* dout, int rows, int OC) {
-  const int o = blockIdx.x * blockDim.x + threadIdx.x;
-  if (o >= OC) return;
-  float acc = 0.0f;
-  for (int64_t r = 0; r < rows; ++r) acc += dout[r * OC + o];
-  dbias[o] += acc;
-}
-
 void launch(const MatmulBackwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
   const int block = l.block_size();
@@ -63,10 +54,6 @@ void launch(const MatmulBackwardArgs& a, const Launch& l) {
   dweight_thread_per_element<<<cuda::grid_for(int64_t(a.OC) * a.C, block), block, 0, stream>>>(a.dweight, a.dout, a.inp,
                                                                                                rows, a.C, a.OC);
   WB_CHECK_LAUNCH();
-  if (a.dbias) {
-    dbias_thread_per_column<<<cuda::grid_for(a.OC, block), block, 0, stream>>>(a.dbias, a.dout, rows, a.OC);
-    WB_CHECK_LAUNCH();
-  }
 }
 
 }  // namespace
@@ -77,7 +64,7 @@ Variant matmul_backward_cuda_1() {
   v.backend = Backend::cuda;
   v.id = 1;
   v.name = "naive";
-  v.summary = "one thread per element of dinp and of dweight, one per column of dbias; plain dot products";
+  v.summary = "one thread per element of dinp and of dweight; plain dot products";
   v.params = {block_size_param()};
   return v;
 }

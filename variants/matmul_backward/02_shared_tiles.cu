@@ -1,15 +1,16 @@
 // matmul_backward, CUDA variant 2: square shared-memory tiles.
 //
-// Idea: both products are one kernel, out (M, N) += A (M, K) @ Bm (K, N), with Bm
+// Idea: both products are one kernel, out (M, N) (+)= A (M, K) @ Bm (K, N), with Bm
 // row-major and A read either row-major or transposed:
-//   dinp    (rows, C) += dout (rows, OC)   @ weight (OC, C)    A = dout, k contiguous
+//   dinp    (rows, C)  = dout (rows, OC)   @ weight (OC, C)    A = dout, k contiguous
 //   dweight (OC, C)   += dout^T (OC, rows) @ inp (rows, C)     A = dout^T, m contiguous
+// (dinp overwritten, dweight accumulated: a template flag picks the store).
 // A block of TILE x TILE threads owns a TILE x TILE tile of out, one element per
 // thread. It walks K in steps of TILE: the block loads a TILE x TILE tile of A and one
 // of Bm into shared memory (each global read coalesced: consecutive threads read
 // consecutive addresses whichever way A is laid out), synchronises, and every thread
 // takes its dot product over the tile from shared memory. The bias gradient is the
-// shared two-pass column reduction (common.cuh).
+// separate op matmul_backward_bias.
 // Why it should beat variant 1: every float loaded from global memory now serves TILE
 // multiply-adds instead of one, so the kernel leaves the L1/L2 bound of variant 1.
 // Limits: one output per thread: two shared-memory loads per multiply-add, so it is
@@ -23,17 +24,17 @@
 
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_backward.h"
-#include "variants/matmul_backward/common.cuh"
 
 namespace wb::variants {
 namespace {
 
 constexpr int64_t kMaxGridY = 65535;
 
-// out (M, N) += A (M, K) @ Bm (K, N). A(m, k) = a[m * lda + k] when kAKContiguous,
-// a[k * lda + m] otherwise; Bm(k, n) = b[k * N + n]; out(m, n) = out[m * N + n].
+// out (M, N) += A (M, K) @ Bm (K, N) when kAccumulate, out = A @ Bm otherwise.
+// A(m, k) = a[m * lda + k] when kAKContiguous, a[k * lda + m] otherwise;
+// Bm(k, n) = b[k * N + n]; out(m, n) = out[m * N + n].
 // grid (ceil(N / kTile), ceil(M / kTile)), block (kTile, kTile).
-template <int kTile, bool kAKContiguous>
+template <int kTile, bool kAKContiguous, bool kAccumulate>
 __global__ void __launch_bounds__(kTile* kTile)
     gemm_shared_tiles(float* out, const float* a, const float* b, int M, int N, int K, int lda) {
   __shared__ float sa[kTile][kTile + 1];  // sa[k][m]; +1 breaks bank conflicts on transposed stores
@@ -59,19 +60,26 @@ __global__ void __launch_bounds__(kTile* kTile)
     for (int kk = 0; kk < kTile; ++kk) acc += sa[kk][ty] * sb[kk][tx];
     __syncthreads();
   }
-  if (m < M && n < N) out[int64_t(m) * N + n] += acc;
+  if (m < M && n < N) {
+    if (kAccumulate)
+      out[int64_t(m) * N + n] += acc;
+    else
+      out[int64_t(m) * N + n] = acc;
+  }
 }
 
 template <int kTile>
 void launch_tiles(const MatmulBackwardArgs& a, int rows, cudaStream_t stream) {
   const dim3 block(kTile, kTile);
-  // dinp (rows, C) += dout (rows, OC) @ weight (OC, C): M = rows, N = C, K = OC
+  // dinp (rows, C) = dout (rows, OC) @ weight (OC, C): M = rows, N = C, K = OC
   const dim3 grid_dinp(cuda::grid_for(a.C, kTile), cuda::grid_for(rows, kTile));
-  gemm_shared_tiles<kTile, true><<<grid_dinp, block, 0, stream>>>(a.dinp, a.dout, a.weight, rows, a.C, a.OC, a.OC);
+  gemm_shared_tiles<kTile, true, false>
+      <<<grid_dinp, block, 0, stream>>>(a.dinp, a.dout, a.weight, rows, a.C, a.OC, a.OC);
   WB_CHECK_LAUNCH();
   // dweight (OC, C) += dout^T (OC, rows) @ inp (rows, C): M = OC, N = C, K = rows
   const dim3 grid_dweight(cuda::grid_for(a.C, kTile), cuda::grid_for(a.OC, kTile));
-  gemm_shared_tiles<kTile, false><<<grid_dweight, block, 0, stream>>>(a.dweight, a.dout, a.inp, a.OC, a.C, rows, a.OC);
+  gemm_shared_tiles<kTile, false, true>
+      <<<grid_dweight, block, 0, stream>>>(a.dweight, a.dout, a.inp, a.OC, a.C, rows, a.OC);
   WB_CHECK_LAUNCH();
 }
 
@@ -92,7 +100,6 @@ void launch(const MatmulBackwardArgs& a, const Launch& l) {
       throw std::logic_error("matmul_backward cuda/2: block size " + std::to_string(l.block_size()) +
                              " is not a square tile");
   }
-  if (a.dbias) launch_bias_grad(a.dbias, a.dout, rows, a.OC, static_cast<float*>(l.workspace), stream);
 }
 
 int tile_of(int block_size) { return block_size == 64 ? 8 : block_size == 256 ? 16 : 32; }
@@ -114,7 +121,6 @@ Variant matmul_backward_cuda_2() {
              ") must be <= 65535 (grid y)";
     return std::nullopt;
   };
-  v.workspace = [](const Shape& s, const ParamValues&) { return bias_workspace_bytes(s.B * s.T, s.OC); };
   return v;
 }
 

@@ -1,9 +1,10 @@
 // matmul_backward, CUDA variant 3: register-blocked tiles, split-K for dweight.
 //
 // Idea: the same single kernel for both products as variant 2,
-//   out (M, N) += A (M, K) @ Bm (K, N),  Bm row-major, A row-major or transposed
-//   dinp    (rows, C) += dout (rows, OC)   @ weight (OC, C)    M = rows, K = OC
+//   out (M, N) (+)= A (M, K) @ Bm (K, N),  Bm row-major, A row-major or transposed
+//   dinp    (rows, C)  = dout (rows, OC)   @ weight (OC, C)    M = rows, K = OC
 //   dweight (OC, C)   += dout^T (OC, rows) @ inp (rows, C)     M = OC,   K = rows
+// (dinp overwritten, dweight accumulated: a template flag picks the store),
 // but each thread now computes a TT x TT block of outputs (TT = thread_tile) held in
 // registers. A block owns a TILE x TILE tile of out with (TILE / TT)^2 threads and
 // walks K in steps of KT (k_tile): it stages a KT x TILE slice of A (stored k-major,
@@ -17,7 +18,7 @@
 // 768) makes few tiles (144 of 128 x 128): with splits > 1 the K range is cut into
 // that many parts, each part's tile sums go to the workspace, and a second kernel adds
 // the parts in a fixed order to dweight (deterministic). The bias gradient is the
-// shared two-pass column reduction (common.cuh).
+// separate op matmul_backward_bias.
 // Why it should beat variant 2: per k a thread does TT^2 multiply-adds for 2 * TT / 4
 // float4 shared-memory loads (4 loads for 64 FMAs at TT = 8, where variant 2 needs two
 // scalar loads per FMA), so it moves from the shared-memory bound towards the FMA
@@ -26,8 +27,8 @@
 // takes about 128 registers per thread (ptxas, sm_90: two 256-thread blocks per SM,
 // no spills; TILE = 64 with TT = 8 takes 160-210, one block of 64 threads). Edges
 // are zero-filled and stores guarded, so any shape runs; ceil(B*T / TILE) and
-// ceil(OC / TILE) must stay within 65535 (grid y). Workspace: the bias partials plus,
-// for splits > 1, splits * OC * C floats.
+// ceil(OC / TILE) must stay within 65535 (grid y). Workspace: for splits > 1,
+// splits * OC * C floats (none otherwise).
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -36,7 +37,6 @@
 
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_backward.h"
-#include "variants/matmul_backward/common.cuh"
 
 namespace wb::variants {
 namespace {
@@ -100,14 +100,15 @@ struct Staging {
   }
 };
 
-// out (M, N) += A (M, K) @ Bm (K, N) over the K range of split blockIdx.z:
+// A (M, K) @ Bm (K, N) over the K range of split blockIdx.z:
 //   A(m, k) = a[m * lda + k] when kAKContiguous, a[k * lda + m] otherwise;
 //   Bm(k, n) = b[k * N + n]; out(m, n) = out[m * N + n].
-// With partial == nullptr the tile sums are added to out; otherwise they are stored in
+// With partial == nullptr the tile sums are added to out (kAccumulate) or stored in it
+// (otherwise); with a partial buffer they are stored in
 // partial[blockIdx.z * M * N + m * N + n] (every element of the M x N slab, also for
 // an empty K range).
 // grid (ceil(N / kTile), ceil(M / kTile), splits), block threads_for(kTile, kThreadTile).
-template <int kTile, int kKTile, int kThreadTile, bool kAKContiguous>
+template <int kTile, int kKTile, int kThreadTile, bool kAKContiguous, bool kAccumulate>
 __global__ void __launch_bounds__(threads_for(kTile, kThreadTile))
     gemm_register_tiles(float* out, float* partial, const float* a, const float* b, int M, int N, int K, int lda,
                         int k_per_split) {
@@ -183,8 +184,10 @@ __global__ void __launch_bounds__(threads_for(kTile, kThreadTile))
       const std::size_t at = std::size_t(m) * N + n;
       if (slab)
         slab[at] = acc[i][j];
-      else
+      else if (kAccumulate)
         out[at] += acc[i][j];
+      else
+        out[at] = acc[i][j];
     }
   }
 }
@@ -203,16 +206,16 @@ int round_up_to(int x, int to) { return (x + to - 1) / to * to; }
 template <int kTile, int kKTile, int kThreadTile>
 void launch_gemms(const MatmulBackwardArgs& a, int rows, int splits, float* split_partials, cudaStream_t stream) {
   constexpr int kThreads = threads_for(kTile, kThreadTile);
-  // dinp (rows, C) += dout (rows, OC) @ weight (OC, C): M = rows, N = C, K = OC, no split
+  // dinp (rows, C) = dout (rows, OC) @ weight (OC, C): M = rows, N = C, K = OC, no split
   const dim3 grid_dinp(cuda::grid_for(a.C, kTile), cuda::grid_for(rows, kTile), 1);
-  gemm_register_tiles<kTile, kKTile, kThreadTile, true><<<grid_dinp, kThreads, 0, stream>>>(
+  gemm_register_tiles<kTile, kKTile, kThreadTile, true, false><<<grid_dinp, kThreads, 0, stream>>>(
       a.dinp, nullptr, a.dout, a.weight, rows, a.C, a.OC, a.OC, round_up_to(a.OC, kKTile));
   WB_CHECK_LAUNCH();
   // dweight (OC, C) += dout^T (OC, rows) @ inp (rows, C): M = OC, N = C, K = rows in
   // `splits` parts of a whole number of K steps each
   const int k_per_split = round_up_to((rows + splits - 1) / splits, kKTile);
   const dim3 grid_dweight(cuda::grid_for(a.C, kTile), cuda::grid_for(a.OC, kTile), splits);
-  gemm_register_tiles<kTile, kKTile, kThreadTile, false><<<grid_dweight, kThreads, 0, stream>>>(
+  gemm_register_tiles<kTile, kKTile, kThreadTile, false, true><<<grid_dweight, kThreads, 0, stream>>>(
       a.dweight, splits > 1 ? split_partials : nullptr, a.dout, a.inp, a.OC, a.C, rows, a.OC, k_per_split);
   WB_CHECK_LAUNCH();
   if (splits > 1) {
@@ -244,16 +247,13 @@ void launch(const MatmulBackwardArgs& a, const Launch& l) {
   cudaStream_t stream = cuda::stream(l);
   const int tile = l.get("tile"), k_tile = l.get("k_tile"), thread_tile = l.get("thread_tile");
   const int splits = l.get("splits");
-  // workspace: [bias partials][split-K partials]
-  char* ws = static_cast<char*>(l.workspace);
-  float* split_partials = reinterpret_cast<float*>(ws + bias_workspace_bytes(rows, a.OC));
+  float* split_partials = static_cast<float*>(l.workspace);  // splits * OC * C floats when splits > 1
   if (tile == 64)
     launch_with_tile<64>(a, rows, k_tile, thread_tile, splits, split_partials, stream);
   else if (tile == 128)
     launch_with_tile<128>(a, rows, k_tile, thread_tile, splits, split_partials, stream);
   else
     throw std::logic_error("matmul_backward cuda/3: tile " + std::to_string(tile) + " is not built");
-  if (a.dbias) launch_bias_grad(a.dbias, a.dout, rows, a.OC, reinterpret_cast<float*>(ws), stream);
 }
 
 }  // namespace
@@ -278,8 +278,7 @@ Variant matmul_backward_cuda_3() {
   };
   v.workspace = [](const Shape& s, const ParamValues& p) {
     const int splits = p.get("splits");
-    const std::size_t split_bytes = splits > 1 ? std::size_t(splits) * s.OC * s.C * sizeof(float) : 0;
-    return bias_workspace_bytes(s.B * s.T, s.OC) + split_bytes;
+    return splits > 1 ? std::size_t(splits) * s.OC * s.C * sizeof(float) : std::size_t(0);
   };
   return v;
 }

@@ -18,7 +18,6 @@
 // single buffer: the loads of the next slab wait behind the math of this one; the
 // strided smem reads of the k-contiguous layout are scalar. Any shape runs: partial
 // tiles at the edges of B*T, OC and C are zero-filled and masked.
-#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -134,15 +133,7 @@ Variant matmul_forward_cuda_3() {
   v.summary = "tile x tile outputs per block, a TM x TM register tile per thread (outer products from shared memory)";
   v.params = {block_size_param({64, 256, 1024}, 256), TuningParam{"tile", {64, 128}, 128},
               TuningParam{"tile_k", {8, 16}, 8}};
-  v.launch_limit = [](const Shape& s, const ParamValues& p) -> std::optional<std::string> {
-    const int tile = p.get("tile");
-    const int tm = mf::thread_tile_side(tile, p.get("block_size"));
-    if (tm != 4 && tm != 8)
-      return "a " + std::to_string(tile) + "x" + std::to_string(tile) + " tile over " +
-             std::to_string(p.get("block_size")) + " threads gives " + std::to_string(tm) + "x" + std::to_string(tm) +
-             " outputs per thread; only 4x4 and 8x8 are built";
-    return mf::row_tile_limit(s, tile);
-  };
+  v.launch_limit = mf::register_tile_limit;
   return v;
 }
 

@@ -22,7 +22,6 @@
 // stores and bias loads); the pointers must be 16-byte aligned (checked at launch).
 // Partial tiles at the edges of B*T and OC, and a last partial slab of C, are
 // zero-filled and masked.
-#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -210,15 +209,7 @@ Variant matmul_forward_cuda_4() {
               TuningParam{"tile_k", {8, 16}, 8}};
   v.requirements = {{"C % 4 == 0", [](const Shape& s) { return s.C % 4 == 0; }},
                     {"OC % 4 == 0", [](const Shape& s) { return s.OC % 4 == 0; }}};
-  v.launch_limit = [](const Shape& s, const ParamValues& p) -> std::optional<std::string> {
-    const int tile = p.get("tile");
-    const int tm = mf::thread_tile_side(tile, p.get("block_size"));
-    if (tm != 4 && tm != 8)
-      return "a " + std::to_string(tile) + "x" + std::to_string(tile) + " tile over " +
-             std::to_string(p.get("block_size")) + " threads gives " + std::to_string(tm) + "x" + std::to_string(tm) +
-             " outputs per thread; only 4x4 and 8x8 are built";
-    return mf::row_tile_limit(s, tile);
-  };
+  v.launch_limit = mf::register_tile_limit;
   return v;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Shared by the CUDA variants of matmul_forward: the grid limits of the tiled kernels
-// (x over column tiles of OC, y over row tiles of B*T), the square-block geometry of
-// the register-tiled kernels, and the bias kernel of the library variants.
+// (x over column tiles of OC, y over row tiles of B*T), the square-block geometry and
+// launch limit of the register-tiled kernels, and the bias kernel of the library
+// variants.
 //
 // out (B*T, OC) = inp (B*T, C) @ weight^T + bias, weight (OC, C), all row-major;
 // bias may be null (the classifier has none).
@@ -12,6 +13,7 @@
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/shape.h"
+#include "kernels/variant.h"
 
 namespace wb::variants::matmul_forward_common {
 
@@ -40,6 +42,20 @@ inline int threads_per_side(int block_size) {
 inline int thread_tile_side(int tile, int block_size) {
   const int side = threads_per_side(block_size);
   return side > 0 && tile % side == 0 ? tile / side : 0;
+}
+
+// The launch limit of the register-tiled variants (cuda/3 and cuda/4), whose
+// parameters are block_size and tile: the tile x tile block tile over block_size
+// threads must give a 4x4 or 8x8 thread tile (the ones instantiated), and the row
+// tiles must fit in gridDim.y.
+inline std::optional<std::string> register_tile_limit(const Shape& s, const ParamValues& p) {
+  const int tile = p.get("tile");
+  const int tm = thread_tile_side(tile, p.get("block_size"));
+  if (tm != 4 && tm != 8)
+    return "a " + std::to_string(tile) + "x" + std::to_string(tile) + " tile over " +
+           std::to_string(p.get("block_size")) + " threads gives " + std::to_string(tm) + "x" + std::to_string(tm) +
+           " outputs per thread; only 4x4 and 8x8 are built";
+  return row_tile_limit(s, tile);
 }
 
 namespace {

@@ -27,18 +27,7 @@ __global__ void softmax_online_warp(float* probs, const float* logits, int rows,
   const float* x = logits + size_t(row) * Vp;
   float* p = probs + size_t(row) * Vp;
 
-  softmax::MaxSum acc = softmax::empty_max_sum();
-  for (int base = lane; base < V; base += kBatch * cuda::kWarpSize) {
-    float q[kBatch];
-#pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      const int i = base + u * cuda::kWarpSize;
-      q[u] = i < V ? x[i] : -INFINITY;
-    }
-#pragma unroll
-    for (int u = 0; u < kBatch; ++u) softmax::add(acc, q[u]);
-  }
-  acc = softmax::warp_merge(acc);
+  const softmax::MaxSum acc = softmax::warp_merge(softmax::strided_max_sum<kBatch>(x, V, lane, cuda::kWarpSize));
   const float inv = 1.0f / acc.sum;
 
   for (int base = lane; base < Vp; base += kBatch * cuda::kWarpSize) {

@@ -39,21 +39,9 @@ __global__ void softmax_online_vec4(float* probs, const float* logits, int V, in
   const int stride = blockDim.x;
   const int real_vecs = (V + 3) / 4;  // chunks holding at least one of the first V columns
   const int all_vecs = Vp / 4;
-  const float4 neg_inf = make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
 
-  softmax::MaxSum acc = softmax::empty_max_sum();
-  for (int base = threadIdx.x; base < real_vecs; base += kBatch * stride) {
-    float4 q[kBatch];
-#pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      const int v = base + u * stride;
-      q[u] = v < real_vecs ? cuda::load4(x + 4 * v) : neg_inf;
-    }
-#pragma unroll
-    for (int u = 0; u < kBatch; ++u)
-      softmax::add4(acc, softmax::mask_from(q[u], 4 * (base + u * stride), V, -INFINITY));
-  }
-  acc = softmax::block_merge(acc, scratch);
+  const softmax::MaxSum acc =
+      softmax::block_merge(softmax::strided_max_sum4<kBatch>(x, V, threadIdx.x, stride), scratch);
   const float m = acc.max;
   const float inv = 1.0f / acc.sum;
 

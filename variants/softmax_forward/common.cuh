@@ -1,8 +1,9 @@
 #pragma once
 // Online softmax pieces shared by the softmax_forward and fused_classifier variants:
 // the running (max, sum of exp(x - max)) of a set of values, updated one value or
-// one float4 at a time, and merged across the lanes of a warp and the warps of a
-// block. The empty set is (-inf, 0); merging handles it, so lanes or threads that
+// one float4 at a time, merged across the lanes of a warp and the warps of a block,
+// and the strided loops over a row that build one thread's share of it (scalar and
+// float4). The empty set is (-inf, 0); merging handles it, so lanes or threads that
 // saw no value (rows shorter than the block) take part in the reductions.
 #include <cuda_runtime.h>
 
@@ -84,6 +85,49 @@ __device__ inline float4 mask_from(float4 v, int first_col, int V, float fill) {
   if (first_col + 2 >= V) v.z = fill;
   if (first_col + 3 >= V) v.w = fill;
   return v;
+}
+
+// One thread's share of a row's (max, sum): the values x[first], x[first + stride],
+// ... below V (a warp's lanes with stride 32, or a block's threads with stride
+// blockDim.x). kBatch loads are issued before any of them is used, so that several
+// are in flight; loads past V read nothing and count as -inf.
+template <int kBatch>
+__device__ __forceinline__ MaxSum strided_max_sum(const float* x, int V, int first, int stride) {
+  MaxSum acc = empty_max_sum();
+  for (int base = first; base < V; base += kBatch * stride) {
+    float q[kBatch];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const int i = base + u * stride;
+      q[u] = i < V ? x[i] : -INFINITY;
+    }
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) add(acc, q[u]);
+  }
+  return acc;
+}
+
+// The same over float4 chunks of a 16-byte aligned row: chunk v holds columns
+// 4v..4v+3, and the thread takes chunks first, first + stride, ... among the
+// ceil(V / 4) that hold one of the first V columns. kBatch 128-bit loads (ordinary
+// ones: the row stays in L2 for a second read) are in flight per step; the chunk that
+// straddles V is masked (its columns >= V count as -inf), chunks past it are not read.
+template <int kBatch>
+__device__ __forceinline__ MaxSum strided_max_sum4(const float* x, int V, int first, int stride) {
+  const int real_vecs = (V + 3) / 4;
+  const float4 neg_inf = make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+  MaxSum acc = empty_max_sum();
+  for (int base = first; base < real_vecs; base += kBatch * stride) {
+    float4 q[kBatch];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const int v = base + u * stride;
+      q[u] = v < real_vecs ? cuda::load4(x + 4 * v) : neg_inf;
+    }
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) add4(acc, mask_from(q[u], 4 * (base + u * stride), V, -INFINITY));
+  }
+  return acc;
 }
 
 }  // namespace wb::variants::softmax
