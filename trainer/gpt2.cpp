@@ -208,7 +208,12 @@ void Gpt2::backward() {
   const int64_t BT = int64_t(B) * T, N = layout_.total;
   auto p = [&](int tensor) { return params_ + layout_.offset[tensor]; };
   auto g = [&](int tensor) { return grads_ + layout_.offset[tensor]; };
-  auto zero = [&](float* x, int64_t floats) { ex_.zero(x, std::size_t(floats) * sizeof(float)); };
+  memsets_ = {};
+  auto zero = [&](float* x, int64_t floats) {
+    ex_.zero(x, std::size_t(floats) * sizeof(float));
+    ++memsets_.count;
+    memsets_.bytes += std::size_t(floats) * sizeof(float);
+  };
   zero(grads_, N);
 
   // matmul_backward overwrites dinp (dbtc_, dfch_gelu_ need no zeroing) and

@@ -41,7 +41,14 @@ class Gpt2 {
   void capture_logits_next(bool on) { capture_ = on; }
   const std::vector<float>& captured_logits() const { return captured_; }
 
-  void backward();                        // after forward with targets
+  void backward();  // after forward with targets
+  // Buffers the last backward pass zeroed (every other buffer is overwritten by the op
+  // that writes it first: the backward ops declare overwrite or accumulate).
+  struct Memsets {
+    int count = 0;
+    std::size_t bytes = 0;
+  };
+  Memsets memsets() const { return memsets_; }
   float update(const UpdateSettings& u);  // returns the gradient norm before clipping
   void copy_gradients(float* host) const;
 
@@ -57,6 +64,7 @@ class Gpt2 {
   std::vector<Buffer> buffers_;
   std::size_t bytes_ = 0;
   bool capture_ = false;
+  Memsets memsets_;
   std::vector<float> captured_;
 
   float *params_, *grads_, *m_, *v_;

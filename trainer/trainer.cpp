@@ -285,9 +285,17 @@ int run(const Options& o) {
     std::cout << "\n";
     if (sampler && step % o.sample_every == 0)
       std::cout << "sample at step " << step << ":\n" << sampler->sample(model, B, T) << "\n---\n";
+    if (step == 1)
+      std::cout << fmt::format("buffers zeroed per step: {} memsets, {:.1f} MiB\n", model.memsets().count,
+                               model.memsets().bytes / double(1 << 20));
     if (log) {
-      nlohmann::json line{{"step", step}, {"loss", loss},     {"ms", seconds * 1e3}, {"tokens_per_s", tokens_per_s},
-                          {"lr", u.lr},   {"grad_norm", norm}};
+      nlohmann::json line{{"step", step},
+                          {"loss", loss},
+                          {"ms", seconds * 1e3},
+                          {"tokens_per_s", tokens_per_s},
+                          {"lr", u.lr},
+                          {"grad_norm", norm},
+                          {"memsets", model.memsets().count}};
       if (val_loss) line["val_loss"] = *val_loss;
       log << line.dump() << "\n";
     }
