@@ -21,7 +21,11 @@ int list(const ListOptions& o) {
     if (!o.op.empty()) {
       for (const auto& t : op->tensors)
         std::cout << "    " << to_string(t.role) << " " << t.name << " " << t.extents_text() << " "
-                  << to_string(t.dtype) << "\n";
+                  << to_string(t.dtype)
+                  << (t.role == Role::output  ? "  (overwritten)"
+                      : t.role == Role::inout ? "  (accumulated or updated in place)"
+                                              : "")
+                  << (t.optional ? "  (may be null)" : "") << "\n";
       for (const auto& s : op->scalars) std::cout << "    scalar " << s.name << ": " << s.doc << "\n";
     }
     TextTable table({"backend", "id", "name", "class", "block sizes", "requires", "status", "summary"});
