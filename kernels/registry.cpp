@@ -64,6 +64,18 @@ const Registry& Registry::global() {
       if (v.source.find("variants/" + v.op + "/") != 0) reject(v, "it lives outside variants/" + v.op + "/");
       r.add(std::move(v));
     }
+    // The same CUDA sources compiled for the emulator: backend emu, same ids, files
+    // and hashes.
+    for (const auto& factory : emu_variant_factories()) {
+      Variant v = factory.make();
+      v.source = factory.source;
+      v.source_hash = hash_of(v.source);
+      const VariantFile file = parse_variant_file(v.source);
+      if (v.backend != Backend::cuda || file.backend != Backend::cuda || file.id != v.id)
+        reject(v, "an emulated variant is a CUDA variant of its file's id");
+      v.backend = Backend::emu;
+      r.add(std::move(v));
+    }
     return r;
   }();
   return registry;
@@ -147,8 +159,9 @@ const Variant& Registry::variant(std::string_view op_name, Backend b, int id) co
   };
   std::string msg = "unknown variant " + std::to_string(id) + " of " + spec.name + " on " + std::string(to_string(b)) +
                     " (" + std::string(to_string(b)) + " variants: " + list(b);
-  const Backend other = b == Backend::cpu ? Backend::cuda : Backend::cpu;
-  msg += "; " + std::string(to_string(other)) + " variants: " + list(other) + ")";
+  for (Backend other : {Backend::cpu, Backend::cuda, Backend::emu})
+    if (other != b) msg += "; " + std::string(to_string(other)) + " variants: " + list(other);
+  msg += ")";
   throw UsageError(msg);
 }
 

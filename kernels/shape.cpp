@@ -162,4 +162,15 @@ std::vector<Shape> check_shapes() {
   return shapes;
 }
 
+std::vector<Shape> emu_check_shapes() {
+  std::vector<Shape> shapes;
+  auto add = [&](const char* text) { shapes.push_back(parse_shape(text)); };
+  add("B=2,T=3,C=8,NH=2,V=11,Vp=16,OC=12,L=1");                // tiny: one block covers everything
+  add("B=3,T=37,C=75,NH=3,V=101,Vp=128,OC=221,L=1");           // odd: tails, several blocks, C % 4 != 0
+  add("B=2,T=19,C=1024,NH=8,V=300,Vp=384,OC=96,L=1,N=70001");  // wide rows: vec4 paths at 8 float4 a lane
+  add("B=1,T=130,C=256,NH=2,V=300,Vp=384,OC=64,L=1,N=4099");   // head size 128, T crosses 64-row tiles
+  add("B=1,T=5,C=96,NH=2,V=50257,OC=384,L=1,N=9001");          // the GPT-2 vocabulary, Vp=50304
+  return shapes;
+}
+
 }  // namespace wb

@@ -49,5 +49,9 @@ int64_t round_up(int64_t x, int64_t multiple);
 // The shapes `wb check` runs every variant on: tiny, not powers of two, GPT-2 width,
 // and the full 50257-token vocabulary padded to 50304.
 std::vector<Shape> check_shapes();
+// The shapes `wb check --backend emu` runs: small enough for the emulator (every
+// thread is a fiber), yet with tails, several blocks, wide rows, long sequences and the
+// full vocabulary.
+std::vector<Shape> emu_check_shapes();
 
 }  // namespace wb

@@ -6,7 +6,17 @@
 
 namespace wb {
 
-std::string_view to_string(Backend b) { return b == Backend::cpu ? "cpu" : "cuda"; }
+std::string_view to_string(Backend b) {
+  switch (b) {
+    case Backend::cpu:
+      return "cpu";
+    case Backend::cuda:
+      return "cuda";
+    case Backend::emu:
+      return "emu";
+  }
+  return "?";
+}
 
 std::string_view to_string(NumericClass c) {
   switch (c) {
@@ -37,7 +47,8 @@ std::string_view to_string(Role r) {
 Backend parse_backend(std::string_view s) {
   if (s == "cpu") return Backend::cpu;
   if (s == "cuda") return Backend::cuda;
-  throw UsageError("unknown backend '" + std::string(s) + "' (legal: cpu, cuda)");
+  if (s == "emu") return Backend::emu;
+  throw UsageError("unknown backend '" + std::string(s) + "' (legal: cpu, cuda, emu)");
 }
 
 NumericClass parse_numeric_class(std::string_view s) {

@@ -6,7 +6,9 @@
 
 namespace wb {
 
-enum class Backend { cpu, cuda };
+// cpu: host code. cuda: a GPU. emu: the CUDA variants compiled by the host compiler and
+// run by the SIMT emulator (kernels/emu/), which proves logic, never speed.
+enum class Backend { cpu, cuda, emu };
 
 // Which tolerance a variant is held to and which trainer precision may use it:
 // fp32 (plain float math), tf32 (tensor cores on fp32 data), bf16 (bf16 copies).

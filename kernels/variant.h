@@ -77,6 +77,13 @@ struct Variant {
   std::function<std::optional<std::string>(const Shape&, const ParamValues&)> launch_limit;
   // Workspace bytes for a shape and configuration; unset means none.
   std::function<std::size_t(const Shape&, const ParamValues&)> workspace;
+  // Whether two runs on the same inputs give bitwise equal outputs (no float atomics
+  // whose order varies); unset: always. A variant that claims it and differs between
+  // two runs (two thread orders under the emulator) is incorrect.
+  std::function<bool(const ParamValues&)> deterministic;
+  // Why the emulator cannot run this CUDA variant ("needs cuDNN", "needs TF32 tensor
+  // cores"); empty when it can. Reported as its own status, never as a failure.
+  std::string not_emulated;
   std::type_index args_type = typeid(void);
   std::function<void(const void*, const Launch&)> run;
   std::string source;       // file, relative to the repository (set by the registry)
@@ -106,6 +113,7 @@ struct Variant {
   }
 
   ParamValues default_params() const;
+  bool claims_deterministic(const ParamValues& p) const { return !deterministic || deterministic(p); }
   // Every combination of legal values (a single empty set when there are none).
   std::vector<ParamValues> all_params() const;
   // Throws UsageError on an unknown parameter or an illegal value, naming the legal ones.

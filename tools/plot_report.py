@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns a wb.report/1 report into PNG plots.
+"""Turns a wb.report report (version 1 or 2) into PNG plots.
 
     /usr/bin/python3 tools/plot_report.py REPORT --out DIR
 
@@ -105,8 +105,8 @@ def main():
     except (OSError, json.JSONDecodeError) as e:
         print(f"plot_report: cannot read {args.report}: {e}", file=sys.stderr)
         return 2
-    if report.get("schema") != "wb.report/1":
-        print(f"plot_report: {args.report} is not a wb.report/1 report", file=sys.stderr)
+    if report.get("schema") not in ("wb.report/1", "wb.report/2"):
+        print(f"plot_report: {args.report} is not a wb.report report (wb.report/1 or /2)", file=sys.stderr)
         return 2
     os.makedirs(args.out, exist_ok=True)
     ctx = report["context"]

@@ -10,19 +10,41 @@ void check(cublasStatus_t status, const char* call, const char* file, int line) 
                 file, line);
 }
 
-#if WB_HAVE_CUDNN
+#if WB_HAVE_CUDNN && !WB_EMU
 void check(cudnnStatus_t status, const char* call, const char* file, int line) {
   if (status != CUDNN_STATUS_SUCCESS)
     throw_error("cuDNN", static_cast<int>(status), "cudnnStatus_t", cudnnGetErrorString(status), call, file, line);
 }
 #endif
 
+#if WB_EMU
+
+EmuLibraries::~EmuLibraries() {
+  if (cublas_) cublasDestroy(cublas_);
+}
+
+cublasHandle_t EmuLibraries::cublas() {
+  if (!cublas_) WB_CHECK(cublasCreate(&cublas_));
+  return cublas_;
+}
+
+EmuLibraries& libraries(const Launch&) {
+  static thread_local EmuLibraries handles;
+  return handles;
+}
+
+#else
+
 CudaLibraries& libraries(const Launch& launch) {
   if (!launch.ctx || !launch.ctx->libraries) throw std::logic_error("this launch has no CUDA library handles");
   return *launch.ctx->libraries;
 }
 
+#endif
+
 }  // namespace wb::cuda
+
+#if !WB_EMU
 
 namespace wb {
 
@@ -61,3 +83,5 @@ cudnnHandle_t CudaLibraries::cudnn() {
 #endif
 
 }  // namespace wb
+
+#endif

@@ -1,10 +1,16 @@
 #pragma once
 // Vendor-library handles bound to a stream, created on first use, and the WB_CHECK
-// overloads for their status codes.
+// overloads for their status codes. Under the emulator (WB_EMU) only cuBLAS exists,
+// emulated through OpenBLAS (kernels/emu/cublas.h); variants that need cuBLASLt or
+// cuDNN are not emulated.
+#if WB_EMU
+#include "kernels/emu/cublas.h"
+#else
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #if WB_HAVE_CUDNN
 #include <cudnn.h>
+#endif
 #endif
 
 #include "kernels/cuda/runtime.h"
@@ -13,11 +19,34 @@
 namespace wb::cuda {
 
 void check(cublasStatus_t status, const char* call, const char* file, int line);
-#if WB_HAVE_CUDNN
+#if WB_HAVE_CUDNN && !WB_EMU
 void check(cudnnStatus_t status, const char* call, const char* file, int line);
 #endif
 
 }  // namespace wb::cuda
+
+#if WB_EMU
+
+namespace wb::cuda {
+
+// The emulator's library handles: one cuBLAS handle per host thread.
+class EmuLibraries {
+ public:
+  EmuLibraries() = default;
+  ~EmuLibraries();
+  EmuLibraries(const EmuLibraries&) = delete;
+  EmuLibraries& operator=(const EmuLibraries&) = delete;
+  cublasHandle_t cublas();
+
+ private:
+  cublasHandle_t cublas_ = nullptr;
+};
+
+EmuLibraries& libraries(const Launch& launch);
+
+}  // namespace wb::cuda
+
+#else
 
 namespace wb {
 
@@ -50,3 +79,5 @@ CudaLibraries& libraries(const Launch& launch);
 }  // namespace cuda
 
 }  // namespace wb
+
+#endif

@@ -1,8 +1,8 @@
 #pragma once
 // The host side every CUDA variant needs: one error-check idiom that names the call,
 // file and line (WB_CHECK, for CUDA runtime calls here and for cuBLAS and cuDNN
-// status codes in libraries.h), the check that follows every launch, and the stream
-// a launch runs on.
+// status codes in libraries.h; WB_LAUNCH in dialect.cuh checks every launch with it),
+// and the stream a launch runs on.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -35,4 +35,3 @@ inline unsigned grid_for(int64_t n, int64_t per_block) {
 }  // namespace wb::cuda
 
 #define WB_CHECK(call) ::wb::cuda::check((call), #call, __FILE__, __LINE__)
-#define WB_CHECK_LAUNCH() WB_CHECK(cudaGetLastError())

@@ -48,7 +48,7 @@ Report sample_report() {
 TEST(Report, RoundTripsThroughJson) {
   const Report r = sample_report();
   const nlohmann::json j = to_json(r);
-  EXPECT_EQ(j["schema"], "wb.report/1");
+  EXPECT_EQ(j["schema"], "wb.report/2");
   EXPECT_EQ(j["records"].size(), 4u);
   const Report back = report_from_json(j, "memory");
   EXPECT_TRUE(json_near(to_json(back), j)) << to_json(back).dump() << "\n" << j.dump();

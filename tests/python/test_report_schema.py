@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A CPU sweep and a CPU check end to end: both reports must validate against the
-documented schema (results/wb.report-1.schema.json) and say what was run."""
+documented schema (results/wb.report-2.schema.json) and say what was run."""
 import argparse
 import json
 import subprocess

@@ -6,6 +6,7 @@
 // Why: the baseline of the ladder; every access already coalesces.
 // Limits: 32-bit accesses to four arrays (seven memory instructions per element) and
 // a single element per thread.
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/adamw.h"
 #include "variants/adamw/common.cuh"
@@ -27,9 +28,8 @@ __global__ void adamw_naive(float* params, float* m, float* v, const float* grad
 
 void launch(const AdamwArgs& a, const Launch& l) {
   const int block = l.block_size();
-  adamw_naive<<<cuda::grid_for(a.N, block), block, 0, cuda::stream(l)>>>(a.params, a.m, a.v, a.grads, a.N,
-                                                                         adamw_detail::step_of(a));
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(adamw_naive, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), a.params, a.m, a.v, a.grads, a.N,
+            adamw_detail::step_of(a));
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include <stdexcept>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/adamw.h"
 #include "variants/adamw/common.cuh"
@@ -83,10 +84,9 @@ void launch_with(const AdamwArgs& a, const Launch& l) {
   const cudaStream_t s = cuda::stream(l);
   const adamw_detail::Step step = adamw_detail::step_of(a);
   if (block <= 512)
-    adamw_vec4<kVecs, 512><<<grid, block, 0, s>>>(a.params, a.m, a.v, a.grads, a.N, step);
+    WB_LAUNCH(adamw_vec4<kVecs, 512>, grid, block, 0, s, a.params, a.m, a.v, a.grads, a.N, step);
   else
-    adamw_vec4<kVecs, 1024><<<grid, block, 0, s>>>(a.params, a.m, a.v, a.grads, a.N, step);
-  WB_CHECK_LAUNCH();
+    WB_LAUNCH(adamw_vec4<kVecs, 1024>, grid, block, 0, s, a.params, a.m, a.v, a.grads, a.N, step);
 }
 
 void launch(const AdamwArgs& a, const Launch& l) {

@@ -17,6 +17,7 @@
 // work.
 #include <cmath>
 
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/attention_backward.h"
 
@@ -94,12 +95,10 @@ void launch(const AttentionBackwardArgs& a, const Launch& l) {
   const int block = l.block_size();
   const float scale = 1.0f / std::sqrt(float(a.C / a.NH));
   const cudaStream_t s = cuda::stream(l);
-  naive_dq<<<cuda::grid_for(threads, block), block, 0, s>>>(a.dqkv, a.dout, a.qkv, a.out, a.lse, a.B, a.T, a.C, a.NH,
-                                                            scale);
-  WB_CHECK_LAUNCH();
-  naive_dk_dv<<<cuda::grid_for(threads, block), block, 0, s>>>(a.dqkv, a.dout, a.qkv, a.out, a.lse, a.B, a.T, a.C, a.NH,
-                                                               scale);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(naive_dq, cuda::grid_for(threads, block), block, 0, s, a.dqkv, a.dout, a.qkv, a.out, a.lse, a.B, a.T, a.C,
+            a.NH, scale);
+  WB_LAUNCH(naive_dk_dv, cuda::grid_for(threads, block), block, 0, s, a.dqkv, a.dout, a.qkv, a.out, a.lse, a.B, a.T,
+            a.C, a.NH, scale);
 }
 
 }  // namespace

@@ -28,6 +28,7 @@
 #include <cstddef>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/libraries.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/attention_backward.h"
@@ -102,7 +103,7 @@ __global__ void softmax_from_lse(float* S, const float* lse, int T) {
 // One block per row (b, h, t): D_t = dout_t . out_t (block reduction over hs), then
 // dP is overwritten with dS = P * (dP - D_t), 0 above the diagonal.
 __global__ void softmax_backward(float* dP, const float* P, const float* dout, const float* out, int T, int C, int NH) {
-  __shared__ float scratch[cuda::kWarpSize];
+  WB_SHARED(float, scratch, [cuda::kWarpSize]);
   const int64_t row = blockIdx.x;  // (b * NH + h) * T + t
   const int t = int(row % T);
   const int64_t bh = row / T;
@@ -145,8 +146,7 @@ void launch(const AttentionBackwardArgs& a, const Launch& l) {
   float* dV = v;
 
   const int64_t elems = int64_t(B) * T * C;
-  permute_in<<<cuda::grid_for(elems, block), block, 0, stream>>>(q, k, v, dout, a.qkv, a.dout, B, T, C, NH);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(permute_in, cuda::grid_for(elems, block), block, 0, stream, q, k, v, dout, a.qkv, a.dout, B, T, C, NH);
 
   cublasHandle_t handle = cuda::libraries(l).cublas();
   WB_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));  // fp32, no TF32
@@ -156,8 +156,7 @@ void launch(const AttentionBackwardArgs& a, const Launch& l) {
   // S = scale * q k^T. Column-major: S^T (T x T) = k (T x hs, stored as k^T: hs x T,
   // ld hs, transposed) times q^T (hs x T, ld hs). S^T column-major is S row-major.
   gemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, T, T, hs, scale, k, hs, th, q, hs, th, P, T, tt, heads);
-  softmax_from_lse<<<unsigned(int64_t(heads) * T), block, 0, stream>>>(P, a.lse, T);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(softmax_from_lse, unsigned(int64_t(heads) * T), block, 0, stream, P, a.lse, T);
 
   // dP = dout v^T, the same pattern: dP^T = v dout^T.
   gemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, T, T, hs, 1.0f, v, hs, th, dout, hs, th, dP, T, tt, heads);
@@ -166,8 +165,7 @@ void launch(const AttentionBackwardArgs& a, const Launch& l) {
   // P (T x T; stored row-major = P^T column-major, ld T, so transposed back).
   gemm(handle, CUBLAS_OP_N, CUBLAS_OP_T, hs, T, T, 1.0f, dout, hs, th, P, T, tt, dV, hs, th, heads);
 
-  softmax_backward<<<unsigned(int64_t(heads) * T), block, 0, stream>>>(dP, P, a.dout, a.out, T, C, NH);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(softmax_backward, unsigned(int64_t(heads) * T), block, 0, stream, dP, P, a.dout, a.out, T, C, NH);
   const float* dS = dP;
 
   // dQ = scale * dS k (T x hs). Column-major: dQ^T (hs x T) = k^T (hs x T) times dS^T
@@ -178,8 +176,7 @@ void launch(const AttentionBackwardArgs& a, const Launch& l) {
   // (transposed back from its stored dS^T). Writes over k, read only by the call above.
   gemm(handle, CUBLAS_OP_N, CUBLAS_OP_T, hs, T, T, scale, q, hs, th, dS, T, tt, dK, hs, th, heads);
 
-  permute_out<<<cuda::grid_for(elems, block), block, 0, stream>>>(a.dqkv, dQ, dK, dV, B, T, C, NH);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(permute_out, cuda::grid_for(elems, block), block, 0, stream, a.dqkv, dQ, dK, dV, B, T, C, NH);
 }
 
 }  // namespace

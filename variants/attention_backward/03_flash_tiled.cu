@@ -42,6 +42,7 @@
 #include <string>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/attention_backward.h"
 
@@ -328,7 +329,7 @@ __global__ void __launch_bounds__(kThreads)
                 int C, int NH, float scale, float scale_log2) {
   using L = Layout<kHS, kTile>;
   constexpr int kM = L::kM, kE = L::kE;
-  extern __shared__ float4 smem[];
+  WB_DYNAMIC_SHARED(float4, smem);
   const Tiles<kHS, kTile> sm(reinterpret_cast<float*>(smem));
   const int tiles = (T + kTile - 1) / kTile;
   const int j = int(blockIdx.x) / heads;
@@ -407,7 +408,7 @@ __global__ void __launch_bounds__(kThreads)
              int C, int NH, float scale, float scale_log2) {
   using L = Layout<kHS, kTile>;
   constexpr int kM = L::kM, kE = L::kE;
-  extern __shared__ float4 smem[];
+  WB_DYNAMIC_SHARED(float4, smem);
   const Tiles<kHS, kTile> sm(reinterpret_cast<float*>(smem));
   const int tiles = (T + kTile - 1) / kTile;
   const int i = tiles - 1 - int(blockIdx.x) / heads;
@@ -454,9 +455,8 @@ template <class Kernel>
 void launch_tiles(Kernel kernel, unsigned blocks, std::size_t smem_bytes, cudaStream_t stream,
                   const AttentionBackwardArgs& a, const float* D, float scale) {
   WB_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_bytes)));
-  kernel<<<blocks, kThreads, smem_bytes, stream>>>(a.dqkv, a.dout, a.qkv, a.lse, D, a.B * a.NH, a.T, a.C, a.NH, scale,
-                                                   scale * kLog2e);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(kernel, blocks, kThreads, smem_bytes, stream, a.dqkv, a.dout, a.qkv, a.lse, D, a.B * a.NH, a.T, a.C, a.NH,
+            scale, scale * kLog2e);
 }
 
 template <int kHS, int kTile>
@@ -470,9 +470,8 @@ void launch_with(const AttentionBackwardArgs& a, const Launch& l, bool atomic_dq
   const float scale = 1.0f / std::sqrt(float(a.C / a.NH));
   float* D = static_cast<float*>(l.workspace);  // (B, NH, T)
 
-  row_dots<<<cuda::grid_for(rows, kThreads / cuda::kWarpSize), kThreads, 0, stream>>>(D, a.dqkv, atomic_dq, a.dout,
-                                                                                      a.out, a.B, a.T, a.C, a.NH);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(row_dots, cuda::grid_for(rows, kThreads / cuda::kWarpSize), kThreads, 0, stream, D, a.dqkv, atomic_dq,
+            a.dout, a.out, a.B, a.T, a.C, a.NH);
   if (atomic_dq) {
     launch_tiles(flash_dk_dv<kHS, kTile, true>, unsigned(blocks), L::kBytes, stream, a, D, scale);
   } else {

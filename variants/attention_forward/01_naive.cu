@@ -12,6 +12,7 @@
 // warp with very different amounts of work (row t does t + 1 keys).
 #include <cmath>
 
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/attention_forward.h"
 #include "variants/attention_forward/common.cuh"
@@ -62,9 +63,8 @@ __global__ void attention_thread_per_row(float* out, float* lse, const float* qk
 void launch(const AttentionForwardArgs& a, const Launch& l) {
   const int64_t rows = int64_t(a.B) * a.NH * a.T;
   const int block = l.block_size();
-  attention_thread_per_row<<<cuda::grid_for(rows, block), block, 0, cuda::stream(l)>>>(a.out, a.lse, a.qkv, a.B, a.T,
-                                                                                       a.C, a.NH);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(attention_thread_per_row, cuda::grid_for(rows, block), block, 0, cuda::stream(l), a.out, a.lse, a.qkv, a.B,
+            a.T, a.C, a.NH);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include <cstddef>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/libraries.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/attention_forward.h"
@@ -113,8 +114,7 @@ void launch(const AttentionForwardArgs& a, const Launch& l) {
   const Workspace w = carve(l.workspace, a);
   const int64_t n = int64_t(a.B) * a.T * a.C;
 
-  permute_qkv<<<cuda::grid_for(n, block), block, 0, stream>>>(w.q, w.k, w.v, a.qkv, a.B, a.T, a.C, a.NH);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(permute_qkv, cuda::grid_for(n, block), block, 0, stream, w.q, w.k, w.v, a.qkv, a.B, a.T, a.C, a.NH);
 
   cublasHandle_t handle = cuda::libraries(l).cublas();
   WB_CHECK(cublasSetStream(handle, stream));
@@ -132,8 +132,7 @@ void launch(const AttentionForwardArgs& a, const Launch& l) {
 
   const int rows_per_block = block / cuda::kWarpSize;
   const int64_t rows = int64_t(batch) * a.T;
-  causal_softmax_rows<<<cuda::grid_for(rows, rows_per_block), block, 0, stream>>>(w.S, a.lse, rows, a.T);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(causal_softmax_rows, cuda::grid_for(rows, rows_per_block), block, 0, stream, w.S, a.lse, rows, a.T);
 
   // Row-major O (T x hs) is column-major O^T (hs x T) = V^T P^T: V column-major
   // (hs x T) and P^T column-major (T x T) are the row-major buffers. O goes over q.
@@ -141,8 +140,7 @@ void launch(const AttentionForwardArgs& a, const Launch& l) {
   WB_CHECK(cublasSgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, hs, a.T, a.T, &one, w.v, hs, head, w.S, a.T,
                                      scores, &zero, o, hs, head, batch));
 
-  unpermute_out<<<cuda::grid_for(n, block), block, 0, stream>>>(a.out, o, a.B, a.T, a.C, a.NH);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(unpermute_out, cuda::grid_for(n, block), block, 0, stream, a.out, o, a.B, a.T, a.C, a.NH);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/attention_forward.h"
 #include "variants/attention_forward/common.cuh"
@@ -40,7 +41,7 @@ constexpr int kMaxHeadSize = kMaxPerLane * cuda::kWarpSize;  // 256
 template <int kPerLane>
 __global__ void attention_online_rows(float* out, float* lse, const float* qkv, int B, int T, int C, int NH,
                                       float scale_log2, bool vec) {
-  extern __shared__ float4 smem4[];  // float4 for 16-byte alignment; warps * hs floats
+  WB_DYNAMIC_SHARED(float4, smem4);  // float4 for 16-byte alignment; warps * hs floats
   const int lane = threadIdx.x % cuda::kWarpSize;
   const int warp = threadIdx.x / cuda::kWarpSize;
   const int warps = blockDim.x / cuda::kWarpSize;
@@ -120,9 +121,8 @@ void launch_with(const AttentionForwardArgs& a, const Launch& l) {
   const int64_t grid = int64_t(a.B) * a.NH * ((a.T + warps - 1) / warps);
   const std::size_t smem = std::size_t(warps) * hs * sizeof(float);
   const float scale_log2 = attention::kLog2e / std::sqrt(float(hs));
-  attention_online_rows<kPerLane><<<unsigned(grid), block, smem, cuda::stream(l)>>>(a.out, a.lse, a.qkv, a.B, a.T, a.C,
-                                                                                    a.NH, scale_log2, hs % 4 == 0);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(attention_online_rows<kPerLane>, unsigned(grid), block, smem, cuda::stream(l), a.out, a.lse, a.qkv, a.B,
+            a.T, a.C, a.NH, scale_log2, hs % 4 == 0);
 }
 
 void launch(const AttentionForwardArgs& a, const Launch& l) {

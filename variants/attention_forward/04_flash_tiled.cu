@@ -30,6 +30,7 @@
 #include <string>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/attention_forward.h"
 #include "variants/attention_forward/common.cuh"
@@ -111,7 +112,7 @@ __global__ void __launch_bounds__(256) attention_flash_tiled(float* out, float* 
   const int b = bh / NH, h = bh % NH;
   const int q0 = q_tile * Br;
 
-  extern __shared__ float4 smem4[];  // float4 for 16-byte alignment
+  WB_DYNAMIC_SHARED(float4, smem4);  // float4 for 16-byte alignment
   float* Qs = reinterpret_cast<float*>(smem4);
   float* Ks = Qs + Br * kDs;
   float* Vs = Ks + kBc * kDs;
@@ -252,9 +253,8 @@ void launch_with(const AttentionForwardArgs& a, const Launch& l) {
   WB_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   const int64_t grid = int64_t(a.B) * a.NH * ((a.T + Br - 1) / Br);
   const float scale_log2 = attention::kLog2e / std::sqrt(float(hs));
-  kernel<<<unsigned(grid), block, smem, cuda::stream(l)>>>(a.out, a.lse, a.qkv, a.B, a.T, a.C, a.NH, scale_log2,
-                                                           hs % 4 == 0);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(kernel, unsigned(grid), block, smem, cuda::stream(l), a.out, a.lse, a.qkv, a.B, a.T, a.C, a.NH, scale_log2,
+            hs % 4 == 0);
 }
 
 template <int kD, int kTM>

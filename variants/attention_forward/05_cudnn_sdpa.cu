@@ -25,8 +25,10 @@
 // sm_80); cuDNN's own workspace is only known once the plan exists: the declared
 // workspace reserves a generous bound for it and the launch fails with a clear message
 // if a plan ever asks for more. Cached plans live until the process ends.
+#if !WB_EMU
 #include <cuda_bf16.h>
 #include <cudnn.h>
+#endif
 
 #include <array>
 #include <cmath>
@@ -35,10 +37,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/libraries.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/errors.h"
@@ -49,6 +53,7 @@ namespace wb::variants {
 namespace {
 
 constexpr int kMaxHeadSize = 128;
+constexpr std::size_t kBf16Bytes = 2;  // sizeof(__nv_bfloat16)
 constexpr std::size_t kAlign = 256;
 // Bound for cuDNN's own workspace: 64 MiB plus 16 bytes per (b, h, t) row.
 constexpr std::size_t kCudnnFixedBound = std::size_t(64) << 20;
@@ -65,12 +70,15 @@ Layout layout(int64_t B, int64_t T, int64_t C, int64_t NH) {
   Layout w;
   const std::size_t btc = std::size_t(B) * T * C;
   w.qkv16 = 0;
-  w.o16 = round_up_bytes(3 * btc * sizeof(__nv_bfloat16));
-  w.cudnn = w.o16 + round_up_bytes(btc * sizeof(__nv_bfloat16));
+  w.o16 = round_up_bytes(3 * btc * kBf16Bytes);
+  w.cudnn = w.o16 + round_up_bytes(btc * kBf16Bytes);
   w.cudnn_bound = kCudnnFixedBound + kCudnnPerRowBound * std::size_t(B) * NH * T;
   w.total = w.cudnn + w.cudnn_bound;
   return w;
 }
+
+#if !WB_EMU
+static_assert(sizeof(__nv_bfloat16) == kBf16Bytes);
 
 // ---- conversion kernels (n4 = number of float4 groups; all counts are multiples of 4) ----
 
@@ -318,8 +326,8 @@ std::unique_ptr<Plan> build_plan(cudnnHandle_t handle, int64_t B, int64_t T, int
     }
   }
   throw Unsupported("attention_forward cuda/5: cuDNN has no engine for the SDPA graph at B=" + std::to_string(B) +
-                     " T=" + std::to_string(T) + " C=" + std::to_string(C) + " NH=" + std::to_string(NH) +
-                     (tried.empty() ? std::string(" (no engine configurations)") : " (" + tried + ")"));
+                    " T=" + std::to_string(T) + " C=" + std::to_string(C) + " NH=" + std::to_string(NH) +
+                    (tried.empty() ? std::string(" (no engine configurations)") : " (" + tried + ")"));
 }
 
 // Plans by (device, stream id, handle, shape). The stream id is unique for the life of
@@ -359,8 +367,7 @@ void launch(const AttentionForwardArgs& a, const Launch& l) {
                        " bytes declared for it (raise kCudnnFixedBound)");
 
   const int64_t n4_in = 3 * btc / 4;  // hs % 8 == 0, so C and every count here are multiples of 4
-  to_bf16<<<cuda::grid_for(n4_in, block), block, 0, stream>>>(qkv16, a.qkv, n4_in);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(to_bf16, cuda::grid_for(n4_in, block), block, 0, stream, qkv16, a.qkv, n4_in);
 
   const float scale = 1.0f / std::sqrt(float(attention::head_size(a)));
   // cuDNN before 9.10 wants the lowest float rather than -inf as the masked value.
@@ -383,9 +390,14 @@ void launch(const AttentionForwardArgs& a, const Launch& l) {
   WB_CHECK(cudnnBackendExecute(handle, plan.plan, pack.get()));
 
   const int64_t n4_out = btc / 4;
-  from_bf16<<<cuda::grid_for(n4_out, block), block, 0, stream>>>(a.out, o16, n4_out);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(from_bf16, cuda::grid_for(n4_out, block), block, 0, stream, a.out, o16, n4_out);
 }
+
+#else  // WB_EMU: not emulated (needs cuDNN); the factory below still describes the variant.
+
+void launch(const AttentionForwardArgs&, const Launch&) { throw std::logic_error("attention_forward cuda/5 is not emulated: needs cuDNN"); }
+
+#endif
 
 }  // namespace
 
@@ -397,6 +409,7 @@ Variant attention_forward_cuda_5() {
   v.name = "cudnn_sdpa";
   v.summary = "qkv to bf16, cuDNN backend-graph fused SDPA (causal, stats = lse), bf16 out back to fp32";
   v.numeric = NumericClass::bf16;
+  v.not_emulated = "needs cuDNN";
   v.params = {block_size_param()};
   v.requirements = {{"C / NH % 8 == 0", [](const Shape& s) { return s.NH > 0 && (s.C / s.NH) % 8 == 0; }},
                     {"C / NH <= " + std::to_string(kMaxHeadSize),

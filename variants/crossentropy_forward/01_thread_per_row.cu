@@ -7,6 +7,7 @@
 // Limits: the accesses to probs are scattered gathers (one 32-byte sector per row);
 // at GPT-2 sizes (B*T = 8192 values) the kernel lasts a few microseconds, dominated
 // by launch and memory latency rather than bandwidth.
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/crossentropy_forward.h"
 
@@ -23,9 +24,8 @@ __global__ void crossentropy_thread_per_row(float* losses, const float* probs, c
 void launch(const CrossentropyForwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
   const int block = l.block_size();
-  crossentropy_thread_per_row<<<cuda::grid_for(rows, block), block, 0, cuda::stream(l)>>>(a.losses, a.probs, a.targets,
-                                                                                          rows, a.Vp);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(crossentropy_thread_per_row, cuda::grid_for(rows, block), block, 0, cuda::stream(l), a.losses, a.probs,
+            a.targets, rows, a.Vp);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 // columns that do not start on a multiple of the warp, so warps straddle rows.
 #include <cstdint>
 
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/crossentropy_softmax_backward.h"
 
@@ -30,9 +31,8 @@ __global__ void crossentropy_backward_per_element(float* dlogits, const float* d
 void launch(const CrossentropySoftmaxBackwardArgs& a, const Launch& l) {
   const int64_t n = int64_t(a.B) * a.T * a.V;
   const int block = l.block_size();
-  crossentropy_backward_per_element<<<cuda::grid_for(n, block), block, 0, cuda::stream(l)>>>(
-      a.dlogits, a.dlosses, a.probs, a.targets, n, a.V, a.Vp);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(crossentropy_backward_per_element, cuda::grid_for(n, block), block, 0, cuda::stream(l), a.dlogits,
+            a.dlosses, a.probs, a.targets, n, a.V, a.Vp);
 }
 
 }  // namespace

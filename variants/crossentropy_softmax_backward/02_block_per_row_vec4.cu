@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/crossentropy_softmax_backward.h"
 
@@ -45,9 +46,8 @@ void launch(const CrossentropySoftmaxBackwardArgs& a, const Launch& l) {
   if (!cuda::aligned16(a.dlogits) || !cuda::aligned16(a.probs))
     throw std::runtime_error("crossentropy_softmax_backward cuda/2 needs 16-byte aligned tensors");
   const int64_t rows = int64_t(a.B) * a.T;
-  crossentropy_backward_row_vec4<<<cuda::grid_for(rows, 1), l.block_size(), 0, cuda::stream(l)>>>(
-      a.dlogits, a.dlosses, a.probs, a.targets, a.V, a.Vp);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(crossentropy_backward_row_vec4, cuda::grid_for(rows, 1), l.block_size(), 0, cuda::stream(l), a.dlogits,
+            a.dlosses, a.probs, a.targets, a.V, a.Vp);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 // deterministic. Frequent tokens serialise on the same addresses. 32-bit accesses.
 #include <cstdint>
 
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/encoder_backward.h"
 
@@ -31,9 +32,8 @@ __global__ void encoder_backward_atomic(float* dwte, float* dwpe, const float* d
 void launch(const EncoderBackwardArgs& a, const Launch& l) {
   const int64_t n = int64_t(a.B) * a.T * a.C;
   const int block = l.block_size();
-  encoder_backward_atomic<<<cuda::grid_for(n, block), block, 0, cuda::stream(l)>>>(a.dwte, a.dwpe, a.dout, a.inp, n,
-                                                                                   a.T, a.C);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(encoder_backward_atomic, cuda::grid_for(n, block), block, 0, cuda::stream(l), a.dwte, a.dwpe, a.dout, a.inp,
+            n, a.T, a.C);
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include <stdexcept>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/encoder_backward.h"
 
@@ -82,8 +83,8 @@ __global__ void histogram(int* counts, const int32_t* inp, int positions, int ma
 // Exclusive prefix sum of counts[0, n) into starts, and a copy into counts (the
 // cursors of step 3). One block of kScanThreads threads; n % kScanTile == 0.
 __global__ void __launch_bounds__(kScanThreads) exclusive_scan(int* counts, int* starts, int n) {
-  __shared__ int warp_offsets[cuda::kWarpSize];
-  __shared__ int tile_total;
+  WB_SHARED(int, warp_offsets, [cuda::kWarpSize]);
+  WB_SHARED(int, tile_total, );
   const int lane = threadIdx.x % cuda::kWarpSize;
   const int warp = threadIdx.x / cuda::kWarpSize;
   int carry = 0;  // sum of all earlier tiles, the same in every thread
@@ -149,7 +150,7 @@ __global__ void rank_in_bucket(int* sorted, int* run_len, const int2* pairs, con
 // Block (run start, 32 channels); blockDim.x = 32 * slices, slices <= 32.
 __global__ void accumulate_runs(float* dwte, const float* dout, const int* sorted, const int* run_len,
                                 const int32_t* inp, int C) {
-  __shared__ float partial[cuda::kWarpSize][cuda::kWarpSize];  // [slice][lane]
+  WB_SHARED(float, partial, [cuda::kWarpSize][cuda::kWarpSize]);  // [slice][lane]
   const int start = blockIdx.x;
   const int len = run_len[start];
   if (len == 0) return;  // the whole block: not the start of a run
@@ -188,23 +189,17 @@ void launch(const EncoderBackwardArgs& a, const Launch& l) {
   const unsigned aux_grid = cuda::grid_for(positions, kAuxBlock);
 
   WB_CHECK(cudaMemsetAsync(w.counts, 0, std::size_t(w.h) * sizeof(int), s));
-  histogram<<<aux_grid, kAuxBlock, 0, s>>>(w.counts, a.inp, positions, mask);
-  WB_CHECK_LAUNCH();
-  exclusive_scan<<<1, kScanThreads, 0, s>>>(w.counts, w.starts, int(w.h));
-  WB_CHECK_LAUNCH();
-  scatter<<<aux_grid, kAuxBlock, 0, s>>>(w.pairs, w.counts, a.inp, positions, mask);
-  WB_CHECK_LAUNCH();
-  rank_in_bucket<<<aux_grid, kAuxBlock, 0, s>>>(w.sorted, w.run_len, w.pairs, w.starts, w.counts, a.inp, positions,
-                                                mask);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(histogram, aux_grid, kAuxBlock, 0, s, w.counts, a.inp, positions, mask);
+  WB_LAUNCH(exclusive_scan, 1, kScanThreads, 0, s, w.counts, w.starts, int(w.h));
+  WB_LAUNCH(scatter, aux_grid, kAuxBlock, 0, s, w.pairs, w.counts, a.inp, positions, mask);
+  WB_LAUNCH(rank_in_bucket, aux_grid, kAuxBlock, 0, s, w.sorted, w.run_len, w.pairs, w.starts, w.counts, a.inp,
+            positions, mask);
 
   const int block = l.block_size();
   const dim3 runs_grid(unsigned(positions), cuda::grid_for(a.C, cuda::kWarpSize));
-  accumulate_runs<<<runs_grid, block, 0, s>>>(a.dwte, a.dout, w.sorted, w.run_len, a.inp, a.C);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(accumulate_runs, runs_grid, block, 0, s, a.dwte, a.dout, w.sorted, w.run_len, a.inp, a.C);
   const int64_t plane = int64_t(a.T) * a.C;
-  accumulate_positions<<<cuda::grid_for(plane, block), block, 0, s>>>(a.dwpe, a.dout, a.B, a.T, a.C);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(accumulate_positions, cuda::grid_for(plane, block), block, 0, s, a.dwpe, a.dout, a.B, a.T, a.C);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // Why: the baseline the ladder starts from; plainly correct.
 // Limits: neighbouring threads touch addresses C floats apart, so no access coalesces,
 // and only B*T threads exist, each walking a whole row serially.
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/encoder_forward.h"
 
@@ -25,9 +26,8 @@ __global__ void encoder_thread_per_token(float* out, const int32_t* inp, const f
 void launch(const EncoderForwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
   const int block = l.block_size();
-  encoder_thread_per_token<<<cuda::grid_for(rows, block), block, 0, cuda::stream(l)>>>(a.out, a.inp, a.wte, a.wpe, rows,
-                                                                                       a.T, a.C);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(encoder_thread_per_token, cuda::grid_for(rows, block), block, 0, cuda::stream(l), a.out, a.inp, a.wte,
+            a.wpe, rows, a.T, a.C);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 // are C times more threads to hide the memory latency.
 // Limits: 32-bit accesses (one load instruction per float), and a 64-bit division and
 // remainder per element to recover (b,t,c).
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/encoder_forward.h"
 
@@ -26,9 +27,8 @@ __global__ void encoder_thread_per_element(float* out, const int32_t* inp, const
 void launch(const EncoderForwardArgs& a, const Launch& l) {
   const int64_t n = int64_t(a.B) * a.T * a.C;
   const int block = l.block_size();
-  encoder_thread_per_element<<<cuda::grid_for(n, block), block, 0, cuda::stream(l)>>>(a.out, a.inp, a.wte, a.wpe, n,
-                                                                                      a.T, a.C);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(encoder_thread_per_element, cuda::grid_for(n, block), block, 0, cuda::stream(l), a.out, a.inp, a.wte, a.wpe,
+            n, a.T, a.C);
 }
 
 }  // namespace

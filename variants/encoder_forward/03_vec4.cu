@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/encoder_forward.h"
 
@@ -45,13 +46,12 @@ void launch(const EncoderForwardArgs& a, const Launch& l) {
   const int block = l.block_size();
   const unsigned grid = cuda::grid_for(n4, block);
   if (n4 < (int64_t(1) << 31)) {
-    encoder_vec4<uint32_t><<<grid, block, 0, cuda::stream(l)>>>(a.out, a.inp, a.wte, a.wpe, uint32_t(n4), uint32_t(a.T),
-                                                                uint32_t(vecs_per_row));
+    WB_LAUNCH(encoder_vec4<uint32_t>, grid, block, 0, cuda::stream(l), a.out, a.inp, a.wte, a.wpe, uint32_t(n4),
+              uint32_t(a.T), uint32_t(vecs_per_row));
   } else {
-    encoder_vec4<uint64_t><<<grid, block, 0, cuda::stream(l)>>>(a.out, a.inp, a.wte, a.wpe, uint64_t(n4), uint64_t(a.T),
-                                                                uint64_t(vecs_per_row));
+    WB_LAUNCH(encoder_vec4<uint64_t>, grid, block, 0, cuda::stream(l), a.out, a.inp, a.wte, a.wpe, uint64_t(n4),
+              uint64_t(a.T), uint64_t(vecs_per_row));
   }
-  WB_CHECK_LAUNCH();
 }
 
 }  // namespace

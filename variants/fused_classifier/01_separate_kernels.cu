@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/fused_classifier.h"
 
@@ -24,7 +25,7 @@ namespace {
 
 // stats[2*row] = max, stats[2*row + 1] = sum of exp(x - max), over the first V columns.
 __global__ void row_statistics(float* stats, const float* logits, int V, int Vp) {
-  __shared__ float scratch[cuda::kWarpSize];
+  WB_SHARED(float, scratch, [cuda::kWarpSize]);
   const float* x = logits + size_t(blockIdx.x) * Vp;
   float m = -INFINITY;
   for (int i = threadIdx.x; i < V; i += blockDim.x) m = fmaxf(m, x[i]);
@@ -68,13 +69,10 @@ void launch(const FusedClassifierArgs& a, const Launch& l) {
   float* stats = static_cast<float*>(l.workspace);
   const int block = l.block_size();
   const cudaStream_t s = cuda::stream(l);
-  row_statistics<<<rows, block, 0, s>>>(stats, a.logits, a.V, a.Vp);
-  WB_CHECK_LAUNCH();
-  row_loss<<<cuda::grid_for(rows, block), block, 0, s>>>(a.losses, stats, a.logits, a.targets, rows, a.Vp);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(row_statistics, rows, block, 0, s, stats, a.logits, a.V, a.Vp);
+  WB_LAUNCH(row_loss, cuda::grid_for(rows, block), block, 0, s, a.losses, stats, a.logits, a.targets, rows, a.Vp);
   const int64_t n = int64_t(rows) * a.Vp;
-  element_dlogits<<<cuda::grid_for(n, block), block, 0, s>>>(a.logits, stats, a.targets, a.dloss, n, a.V, a.Vp);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(element_dlogits, cuda::grid_for(n, block), block, 0, s, a.logits, stats, a.targets, a.dloss, n, a.V, a.Vp);
 }
 
 }  // namespace

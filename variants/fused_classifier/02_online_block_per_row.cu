@@ -14,6 +14,7 @@
 // Limits: scalar 32-bit accesses; the second read hits L2 only while
 // (rows in flight) x Vp x 4 bytes fits in it (see fused_classifier cuda/3).
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/fused_classifier.h"
 #include "variants/softmax_forward/common.cuh"
@@ -25,7 +26,7 @@ constexpr int kBatch = 4;  // loads in flight per thread and step
 
 __global__ void classifier_online_block(float* logits, float* losses, const int32_t* targets, float dloss, int V,
                                         int Vp) {
-  __shared__ float scratch[2 * cuda::kWarpSize];
+  WB_SHARED(float, scratch, [2 * cuda::kWarpSize]);
   const int row = blockIdx.x;
   float* x = logits + size_t(row) * Vp;
   const int target = targets[row];
@@ -60,9 +61,8 @@ __global__ void classifier_online_block(float* logits, float* losses, const int3
 
 void launch(const FusedClassifierArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
-  classifier_online_block<<<rows, l.block_size(), 0, cuda::stream(l)>>>(a.logits, a.losses, a.targets, a.dloss, a.V,
-                                                                        a.Vp);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(classifier_online_block, rows, l.block_size(), 0, cuda::stream(l), a.logits, a.losses, a.targets, a.dloss,
+            a.V, a.Vp);
 }
 
 }  // namespace

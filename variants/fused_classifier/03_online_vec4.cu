@@ -20,6 +20,7 @@
 #include <stdexcept>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/fused_classifier.h"
 #include "variants/softmax_forward/common.cuh"
@@ -37,7 +38,7 @@ __device__ inline float gradient(float x, int col, float m, float inv, int targe
 
 __global__ void classifier_online_vec4(float* logits, float* losses, const int32_t* targets, float dloss, int V,
                                        int Vp) {
-  __shared__ float scratch[2 * cuda::kWarpSize];
+  WB_SHARED(float, scratch, [2 * cuda::kWarpSize]);
   const int row = blockIdx.x;
   float* x = logits + size_t(row) * Vp;
   const int target = targets[row];
@@ -79,9 +80,8 @@ __global__ void classifier_online_vec4(float* logits, float* losses, const int32
 void launch(const FusedClassifierArgs& a, const Launch& l) {
   if (!cuda::aligned16(a.logits)) throw std::invalid_argument("fused_classifier cuda/3 needs 16-byte aligned logits");
   const int rows = a.B * a.T;
-  classifier_online_vec4<<<rows, l.block_size(), 0, cuda::stream(l)>>>(a.logits, a.losses, a.targets, a.dloss, a.V,
-                                                                       a.Vp);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(classifier_online_vec4, rows, l.block_size(), 0, cuda::stream(l), a.logits, a.losses, a.targets, a.dloss,
+            a.V, a.Vp);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 // by the first kernel, read back by the second: 3 row reads in the layernorm kernel,
 // the first from DRAM or L2). Scalar 32-bit accesses.
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/fused_residual_layernorm_forward.h"
 #include "variants/layernorm_forward/warp_per_row.cuh"
@@ -28,12 +29,10 @@ void launch(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
   const int64_t n = int64_t(rows) * a.C;
   const int block = l.block_size();
   const cudaStream_t s = cuda::stream(l);
-  residual_add<<<cuda::grid_for(n, block), block, 0, s>>>(a.residual, a.inp1, a.inp2, n);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(residual_add, cuda::grid_for(n, block), block, 0, s, a.residual, a.inp1, a.inp2, n);
   const int rows_per_block = block / cuda::kWarpSize;
-  layernorm::warp_per_row<<<cuda::grid_for(rows, rows_per_block), block, 0, s>>>(a.normed, a.mean, a.rstd, a.residual,
-                                                                                 a.weight, a.bias, rows, a.C);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(layernorm::warp_per_row, cuda::grid_for(rows, rows_per_block), block, 0, s, a.normed, a.mean, a.rstd,
+            a.residual, a.weight, a.bias, rows, a.C);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 // Limits: three passes over the row (the second and third from cache), scalar 32-bit
 // accesses, statistics through two dependent warp reductions.
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/fused_residual_layernorm_forward.h"
 #include "kernels/ops/layernorm_forward.h"
@@ -53,9 +54,8 @@ void launch(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
   const int block = l.block_size();
   const int rows_per_block = block / cuda::kWarpSize;
-  fused_residual_layernorm_warp<<<cuda::grid_for(rows, rows_per_block), block, 0, cuda::stream(l)>>>(
-      a.residual, a.normed, a.mean, a.rstd, a.inp1, a.inp2, a.weight, a.bias, rows, a.C);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(fused_residual_layernorm_warp, cuda::grid_for(rows, rows_per_block), block, 0, cuda::stream(l), a.residual,
+            a.normed, a.mean, a.rstd, a.inp1, a.inp2, a.weight, a.bias, rows, a.C);
 }
 
 }  // namespace

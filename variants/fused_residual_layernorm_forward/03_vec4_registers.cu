@@ -23,6 +23,7 @@
 #include <string>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/fused_residual_layernorm_forward.h"
 #include "kernels/ops/layernorm_forward.h"
@@ -95,12 +96,12 @@ __global__ void fused_residual_layernorm_vec4(float* residual, float* normed, fl
     const int v = lane + i * cuda::kWarpSize;
     if (v < vecs) {
       const float4 w = cuda::load4(weight + 4 * v);
-      const float4 b = cuda::load4(bias + 4 * v);
+      const float4 bv = cuda::load4(bias + 4 * v);
       float4 o;
-      o.x = (r[i].x - m) * s * w.x + b.x;
-      o.y = (r[i].y - m) * s * w.y + b.y;
-      o.z = (r[i].z - m) * s * w.z + b.z;
-      o.w = (r[i].w - m) * s * w.w + b.w;
+      o.x = (r[i].x - m) * s * w.x + bv.x;
+      o.y = (r[i].y - m) * s * w.y + bv.y;
+      o.z = (r[i].z - m) * s * w.z + bv.z;
+      o.w = (r[i].w - m) * s * w.w + bv.w;
       cuda::store4_stream(y + 4 * v, o);
     }
   }
@@ -115,14 +116,13 @@ void launch_with(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
   const int block = l.block_size();
   const int rows_per_block = block / cuda::kWarpSize;
-  fused_residual_layernorm_vec4<kVecs><<<cuda::grid_for(rows, rows_per_block), block, 0, cuda::stream(l)>>>(
-      a.residual, a.normed, a.mean, a.rstd, a.inp1, a.inp2, a.weight, a.bias, rows, a.C);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(fused_residual_layernorm_vec4<kVecs>, cuda::grid_for(rows, rows_per_block), block, 0, cuda::stream(l),
+            a.residual, a.normed, a.mean, a.rstd, a.inp1, a.inp2, a.weight, a.bias, rows, a.C);
 }
 
 void launch(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
-  if (!cuda::aligned16(a.residual) || !cuda::aligned16(a.normed) || !cuda::aligned16(a.inp1) || !cuda::aligned16(a.inp2) ||
-      !cuda::aligned16(a.weight) || !cuda::aligned16(a.bias))
+  if (!cuda::aligned16(a.residual) || !cuda::aligned16(a.normed) || !cuda::aligned16(a.inp1) ||
+      !cuda::aligned16(a.inp2) || !cuda::aligned16(a.weight) || !cuda::aligned16(a.bias))
     throw std::invalid_argument("fused_residual_layernorm_forward cuda/3 needs 16-byte aligned row tensors");
   const int per_lane = (a.C / 4 + cuda::kWarpSize - 1) / cuda::kWarpSize;  // float4 per lane
   if (per_lane <= 1) return launch_with<1>(a, l);

@@ -6,6 +6,7 @@
 // every access already coalesces; this is close to what an elementwise op can do.
 // Limits: one 32-bit load per tensor and thread: four times the load and store
 // instructions of a 128-bit access, and one element of work per thread.
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/gelu_backward.h"
 #include "variants/gelu_backward/common.cuh"
@@ -22,8 +23,7 @@ __global__ void gelu_backward_naive(float* dinp, const float* inp, const float* 
 
 void launch(const GeluBackwardArgs& a, const Launch& l) {
   const int block = l.block_size();
-  gelu_backward_naive<<<cuda::grid_for(a.N, block), block, 0, cuda::stream(l)>>>(a.dinp, a.inp, a.dout, a.N);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(gelu_backward_naive, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), a.dinp, a.inp, a.dout, a.N);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/gelu_backward.h"
 #include "variants/gelu_backward/common.cuh"
@@ -48,8 +49,7 @@ void launch(const GeluBackwardArgs& a, const Launch& l) {
   const int block = l.block_size();
   const int64_t vecs = a.N / 4;
   const unsigned grid = vecs > 0 ? cuda::grid_for(vecs, block) : 1u;
-  gelu_backward_vec4<<<grid, block, 0, cuda::stream(l)>>>(a.dinp, a.inp, a.dout, a.N);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(gelu_backward_vec4, grid, block, 0, cuda::stream(l), a.dinp, a.inp, a.dout, a.N);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // threads touch neighbouring floats.
 // Limits: one 32-bit load and store instruction per element and 64-bit index
 // arithmetic per element.
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/gelu_forward.h"
 #include "variants/gelu_forward/common.cuh"
@@ -19,8 +20,7 @@ __global__ void gelu_naive(float* out, const float* inp, int64_t n) {
 
 void launch(const GeluForwardArgs& a, const Launch& l) {
   const int block = l.block_size();
-  gelu_naive<<<cuda::grid_for(a.N, block), block, 0, cuda::stream(l)>>>(a.out, a.inp, a.N);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(gelu_naive, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), a.out, a.inp, a.N);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 // bits of the result do too (not deterministic). Three operations on the stream
 // (memset, reduce, sqrt). 32-bit loads.
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/global_norm.h"
 #include "variants/global_norm/common.cuh"
@@ -18,7 +19,7 @@ namespace wb::variants {
 namespace {
 
 __global__ void sum_squares_atomic(float* out, const float* grads, int64_t n) {
-  __shared__ float scratch[cuda::kWarpSize];
+  WB_SHARED(float, scratch, [cuda::kWarpSize]);
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   float sum = 0.0f;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) sum += grads[i] * grads[i];
@@ -32,10 +33,8 @@ void launch(const GlobalNormArgs& a, const Launch& l) {
   const cudaStream_t s = cuda::stream(l);
   const int block = l.block_size();
   WB_CHECK(cudaMemsetAsync(a.out, 0, sizeof(float), s));
-  sum_squares_atomic<<<global_norm_detail::reduction_blocks(a.N, block), block, 0, s>>>(a.out, a.grads, a.N);
-  WB_CHECK_LAUNCH();
-  square_root_in_place<<<1, 1, 0, s>>>(a.out);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(sum_squares_atomic, global_norm_detail::reduction_blocks(a.N, block), block, 0, s, a.out, a.grads, a.N);
+  WB_LAUNCH(square_root_in_place, 1, 1, 0, s, a.out);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/global_norm.h"
 #include "variants/global_norm/common.cuh"
@@ -25,7 +26,7 @@ namespace wb::variants {
 namespace {
 
 __global__ void partial_sums_of_squares(float* partials, const float* grads, int64_t n) {
-  __shared__ float scratch[cuda::kWarpSize];
+  WB_SHARED(float, scratch, [cuda::kWarpSize]);
   const int64_t vecs = n / 4;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   float sum = 0.0f;
@@ -43,7 +44,7 @@ __global__ void partial_sums_of_squares(float* partials, const float* grads, int
 }
 
 __global__ void finish_norm(float* out, const float* partials, int count) {
-  __shared__ float scratch[cuda::kWarpSize];
+  WB_SHARED(float, scratch, [cuda::kWarpSize]);
   float sum = 0.0f;
   for (int i = threadIdx.x; i < count; i += blockDim.x) sum += partials[i];
   sum = cuda::block_sum(sum, scratch);
@@ -53,18 +54,15 @@ __global__ void finish_norm(float* out, const float* partials, int count) {
 unsigned pass1_blocks(int64_t n, int block) { return global_norm_detail::reduction_blocks(n / 4, block); }
 
 void launch(const GlobalNormArgs& a, const Launch& l) {
-  if (!cuda::aligned16(a.grads))
-    throw std::runtime_error("global_norm cuda/2 needs 16-byte aligned grads");
+  if (!cuda::aligned16(a.grads)) throw std::runtime_error("global_norm cuda/2 needs 16-byte aligned grads");
   const int block = l.block_size();
   const unsigned blocks = pass1_blocks(a.N, block);
   if (l.workspace_bytes < blocks * sizeof(float))
     throw std::logic_error("global_norm cuda/2: workspace too small for the partial sums");
   float* partials = static_cast<float*>(l.workspace);
   const cudaStream_t s = cuda::stream(l);
-  partial_sums_of_squares<<<blocks, block, 0, s>>>(partials, a.grads, a.N);
-  WB_CHECK_LAUNCH();
-  finish_norm<<<1, block, 0, s>>>(a.out, partials, int(blocks));
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(partial_sums_of_squares, blocks, block, 0, s, partials, a.grads, a.N);
+  WB_LAUNCH(finish_norm, 1, block, 0, s, a.out, partials, int(blocks));
 }
 
 }  // namespace

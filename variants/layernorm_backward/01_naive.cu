@@ -10,6 +10,7 @@
 // Limits: kernel 1 does not coalesce (threads C floats apart) and runs only B*T
 // threads; kernel 2 runs only C threads, each a long sequential sum; inp and dout are
 // read three times in all.
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/layernorm_backward.h"
 
@@ -55,12 +56,10 @@ void launch(const LayernormBackwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
   const int block = l.block_size();
   const cudaStream_t s = cuda::stream(l);
-  dinp_thread_per_row<<<cuda::grid_for(rows, block), block, 0, s>>>(a.dinp, a.dout, a.inp, a.weight, a.mean, a.rstd,
-                                                                    rows, a.C);
-  WB_CHECK_LAUNCH();
-  params_thread_per_channel<<<cuda::grid_for(a.C, block), block, 0, s>>>(a.dweight, a.dbias, a.dout, a.inp, a.mean,
-                                                                         a.rstd, rows, a.C);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(dinp_thread_per_row, cuda::grid_for(rows, block), block, 0, s, a.dinp, a.dout, a.inp, a.weight, a.mean,
+            a.rstd, rows, a.C);
+  WB_LAUNCH(params_thread_per_channel, cuda::grid_for(a.C, block), block, 0, s, a.dweight, a.dbias, a.dout, a.inp,
+            a.mean, a.rstd, rows, a.C);
 }
 
 }  // namespace

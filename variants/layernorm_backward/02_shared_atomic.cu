@@ -18,6 +18,7 @@
 #include <string>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/layernorm_backward.h"
 
@@ -29,7 +30,7 @@ constexpr int kMaxC = 6144;  // 2 * kMaxC floats = 48 KiB of shared memory
 __global__ void layernorm_backward_shared_atomic(float* dinp, float* dweight, float* dbias, const float* dout,
                                                  const float* inp, const float* weight, const float* mean,
                                                  const float* rstd, int rows, int C) {
-  extern __shared__ float accumulators[];  // [2][C]: dweight, then dbias
+  WB_DYNAMIC_SHARED(float, accumulators);  // [2][C]: dweight, then dbias
   float* block_dw = accumulators;
   float* block_db = accumulators + C;
   for (int c = threadIdx.x; c < C; c += blockDim.x) {
@@ -86,9 +87,8 @@ void launch(const LayernormBackwardArgs& a, const Launch& l) {
   const int64_t needed = cuda::grid_for(rows, block / cuda::kWarpSize);
   const int64_t resident = resident_blocks(block, shared_bytes);
   const unsigned grid = unsigned(needed < resident ? needed : resident);
-  layernorm_backward_shared_atomic<<<grid, block, shared_bytes, cuda::stream(l)>>>(
-      a.dinp, a.dweight, a.dbias, a.dout, a.inp, a.weight, a.mean, a.rstd, rows, a.C);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(layernorm_backward_shared_atomic, grid, block, shared_bytes, cuda::stream(l), a.dinp, a.dweight, a.dbias,
+            a.dout, a.inp, a.weight, a.mean, a.rstd, rows, a.C);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include <string>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/layernorm_backward.h"
 #include "variants/layernorm_backward/common.cuh"
@@ -41,8 +42,8 @@ constexpr int kSlices = 16;  // kernel 2: blocks of 32 float4 columns x kSlices
 // order. blockDim.x == 32 * kSlices.
 __global__ void __launch_bounds__(cuda::kWarpSize* kSlices)
     reduce_partials(float* dweight, float* dbias, const float* partials, int blocks, int C) {
-  __shared__ float4 slice_dw[kSlices][cuda::kWarpSize];
-  __shared__ float4 slice_db[kSlices][cuda::kWarpSize];
+  WB_SHARED(float4, slice_dw, [kSlices][cuda::kWarpSize]);
+  WB_SHARED(float4, slice_db, [kSlices][cuda::kWarpSize]);
   const int lane = threadIdx.x % cuda::kWarpSize;
   const int slice = threadIdx.x / cuda::kWarpSize;
   const int v = blockIdx.x * cuda::kWarpSize + lane;
@@ -89,8 +90,7 @@ void launch(const LayernormBackwardArgs& a, const Launch& l) {
   const cudaStream_t s = cuda::stream(l);
   layernorm_backward_detail::launch_rows<false>(a, partials, unsigned(blocks), block, rows_per_warp, s);
   const unsigned columns = cuda::grid_for(a.C / 4, cuda::kWarpSize);
-  reduce_partials<<<columns, cuda::kWarpSize * kSlices, 0, s>>>(a.dweight, a.dbias, partials, int(blocks), a.C);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(reduce_partials, columns, cuda::kWarpSize * kSlices, 0, s, a.dweight, a.dbias, partials, int(blocks), a.C);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/layernorm_backward.h"
 
@@ -50,8 +51,8 @@ template <int kVecs, bool kAtomic, int kMaxThreads>
 __global__ void __launch_bounds__(kMaxThreads)
     rows_vec4(float* dinp, float* dweight, float* dbias, float* partials, const float* dout, const float* inp,
               const float* weight, const float* mean, const float* rstd, int rows, int C, int rows_per_warp) {
-  __shared__ float4 block_dw[kVecs * cuda::kWarpSize];
-  __shared__ float4 block_db[kVecs * cuda::kWarpSize];
+  WB_SHARED(float4, block_dw, [kVecs * cuda::kWarpSize]);
+  WB_SHARED(float4, block_db, [kVecs * cuda::kWarpSize]);
   const int lane = threadIdx.x % cuda::kWarpSize;
   const int warp = threadIdx.x / cuda::kWarpSize;
   const int warps = blockDim.x / cuda::kWarpSize;
@@ -147,9 +148,8 @@ __global__ void __launch_bounds__(kMaxThreads)
 template <int kVecs, bool kAtomic, int kMaxThreads>
 void launch_bounded(const LayernormBackwardArgs& a, float* partials, unsigned grid, int block, int rows_per_warp,
                     cudaStream_t stream) {
-  rows_vec4<kVecs, kAtomic, kMaxThreads><<<grid, block, 0, stream>>>(
-      a.dinp, a.dweight, a.dbias, partials, a.dout, a.inp, a.weight, a.mean, a.rstd, a.B * a.T, a.C, rows_per_warp);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(rows_vec4<kVecs, kAtomic, kMaxThreads>, grid, block, 0, stream, a.dinp, a.dweight, a.dbias, partials,
+            a.dout, a.inp, a.weight, a.mean, a.rstd, a.B * a.T, a.C, rows_per_warp);
 }
 
 // Up to 256 threads the registers are not capped below the 255 a thread may have; 512

@@ -5,6 +5,7 @@
 // Why: the baseline the ladder starts from; plainly correct.
 // Limits: neighbouring threads read addresses C floats apart, so no load coalesces,
 // and only B*T threads exist: slow for any realistic C.
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/layernorm_forward.h"
 
@@ -34,9 +35,8 @@ __global__ void layernorm_thread_per_row(float* out, float* mean, float* rstd, c
 void launch(const LayernormForwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
   const int block = l.block_size();
-  layernorm_thread_per_row<<<cuda::grid_for(rows, block), block, 0, cuda::stream(l)>>>(a.out, a.mean, a.rstd, a.inp,
-                                                                                       a.weight, a.bias, rows, a.C);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(layernorm_thread_per_row, cuda::grid_for(rows, block), block, 0, cuda::stream(l), a.out, a.mean, a.rstd,
+            a.inp, a.weight, a.bias, rows, a.C);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 // Limits: three launches, and the row is read three times from memory, the
 // statistics round-trip through global memory.
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/layernorm_forward.h"
 
@@ -15,7 +16,7 @@ namespace wb::variants {
 namespace {
 
 __global__ void row_mean(float* mean, const float* inp, int C) {
-  __shared__ float scratch[cuda::kWarpSize];
+  WB_SHARED(float, scratch, [cuda::kWarpSize]);
   const float* x = inp + size_t(blockIdx.x) * C;
   float sum = 0.0f;
   for (int c = threadIdx.x; c < C; c += blockDim.x) sum += x[c];
@@ -24,7 +25,7 @@ __global__ void row_mean(float* mean, const float* inp, int C) {
 }
 
 __global__ void row_rstd(float* rstd, const float* inp, const float* mean, int C) {
-  __shared__ float scratch[cuda::kWarpSize];
+  WB_SHARED(float, scratch, [cuda::kWarpSize]);
   const float* x = inp + size_t(blockIdx.x) * C;
   const float m = mean[blockIdx.x];
   float var = 0.0f;
@@ -49,13 +50,10 @@ void launch(const LayernormForwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
   const int block = l.block_size();
   const cudaStream_t s = cuda::stream(l);
-  row_mean<<<rows, block, 0, s>>>(a.mean, a.inp, a.C);
-  WB_CHECK_LAUNCH();
-  row_rstd<<<rows, block, 0, s>>>(a.rstd, a.inp, a.mean, a.C);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(row_mean, rows, block, 0, s, a.mean, a.inp, a.C);
+  WB_LAUNCH(row_rstd, rows, block, 0, s, a.rstd, a.inp, a.mean, a.C);
   const int64_t n = int64_t(rows) * a.C;
-  normalise<<<cuda::grid_for(n, block), block, 0, s>>>(a.out, a.inp, a.mean, a.rstd, a.weight, a.bias, n, a.C);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(normalise, cuda::grid_for(n, block), block, 0, s, a.out, a.inp, a.mean, a.rstd, a.weight, a.bias, n, a.C);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 // Limits: still three passes over the row (mean, variance, output) and scalar
 // 32-bit loads.
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/layernorm_forward.h"
 #include "variants/layernorm_forward/warp_per_row.cuh"
@@ -21,9 +22,8 @@ void launch(const LayernormForwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
   const int block = l.block_size();
   const int rows_per_block = block / cuda::kWarpSize;
-  layernorm::warp_per_row<<<cuda::grid_for(rows, rows_per_block), block, 0, cuda::stream(l)>>>(
-      a.out, a.mean, a.rstd, a.inp, a.weight, a.bias, rows, a.C);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(layernorm::warp_per_row, cuda::grid_for(rows, rows_per_block), block, 0, cuda::stream(l), a.out, a.mean,
+            a.rstd, a.inp, a.weight, a.bias, rows, a.C);
 }
 
 }  // namespace

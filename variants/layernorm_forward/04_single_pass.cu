@@ -8,6 +8,7 @@
 // (harmless for GPT-2's activations in fp32, but less robust than two passes); the
 // variance is clamped at 0. Scalar loads.
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/layernorm_forward.h"
 
@@ -45,9 +46,8 @@ void launch(const LayernormForwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
   const int block = l.block_size();
   const int rows_per_block = block / cuda::kWarpSize;
-  layernorm_single_pass<<<cuda::grid_for(rows, rows_per_block), block, 0, cuda::stream(l)>>>(
-      a.out, a.mean, a.rstd, a.inp, a.weight, a.bias, rows, a.C);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(layernorm_single_pass, cuda::grid_for(rows, rows_per_block), block, 0, cuda::stream(l), a.out, a.mean,
+            a.rstd, a.inp, a.weight, a.bias, rows, a.C);
 }
 
 }  // namespace

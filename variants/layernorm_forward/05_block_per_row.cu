@@ -9,6 +9,7 @@
 // leaves most threads with one or two elements; three passes over the row (the
 // second and third hit L1).
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/layernorm_forward.h"
 
@@ -17,7 +18,7 @@ namespace {
 
 __global__ void layernorm_block_per_row(float* out, float* mean, float* rstd, const float* inp, const float* weight,
                                         const float* bias, int C) {
-  __shared__ float scratch[cuda::kWarpSize];
+  WB_SHARED(float, scratch, [cuda::kWarpSize]);
   const int row = blockIdx.x;
   const float* x = inp + size_t(row) * C;
 
@@ -42,9 +43,8 @@ __global__ void layernorm_block_per_row(float* out, float* mean, float* rstd, co
 
 void launch(const LayernormForwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
-  layernorm_block_per_row<<<rows, l.block_size(), 0, cuda::stream(l)>>>(a.out, a.mean, a.rstd, a.inp, a.weight, a.bias,
-                                                                        a.C);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(layernorm_block_per_row, rows, l.block_size(), 0, cuda::stream(l), a.out, a.mean, a.rstd, a.inp, a.weight,
+            a.bias, a.C);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/layernorm_forward.h"
 
@@ -77,9 +78,8 @@ void launch_with(const LayernormForwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
   const int block = l.block_size();
   const int rows_per_block = block / cuda::kWarpSize;
-  layernorm_vec4_registers<kVecs><<<cuda::grid_for(rows, rows_per_block), block, 0, cuda::stream(l)>>>(
-      a.out, a.mean, a.rstd, a.inp, a.weight, a.bias, rows, a.C);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(layernorm_vec4_registers<kVecs>, cuda::grid_for(rows, rows_per_block), block, 0, cuda::stream(l), a.out,
+            a.mean, a.rstd, a.inp, a.weight, a.bias, rows, a.C);
 }
 
 void launch(const LayernormForwardArgs& a, const Launch& l) {

@@ -14,6 +14,7 @@
 // the FMA peak; dweight's dot products run over all B*T rows serially.
 #include <cstdint>
 
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_backward.h"
 
@@ -48,12 +49,10 @@ void launch(const MatmulBackwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
   const int block = l.block_size();
   cudaStream_t stream = cuda::stream(l);
-  dinp_thread_per_element<<<cuda::grid_for(int64_t(rows) * a.C, block), block, 0, stream>>>(a.dinp, a.dout, a.weight,
-                                                                                            rows, a.C, a.OC);
-  WB_CHECK_LAUNCH();
-  dweight_thread_per_element<<<cuda::grid_for(int64_t(a.OC) * a.C, block), block, 0, stream>>>(a.dweight, a.dout, a.inp,
-                                                                                               rows, a.C, a.OC);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(dinp_thread_per_element, cuda::grid_for(int64_t(rows) * a.C, block), block, 0, stream, a.dinp, a.dout,
+            a.weight, rows, a.C, a.OC);
+  WB_LAUNCH(dweight_thread_per_element, cuda::grid_for(int64_t(a.OC) * a.C, block), block, 0, stream, a.dweight, a.dout,
+            a.inp, rows, a.C, a.OC);
 }
 
 }  // namespace

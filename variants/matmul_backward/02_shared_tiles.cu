@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_backward.h"
 
@@ -37,8 +38,8 @@ constexpr int64_t kMaxGridY = 65535;
 template <int kTile, bool kAKContiguous, bool kAccumulate>
 __global__ void __launch_bounds__(kTile* kTile)
     gemm_shared_tiles(float* out, const float* a, const float* b, int M, int N, int K, int lda) {
-  __shared__ float sa[kTile][kTile + 1];  // sa[k][m]; +1 breaks bank conflicts on transposed stores
-  __shared__ float sb[kTile][kTile];      // sb[k][n]
+  WB_SHARED(float, sa, [kTile][kTile + 1]);  // sa[k][m]; +1 breaks bank conflicts on transposed stores
+  WB_SHARED(float, sb, [kTile][kTile]);      // sb[k][n]
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int m0 = blockIdx.y * kTile, n0 = blockIdx.x * kTile;
   const int m = m0 + ty, n = n0 + tx;
@@ -73,14 +74,12 @@ void launch_tiles(const MatmulBackwardArgs& a, int rows, cudaStream_t stream) {
   const dim3 block(kTile, kTile);
   // dinp (rows, C) = dout (rows, OC) @ weight (OC, C): M = rows, N = C, K = OC
   const dim3 grid_dinp(cuda::grid_for(a.C, kTile), cuda::grid_for(rows, kTile));
-  gemm_shared_tiles<kTile, true, false>
-      <<<grid_dinp, block, 0, stream>>>(a.dinp, a.dout, a.weight, rows, a.C, a.OC, a.OC);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(gemm_shared_tiles<kTile, true, false>, grid_dinp, block, 0, stream, a.dinp, a.dout, a.weight, rows, a.C,
+            a.OC, a.OC);
   // dweight (OC, C) += dout^T (OC, rows) @ inp (rows, C): M = OC, N = C, K = rows
   const dim3 grid_dweight(cuda::grid_for(a.C, kTile), cuda::grid_for(a.OC, kTile));
-  gemm_shared_tiles<kTile, false, true>
-      <<<grid_dweight, block, 0, stream>>>(a.dweight, a.dout, a.inp, a.OC, a.C, rows, a.OC);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(gemm_shared_tiles<kTile, false, true>, grid_dweight, block, 0, stream, a.dweight, a.dout, a.inp, a.OC, a.C,
+            rows, a.OC);
 }
 
 void launch(const MatmulBackwardArgs& a, const Launch& l) {

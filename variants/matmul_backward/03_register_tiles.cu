@@ -35,6 +35,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_backward.h"
 
@@ -125,8 +126,8 @@ __global__ void __launch_bounds__(threads_for(kTile, kThreadTile))
   static_assert((kTile * kKTile) % kThreads == 0, "every thread stages the same number of elements");
   static_assert(kGroups * kGroupStride == kTile, "a thread's groups span the tile");
 
-  __shared__ __align__(16) float sa[kKTile][kTile + kPad];  // sa[k][m]
-  __shared__ __align__(16) float sb[kKTile][kTile + kPad];  // sb[k][n]
+  WB_SHARED_ALIGNED(16, float, sa, [kKTile][kTile + kPad]);  // sa[k][m]
+  WB_SHARED_ALIGNED(16, float, sb, [kKTile][kTile + kPad]);  // sb[k][n]
 
   const int tid = threadIdx.x;
   const int tx = tid % kSide, ty = tid / kSide;
@@ -208,21 +209,18 @@ void launch_gemms(const MatmulBackwardArgs& a, int rows, int splits, float* spli
   constexpr int kThreads = threads_for(kTile, kThreadTile);
   // dinp (rows, C) = dout (rows, OC) @ weight (OC, C): M = rows, N = C, K = OC, no split
   const dim3 grid_dinp(cuda::grid_for(a.C, kTile), cuda::grid_for(rows, kTile), 1);
-  gemm_register_tiles<kTile, kKTile, kThreadTile, true, false><<<grid_dinp, kThreads, 0, stream>>>(
-      a.dinp, nullptr, a.dout, a.weight, rows, a.C, a.OC, a.OC, round_up_to(a.OC, kKTile));
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(gemm_register_tiles<kTile, kKTile, kThreadTile, true, false>, grid_dinp, kThreads, 0, stream, a.dinp,
+            nullptr, a.dout, a.weight, rows, a.C, a.OC, a.OC, round_up_to(a.OC, kKTile));
   // dweight (OC, C) += dout^T (OC, rows) @ inp (rows, C): M = OC, N = C, K = rows in
   // `splits` parts of a whole number of K steps each
   const int k_per_split = round_up_to((rows + splits - 1) / splits, kKTile);
   const dim3 grid_dweight(cuda::grid_for(a.C, kTile), cuda::grid_for(a.OC, kTile), splits);
-  gemm_register_tiles<kTile, kKTile, kThreadTile, false, true><<<grid_dweight, kThreads, 0, stream>>>(
-      a.dweight, splits > 1 ? split_partials : nullptr, a.dout, a.inp, a.OC, a.C, rows, a.OC, k_per_split);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(gemm_register_tiles<kTile, kKTile, kThreadTile, false, true>, grid_dweight, kThreads, 0, stream, a.dweight,
+            splits > 1 ? split_partials : nullptr, a.dout, a.inp, a.OC, a.C, rows, a.OC, k_per_split);
   if (splits > 1) {
     const int64_t count = int64_t(a.OC) * a.C;
-    add_split_partials<<<cuda::grid_for(count, kReduceBlock), kReduceBlock, 0, stream>>>(a.dweight, split_partials,
-                                                                                         count, splits);
-    WB_CHECK_LAUNCH();
+    WB_LAUNCH(add_split_partials, cuda::grid_for(count, kReduceBlock), kReduceBlock, 0, stream, a.dweight,
+              split_partials, count, splits);
   }
 }
 

@@ -14,7 +14,9 @@
 // Numerics: tf32 class (errors of about 1e-3 relative per product).
 // Limits: a 32 MiB cuBLASLt workspace (NVIDIA's recommendation for Hopper). Where
 // cuBLASLt offers no algorithm for a problem the launch is skipped (Unsupported).
+#if !WB_EMU
 #include <cublasLt.h>
+#endif
 
 #include <cstddef>
 #include <cstdint>
@@ -24,7 +26,9 @@
 #include <string>
 #include <tuple>
 
+#if !WB_EMU
 #include "kernels/cuda/cublaslt.h"
+#endif
 #include "kernels/cuda/libraries.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/errors.h"
@@ -34,6 +38,8 @@ namespace wb::variants {
 namespace {
 
 constexpr std::size_t kLtWorkspaceBytes = std::size_t(32) << 20;
+
+#if !WB_EMU
 
 using cuda::alignment_of;
 
@@ -115,6 +121,12 @@ void launch(const MatmulBackwardArgs& a, const Launch& l) {
               kLtWorkspaceBytes, stream);
 }
 
+#else  // WB_EMU: not emulated (needs cuBLASLt); the factory below still describes the variant.
+
+void launch(const MatmulBackwardArgs&, const Launch&) { throw std::logic_error("matmul_backward cuda/5 is not emulated: needs cuBLASLt"); }
+
+#endif
+
 }  // namespace
 
 Variant matmul_backward_cuda_5() {
@@ -125,6 +137,7 @@ Variant matmul_backward_cuda_5() {
   v.name = "cublaslt_tf32";
   v.summary = "two cuBLASLt matmuls on TF32 tensor cores, beta = 0 for dinp and 1 for dweight";
   v.numeric = NumericClass::tf32;
+  v.not_emulated = "needs cuBLASLt";
   v.workspace = [](const Shape&, const ParamValues&) { return kLtWorkspaceBytes; };
   return v;
 }

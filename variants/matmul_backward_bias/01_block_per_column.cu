@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_backward_bias.h"
 
@@ -21,7 +22,7 @@ namespace {
 
 // grid OC, block: any multiple of 32 up to 1024.
 __global__ void bias_block_per_column(float* dbias, const float* dout, int rows, int OC) {
-  __shared__ float scratch[cuda::kWarpSize];
+  WB_SHARED(float, scratch, [cuda::kWarpSize]);
   const int o = blockIdx.x;
   float acc = 0.0f;
   for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) acc += dout[r * OC + o];
@@ -30,8 +31,7 @@ __global__ void bias_block_per_column(float* dbias, const float* dout, int rows,
 }
 
 void launch(const MatmulBackwardBiasArgs& a, const Launch& l) {
-  bias_block_per_column<<<a.OC, l.block_size(), 0, cuda::stream(l)>>>(a.dbias, a.dout, a.B * a.T, a.OC);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(bias_block_per_column, a.OC, l.block_size(), 0, cuda::stream(l), a.dbias, a.dout, a.B * a.T, a.OC);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_backward_bias.h"
 
@@ -33,9 +34,8 @@ __global__ void bias_warp_per_column(float* dbias, const float* dout, int rows, 
 void launch(const MatmulBackwardBiasArgs& a, const Launch& l) {
   const int block = l.block_size();
   const int columns_per_block = block / cuda::kWarpSize;
-  bias_warp_per_column<<<cuda::grid_for(a.OC, columns_per_block), block, 0, cuda::stream(l)>>>(a.dbias, a.dout,
-                                                                                               a.B * a.T, a.OC);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(bias_warp_per_column, cuda::grid_for(a.OC, columns_per_block), block, 0, cuda::stream(l), a.dbias, a.dout,
+            a.B * a.T, a.OC);
 }
 
 }  // namespace

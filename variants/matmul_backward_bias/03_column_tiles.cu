@@ -20,6 +20,7 @@
 #include <string>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_backward_bias.h"
 
@@ -35,7 +36,7 @@ int64_t slices_for(int64_t rows, int64_t rows_per_slice) { return (rows + rows_p
 // grid (ceil(OC / 32), slices), block (32, lanes).
 // partial[slice * OC + col] = sum of dout[r, col] over the slice's rows.
 __global__ void bias_column_tile_partials(float* partial, const float* dout, int rows, int OC, int rows_per_slice) {
-  __shared__ float sums[kMaxThreads];  // sums[y * 32 + x]
+  WB_SHARED(float, sums, [kMaxThreads]);  // sums[y * 32 + x]
   const int lanes = blockDim.y;
   const int col = blockIdx.x * kColumns + threadIdx.x;
   const int r_begin = blockIdx.y * rows_per_slice;
@@ -72,10 +73,8 @@ void launch(const MatmulBackwardBiasArgs& a, const Launch& l) {
   cudaStream_t stream = cuda::stream(l);
   const dim3 grid(cuda::grid_for(a.OC, kColumns), slices);
   const dim3 threads(kColumns, block / kColumns);
-  bias_column_tile_partials<<<grid, threads, 0, stream>>>(partial, a.dout, rows, a.OC, rows_per_slice);
-  WB_CHECK_LAUNCH();
-  bias_add_slice_partials<<<cuda::grid_for(a.OC, block), block, 0, stream>>>(a.dbias, partial, a.OC, slices);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(bias_column_tile_partials, grid, threads, 0, stream, partial, a.dout, rows, a.OC, rows_per_slice);
+  WB_LAUNCH(bias_add_slice_partials, cuda::grid_for(a.OC, block), block, 0, stream, a.dbias, partial, a.OC, slices);
 }
 
 }  // namespace

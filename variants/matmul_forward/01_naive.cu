@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_forward.h"
 
@@ -34,9 +35,8 @@ __global__ void matmul_thread_per_output(float* out, const float* inp, const flo
 void launch(const MatmulForwardArgs& a, const Launch& l) {
   const int64_t rows = int64_t(a.B) * a.T;
   const int block = l.block_size();
-  matmul_thread_per_output<<<cuda::grid_for(rows * a.OC, block), block, 0, cuda::stream(l)>>>(a.out, a.inp, a.weight,
-                                                                                              a.bias, rows, a.C, a.OC);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(matmul_thread_per_output, cuda::grid_for(rows * a.OC, block), block, 0, cuda::stream(l), a.out, a.inp,
+            a.weight, a.bias, rows, a.C, a.OC);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_forward.h"
 #include "variants/matmul_forward/common.cuh"
@@ -29,10 +30,10 @@ namespace mf = matmul_forward_common;
 template <int kTile>
 __global__ void __launch_bounds__((kTile * kTile))
     matmul_shared_tiles(float* out, const float* inp, const float* weight, const float* bias, int rows, int C, int OC) {
-  __shared__ float xs[kTile][kTile + 1];  // xs[m][k] = inp[row0 + m][k0 + k]
-  __shared__ float ws[kTile][kTile + 1];  // ws[n][k] = weight[col0 + n][k0 + k]
-  const int tx = threadIdx.x % kTile;     // channel when loading, column when computing
-  const int ty = threadIdx.x / kTile;     // row of the slabs when loading, output row when computing
+  WB_SHARED(float, xs, [kTile][kTile + 1]);  // xs[m][k] = inp[row0 + m][k0 + k]
+  WB_SHARED(float, ws, [kTile][kTile + 1]);  // ws[n][k] = weight[col0 + n][k0 + k]
+  const int tx = threadIdx.x % kTile;        // channel when loading, column when computing
+  const int ty = threadIdx.x / kTile;        // row of the slabs when loading, output row when computing
   const int row0 = blockIdx.y * kTile;
   const int col0 = blockIdx.x * kTile;
   const int load_row = row0 + ty;  // row of inp this thread loads
@@ -57,9 +58,8 @@ template <int kTile>
 void launch_with(const MatmulForwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
   const dim3 grid(cuda::grid_for(a.OC, kTile), cuda::grid_for(rows, kTile));
-  matmul_shared_tiles<kTile>
-      <<<grid, kTile * kTile, 0, cuda::stream(l)>>>(a.out, a.inp, a.weight, a.bias, rows, a.C, a.OC);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(matmul_shared_tiles<kTile>, grid, kTile * kTile, 0, cuda::stream(l), a.out, a.inp, a.weight, a.bias, rows,
+            a.C, a.OC);
 }
 
 void launch(const MatmulForwardArgs& a, const Launch& l) {

@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_forward.h"
 #include "variants/matmul_forward/common.cuh"
@@ -40,8 +41,8 @@ __global__ void __launch_bounds__((kTile / kTM) * (kTile / kTM))
   constexpr int kLoads = kTile * kBK / kThreads;  // elements of each slab a thread loads
   static_assert(kTile % kTM == 0 && (kTile * kBK) % kThreads == 0, "slabs must split evenly over the threads");
 
-  __shared__ float xs[kTile][kBK + 1];  // xs[m][k] = inp[row0 + m][k0 + k]
-  __shared__ float ws[kTile][kBK + 1];  // ws[n][k] = weight[col0 + n][k0 + k]
+  WB_SHARED(float, xs, [kTile][kBK + 1]);  // xs[m][k] = inp[row0 + m][k0 + k]
+  WB_SHARED(float, ws, [kTile][kBK + 1]);  // ws[n][k] = weight[col0 + n][k0 + k]
 
   const int tid = threadIdx.x;
   const int tx = tid % kSide;
@@ -100,9 +101,8 @@ void launch_with(const MatmulForwardArgs& a, const Launch& l) {
   constexpr int kThreads = (kTile / kTM) * (kTile / kTM);
   const int rows = a.B * a.T;
   const dim3 grid(cuda::grid_for(a.OC, kTile), cuda::grid_for(rows, kTile));
-  matmul_register_tiles<kTile, kTM, kBK>
-      <<<grid, kThreads, 0, cuda::stream(l)>>>(a.out, a.inp, a.weight, a.bias, rows, a.C, a.OC);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(matmul_register_tiles<kTile, kTM, kBK>, grid, kThreads, 0, cuda::stream(l), a.out, a.inp, a.weight, a.bias,
+            rows, a.C, a.OC);
 }
 
 template <int kBK>

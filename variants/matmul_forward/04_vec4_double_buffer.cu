@@ -26,6 +26,7 @@
 #include <string>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_forward.h"
 #include "variants/matmul_forward/common.cuh"
@@ -64,8 +65,8 @@ __global__ void __launch_bounds__(threads_of<kTile, kTM>(), min_blocks_of<kTile,
   static_assert(kTM % 4 == 0 && kBK % 4 == 0 && kTile % kTM == 0, "float4 groups");
   static_assert(kGroups * kGroupSpan == kTile, "a thread's groups cover the tile");
 
-  __shared__ __align__(16) float xs[2][kBK][kLd];  // xs[b][k][m] = inp[row0 + m][k0 + k]
-  __shared__ __align__(16) float ws[2][kBK][kLd];  // ws[b][k][n] = weight[col0 + n][k0 + k]
+  WB_SHARED_ALIGNED(16, float, xs, [2][kBK][kLd]);  // xs[b][k][m] = inp[row0 + m][k0 + k]
+  WB_SHARED_ALIGNED(16, float, ws, [2][kBK][kLd]);  // ws[b][k][n] = weight[col0 + n][k0 + k]
 
   const int tid = threadIdx.x;
   const int tx = tid % kSide;
@@ -172,9 +173,8 @@ template <int kTile, int kTM, int kBK>
 void launch_with(const MatmulForwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
   const dim3 grid(cuda::grid_for(a.OC, kTile), cuda::grid_for(rows, kTile));
-  matmul_vec4_double_buffer<kTile, kTM, kBK>
-      <<<grid, threads_of<kTile, kTM>(), 0, cuda::stream(l)>>>(a.out, a.inp, a.weight, a.bias, rows, a.C, a.OC);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(matmul_vec4_double_buffer<kTile, kTM, kBK>, grid, threads_of<kTile, kTM>(), 0, cuda::stream(l), a.out,
+            a.inp, a.weight, a.bias, rows, a.C, a.OC);
 }
 
 template <int kBK>
@@ -188,7 +188,8 @@ void launch_k(const MatmulForwardArgs& a, const Launch& l, int tile, int tm) {
 }
 
 void launch(const MatmulForwardArgs& a, const Launch& l) {
-  if (!cuda::aligned16(a.out) || !cuda::aligned16(a.inp) || !cuda::aligned16(a.weight) || (a.bias && !cuda::aligned16(a.bias)))
+  if (!cuda::aligned16(a.out) || !cuda::aligned16(a.inp) || !cuda::aligned16(a.weight) ||
+      (a.bias && !cuda::aligned16(a.bias)))
     throw std::runtime_error("matmul_forward cuda/4 needs 16-byte aligned out, inp, weight and bias pointers");
   const int tile = l.get("tile");
   const int tm = mf::thread_tile_side(tile, l.block_size());

@@ -26,7 +26,9 @@
 #include <string>
 #include <tuple>
 
+#if !WB_EMU
 #include "kernels/cuda/cublaslt.h"
+#endif
 #include "kernels/cuda/libraries.h"
 #include "kernels/errors.h"
 #include "kernels/ops/matmul_forward.h"
@@ -39,6 +41,8 @@ namespace mf = matmul_forward_common;
 
 constexpr std::size_t kWorkspaceBytes = std::size_t(32) << 20;
 constexpr int kBiasBlock = 256;  // block size of the fallback bias kernel
+
+#if !WB_EMU
 
 using cuda::alignment_of;
 
@@ -132,6 +136,12 @@ void launch(const MatmulForwardArgs& a, const Launch& l) {
   if (a.bias && !plan.fused_bias) mf::add_bias(a.out, a.bias, int64_t(a.B) * a.T, a.OC, kBiasBlock, cuda::stream(l));
 }
 
+#else  // WB_EMU: not emulated (needs cuBLASLt); the factory below still describes the variant.
+
+void launch(const MatmulForwardArgs&, const Launch&) { throw std::logic_error("matmul_forward cuda/6 is not emulated: needs cuBLASLt"); }
+
+#endif
+
 }  // namespace
 
 Variant matmul_forward_cuda_6() {
@@ -142,6 +152,7 @@ Variant matmul_forward_cuda_6() {
   v.name = "cublaslt_tf32";
   v.summary = "one cuBLASLt matmul on TF32 tensor cores (32F_FAST_TF32), bias fused into the epilogue, heuristic algo";
   v.numeric = NumericClass::tf32;
+  v.not_emulated = "needs cuBLASLt";
   v.workspace = [](const Shape&, const ParamValues&) { return kWorkspaceBytes; };
   return v;
 }

@@ -20,13 +20,16 @@
 // aligned inp and weight for the float4 loads (checked at launch), compute capability
 // 8.0 or newer (checked at launch). Partial tiles at the edges of B*T and OC and a last
 // partial slab of C are zero-filled and masked. Scalar, 64-byte-run output stores.
+#if !WB_EMU
 #include <mma.h>
+#endif
 
 #include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_forward.h"
 #include "variants/matmul_forward/common.cuh"
@@ -35,6 +38,8 @@ namespace wb::variants {
 namespace {
 
 namespace mf = matmul_forward_common;
+
+#if !WB_EMU
 namespace wmma = nvcuda::wmma;
 
 constexpr int kBK = 16;       // channels per slab
@@ -61,7 +66,7 @@ __global__ void __launch_bounds__(32 * kWarpsM * kWarpsN)
 
   // Four slab buffers: inp slabs 0 and 1, then weight slabs 0 and 1; each row-major
   // [kTile][kLd], element [m][k] = inp[row0 + m][k0 + k] (or weight[col0 + m][k0 + k]).
-  __shared__ __align__(128) float smem[4 * kSlab];
+  WB_SHARED_ALIGNED(128, float, smem, [4 * kSlab]);
 
   const int tid = threadIdx.x;
   const int warp = tid / 32;
@@ -164,9 +169,8 @@ template <int kTile, int kWarpsM, int kWarpsN>
 void launch_with(const MatmulForwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
   const dim3 grid(cuda::grid_for(a.OC, kTile), cuda::grid_for(rows, kTile));
-  matmul_tf32_wmma<kTile, kWarpsM, kWarpsN>
-      <<<grid, 32 * kWarpsM * kWarpsN, 0, cuda::stream(l)>>>(a.out, a.inp, a.weight, a.bias, rows, a.C, a.OC);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(matmul_tf32_wmma<kTile, kWarpsM, kWarpsN>, grid, 32 * kWarpsM * kWarpsN, 0, cuda::stream(l), a.out, a.inp,
+            a.weight, a.bias, rows, a.C, a.OC);
 }
 
 void launch(const MatmulForwardArgs& a, const Launch& l) {
@@ -186,6 +190,12 @@ void launch(const MatmulForwardArgs& a, const Launch& l) {
                          std::to_string(block));
 }
 
+#else  // WB_EMU: not emulated (needs TF32 tensor cores (wmma)); the factory below still describes the variant.
+
+void launch(const MatmulForwardArgs&, const Launch&) { throw std::logic_error("matmul_forward cuda/7 is not emulated: needs TF32 tensor cores (wmma)"); }
+
+#endif
+
 }  // namespace
 
 Variant matmul_forward_cuda_7() {
@@ -196,6 +206,7 @@ Variant matmul_forward_cuda_7() {
   v.name = "tf32_wmma";
   v.summary = "tile x tile outputs per block on TF32 tensor cores (wmma m16n16k8), double-buffered float4-loaded slabs";
   v.numeric = NumericClass::tf32;
+  v.not_emulated = "needs TF32 tensor cores (wmma)";
   v.params = {block_size_param({128, 256}, 256), TuningParam{"tile", {64, 128}, 128}};
   v.requirements = {{"C % 4 == 0", [](const Shape& s) { return s.C % 4 == 0; }}};
   v.launch_limit = [](const Shape& s, const ParamValues& p) { return mf::row_tile_limit(s, p.get("tile")); };

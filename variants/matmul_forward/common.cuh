@@ -11,6 +11,7 @@
 #include <string>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/shape.h"
 #include "kernels/variant.h"
@@ -85,11 +86,10 @@ __global__ void add_bias_vec4(float* out, const float* bias, int64_t n4, int oc4
 inline void add_bias(float* out, const float* bias, int64_t rows, int OC, int block, cudaStream_t stream) {
   const int64_t n = rows * OC;
   if (OC % 4 == 0 && cuda::aligned16(out) && cuda::aligned16(bias)) {
-    add_bias_vec4<<<cuda::grid_for(n / 4, block), block, 0, stream>>>(out, bias, n / 4, OC / 4);
+    WB_LAUNCH(add_bias_vec4, cuda::grid_for(n / 4, block), block, 0, stream, out, bias, n / 4, OC / 4);
   } else {
-    add_bias_scalar<<<cuda::grid_for(n, block), block, 0, stream>>>(out, bias, n, OC);
+    WB_LAUNCH(add_bias_scalar, cuda::grid_for(n, block), block, 0, stream, out, bias, n, OC);
   }
-  WB_CHECK_LAUNCH();
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // Limits: one 32-bit access per float. Safe in place (out == inp1 or out == inp2, as
 // the trainer uses it to accumulate gradients): each element is read and then
 // written by the same thread, and no pointer is declared __restrict__.
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/residual_forward.h"
 
@@ -18,8 +19,7 @@ __global__ void residual_naive(float* out, const float* inp1, const float* inp2,
 
 void launch(const ResidualForwardArgs& a, const Launch& l) {
   const int block = l.block_size();
-  residual_naive<<<cuda::grid_for(a.N, block), block, 0, cuda::stream(l)>>>(a.out, a.inp1, a.inp2, a.N);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(residual_naive, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), a.out, a.inp1, a.inp2, a.N);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/residual_forward.h"
 
@@ -38,8 +39,7 @@ void launch(const ResidualForwardArgs& a, const Launch& l) {
   const int64_t n4 = a.N / 4;
   const int block = l.block_size();
   // n4 + 1 threads: the last one takes the tail (it finds nothing to do when N % 4 == 0).
-  residual_vec4<<<cuda::grid_for(n4 + 1, block), block, 0, cuda::stream(l)>>>(a.out, a.inp1, a.inp2, n4, a.N);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(residual_vec4, cuda::grid_for(n4 + 1, block), block, 0, cuda::stream(l), a.out, a.inp1, a.inp2, n4, a.N);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 // Limits: neighbouring threads read addresses Vp floats apart (nothing coalesces),
 // only B*T threads exist, each with a serial chain of V additions; the row is read
 // three times.
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/softmax_forward.h"
 
@@ -30,9 +31,8 @@ __global__ void softmax_thread_per_row(float* probs, const float* logits, int ro
 void launch(const SoftmaxForwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
   const int block = l.block_size();
-  softmax_thread_per_row<<<cuda::grid_for(rows, block), block, 0, cuda::stream(l)>>>(a.probs, a.logits, rows, a.V,
-                                                                                     a.Vp);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(softmax_thread_per_row, cuda::grid_for(rows, block), block, 0, cuda::stream(l), a.probs, a.logits, rows,
+            a.V, a.Vp);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 // only hit L2 while few enough rows are in flight (a 50304-wide row is 196 KiB).
 // Scalar 32-bit accesses.
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/softmax_forward.h"
 
@@ -17,7 +18,7 @@ namespace wb::variants {
 namespace {
 
 __global__ void softmax_block_per_row(float* probs, const float* logits, int V, int Vp) {
-  __shared__ float scratch[cuda::kWarpSize];
+  WB_SHARED(float, scratch, [cuda::kWarpSize]);
   const float* x = logits + size_t(blockIdx.x) * Vp;
   float* p = probs + size_t(blockIdx.x) * Vp;
 
@@ -34,8 +35,7 @@ __global__ void softmax_block_per_row(float* probs, const float* logits, int V, 
 
 void launch(const SoftmaxForwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
-  softmax_block_per_row<<<rows, l.block_size(), 0, cuda::stream(l)>>>(a.probs, a.logits, a.V, a.Vp);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(softmax_block_per_row, rows, l.block_size(), 0, cuda::stream(l), a.probs, a.logits, a.V, a.Vp);
 }
 
 }  // namespace

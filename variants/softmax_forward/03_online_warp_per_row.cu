@@ -11,6 +11,7 @@
 // 196 KiB row, and with every row in flight at once the second read no longer finds
 // the row in L2 -- the shape this variant suits is many short rows.
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/softmax_forward.h"
 #include "variants/softmax_forward/common.cuh"
@@ -49,9 +50,8 @@ void launch(const SoftmaxForwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
   const int block = l.block_size();
   const int rows_per_block = block / cuda::kWarpSize;
-  softmax_online_warp<<<cuda::grid_for(rows, rows_per_block), block, 0, cuda::stream(l)>>>(a.probs, a.logits, rows, a.V,
-                                                                                           a.Vp);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(softmax_online_warp, cuda::grid_for(rows, rows_per_block), block, 0, cuda::stream(l), a.probs, a.logits,
+            rows, a.V, a.Vp);
 }
 
 }  // namespace

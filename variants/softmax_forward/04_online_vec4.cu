@@ -23,6 +23,7 @@
 #include <stdexcept>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/softmax_forward.h"
 #include "variants/softmax_forward/common.cuh"
@@ -33,7 +34,7 @@ namespace {
 constexpr int kBatch = 4;  // float4 loads in flight per thread and step
 
 __global__ void softmax_online_vec4(float* probs, const float* logits, int V, int Vp) {
-  __shared__ float scratch[2 * cuda::kWarpSize];
+  WB_SHARED(float, scratch, [2 * cuda::kWarpSize]);
   const float* x = logits + size_t(blockIdx.x) * Vp;
   float* p = probs + size_t(blockIdx.x) * Vp;
   const int stride = blockDim.x;
@@ -71,8 +72,7 @@ void launch(const SoftmaxForwardArgs& a, const Launch& l) {
   if (!cuda::aligned16(a.probs) || !cuda::aligned16(a.logits))
     throw std::invalid_argument("softmax_forward cuda/4 needs 16-byte aligned probs and logits");
   const int rows = a.B * a.T;
-  softmax_online_vec4<<<rows, l.block_size(), 0, cuda::stream(l)>>>(a.probs, a.logits, a.V, a.Vp);
-  WB_CHECK_LAUNCH();
+  WB_LAUNCH(softmax_online_vec4, rows, l.block_size(), 0, cuda::stream(l), a.probs, a.logits, a.V, a.Vp);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 // int sizes and strides, so B*T*Vp must stay below 2^31. The descriptor is created
 // and destroyed on every launch (host work only, a few microseconds).
 #include <climits>
+#include <stdexcept>
 
 #include "kernels/cuda/libraries.h"
 #include "kernels/cuda/runtime.h"
@@ -19,6 +20,8 @@
 
 namespace wb::variants {
 namespace {
+
+#if !WB_EMU
 
 // Owns a cuDNN tensor descriptor for the duration of one launch.
 class TensorDescriptor {
@@ -48,6 +51,12 @@ void launch(const SoftmaxForwardArgs& a, const Launch& l) {
   }
 }
 
+#else  // WB_EMU: not emulated (needs cuDNN); the factory below still describes the variant.
+
+void launch(const SoftmaxForwardArgs&, const Launch&) { throw std::logic_error("softmax_forward cuda/5 is not emulated: needs cuDNN"); }
+
+#endif
+
 }  // namespace
 
 Variant softmax_forward_cuda_5() {
@@ -56,6 +65,7 @@ Variant softmax_forward_cuda_5() {
   v.backend = Backend::cuda;
   v.id = 5;
   v.name = "cudnn_softmax";
+  v.not_emulated = "needs cuDNN";
   v.summary = "cudnnSoftmaxForward over a descriptor with row stride Vp, then a 2-d memset of the padding";
   v.requirements = {{"B*T*Vp < 2^31", [](const Shape& s) { return s.B * s.T * s.Vp < (int64_t(1) << 31); }}};
   return v;

@@ -38,12 +38,12 @@ int main(int argc, char** argv) {
   auto* run_cmd = app.add_subcommand("run", "validate one variant, then time it");
   run_cmd->add_option("op", run_o.op, "the op, e.g. layernorm_forward")->required();
   run_cmd->add_option("--variant,-v", run_o.variant, "variant id")->required();
-  run_cmd->add_option("--backend", run_o.backend, "cpu or cuda (default: cuda when a device is usable)");
+  run_cmd->add_option("--backend", run_o.backend, "cpu, cuda or emu (default: cuda when a device is usable)");
   run_cmd->add_option("--block-size", run_o.block_size, "block size (default: the variant's)");
   run_cmd->add_option("--param", run_o.params, "other launch parameter, NAME=VALUE (repeatable)");
   run_cmd->add_option("--shape", run_o.shape, shape_help)->capture_default_str();
   run_cmd->add_option("--seed", run_o.seed, "seed of the random inputs (default: fresh)");
-  run_cmd->add_option("--json", run_o.json, "also write the result as a wb.report/1 report");
+  run_cmd->add_option("--json", run_o.json, "also write the result as a wb.report report");
   run_cmd->add_option("--repetitions", run_o.repetitions, "timed repetitions (default: cuda 20, cpu 5)");
   run_cmd->add_option("--min-time", run_o.min_time_s, "seconds per repetition (default: cuda 0.01, cpu 0.05)");
 
@@ -53,11 +53,11 @@ int main(int argc, char** argv) {
       "check", "correctness only: every variant, every legal launch configuration, several shapes, fresh seeds");
   check_cmd->add_option("op", check_o.op, "the op to check");
   check_cmd->add_flag("--all", check_o.all, "check every op");
-  check_cmd->add_option("--backend", check_o.backend, "cpu or cuda (default: cuda when a device is usable)");
+  check_cmd->add_option("--backend", check_o.backend, "cpu, cuda or emu (default: cuda when a device is usable)");
   check_cmd->add_option("--variants", check_o.variants, "ids to check, e.g. 1,3 (default: all)");
   check_cmd->add_option("--seed", check_o.seed, "base seed (default: fresh)");
   check_cmd->add_flag("--verbose", check_o.verbose, "a line per launch configuration");
-  check_cmd->add_option("--json", check_o.json, "also write the results as a wb.report/1 report");
+  check_cmd->add_option("--json", check_o.json, "also write the results as a wb.report report");
 
   SweepOptions sweep_o;
   sweep_o.command = command;
@@ -65,14 +65,14 @@ int main(int argc, char** argv) {
       "sweep", "validate and time every (variant, block size) of an op at one shape; write a report");
   sweep_cmd->add_option("op", sweep_o.op, "the op to sweep");
   sweep_cmd->add_flag("--all", sweep_o.all, "sweep every op");
-  sweep_cmd->add_option("--backend", sweep_o.backend, "cpu or cuda (default: cuda when a device is usable)");
+  sweep_cmd->add_option("--backend", sweep_o.backend, "cpu, cuda or emu (default: cuda when a device is usable)");
   sweep_cmd->add_option("--variants", sweep_o.variants, "ids, e.g. 1,3, or all")->capture_default_str();
   sweep_cmd->add_option("--block-sizes", sweep_o.block_sizes, "e.g. 128,256, or all")->capture_default_str();
   sweep_cmd->add_option("--shape", sweep_o.shape, shape_help)->capture_default_str();
   sweep_cmd->add_option("--workloads", sweep_o.workloads,
                         "sweep every (op, shape) of a trainer --dump-workloads file instead");
   sweep_cmd->add_option("--seed", sweep_o.seed, "seed of the random inputs (default: fresh)");
-  sweep_cmd->add_option("--out", sweep_o.out, "where to write the wb.report/1 report ({device}: the device's slug)")
+  sweep_cmd->add_option("--out", sweep_o.out, "where to write the wb.report report ({device}: the device's slug)")
       ->required();
   sweep_cmd->add_option("--repetitions", sweep_o.repetitions, "timed repetitions (default: cuda 20, cpu 5)");
   sweep_cmd->add_option("--min-time", sweep_o.min_time_s, "seconds per repetition (default: cuda 0.01, cpu 0.05)");
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   BestOptions best_o;
   auto* best_cmd = app.add_subcommand(
       "best", "the best variant per op and shape from one device's reports, into best.json for the trainer");
-  best_cmd->add_option("reports", best_o.reports, "wb.report/1 files, all from one device and backend")->required();
+  best_cmd->add_option("reports", best_o.reports, "wb.report files, all from one device and backend")->required();
   best_cmd->add_option("--out", best_o.out, "where to write best.json")->required();
   best_cmd->add_option("--precision", best_o.precision, "fp32 (fp32 variants only), tf32 (fp32 and tf32) or bf16 (all)")
       ->capture_default_str();
@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
   DeviceOptions device_o;
   auto* device_cmd = app.add_subcommand(
       "device", "the device's properties and its measured ceilings: copy bandwidth and GEMM throughput");
-  device_cmd->add_option("--backend", device_o.backend, "cpu or cuda (default: cuda when a device is usable)");
+  device_cmd->add_option("--backend", device_o.backend, "cpu, cuda or emu (default: cuda when a device is usable)");
   device_cmd->add_flag("--slug", device_o.slug_only, "print only the device's slug (the results/ folder name)");
 
   DumpOptions dump_o;

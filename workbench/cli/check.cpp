@@ -18,7 +18,7 @@ namespace {
 
 // What the configurations of one variant on one shape came to.
 struct Tally {
-  int ok = 0, skipped = 0, incorrect = 0;
+  int ok = 0, skipped = 0, incorrect = 0, not_emulated = 0, not_run = 0;
   double worst_err = 0;
   int deterministic = 0, nondeterministic = 0;
   std::string note;  // first skip reason
@@ -34,8 +34,14 @@ struct Tally {
       case Status::incorrect:
         ++incorrect;
         break;
+      case Status::not_emulated:
+        ++not_emulated;
+        break;
+      case Status::not_run:
+        ++not_run;
+        break;
     }
-    if (r.status == Status::skipped && note.empty()) note = r.reason;
+    if ((r.status == Status::skipped || r.status == Status::not_emulated) && note.empty()) note = r.reason;
     if (r.status == Status::ok) {
       for (const auto& c : r.errors) worst_err = std::max(worst_err, c.max_abs_err);
       if (r.deterministic) ++(*r.deterministic ? deterministic : nondeterministic);
@@ -49,6 +55,8 @@ struct Tally {
     part(incorrect, "INCORRECT");
     part(ok, "ok");
     part(skipped, "skipped");
+    part(not_emulated, "not emulated");
+    part(not_run, "not run");
     return s;
   }
   std::string determinism() const {
@@ -67,7 +75,7 @@ int check(const CheckOptions& o) {
   const std::vector<const OpSpec*> ops = o.all ? reg.ops() : std::vector<const OpSpec*>{&reg.op(o.op)};
   const Backend b = resolve_backend(o.backend);
   const uint64_t seed = resolve_seed(o.seed);
-  const std::vector<Shape> shapes = check_shapes();
+  const std::vector<Shape> shapes = b == Backend::emu ? emu_check_shapes() : check_shapes();
 
   // The work, up front, so that the progress line can count.
   struct Job {
@@ -104,6 +112,7 @@ int check(const CheckOptions& o) {
   TextTable table({"op", "variant", "shape", "configurations", "max err", "deterministic", "note"});
   std::vector<std::string> failures;
   EvalOptions eval;
+  if (b == Backend::emu) eval.check_launches = 1;  // each emulated launch costs milliseconds
   {
     Progress progress(total);
     for (const Job& job : jobs) {
@@ -130,14 +139,16 @@ int check(const CheckOptions& o) {
     }
   }
   table.print(std::cout);
-  int ok = 0, skipped = 0;
+  int ok = 0, skipped = 0, not_emulated = 0;
   for (const auto& r : report.records) {
     ok += r.status == Status::ok;
     skipped += r.status == Status::skipped;
+    not_emulated += r.status == Status::not_emulated;
   }
   for (const auto& f : failures) std::cout << "INCORRECT " << f << "\n";
-  std::cout << fmt::format("{} backend on {}: {} configurations, {} ok, {} skipped, {} incorrect (seed {})\n",
-                           to_string(b), ex->device().name, report.records.size(), ok, skipped, failures.size(), seed);
+  std::cout << fmt::format("{} backend on {}: {} configurations, {} ok, {} skipped, {}{} incorrect (seed {})\n",
+                           to_string(b), ex->device().name, report.records.size(), ok, skipped,
+                           not_emulated ? fmt::format("{} not emulated, ", not_emulated) : "", failures.size(), seed);
   if (!o.json.empty()) {
     const std::string path = output_path(o.json, *ex);
     write_report(report, path);

@@ -37,8 +37,8 @@ void print_record(const Record& r, const Ceilings& ceilings) {
   std::cout << r.op << " " << r.variant_label() << "  [" << to_string(r.numeric) << "]\n";
   std::cout << "  shape   " << r.shape_text() << "  (seed " << r.seed << ")\n";
   std::cout << "  launch  " << r.params.describe() << "\n";
-  if (r.status == Status::skipped) {
-    std::cout << "  SKIPPED " << r.reason << "\n";
+  if (r.status == Status::skipped || r.status == Status::not_emulated) {
+    std::cout << "  " << (r.status == Status::skipped ? "SKIPPED " : "NOT EMULATED ") << r.reason << "\n";
     return;
   }
   if (r.status == Status::incorrect) std::cout << "  INCORRECT " << r.reason << "\n";
@@ -74,11 +74,17 @@ int run(const RunOptions& o) {
   auto ex = make_executor(b);
   Session session(op, shape, resolve_seed(o.seed), *ex);
   EvalOptions eval;
-  eval.timer = timer_for(*ex, timing);
+  if (ex->timed()) {
+    eval.timer = timer_for(*ex, timing);
+  } else {
+    eval.check_launches = 1;
+  }
   const Record r = session.evaluate(v, params, eval);
   ReportContext context = make_context(*ex, timing, o.command);
   if (r.timing) context.ceilings = ex->measure_ceilings();
   print_record(r, context.ceilings);
+  if (!ex->timed() && r.status == Status::ok)
+    std::cout << "  time    not measured: emulation checks logic (bounds, barriers, races), never speed\n";
   if (!o.json.empty()) {
     const std::string path = output_path(o.json, *ex);
     write_report(Report{context, {r}}, path);

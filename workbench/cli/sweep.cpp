@@ -121,6 +121,8 @@ int sweep(const SweepOptions& o) {
   }
   const TimingOptions timing = timing_options(o.repetitions, o.min_time_s);
   const Backend b = resolve_backend(o.backend);
+  if (b == Backend::emu)
+    throw UsageError("wb sweep times variants, and the emu backend is never timed; check them with wb check --backend emu");
   const std::vector<PlanItem> plan = plan_sweep(reg, jobs, b, o);
   const uint64_t seed = resolve_seed(o.seed);
 

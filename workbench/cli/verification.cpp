@@ -37,7 +37,7 @@ VerificationIndex VerificationIndex::scan(const std::string& results_dir) {
       index.warnings_.push_back(path + ": malformed JSON, passed over");
       continue;
     }
-    if (!j.is_object() || j.value("schema", "") != kReportSchema) continue;  // best.json and others
+    if (!j.is_object() || (j.value("schema", "") != kReportSchema && j.value("schema", "") != kReportSchemaV1)) continue;  // best.json and others
     try {
       const Report r = report_from_json(j, path);
       for (const Record& rec : r.records) {

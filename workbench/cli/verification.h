@@ -21,7 +21,7 @@ struct Verification {
 
 class VerificationIndex {
  public:
-  // Reads every wb.report/1 file below `results_dir`; files that are not reports are
+  // Reads every wb.report file below `results_dir`; files that are not reports are
   // passed over, malformed ones noted in warnings().
   static VerificationIndex scan(const std::string& results_dir);
 

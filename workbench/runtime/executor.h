@@ -28,6 +28,7 @@ struct DeviceInfo {
   int memory_bus_bits = 0;         // (cuda)
   std::string driver_version;      // (cuda) "13.0"
   std::string runtime_version;     // (cuda) "13.0"
+  std::string emulation_flavour;   // (emu) "plain", "address" (ASan) or "thread" (TSan)
 };
 
 std::string slugify(const std::string& name);
@@ -56,9 +57,22 @@ class Executor {
   virtual double time_launch(const std::function<void()>& launch) = 0;
   // Measures the device's copy bandwidth and matrix throughput (seconds of work).
   virtual Ceilings measure_ceilings() = 0;
+  // Whether launches here can be timed (emu: never).
+  virtual bool timed() const { return true; }
+  // Before the index-th validated run of a configuration (0, 1, ...): the emulator
+  // runs the first in forward thread order and the others in orders shuffled by
+  // seed, so that order-dependent results differ.
+  virtual void begin_run(int index, uint64_t seed) {
+    (void)index;
+    (void)seed;
+  }
+  // After a fault that made the context sticky: makes the executor usable again and
+  // returns true where the backend can (the emulator), false where it cannot (a GPU).
+  virtual bool recover() { return false; }
 };
 
 // Throws DeviceUnavailable (with the runtime's own words) when the backend cannot run.
+// emu is available in every build.
 std::unique_ptr<Executor> make_executor(Backend b);
 
 // nullopt when a CUDA device is usable; otherwise why not.

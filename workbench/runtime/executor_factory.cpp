@@ -4,6 +4,7 @@
 namespace wb {
 
 std::unique_ptr<Executor> make_host_executor();
+std::unique_ptr<Executor> make_emu_executor();
 #if WB_HAVE_CUDA
 std::optional<std::string> cuda_probe();
 std::unique_ptr<Executor> make_cuda_executor();
@@ -20,6 +21,7 @@ std::optional<std::string> cuda_unavailable_reason() {
 
 std::unique_ptr<Executor> make_executor(Backend b) {
   if (b == Backend::cpu) return make_host_executor();
+  if (b == Backend::emu) return make_emu_executor();
   if (auto why = cuda_unavailable_reason()) throw DeviceUnavailable("no usable CUDA device: " + *why);
 #if WB_HAVE_CUDA
   return make_cuda_executor();

@@ -15,6 +15,10 @@ std::string_view to_string(Status s) {
       return "incorrect";
     case Status::skipped:
       return "skipped";
+    case Status::not_emulated:
+      return "not_emulated";
+    case Status::not_run:
+      return "not_run";
   }
   return "?";
 }
@@ -23,7 +27,9 @@ Status parse_status(std::string_view s) {
   if (s == "ok") return Status::ok;
   if (s == "incorrect") return Status::incorrect;
   if (s == "skipped") return Status::skipped;
-  throw UsageError("unknown status '" + std::string(s) + "' (legal: ok, incorrect, skipped)");
+  if (s == "not_emulated") return Status::not_emulated;
+  if (s == "not_run") return Status::not_run;
+  throw UsageError("unknown status '" + std::string(s) + "' (legal: ok, incorrect, skipped, not_emulated, not_run)");
 }
 
 std::string shape_with_omitted(std::string shape, const std::vector<std::string>& omitted) {
@@ -101,6 +107,11 @@ Record Session::evaluate(const Variant& v, const ParamValues& params, const Eval
   Record r = record_for(op_, v, params, problem_.shape);
   r.seed = problem_.seed;
   r.omitted = problem_.omitted();
+  if (ex_.backend() == Backend::emu && !v.not_emulated.empty()) {
+    r.status = Status::not_emulated;
+    r.reason = "not emulated: " + v.not_emulated;
+    return r;
+  }
   if (auto why = v.skip_reason(problem_.shape, params)) {
     r.status = Status::skipped;
     r.reason = *why;
@@ -114,6 +125,7 @@ Record Session::evaluate(const Variant& v, const ParamValues& params, const Eval
     launch.workspace_bytes = workspace.bytes();
     launch.ctx = ex_.context();
 
+    ex_.begin_run(0, problem_.seed);
     Outcome first = run_and_check(v, launch);
     r.errors = first.checks;
     if (!first.failure.empty()) {
@@ -121,22 +133,34 @@ Record Session::evaluate(const Variant& v, const ParamValues& params, const Eval
       r.reason = first.failure;
       return r;
     }
-    // Second run on the same inputs: bitwise equal outputs make the variant deterministic.
+    // Second run on the same inputs (under the emulator, in another thread order):
+    // bitwise equal outputs make the variant deterministic.
     auto compared = [&](std::size_t i) { return op_.tensors[i].checked() && problem_.present(op_.tensors[i]); };
     HostTensors first_outputs(op_, problem_.shape);
     for (std::size_t i = 0; i < op_.tensors.size(); ++i)
       if (compared(i)) std::memcpy(first_outputs.buffers[i].data(), last_.buffers[i].data(), last_.buffers[i].bytes());
+    ex_.begin_run(1, problem_.seed);
     Outcome second = run_and_check(v, launch);
     bool same = true;
+    std::string differs;
     for (std::size_t i = 0; i < op_.tensors.size(); ++i)
-      if (compared(i))
-        same = same &&
-               std::memcmp(first_outputs.buffers[i].data(), last_.buffers[i].data(), last_.buffers[i].bytes()) == 0;
+      if (compared(i) &&
+          std::memcmp(first_outputs.buffers[i].data(), last_.buffers[i].data(), last_.buffers[i].bytes()) != 0) {
+        same = false;
+        if (differs.empty()) differs = op_.tensors[i].name;
+      }
     r.deterministic = same;
     if (!second.failure.empty()) {
       r.status = Status::incorrect;
       r.reason = "second run: " + second.failure;
       r.errors = second.checks;
+      return r;
+    }
+    if (!same && v.claims_deterministic(params)) {
+      r.status = Status::incorrect;
+      r.reason = "claims to be deterministic, but two runs on the same inputs" +
+                 std::string(ex_.backend() == Backend::emu ? " (two thread orders)" : "") + " differ in '" + differs +
+                 "'";
       return r;
     }
 
@@ -145,10 +169,14 @@ Record Session::evaluate(const Variant& v, const ParamValues& params, const Eval
     if (options.timer) {
       r.timing = options.timer(launch_once, v.key() + " " + params.describe());
     } else {
-      for (int i = 0; i < options.check_launches; ++i) launch_once();
+      for (int i = 0; i < options.check_launches; ++i) {
+        ex_.begin_run(2 + i, problem_.seed);
+        launch_once();
+      }
       ex_.synchronize();
     }
 
+    ex_.begin_run(0, problem_.seed);
     Outcome after = run_and_check(v, launch);
     if (!after.failure.empty()) {
       r.status = Status::incorrect;
@@ -166,6 +194,9 @@ Record Session::evaluate(const Variant& v, const ParamValues& params, const Eval
   } catch (const std::exception& e) {  // whatever the variant threw: a CUDA error, a refused pointer, ...
     r.status = Status::incorrect;
     r.reason = e.what();
+    // A fault leaves the context sticky; the emulator can start afresh (the session's
+    // buffers are host memory and survive), a GPU cannot.
+    ex_.recover();
   }
   return r;
 }

@@ -15,7 +15,11 @@
 
 namespace wb {
 
-enum class Status { ok, incorrect, skipped };
+// ok: correct (and timed, in a sweep); incorrect; skipped: the variant cannot run this
+// shape or configuration (with the reason); not_emulated: a CUDA variant the emulator
+// cannot run (it needs cuDNN, cuBLASLt or tensor cores); not_run: never attempted
+// because the device was lost to an earlier fault.
+enum class Status { ok, incorrect, skipped, not_emulated, not_run };
 std::string_view to_string(Status s);
 Status parse_status(std::string_view s);  // throws UsageError
 

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "kernels/errors.h"
+#include "kernels/files.h"
 
 namespace wb {
 namespace {
@@ -79,7 +80,8 @@ json to_json(const DeviceInfo& d) {
           {"memory_clock_khz", d.memory_clock_khz},
           {"memory_bus_bits", d.memory_bus_bits},
           {"driver_version", d.driver_version},
-          {"runtime_version", d.runtime_version}};
+          {"runtime_version", d.runtime_version},
+          {"emulation_flavour", d.emulation_flavour}};
 }
 
 DeviceInfo device_from(const Reader& r) {
@@ -96,6 +98,7 @@ DeviceInfo device_from(const Reader& r) {
   d.memory_bus_bits = int(r.integer("memory_bus_bits"));
   d.driver_version = r.str("driver_version");
   d.runtime_version = r.str("runtime_version");
+  if (r.has("emulation_flavour")) d.emulation_flavour = r.str("emulation_flavour");  // wb.report/2
   return d;
 }
 
@@ -293,8 +296,9 @@ json to_json(const Report& r) {
 Report report_from_json(const json& j, const std::string& origin) {
   const Reader top(j, origin + ":");
   const std::string schema = top.str("schema");
-  if (schema != kReportSchema)
-    top.fail("has schema '" + schema + "', this wb reads '" + std::string(kReportSchema) + "'");
+  if (schema != kReportSchema && schema != kReportSchemaV1)
+    top.fail("has schema '" + schema + "', this wb reads '" + std::string(kReportSchema) + "' and '" +
+             std::string(kReportSchemaV1) + "'");
   Report r;
   r.context = context_from(top.child("context"));
   const json& records = top.at("records");
@@ -311,10 +315,7 @@ void write_report(const Report& r, const std::string& path) {
     std::filesystem::create_directories(p.parent_path(), ec);
     if (ec) throw UsageError("cannot create the folder " + p.parent_path().string() + ": " + ec.message());
   }
-  std::ofstream out(path);
-  if (!out) throw UsageError("cannot write the report " + path);
-  out << to_json(r).dump(2) << "\n";
-  if (!out) throw UsageError("cannot write the report " + path);
+  write_file_atomically(path, to_json(r).dump(2) + "\n");
 }
 
 Report read_report(const std::string& path) {
@@ -329,7 +330,7 @@ Report read_report(const std::string& path) {
   try {
     return report_from_json(j, path);
   } catch (const json::exception& e) {
-    throw UsageError(path + ": not a wb.report/1 report: " + e.what());
+    throw UsageError(path + ": not a wb.report report: " + e.what());
   }
 }
 

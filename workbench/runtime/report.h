@@ -1,5 +1,5 @@
 #pragma once
-// Reports: versioned JSON ("schema": "wb.report/1", documented in results/README.md)
+// Reports: versioned JSON ("schema": "wb.report/2", documented in results/README.md)
 // with the context of the run and one record per (op, variant, launch parameters,
 // shape).
 #include <nlohmann/json.hpp>
@@ -11,7 +11,9 @@
 
 namespace wb {
 
-inline constexpr const char* kReportSchema = "wb.report/1";
+// Written: version 2 (the emu backend, statuses not_emulated and not_run). Read: 2 and 1.
+inline constexpr const char* kReportSchema = "wb.report/2";
+inline constexpr const char* kReportSchemaV1 = "wb.report/1";
 
 struct Report {
   ReportContext context;

@@ -1,0 +1,175 @@
+#pragma once
+// The SIMT emulator behind the `emu` backend. CUDA kernels compiled by the host
+// compiler (kernels/emu/shim.h supplies the CUDA surface they use) run here: every
+// block's threads as fibers on one OS thread, the blocks of a grid in parallel on
+// OpenMP threads, with the launch limits of a target GPU (sm_90 unless told otherwise)
+// and checks no other backend has:
+//   memcheck   canaries before and after every device buffer and shared array,
+//              checked after each block and launch (exact-size allocations and
+//              AddressSanitizer redzones in the ASan build instead);
+//   initcheck  shared memory and device allocations start as 0xFF bytes (NaN, -1);
+//   synccheck  a __syncthreads that not every live thread of the block reaches at the
+//              same call, a warp collective whose mask names a lane that has exited
+//              or waits elsewhere, a deadlock;
+//   racecheck  in the ThreadSanitizer build every thread is a TSan fiber, switches
+//              imply no ordering, and barriers, collectives and kernel boundaries are
+//              the only synchronisation, so unordered accesses to one word are races;
+//              in every build the threads of a block can run in a seeded shuffled
+//              order, so that order-dependent results show.
+// A fault (memcheck, synccheck, __trap) fails the launch and makes the emulated
+// context sticky, as on a GPU: every later call returns the error until reset().
+// Emulation proves logic, never speed.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wb::emu {
+
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+// The GPU the emulator stands in for: what a launch may ask of it.
+struct Target {
+  std::string name;  // "sm_90"
+  int major = 9, minor = 0;
+  std::string device_name;  // "NVIDIA H100 (emulated sm_90)"
+  int multiprocessors = 132;
+  int max_threads_per_block = 1024;
+  unsigned max_block[3] = {1024, 1024, 64};
+  unsigned max_grid[3] = {2147483647u, 65535u, 65535u};
+  std::size_t static_shared_per_block = 48 * 1024;  // without opt-in, static and dynamic
+  std::size_t max_shared_per_block_optin = 227 * 1024;
+  std::size_t shared_per_multiprocessor = 228 * 1024;
+  std::size_t reserved_shared_per_block = 1024;
+  int max_threads_per_multiprocessor = 2048;
+  int max_blocks_per_multiprocessor = 32;
+  int registers_per_block = 65536;
+  int registers_per_multiprocessor = 65536;
+};
+
+const Target& target();
+// sm_80, sm_86, sm_89 or sm_90; throws std::invalid_argument naming them.
+void set_target(std::string_view name);
+std::vector<std::string> target_names();
+
+// Error codes, with the values of the CUDA runtime's cudaError_t.
+enum Code : int {
+  kSuccess = 0,
+  kInvalidValue = 1,
+  kMemoryAllocation = 2,
+  kInvalidConfiguration = 9,
+  kInvalidDeviceFunction = 98,
+  kIllegalAddress = 700,
+  kLaunchOutOfResources = 701,
+  kLaunchFailure = 719,
+  kNotSupported = 801,
+};
+const char* error_name(int code);
+// The runtime's words; for the sticky fault, followed by what the emulator found.
+std::string error_string(int code);
+
+// cudaGetLastError (reset = true) and cudaPeekAtLastError. A sticky fault is returned
+// by every call until reset().
+int last_error(bool reset);
+// Sets the last error of a call that failed without a fault (a refused launch).
+int fail(int code, std::string message);
+int sticky_error();
+// A fault found outside a kernel (an emulated library call reading outside device
+// memory): sticky, like a kernel's.
+int fault(int code, std::string message);
+// What the sticky fault was: "synccheck: kernel k, block (0,0,0), thread (3,0,0): ...".
+std::string fault_message();
+// Clears the sticky fault and the last error: a fresh context (a new process on a GPU).
+void reset();
+
+// Device memory: exact-size heap allocations, filled with 0xFF (NaN, -1), with canary
+// bytes before and after (unless built with AddressSanitizer, whose redzones do
+// better). Throws std::bad_alloc.
+void* device_malloc(std::size_t bytes);
+void device_free(void* p) noexcept;
+// Whether [p, p + bytes) lies inside one live allocation.
+bool in_device_memory(const void* p, std::size_t bytes);
+// memset on device memory; kIllegalAddress outside every allocation.
+int device_memset(void* p, int value, std::size_t bytes);
+
+// The order in which a block's threads are resumed: forward, or a permutation seeded
+// by (seed, launch, block).
+struct Schedule {
+  bool shuffled = false;
+  uint64_t seed = 0;
+};
+void set_schedule(Schedule s);
+Schedule schedule();
+// Whether this build can run blocks on several OS threads (not under TSan).
+bool parallel_blocks();
+// "plain", "address" (ASan + UBSan) or "thread" (TSan): which checks this build has.
+const char* flavour();
+
+// cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes).
+int set_max_dynamic_shared(const void* kernel, int bytes);
+// cudaOccupancyMaxActiveBlocksPerMultiprocessor, answered for the target (registers
+// unknown: assumed not to limit).
+int occupancy(int* blocks, const void* kernel, int block_threads, std::size_t dynamic_shared);
+
+// One launch. `text` is the launch's source text ("kernel<4>, grid, block, ..."); the
+// kernel's name is taken from it for messages.
+struct LaunchSpec {
+  const char* text = "";
+  const char* file = "";
+  int line = 0;
+  const void* kernel = nullptr;
+  Dim3 grid, block;
+  std::size_t dynamic_shared = 0;
+};
+// Runs body once per thread of the grid. Returns a cudaError_t value: 0, a refused
+// configuration (not sticky), or the fault the checks found (sticky).
+int launch(const LaunchSpec& spec, const std::function<void()>& body);
+
+// Inside a kernel: the builtins of the calling thread (threadIdx, blockIdx, ...).
+struct Builtins {
+  Dim3 thread_idx, block_idx, block_dim, grid_dim;
+};
+namespace detail {
+extern thread_local const Builtins* current_builtins;  // set by the scheduler at every switch
+}
+inline const Builtins& builtins() { return *detail::current_builtins; }
+
+// Where in the source a barrier or collective was called, for messages.
+struct Site {
+  const char* file;
+  int line;
+};
+
+void syncthreads(Site site);
+// Warp collectives. Each lane in `mask` (which must include the calling lane) deposits
+// `value`; when all of them have arrived at the same call, each gets the value of
+// its source lane: shfl (lane src), xor (lane ^ arg), up (lane - arg), down (lane +
+// arg) within segments of `width` lanes (its own value past the segment's edge, as
+// CUDA), and a poison value (all bits set) when the source lane is not in the mask.
+enum class Exchange { index, bxor, up, down };
+uint64_t shuffle(Site site, unsigned mask, uint64_t value, Exchange kind, int arg, int width);
+// __ballot_sync: the mask of lanes (within mask) whose predicate is non-zero.
+unsigned ballot(Site site, unsigned mask, bool predicate);
+void syncwarp(Site site, unsigned mask);
+unsigned active_mask();
+[[noreturn]] void trap(Site site, const char* what);
+
+// Static shared memory: one array per declaration and block, allocated (0xFF, with
+// canaries) by the first thread of the block that reaches the declaration.
+struct SharedDecl {
+  const char* name;
+  const char* file;
+  int line;
+};
+void* shared_array(const SharedDecl& decl, std::size_t bytes, std::size_t align);
+// The block's dynamic shared memory (the launch's dynamic_shared bytes).
+void* dynamic_shared();
+
+// Float atomic add (a CAS loop), others through __atomic builtins in shim.h.
+float atomic_add(float* address, float value);
+
+}  // namespace wb::emu

@@ -1,0 +1,372 @@
+#pragma once
+// The CUDA surface the variants use, for the host compiler (WB_EMU builds): the
+// qualifiers, the builtin variables, vector types, barriers, warp collectives,
+// atomics, intrinsics and the runtime calls, each mapped onto the emulator
+// (kernels/emu/emu.h). kernels/emu/include/ holds cuda_runtime.h and friends, which
+// include this file, so a variant's `#include <cuda_runtime.h>` works unchanged.
+//
+// Everything lives in an inline namespace, wb::emu_build: the variants' own
+// `namespace wb::variants { ... }` and kernels/cuda's `namespace wb::cuda` then open
+// wb::emu_build::variants and wb::emu_build::cuda, so that one binary can hold a
+// variant compiled by nvcc and the same variant compiled for the emulator without a
+// clash of names. (A namespace-definition finds a namespace of an inline namespace
+// and extends it.)
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "kernels/emu/emu.h"
+
+#ifndef WB_EMU
+#define WB_EMU 1
+#endif
+
+namespace wb {
+inline namespace emu_build {
+namespace variants {}
+namespace cuda {}
+}  // namespace emu_build
+}  // namespace wb
+
+// ---------------------------------------------------------------------------------
+// Qualifiers
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __align__(n) alignas(n)
+// __shared__ is deliberately undefined: shared memory is declared through
+// WB_SHARED / WB_DYNAMIC_SHARED (kernels/cuda/dialect.cuh), so that every block gets
+// its own checked copy.
+
+#define WB_EMU_SITE \
+  ::wb::emu::Site { __FILE__, __LINE__ }
+
+// The builtin variables of the calling thread.
+#define threadIdx (::wb::emu::builtins().thread_idx)
+#define blockIdx (::wb::emu::builtins().block_idx)
+#define blockDim (::wb::emu::builtins().block_dim)
+#define gridDim (::wb::emu::builtins().grid_dim)
+#define warpSize 32
+
+namespace wb {
+inline namespace emu_build {
+
+// ---------------------------------------------------------------------------------
+// Vector types
+
+using uint3 = ::wb::emu::Dim3;
+
+struct dim3 {
+  unsigned x = 1, y = 1, z = 1;
+  constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+  constexpr dim3(::wb::emu::Dim3 d) : x(d.x), y(d.y), z(d.z) {}
+  constexpr operator ::wb::emu::Dim3() const { return {x, y, z}; }
+};
+
+struct alignas(8) float2 {
+  float x, y;
+};
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+struct alignas(8) int2 {
+  int x, y;
+};
+struct alignas(16) int4 {
+  int x, y, z, w;
+};
+struct alignas(8) uint2 {
+  unsigned x, y;
+};
+struct alignas(16) uint4 {
+  unsigned x, y, z, w;
+};
+
+inline float2 make_float2(float x, float y) { return {x, y}; }
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
+inline int2 make_int2(int x, int y) { return {x, y}; }
+inline int4 make_int4(int x, int y, int z, int w) { return {x, y, z, w}; }
+inline uint2 make_uint2(unsigned x, unsigned y) { return {x, y}; }
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
+
+// ---------------------------------------------------------------------------------
+// Device functions of the CUDA math library that the host library lacks
+
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+inline float __expf(float x) { return std::exp(x); }
+inline float __logf(float x) { return std::log(x); }
+inline float __fdividef(float a, float b) { return a / b; }
+inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __int_as_float(int i) {
+  float f;
+  std::memcpy(&f, &i, sizeof f);
+  return f;
+}
+inline int __float_as_int(float f) {
+  int i;
+  std::memcpy(&i, &f, sizeof i);
+  return i;
+}
+inline unsigned __float_as_uint(float f) {
+  unsigned i;
+  std::memcpy(&i, &f, sizeof i);
+  return i;
+}
+inline float __uint_as_float(unsigned i) {
+  float f;
+  std::memcpy(&f, &i, sizeof f);
+  return f;
+}
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __ffs(unsigned x) { return __builtin_ffs(int(x)); }
+inline int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }
+
+// CUDA's min and max overloads for integers and floats (device code calls them
+// unqualified).
+template <class A, class B>
+inline std::common_type_t<A, B> min(A a, B b) {
+  using C = std::common_type_t<A, B>;
+  return C(a) < C(b) ? C(a) : C(b);
+}
+template <class A, class B>
+inline std::common_type_t<A, B> max(A a, B b) {
+  using C = std::common_type_t<A, B>;
+  return C(a) < C(b) ? C(b) : C(a);
+}
+
+// Cache-hinted loads and stores: plain accesses here.
+template <class T>
+inline T __ldg(const T* p) {
+  return *p;
+}
+template <class T>
+inline T __ldcs(const T* p) {
+  return *p;
+}
+template <class T>
+inline T __ldcg(const T* p) {
+  return *p;
+}
+template <class T>
+inline void __stcs(T* p, T v) {
+  *p = v;
+}
+template <class T>
+inline void __stcg(T* p, T v) {
+  *p = v;
+}
+
+// ---------------------------------------------------------------------------------
+// Atomics (their return value is the old value, as in CUDA)
+
+inline float atomicAdd(float* p, float v) { return ::wb::emu::atomic_add(p, v); }
+template <class T, class = std::enable_if_t<std::is_integral_v<T>>>
+inline T atomicAdd(T* p, T v) {
+  return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+template <class T, class = std::enable_if_t<std::is_integral_v<T>>>
+inline T atomicSub(T* p, T v) {
+  return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED);
+}
+template <class T>
+inline T atomicExch(T* p, T v) {
+  return __atomic_exchange_n(p, v, __ATOMIC_RELAXED);
+}
+template <class T>
+inline T atomicCAS(T* p, T expected, T desired) {
+  __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  return expected;
+}
+template <class T, class = std::enable_if_t<std::is_integral_v<T>>>
+inline T atomicMax(T* p, T v) {
+  T old = __atomic_load_n(p, __ATOMIC_RELAXED);
+  while (old < v && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+  return old;
+}
+template <class T, class = std::enable_if_t<std::is_integral_v<T>>>
+inline T atomicMin(T* p, T v) {
+  T old = __atomic_load_n(p, __ATOMIC_RELAXED);
+  while (v < old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+  return old;
+}
+inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
+}  // namespace emu_build
+}  // namespace wb
+
+// ---------------------------------------------------------------------------------
+// Barriers and warp collectives: call objects made at the call site (which they
+// remember for messages), then called with CUDA's arguments.
+
+namespace wb::emu {
+
+struct SyncThreadsAt {
+  Site site;
+  void operator()() const { syncthreads(site); }
+};
+
+struct SyncWarpAt {
+  Site site;
+  void operator()(unsigned mask = 0xffffffffu) const { syncwarp(site, mask); }
+};
+
+template <Exchange kKind>
+struct ShuffleAt {
+  Site site;
+  template <class T>
+  T operator()(unsigned mask, T value, int arg, int width = 32) const {
+    static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>, "shuffles move values of up to 8 bytes");
+    uint64_t bits = 0;
+    std::memcpy(&bits, &value, sizeof(T));
+    bits = shuffle(site, mask, bits, kKind, arg, width);
+    T out;
+    std::memcpy(&out, &bits, sizeof(T));
+    return out;
+  }
+};
+
+struct BallotAt {
+  Site site;
+  unsigned operator()(unsigned mask, int predicate) const { return ballot(site, mask, predicate != 0); }
+};
+struct AnyAt {
+  Site site;
+  int operator()(unsigned mask, int predicate) const { return ballot(site, mask, predicate != 0) != 0; }
+};
+struct AllAt {
+  Site site;
+  int operator()(unsigned mask, int predicate) const { return ballot(site, mask, predicate != 0) == mask; }
+};
+
+struct TrapAt {
+  Site site;
+  [[noreturn]] void operator()() const { trap(site, "__trap()"); }
+};
+
+}  // namespace wb::emu
+
+#define __syncthreads ::wb::emu::SyncThreadsAt{WB_EMU_SITE}
+#define __syncwarp ::wb::emu::SyncWarpAt{WB_EMU_SITE}
+#define __shfl_sync ::wb::emu::ShuffleAt<::wb::emu::Exchange::index>{WB_EMU_SITE}
+#define __shfl_xor_sync ::wb::emu::ShuffleAt<::wb::emu::Exchange::bxor>{WB_EMU_SITE}
+#define __shfl_up_sync ::wb::emu::ShuffleAt<::wb::emu::Exchange::up>{WB_EMU_SITE}
+#define __shfl_down_sync ::wb::emu::ShuffleAt<::wb::emu::Exchange::down>{WB_EMU_SITE}
+#define __ballot_sync ::wb::emu::BallotAt{WB_EMU_SITE}
+#define __any_sync ::wb::emu::AnyAt{WB_EMU_SITE}
+#define __all_sync ::wb::emu::AllAt{WB_EMU_SITE}
+#define __activemask ::wb::emu::active_mask
+#define __trap ::wb::emu::TrapAt{WB_EMU_SITE}
+
+// ---------------------------------------------------------------------------------
+// The runtime calls the variants make
+
+namespace wb {
+inline namespace emu_build {
+
+enum cudaError_t : int {
+  cudaSuccess = ::wb::emu::kSuccess,
+  cudaErrorInvalidValue = ::wb::emu::kInvalidValue,
+  cudaErrorMemoryAllocation = ::wb::emu::kMemoryAllocation,
+  cudaErrorInvalidConfiguration = ::wb::emu::kInvalidConfiguration,
+  cudaErrorInvalidDeviceFunction = ::wb::emu::kInvalidDeviceFunction,
+  cudaErrorIllegalAddress = ::wb::emu::kIllegalAddress,
+  cudaErrorLaunchOutOfResources = ::wb::emu::kLaunchOutOfResources,
+  cudaErrorLaunchFailure = ::wb::emu::kLaunchFailure,
+  cudaErrorNotSupported = ::wb::emu::kNotSupported,
+};
+
+struct CUstream_st;
+using cudaStream_t = CUstream_st*;
+
+inline cudaError_t cudaGetLastError() { return cudaError_t(::wb::emu::last_error(true)); }
+inline cudaError_t cudaPeekAtLastError() { return cudaError_t(::wb::emu::last_error(false)); }
+inline const char* cudaGetErrorName(cudaError_t e) { return ::wb::emu::error_name(e); }
+inline const char* cudaGetErrorString(cudaError_t e) {
+  static thread_local std::string text;
+  text = ::wb::emu::error_string(e);
+  return text.c_str();
+}
+inline cudaError_t cudaDeviceSynchronize() { return cudaError_t(::wb::emu::sticky_error()); }
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaError_t(::wb::emu::sticky_error()); }
+inline cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaStream_t = nullptr) {
+  return cudaError_t(::wb::emu::device_memset(p, value, bytes));
+}
+inline cudaError_t cudaGetDevice(int* device) {
+  *device = 0;
+  return cudaError_t(::wb::emu::sticky_error());
+}
+
+enum cudaDeviceAttr {
+  cudaDevAttrMaxThreadsPerBlock = 1,
+  cudaDevAttrMaxSharedMemoryPerBlock = 8,
+  cudaDevAttrWarpSize = 10,
+  cudaDevAttrMultiProcessorCount = 16,
+  cudaDevAttrComputeCapabilityMajor = 75,
+  cudaDevAttrComputeCapabilityMinor = 76,
+  cudaDevAttrMaxSharedMemoryPerMultiprocessor = 81,
+  cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
+};
+
+inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+  if (const int sticky = ::wb::emu::sticky_error()) return cudaError_t(sticky);
+  if (device != 0) return cudaErrorInvalidValue;
+  const ::wb::emu::Target& t = ::wb::emu::target();
+  switch (attr) {
+    case cudaDevAttrMaxThreadsPerBlock:
+      *value = t.max_threads_per_block;
+      break;
+    case cudaDevAttrMaxSharedMemoryPerBlock:
+      *value = int(t.static_shared_per_block);
+      break;
+    case cudaDevAttrWarpSize:
+      *value = 32;
+      break;
+    case cudaDevAttrMultiProcessorCount:
+      *value = t.multiprocessors;
+      break;
+    case cudaDevAttrComputeCapabilityMajor:
+      *value = t.major;
+      break;
+    case cudaDevAttrComputeCapabilityMinor:
+      *value = t.minor;
+      break;
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor:
+      *value = int(t.shared_per_multiprocessor);
+      break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin:
+      *value = int(t.max_shared_per_block_optin);
+      break;
+    default:
+      return cudaErrorInvalidValue;
+  }
+  return cudaSuccess;
+}
+
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+
+template <class... Params>
+inline cudaError_t cudaFuncSetAttribute(void (*kernel)(Params...), cudaFuncAttribute attr, int value) {
+  if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) return cudaErrorInvalidValue;
+  return cudaError_t(::wb::emu::set_max_dynamic_shared(reinterpret_cast<const void*>(kernel), value));
+}
+
+template <class... Params>
+inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, void (*kernel)(Params...),
+                                                                 int block_size, std::size_t dynamic_shared) {
+  return cudaError_t(
+      ::wb::emu::occupancy(blocks, reinterpret_cast<const void*>(kernel), block_size, dynamic_shared));
+}
+
+}  // namespace emu_build
+}  // namespace wb

@@ -1,0 +1,80 @@
+// The emu backend: the CUDA variants compiled for the SIMT emulator (kernels/emu/),
+// device memory as checked host allocations, launches run at once on this machine's
+// cores. Never timed: emulation proves logic, not speed.
+#include <cstring>
+#include <stdexcept>
+
+#include "kernels/emu/emu.h"
+#include "kernels/errors.h"
+#include "workbench/runtime/executor.h"
+
+namespace wb {
+namespace {
+
+class EmuExecutor final : public Executor {
+ public:
+  EmuExecutor() {
+    const emu::Target& t = emu::target();
+    info_.backend = Backend::emu;
+    info_.name = "emulated " + t.name + (std::string(emu::flavour()) == "plain" ? "" : std::string(" (") + emu::flavour() + " sanitizer)");
+    info_.slug = "emu";
+    info_.multiprocessors = t.multiprocessors;
+    info_.compute_capability = std::to_string(t.major) + "." + std::to_string(t.minor);
+    info_.emulation_flavour = emu::flavour();
+    emu::reset();
+  }
+
+  Backend backend() const override { return Backend::emu; }
+  const DeviceInfo& device() const override { return info_; }
+  ExecContext* context() override { return &ctx_; }
+
+  void* allocate(std::size_t bytes) override { return emu::device_malloc(bytes); }
+  void release(void* p) noexcept override { emu::device_free(p); }
+  void to_device(void* dst, const void* src, std::size_t bytes) override {
+    check();
+    std::memcpy(dst, src, bytes);
+  }
+  void to_host(void* dst, const void* src, std::size_t bytes) override {
+    check();
+    std::memcpy(dst, src, bytes);
+  }
+  void poison(void* dst, std::size_t bytes) override { std::memset(dst, 0xFF, bytes); }
+  void zero(void* dst, std::size_t bytes) override {
+    check();
+    std::memset(dst, 0, bytes);
+  }
+  void synchronize() override { check(); }
+  double time_launch(const std::function<void()>&) override {
+    throw UsageError("the emu backend is never timed: emulation proves logic, not speed");
+  }
+  Ceilings measure_ceilings() override {
+    Ceilings c;
+    c.method = "not measured: the emu backend is never timed";
+    return c;
+  }
+  bool timed() const override { return false; }
+  void begin_run(int index, uint64_t seed) override {
+    emu::set_schedule(emu::Schedule{index > 0, seed * 2654435761u + uint64_t(index)});
+  }
+  bool recover() override {
+    emu::reset();
+    return true;
+  }
+
+ private:
+  // A fault makes the emulated context sticky, as on a GPU.
+  void check() const {
+    if (const int code = emu::sticky_error())
+      throw BackendError(std::string("the emulated device faulted: ") + emu::error_name(code) + ": " +
+                         emu::fault_message());
+  }
+
+  DeviceInfo info_;
+  ExecContext ctx_;
+};
+
+}  // namespace
+
+std::unique_ptr<Executor> make_emu_executor() { return std::make_unique<EmuExecutor>(); }
+
+}  // namespace wb
