@@ -115,6 +115,12 @@ std::string dim_text(const Dim3& d) {
   return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
 }
 
+// Two calls are the same barrier or collective when they are the same line of source.
+// (Not the same instruction: the optimiser may duplicate a call into several paths.)
+bool same_site(const Site& a, const Site& b) {
+  return a.line == b.line && (a.file == b.file || (a.file && b.file && std::strcmp(a.file, b.file) == 0));
+}
+
 std::string site_text(const Site& s) {
   std::string file = s.file ? s.file : "?";
   const auto cut = file.rfind("/variants/");
@@ -155,8 +161,7 @@ struct Thread {
   fiber::context ctx = nullptr;
   fiber::Stack stack;
   fiber::Sanitizer san;
-  const void* wait_id = nullptr;  // the call site it waits at
-  Site wait_site{nullptr, 0};
+  Site wait_site{nullptr, 0};  // the barrier or collective it waits at
   bool started = false;
 };
 
@@ -167,7 +172,6 @@ struct Warp {
   unsigned live = 0;    // lanes that have not exited
   bool pending = false;
   Collective kind = Collective::shuffle;
-  const void* id = nullptr;
   Site site{nullptr, 0};
   unsigned mask = 0, arrived = 0;
   uint64_t value[32] = {};
@@ -346,7 +350,7 @@ WB_EMU_NO_TSAN bool resolve(Block& b, std::string* why) {
   for (const Thread& t : b.threads) {
     if (t.state == State::barrier) {
       if (!at_barrier) at_barrier = &t;
-      if (t.wait_id != at_barrier->wait_id && !other_barrier) other_barrier = &t;
+      if (!same_site(t.wait_site, at_barrier->wait_site) && !other_barrier) other_barrier = &t;
     } else if (t.state == State::collective && !at_collective) {
       at_collective = &t;
     }
@@ -775,13 +779,12 @@ int launch(const LaunchSpec& spec, const std::function<void()>& body) {
   return kSuccess;
 }
 
-WB_EMU_NO_TSAN __attribute__((noinline)) void syncthreads(Site site) {
+WB_EMU_NO_TSAN void syncthreads(Site site) {
   Worker& w = *tls_worker;
   Thread& t = *w.current;
   Block& b = *w.block;
   t.state = State::barrier;
   t.wait_site = site;
-  t.wait_id = __builtin_return_address(0);
   const unsigned generation = b.barrier_generation;
   fiber::release(&b.barrier_sync[generation & 1]);
   yield(w, t);
@@ -790,8 +793,7 @@ WB_EMU_NO_TSAN __attribute__((noinline)) void syncthreads(Site site) {
 
 namespace {
 
-WB_EMU_NO_TSAN uint64_t collective(const void* id, Site site, Collective kind, unsigned mask, uint64_t value,
-                                   int source) {
+WB_EMU_NO_TSAN uint64_t collective(Site site, Collective kind, unsigned mask, uint64_t value, int source) {
   Worker& w = *tls_worker;
   Thread& t = *w.current;
   Block& b = *w.block;
@@ -812,7 +814,7 @@ WB_EMU_NO_TSAN uint64_t collective(const void* id, Site site, Collective kind, u
           std::string(what) + " at " + site_text(site) + ": its mask " + mask_text(mask) + " names lanes " +
               lanes_text(mask & ~wp.live) + ", which have exited");
   if (wp.pending) {
-    if (wp.id != id || wp.mask != mask || wp.kind != kind)
+    if (!same_site(wp.site, site) || wp.mask != mask || wp.kind != kind)
       raise(kLaunchFailure, "synccheck",
             "lane " + std::to_string(t.lane) + " reaches the " + what + " at " + site_text(site) + " (mask " +
                 mask_text(mask) + ") while lanes " + lanes_text(wp.arrived) + " wait at the collective at " +
@@ -820,7 +822,6 @@ WB_EMU_NO_TSAN uint64_t collective(const void* id, Site site, Collective kind, u
   } else {
     wp.pending = true;
     wp.kind = kind;
-    wp.id = id;
     wp.site = site;
     wp.mask = mask;
     wp.arrived = 0;
@@ -857,7 +858,6 @@ WB_EMU_NO_TSAN uint64_t collective(const void* id, Site site, Collective kind, u
   } else {
     t.state = State::collective;
     t.wait_site = site;
-    t.wait_id = id;
     yield(w, t);
   }
   fiber::acquire(&wp.sync[generation & 1]);
@@ -866,9 +866,7 @@ WB_EMU_NO_TSAN uint64_t collective(const void* id, Site site, Collective kind, u
 
 }  // namespace
 
-WB_EMU_NO_TSAN __attribute__((noinline)) uint64_t shuffle(Site site, unsigned mask, uint64_t value, Exchange kind,
-                                                          int arg, int width) {
-  const void* id = __builtin_return_address(0);
+WB_EMU_NO_TSAN uint64_t shuffle(Site site, unsigned mask, uint64_t value, Exchange kind, int arg, int width) {
   Worker& w = *tls_worker;
   const int lane = w.current->lane;
   if (width <= 0 || width > 32 || (width & (width - 1)))
@@ -892,16 +890,14 @@ WB_EMU_NO_TSAN __attribute__((noinline)) uint64_t shuffle(Site site, unsigned ma
       source = lane + arg < segment + width ? lane + arg : 32 + lane;
       break;
   }
-  return collective(id, site, Collective::shuffle, mask, value, source);
+  return collective(site, Collective::shuffle, mask, value, source);
 }
 
-WB_EMU_NO_TSAN __attribute__((noinline)) unsigned ballot(Site site, unsigned mask, bool predicate) {
-  return unsigned(collective(__builtin_return_address(0), site, Collective::vote, mask, predicate ? 1 : 0, -1));
+WB_EMU_NO_TSAN unsigned ballot(Site site, unsigned mask, bool predicate) {
+  return unsigned(collective(site, Collective::vote, mask, predicate ? 1 : 0, -1));
 }
 
-WB_EMU_NO_TSAN __attribute__((noinline)) void syncwarp(Site site, unsigned mask) {
-  collective(__builtin_return_address(0), site, Collective::syncwarp, mask, 0, -1);
-}
+WB_EMU_NO_TSAN void syncwarp(Site site, unsigned mask) { collective(site, Collective::syncwarp, mask, 0, -1); }
 
 WB_EMU_NO_TSAN unsigned active_mask() {
   Worker& w = *tls_worker;
