@@ -121,12 +121,13 @@ bool same_site(const Site& a, const Site& b) {
   return a.line == b.line && (a.file == b.file || (a.file && b.file && std::strcmp(a.file, b.file) == 0));
 }
 
+// "variants/op/NN_name.cu:76": relative to the repository.
 std::string site_text(const Site& s) {
   std::string file = s.file ? s.file : "?";
-  const auto cut = file.rfind("/variants/");
-  if (cut != std::string::npos) file = file.substr(cut + 1);
-  const auto kcut = file.rfind("/kernels/");
-  if (kcut != std::string::npos) file = file.substr(kcut + 1);
+#ifdef WB_SOURCE_DIR
+  const std::string root = std::string(WB_SOURCE_DIR) + "/";
+  if (file.rfind(root, 0) == 0) file = file.substr(root.size());
+#endif
   return file + ":" + std::to_string(s.line);
 }
 
