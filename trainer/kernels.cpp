@@ -12,13 +12,21 @@
 namespace wb::trainer {
 namespace {
 
+// Why v cannot run on this backend at all (the emulator cannot run what needs cuDNN,
+// cuBLASLt or tensor cores); "" when it can.
+std::string cannot_run_here(const Variant& v, Backend b) {
+  return b == Backend::emu && !v.not_emulated.empty() ? "not emulated: " + v.not_emulated : "";
+}
+
 // The highest id of an allowed numeric class that can run the shape with its defaults.
 const Variant* default_variant(const Registry& reg, const std::string& op, Backend b, NumericClass precision,
                                const Shape& shape) {
   auto variants = reg.variants(op, b);
   for (auto it = variants.rbegin(); it != variants.rend(); ++it) {
     const Variant* v = *it;
-    if (allowed_in(v->numeric, precision) && !v->skip_reason(shape, v->default_params())) return v;
+    if (allowed_in(v->numeric, precision) && cannot_run_here(*v, b).empty() &&
+        !v->skip_reason(shape, v->default_params()))
+      return v;
   }
   return nullptr;
 }
@@ -39,7 +47,12 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, NumericClass precision
                        const std::vector<Workload>& workloads, std::ostream& notices)
     : ex_(ex) {
   const Backend backend = ex.backend();
-  if (best) {
+  // The emulator runs a CUDA device's choices: the same variant ids, emulated.
+  const bool emulating_cuda = backend == Backend::emu && best && best->backend == Backend::cuda;
+  if (emulating_cuda)
+    notices << "notice: emulating the CUDA kernels chosen on " << best->device_name << " (the same variants, run by "
+            << "the emulator)\n";
+  if (best && !emulating_cuda) {
     if (best->backend != backend)
       throw UsageError("the kernels file is for the " + std::string(to_string(best->backend)) +
                        " backend, this trainer runs " + std::string(to_string(backend)));
@@ -71,7 +84,11 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, NumericClass precision
       if (e) {
         const Variant& v = reg.variant(e->op, backend, e->variant);
         const ParamValues params = v.complete(e->params);
-        if (!allowed_in(v.numeric, precision)) {
+        if (const std::string why_not = cannot_run_here(v, backend); !why_not.empty()) {
+          notices << "warning: " << where << ": best.json names " << v.label() << ", which this backend cannot run ("
+                  << why_not << "); using the default\n";
+          rejected[e] = v.label() + ": " + why_not;
+        } else if (!allowed_in(v.numeric, precision)) {
           notices << "notice: " << where << ": best.json names " << v.label() << " of class " << to_string(v.numeric)
                   << ", not allowed at precision " << to_string(precision) << "; using the default\n";
           rejected[e] = "class " + std::string(to_string(v.numeric)) + " is not allowed at precision " +

@@ -200,7 +200,11 @@ struct Block {
   int live = 0;
   unsigned barrier_generation = 0;
   char barrier_sync[2] = {};
-  std::vector<SharedArray> shared;
+  // A fixed array, not a vector: the fibers reach it from uninstrumented code only.
+  static constexpr int kMaxSharedArrays = 32;
+  SharedArray shared[kMaxSharedArrays];
+  int shared_count = 0;
+  char shared_sync = 0;  // ThreadSanitizer: an array's allocation before its use
   std::size_t static_shared = 0;
   char* dynamic_raw = nullptr;
   char* dynamic = nullptr;
@@ -225,6 +229,10 @@ struct Launch {
 // One per OS thread that runs blocks.
 struct Worker {
   fiber::StackPool stacks;
+  // ThreadSanitizer's fibers are costly to create (a thread state each): a pool, each
+  // block taking them in a rotated order so that thread t of two blocks rarely shares
+  // one (a shared fiber would order their accesses and hide a race between them).
+  std::vector<void*> tsan_fibers;
   fiber::context scheduler = nullptr;
   fiber::Sanitizer scheduler_san;
   const void* scheduler_stack = nullptr;  // ASan: the scheduler's stack
@@ -392,7 +400,8 @@ uint64_t mix(uint64_t x) {
 }
 
 WB_EMU_NO_TSAN void release_shared(Block& b) {
-  for (SharedArray& s : b.shared) {
+  for (int i = 0; i < b.shared_count; ++i) {
+    SharedArray& s = b.shared[i];
     if (!b.faulted && !WB_EMU_ASAN &&
         (!canary_intact(s.raw, kSharedCanary) || !canary_intact(s.data + s.bytes, kSharedCanary))) {
       const bool before = !canary_intact(s.raw, kSharedCanary);
@@ -404,7 +413,7 @@ WB_EMU_NO_TSAN void release_shared(Block& b) {
     }
     std::free(s.raw);
   }
-  b.shared.clear();
+  b.shared_count = 0;
   if (b.dynamic_raw) {
     const std::size_t bytes = b.launch->spec->dynamic_shared;
     if (!b.faulted && !WB_EMU_ASAN &&
@@ -457,7 +466,10 @@ WB_EMU_NO_TSAN void run_block(Worker& w, Launch& launch, long linear) {
     t.builtins.grid_dim = spec.grid;
     t.stack = w.stacks.get(std::size_t(i));
     t.ctx = boost::context::detail::make_fcontext(t.stack.top(), t.stack.size, &thread_entry);
-    t.san.tsan_fiber = fiber::create_tsan_fiber();
+    if (WB_EMU_TSAN) {
+      while (w.tsan_fibers.size() < std::size_t(n)) w.tsan_fibers.push_back(fiber::create_tsan_fiber());
+      t.san.tsan_fiber = w.tsan_fibers[std::size_t((i + linear * 37 + launch.number * 11) % n)];
+    }
     b.warps[t.warp].exists |= 1u << t.lane;
   }
   for (Warp& wp : b.warps) wp.live = wp.exists;
@@ -469,6 +481,9 @@ WB_EMU_NO_TSAN void run_block(Worker& w, Launch& launch, long linear) {
     std::shuffle(order.begin(), order.end(), rng);
   }
   w.scheduler_san.tsan_fiber = fiber::current_tsan_fiber();
+  // The threads start after the block was set up (ThreadSanitizer: the vectors above
+  // were written by the scheduler).
+  fiber::release(&launch.start_sync);
 
   while (b.live > 0 && !b.faulted) {
     bool progress = false;
@@ -486,11 +501,8 @@ WB_EMU_NO_TSAN void run_block(Worker& w, Launch& launch, long linear) {
       b.fault = Fault{kLaunchFailure, why};
     }
   }
-  if (!b.faulted || !WB_EMU_TSAN) {
-    fiber::acquire(&launch.end_sync);
-    release_shared(b);
-  }
-  for (Thread& t : b.threads) fiber::destroy_tsan_fiber(t.san.tsan_fiber);
+  fiber::acquire(&launch.end_sync);
+  release_shared(b);
 #if WB_EMU_ASAN
   if (b.faulted)  // abandoned fibers leave their frames' redzones poisoned on the stacks
     for (int i = 0; i < n; ++i) __asan_unpoison_memory_region(b.threads[i].stack.base, b.threads[i].stack.size);
@@ -831,7 +843,11 @@ WB_EMU_NO_TSAN uint64_t collective(Site site, Collective kind, unsigned mask, ui
   wp.source[t.lane] = source;
   wp.arrived |= me;
   const unsigned generation = wp.generation;
-  fiber::release(&wp.sync[generation & 1]);
+  // Only __syncwarp orders memory among the lanes; a shuffle or a vote exchanges
+  // registers and orders nothing (CUDA's memory model), so ThreadSanitizer sees no
+  // edge for them.
+  const bool orders_memory = kind == Collective::syncwarp;
+  if (orders_memory) fiber::release(&wp.sync[generation & 1]);
   if (wp.arrived == mask) {
     unsigned votes = 0;
     for (int l = 0; l < 32; ++l)
@@ -861,7 +877,7 @@ WB_EMU_NO_TSAN uint64_t collective(Site site, Collective kind, unsigned mask, ui
     t.wait_site = site;
     yield(w, t);
   }
-  fiber::acquire(&wp.sync[generation & 1]);
+  if (orders_memory) fiber::acquire(&wp.sync[generation & 1]);
   return wp.result[t.lane];
 }
 
@@ -912,8 +928,14 @@ WB_EMU_NO_TSAN unsigned active_mask() {
 WB_EMU_NO_TSAN void* shared_array(const SharedDecl& decl, std::size_t bytes, std::size_t align) {
   Worker& w = *tls_worker;
   Block& b = *w.block;
-  for (const SharedArray& s : b.shared)
-    if (s.decl == &decl) return s.data;
+  for (int i = 0; i < b.shared_count; ++i) {
+    if (b.shared[i].decl == &decl) {
+      fiber::acquire(&b.shared_sync);
+      return b.shared[i].data;
+    }
+  }
+  if (b.shared_count == Block::kMaxSharedArrays)
+    raise(kLaunchFailure, "launch", "more than " + std::to_string(Block::kMaxSharedArrays) + " shared arrays");
   b.static_shared += bytes;
   const Target& t = target();
   if (b.static_shared > t.static_shared_per_block)
@@ -928,7 +950,8 @@ WB_EMU_NO_TSAN void* shared_array(const SharedDecl& decl, std::size_t bytes, std
               std::to_string(b.launch->shared_limit) + " bytes");
   SharedArray s{&decl, nullptr, nullptr, bytes};
   s.data = allocate_with_canaries(bytes, kSharedCanary, std::max<std::size_t>(align, 16), &s.raw);
-  b.shared.push_back(s);
+  b.shared[b.shared_count++] = s;
+  fiber::release(&b.shared_sync);
   return s.data;
 }
 

@@ -10,7 +10,8 @@ every quantity must agree:
 within |ours - torch| <= atol * max|torch| + rtol * |torch| per tensor (tolerances
 below; tf32 kernels get looser ones). With --best, the kernels come from a best.json
 made on the spot: the trainer's workloads (--dump-workloads) swept by wb and chosen by
-wb best. Exits 77 (ctest: skipped) for --backend cuda without a usable device.
+wb best; with --kernels, from the given file (e.g. a CUDA device's choices run in
+emulation). Exits 77 (ctest: skipped) for --backend cuda without a usable device.
 """
 import argparse
 import json
@@ -62,6 +63,7 @@ def main():
     ap.add_argument("--V", type=int, default=50257)
     ap.add_argument("--precision", default="fp32")
     ap.add_argument("--best", action="store_true", help="kernels from a best.json made by wb sweep and wb best")
+    ap.add_argument("--kernels", help="kernels from this best.json instead (e.g. a CUDA device's, emulated)")
     a = ap.parse_args()
     if a.backend == "cuda":
         probe = subprocess.run([a.wb, "device", "--backend", "cuda", "--slug"], capture_output=True, text=True)
@@ -78,6 +80,8 @@ def main():
         common = ["--backend", a.backend, "--model", os.path.join(tmp, "model.bin"), "-b", str(c["B"]), "-t",
                   str(c["T"]), "--precision", a.precision]
         kernels = []
+        if a.kernels:
+            kernels = ["--kernels", a.kernels]
         if a.best:
             workloads = os.path.join(tmp, "workloads.json")
             subprocess.run([a.trainer, *common, "--dump-workloads", workloads], check=True)

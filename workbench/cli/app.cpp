@@ -55,6 +55,9 @@ int main(int argc, char** argv) {
   check_cmd->add_flag("--all", check_o.all, "check every op");
   check_cmd->add_option("--backend", check_o.backend, "cpu, cuda or emu (default: cuda when a device is usable)");
   check_cmd->add_option("--variants", check_o.variants, "ids to check, e.g. 1,3 (default: all)");
+  check_cmd->add_option("--block-sizes", check_o.block_sizes,
+                        "only these block sizes, e.g. 32,128 (a variant with none of them checks its default; "
+                        "default: all)");
   check_cmd->add_option("--seed", check_o.seed, "base seed (default: fresh)");
   check_cmd->add_flag("--verbose", check_o.verbose, "a line per launch configuration");
   check_cmd->add_option("--json", check_o.json, "also write the results as a wb.report report");

@@ -65,6 +65,20 @@ struct Tally {
   }
 };
 
+// The configurations of v to check: all legal ones, or with --block-sizes those whose
+// block size is listed (a variant that has none of them checks its default).
+std::vector<ParamValues> configurations(const Variant& v, const std::optional<std::vector<int>>& sizes) {
+  std::vector<ParamValues> all = v.all_params();
+  if (!sizes) return all;
+  std::vector<ParamValues> chosen;
+  for (const ParamValues& p : all) {
+    const auto bs = p.find("block_size");
+    if (bs && std::find(sizes->begin(), sizes->end(), *bs) != sizes->end()) chosen.push_back(p);
+  }
+  if (chosen.empty()) chosen.push_back(v.default_params());
+  return chosen;
+}
+
 }  // namespace
 
 int check(const CheckOptions& o) {
@@ -76,6 +90,8 @@ int check(const CheckOptions& o) {
   const Backend b = resolve_backend(o.backend);
   const uint64_t seed = resolve_seed(o.seed);
   const std::vector<Shape> shapes = b == Backend::emu ? emu_check_shapes() : check_shapes();
+  std::optional<std::vector<int>> sizes;
+  if (!o.block_sizes.empty() && o.block_sizes != "all") sizes = parse_int_list(o.block_sizes, "--block-sizes");
 
   // The work, up front, so that the progress line can count.
   struct Job {
@@ -100,7 +116,7 @@ int check(const CheckOptions& o) {
       for (bool omit : {false, true}) {
         if (omit && !has_optional) continue;
         Job job{op, si, omit, variants, 0};
-        for (const Variant* v : variants) job.configs += v->all_params().size();
+        for (const Variant* v : variants) job.configs += configurations(*v, sizes).size();
         total += job.configs;
         if (job.configs) jobs.push_back(job);
       }
@@ -121,7 +137,7 @@ int check(const CheckOptions& o) {
       const std::string shape_text = shape_with_omitted(job.op->describe_shape(shape), session.problem().omitted());
       for (const Variant* v : job.variants) {
         Tally tally;
-        for (const ParamValues& p : v->all_params()) {
+        for (const ParamValues& p : configurations(*v, sizes)) {
           progress.step(v->key() + " " + p.describe() + " " + shape_text);
           Record r = session.evaluate(*v, p, eval);
           tally.add(r);

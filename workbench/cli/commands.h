@@ -63,6 +63,7 @@ struct CheckOptions {
   bool all = false;
   std::string backend;
   std::string variants;
+  std::string block_sizes;  // "" or "all": every legal one
   std::optional<uint64_t> seed;
   bool verbose = false;
   std::string json;
