@@ -98,7 +98,7 @@ void set_sticky(int code, const std::string& message) {
   c.last = code;
 }
 
-bool canary_intact(const char* p, std::size_t n) {
+WB_EMU_NO_TSAN bool canary_intact(const char* p, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i)
     if (static_cast<unsigned char>(p[i]) != kCanaryByte) return false;
   return true;
@@ -179,7 +179,6 @@ struct Warp {
   int source[32] = {};  // lane to read from; -1: poison; 32 + lane: its own value
   uint64_t result[32] = {};
   unsigned generation = 0;
-  char sync[2] = {};  // ThreadSanitizer sync objects, alternating per generation
 };
 
 struct SharedArray {
@@ -191,6 +190,16 @@ struct SharedArray {
 
 struct Launch;
 
+// ThreadSanitizer's sync objects of one block, at addresses no other block of the
+// launch uses (a sync object keeps its history: shared by two blocks, it would order
+// them and hide a race between them). On the heap, freed when the launch ends.
+struct BlockSyncs {
+  char start = 0;        // the scheduler set the block up -> its threads
+  char barrier[2] = {};  // alternating per barrier generation
+  char shared = 0;       // an array's allocation -> its use
+  char warp[32][2] = {};  // __syncwarp, per warp and generation
+};
+
 struct Block {
   Launch* launch = nullptr;
   Dim3 idx;
@@ -199,12 +208,11 @@ struct Block {
   std::vector<Warp> warps;
   int live = 0;
   unsigned barrier_generation = 0;
-  char barrier_sync[2] = {};
+  BlockSyncs* syncs = nullptr;
   // A fixed array, not a vector: the fibers reach it from uninstrumented code only.
   static constexpr int kMaxSharedArrays = 32;
   SharedArray shared[kMaxSharedArrays];
   int shared_count = 0;
-  char shared_sync = 0;  // ThreadSanitizer: an array's allocation before its use
   std::size_t static_shared = 0;
   char* dynamic_raw = nullptr;
   char* dynamic = nullptr;
@@ -223,7 +231,14 @@ struct Launch {
   std::mutex fault_mutex;
   long fault_block = -1;
   Fault fault{kSuccess, ""};
-  char start_sync = 0, end_sync = 0;  // ThreadSanitizer: host -> threads -> host
+  char end_sync = 0;  // ThreadSanitizer: every thread -> the host, at the end of the launch
+  // Under ThreadSanitizer, what the blocks' threads touched is freed when the launch
+  // ends, after the host has synchronised with every thread: freed at a block's end, the
+  // scheduler would have to synchronise with that block first, and would then carry its
+  // history into the next block.
+  std::mutex deferred_mutex;
+  std::vector<char*> deferred_frees;
+  std::vector<BlockSyncs*> deferred_syncs;
 };
 
 // One per OS thread that runs blocks.
@@ -250,10 +265,6 @@ Worker& worker() {
 }
 
 }  // namespace
-
-namespace detail {
-thread_local const Builtins* current_builtins = nullptr;
-}
 
 namespace {
 
@@ -300,7 +311,7 @@ WB_EMU_NO_TSAN void thread_entry(fiber::transfer tr) {
   w.scheduler = tr.fctx;
   fiber::after_switch(t->san, &w.scheduler_stack, &w.scheduler_stack_size);
   Block& b = *w.block;
-  fiber::acquire(&b.launch->start_sync);
+  fiber::acquire(&b.syncs->start);
   try {
     (*b.launch->body)();
   } catch (const Fault& f) {
@@ -399,6 +410,15 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+WB_EMU_NO_TSAN void free_after_block(Block& b, char* p) {
+  if (!WB_EMU_TSAN) {
+    std::free(p);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(b.launch->deferred_mutex);
+  b.launch->deferred_frees.push_back(p);
+}
+
 WB_EMU_NO_TSAN void release_shared(Block& b) {
   for (int i = 0; i < b.shared_count; ++i) {
     SharedArray& s = b.shared[i];
@@ -411,7 +431,7 @@ WB_EMU_NO_TSAN void release_shared(Block& b) {
                                            s.decl->name + "' (" + std::to_string(s.bytes) + " bytes, declared at " +
                                            site_text(Site{s.decl->file, s.decl->line}) + ")"};
     }
-    std::free(s.raw);
+    free_after_block(b, s.raw);
   }
   b.shared_count = 0;
   if (b.dynamic_raw) {
@@ -422,7 +442,7 @@ WB_EMU_NO_TSAN void release_shared(Block& b) {
       b.fault = Fault{kIllegalAddress, "memcheck: " + where(b, nullptr) + ": a write outside the " +
                                            std::to_string(bytes) + " bytes of dynamic shared memory"};
     }
-    std::free(b.dynamic_raw);
+    free_after_block(b, b.dynamic_raw);
     b.dynamic_raw = b.dynamic = nullptr;
   }
 }
@@ -453,6 +473,7 @@ WB_EMU_NO_TSAN void run_block(Worker& w, Launch& launch, long linear) {
   b.warps.resize((n + 31) / 32);
   b.live = n;
   w.block = &b;
+  b.syncs = new BlockSyncs;
   b.dynamic = allocate_with_canaries(spec.dynamic_shared, kSharedCanary, 16, &b.dynamic_raw);
   for (int i = 0; i < n; ++i) {
     Thread& t = b.threads[i];
@@ -464,7 +485,7 @@ WB_EMU_NO_TSAN void run_block(Worker& w, Launch& launch, long linear) {
     t.builtins.block_idx = b.idx;
     t.builtins.block_dim = spec.block;
     t.builtins.grid_dim = spec.grid;
-    t.stack = w.stacks.get(std::size_t(i));
+    t.stack = WB_EMU_TSAN ? w.stacks.fresh(std::size_t(i)) : w.stacks.get(std::size_t(i));
     t.ctx = boost::context::detail::make_fcontext(t.stack.top(), t.stack.size, &thread_entry);
     if (WB_EMU_TSAN) {
       while (w.tsan_fibers.size() < std::size_t(n)) w.tsan_fibers.push_back(fiber::create_tsan_fiber());
@@ -481,9 +502,9 @@ WB_EMU_NO_TSAN void run_block(Worker& w, Launch& launch, long linear) {
     std::shuffle(order.begin(), order.end(), rng);
   }
   w.scheduler_san.tsan_fiber = fiber::current_tsan_fiber();
-  // The threads start after the block was set up (ThreadSanitizer: the vectors above
-  // were written by the scheduler).
-  fiber::release(&launch.start_sync);
+  // The threads start after the block was set up (ThreadSanitizer: the scheduler wrote
+  // what they read).
+  fiber::release(&b.syncs->start);
 
   while (b.live > 0 && !b.faulted) {
     bool progress = false;
@@ -501,8 +522,13 @@ WB_EMU_NO_TSAN void run_block(Worker& w, Launch& launch, long linear) {
       b.fault = Fault{kLaunchFailure, why};
     }
   }
-  fiber::acquire(&launch.end_sync);
   release_shared(b);
+  if (WB_EMU_TSAN) {
+    std::lock_guard<std::mutex> lock(launch.deferred_mutex);
+    launch.deferred_syncs.push_back(b.syncs);
+  } else {
+    delete b.syncs;
+  }
 #if WB_EMU_ASAN
   if (b.faulted)  // abandoned fibers leave their frames' redzones poisoned on the stacks
     for (int i = 0; i < n; ++i) __asan_unpoison_memory_region(b.threads[i].stack.base, b.threads[i].stack.size);
@@ -768,7 +794,6 @@ int launch(const LaunchSpec& spec, const std::function<void()>& body) {
   run.schedule = schedule();
   run.number = c.launches++;
   run.shared_limit = limit;
-  fiber::release(&run.start_sync);
   const long blocks = long(g.x) * long(g.y) * long(g.z);
   if (parallel_blocks() && blocks > 1) {
 #pragma omp parallel for schedule(dynamic, 1)
@@ -780,6 +805,8 @@ int launch(const LaunchSpec& spec, const std::function<void()>& body) {
     for (long i = 0; i < blocks && !run.faulted; ++i) run_block(worker(), run, i);
   }
   fiber::acquire(&run.end_sync);
+  for (char* p : run.deferred_frees) std::free(p);
+  for (BlockSyncs* p : run.deferred_syncs) delete p;
   if (run.faulted) {
     set_sticky(run.fault.code, run.fault.message);
     return run.fault.code;
@@ -799,9 +826,9 @@ WB_EMU_NO_TSAN void syncthreads(Site site) {
   t.state = State::barrier;
   t.wait_site = site;
   const unsigned generation = b.barrier_generation;
-  fiber::release(&b.barrier_sync[generation & 1]);
+  fiber::release(&b.syncs->barrier[generation & 1]);
   yield(w, t);
-  fiber::acquire(&b.barrier_sync[generation & 1]);
+  fiber::acquire(&b.syncs->barrier[generation & 1]);
 }
 
 namespace {
@@ -847,7 +874,7 @@ WB_EMU_NO_TSAN uint64_t collective(Site site, Collective kind, unsigned mask, ui
   // registers and orders nothing (CUDA's memory model), so ThreadSanitizer sees no
   // edge for them.
   const bool orders_memory = kind == Collective::syncwarp;
-  if (orders_memory) fiber::release(&wp.sync[generation & 1]);
+  if (orders_memory) fiber::release(&b.syncs->warp[t.warp][generation & 1]);
   if (wp.arrived == mask) {
     unsigned votes = 0;
     for (int l = 0; l < 32; ++l)
@@ -877,7 +904,7 @@ WB_EMU_NO_TSAN uint64_t collective(Site site, Collective kind, unsigned mask, ui
     t.wait_site = site;
     yield(w, t);
   }
-  if (orders_memory) fiber::acquire(&wp.sync[generation & 1]);
+  if (orders_memory) fiber::acquire(&b.syncs->warp[t.warp][generation & 1]);
   return wp.result[t.lane];
 }
 
@@ -930,7 +957,7 @@ WB_EMU_NO_TSAN void* shared_array(const SharedDecl& decl, std::size_t bytes, std
   Block& b = *w.block;
   for (int i = 0; i < b.shared_count; ++i) {
     if (b.shared[i].decl == &decl) {
-      fiber::acquire(&b.shared_sync);
+      fiber::acquire(&b.syncs->shared);
       return b.shared[i].data;
     }
   }
@@ -951,23 +978,10 @@ WB_EMU_NO_TSAN void* shared_array(const SharedDecl& decl, std::size_t bytes, std
   SharedArray s{&decl, nullptr, nullptr, bytes};
   s.data = allocate_with_canaries(bytes, kSharedCanary, std::max<std::size_t>(align, 16), &s.raw);
   b.shared[b.shared_count++] = s;
-  fiber::release(&b.shared_sync);
+  fiber::release(&b.syncs->shared);
   return s.data;
 }
 
 void* dynamic_shared() { return tls_worker->block->dynamic; }
-
-float atomic_add(float* address, float value) {
-  auto* p = reinterpret_cast<uint32_t*>(address);
-  uint32_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
-  for (;;) {
-    float f;
-    std::memcpy(&f, &old, sizeof f);
-    const float sum = f + value;
-    uint32_t bits;
-    std::memcpy(&bits, &sum, sizeof bits);
-    if (__atomic_compare_exchange_n(p, &old, bits, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return f;
-  }
-}
 
 }  // namespace wb::emu

@@ -134,9 +134,17 @@ struct Builtins {
   Dim3 thread_idx, block_idx, block_dim, grid_dim;
 };
 namespace detail {
-extern thread_local const Builtins* current_builtins;  // set by the scheduler at every switch
+// Set by the scheduler at every switch. An inline variable with a constant initialiser,
+// so that no translation unit calls a TLS wrapper that might (re)initialise it.
+inline thread_local const Builtins* current_builtins = nullptr;
 }
+#if defined(__SANITIZE_THREAD__)
+// A copy, made where ThreadSanitizer does not look: the scheduler writes the builtins,
+// the kernel only reads its copy.
+__attribute__((no_sanitize("thread"))) inline Builtins builtins() { return *detail::current_builtins; }
+#else
 inline const Builtins& builtins() { return *detail::current_builtins; }
+#endif
 
 // Where in the source a barrier or collective was called, for messages.
 struct Site {
@@ -169,7 +177,19 @@ void* shared_array(const SharedDecl& decl, std::size_t bytes, std::size_t align)
 // The block's dynamic shared memory (the launch's dynamic_shared bytes).
 void* dynamic_shared();
 
-// Float atomic add (a CAS loop), others through __atomic builtins in shim.h.
-float atomic_add(float* address, float value);
+// Float atomic add: a compare-and-swap loop on the bits. Inline, so that it is
+// compiled (and, under ThreadSanitizer, instrumented as an atomic) with the kernel.
+inline float atomic_add(float* address, float value) {
+  auto* p = reinterpret_cast<uint32_t*>(address);
+  uint32_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+  for (;;) {
+    float f;
+    __builtin_memcpy(&f, &old, sizeof f);
+    const float sum = f + value;
+    uint32_t bits;
+    __builtin_memcpy(&bits, &sum, sizeof bits);
+    if (__atomic_compare_exchange_n(p, &old, bits, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return f;
+  }
+}
 
 }  // namespace wb::emu

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 #include <string>
@@ -26,21 +27,43 @@ std::size_t StackPool::stack_bytes() {
   return bytes;
 }
 
-StackPool::~StackPool() {
+namespace {
+
+Stack map_stack() {
   const std::size_t page = std::size_t(::sysconf(_SC_PAGESIZE));
-  for (const Stack& s : stacks_) ::munmap(static_cast<char*>(s.base) - page, s.size + page);
+  const std::size_t size = StackPool::stack_bytes();
+  void* p = ::mmap(nullptr, size + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  ::mprotect(p, page, PROT_NONE);  // the guard page: stacks grow down into it
+  return Stack{static_cast<char*>(p) + page, size};
+}
+
+void unmap_stack(const Stack& s) {
+  const std::size_t page = std::size_t(::sysconf(_SC_PAGESIZE));
+  ::munmap(static_cast<char*>(s.base) - page, s.size + page);
+}
+
+}  // namespace
+
+StackPool::~StackPool() {
+  for (const Stack& s : stacks_) unmap_stack(s);
 }
 
 Stack StackPool::get(std::size_t i) {
-  while (stacks_.size() <= i) {
-    const std::size_t page = std::size_t(::sysconf(_SC_PAGESIZE));
-    const std::size_t size = stack_bytes();
-    void* p = ::mmap(nullptr, size + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    ::mprotect(p, page, PROT_NONE);  // the guard page: stacks grow down into it
-    stacks_.push_back(Stack{static_cast<char*>(p) + page, size});
-  }
+  while (stacks_.size() <= i) stacks_.push_back(map_stack());
   return stacks_[i];
+}
+
+Stack StackPool::fresh(std::size_t i) {
+  if (i >= stacks_.size()) return get(i);
+  // The top of the stack, where a kernel's frames live, mapped anew in place (the
+  // sanitizer's mmap interceptor forgets the range); the rest is rarely touched.
+  const Stack& s = stacks_[i];
+  const std::size_t top = std::min<std::size_t>(s.size, 16 * 1024);
+  void* p = ::mmap(static_cast<char*>(s.top()) - top, top, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  return s;
 }
 
 void before_switch(Sanitizer& from, const Sanitizer& to, const void* bottom, std::size_t size, bool finishing) {

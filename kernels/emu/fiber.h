@@ -6,12 +6,14 @@
 #include <cstddef>
 #include <vector>
 
-#if defined(__SANITIZE_ADDRESS__)
+// The flavour of the build (CMake's WB_SANITIZE), also in files that are compiled
+// without the sanitizer's instrumentation themselves (emu.cpp under TSan).
+#if defined(__SANITIZE_ADDRESS__) || WB_SANITIZE_ADDRESS
 #define WB_EMU_ASAN 1
 #else
 #define WB_EMU_ASAN 0
 #endif
-#if defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_THREAD__) || WB_SANITIZE_THREAD
 #define WB_EMU_TSAN 1
 #else
 #define WB_EMU_TSAN 0
@@ -42,6 +44,11 @@ class StackPool {
  public:
   ~StackPool();
   Stack get(std::size_t i);  // the i-th stack, created on first use
+  // The i-th stack, unmapped and mapped afresh: under ThreadSanitizer a stack that a
+  // thread of an earlier block used would carry that thread's accesses, and what two
+  // threads keep on their stacks is theirs alone (CUDA's local memory), never a race.
+  // munmap makes TSan forget them.
+  Stack fresh(std::size_t i);
   static std::size_t stack_bytes();
 
  private:

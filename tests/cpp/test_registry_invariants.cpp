@@ -11,6 +11,7 @@
 
 #include "kernels/errors.h"
 #include "kernels/registry.h"
+#include "workbench/cli/verification.h"
 #include "workbench/runtime/report.h"
 
 namespace wb {
@@ -129,6 +130,31 @@ TEST(RegistryInvariants, CommittedReportsAgreeOnVariantNames) {
     }
   }
   EXPECT_GT(records, 0) << "no committed report under " << results;
+}
+
+}  // namespace
+}  // namespace wb
+
+namespace wb {
+namespace {
+
+// The committed emulation report (results/emu/, `wb check --all --backend emu --json
+// results/emu/check.json`) covers every CUDA variant at the source it has now, and
+// holds none incorrect: change a kernel, and this fails until the report is made again.
+TEST(EmulationReport, IsCurrentForEveryCudaVariant) {
+  const Registry& reg = Registry::global();
+  const VerificationIndex index = VerificationIndex::scan((std::filesystem::path(WB_SOURCE_DIR) / "results").string());
+  int variants = 0;
+  for (const OpSpec* op : reg.ops()) {
+    for (const Variant* v : reg.variants(op->name, Backend::emu)) {
+      ++variants;
+      const Emulation e = index.emulation(*v);
+      EXPECT_TRUE(e.state == Emulation::State::passes || e.state == Emulation::State::not_emulated)
+          << v->key() << ": " << e.text()
+          << " -- re-run `wb check --all --backend emu --json results/emu/check.json` and commit it";
+    }
+  }
+  EXPECT_GT(variants, 0);
 }
 
 }  // namespace

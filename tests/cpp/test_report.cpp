@@ -97,6 +97,59 @@ TEST(Report, BadFilesAreUsageErrors) {
   fs::remove_all(dir);
 }
 
+// One incorrect record of the same source revokes "verified"; emulation is reported
+// apart and never counts as verified.
+TEST(Verification, IncorrectRevokesAndEmulationStaysApart) {
+  const fs::path dir = temp_dir("verification2");
+  Report gpu = sample_report();
+  gpu.context.device.name = "Test GPU";
+  gpu.context.created = "2026-01-02T03:04:05Z";
+  Record ok = gpu.records[0];
+  ok.backend = Backend::cuda;
+  ok.source_hash = "abc";
+  ok.status = Status::ok;
+  Record bad = ok;
+  bad.status = Status::incorrect;
+  bad.reason = "out: 3 mismatches";
+  gpu.records = {ok};
+  write_report(gpu, (dir / "gpu" / "a.json").string());
+  Report emu = gpu;
+  emu.context.device.name = "emulated sm_90";
+  Record emulated = ok;
+  emulated.backend = Backend::emu;
+  Record not_emulated = emulated;
+  not_emulated.variant = 77;
+  not_emulated.status = Status::not_emulated;
+  not_emulated.reason = "not emulated: needs cuDNN";
+  emu.records = {emulated, not_emulated};
+  write_report(emu, (dir / "emu" / "check.json").string());
+
+  Variant v;
+  v.op = ok.op;
+  v.backend = Backend::cuda;
+  v.id = ok.variant;
+  v.source_hash = "abc";
+  {
+    const VerificationIndex index = VerificationIndex::scan(dir.string());
+    EXPECT_EQ(index.status(v).text(), "verified on Test GPU 2026-01-02");
+    EXPECT_EQ(index.emulation(v).text(), "passes (2026-01-02)");
+    Variant other = v;
+    other.id = 77;
+    EXPECT_EQ(index.status(other).text(), "not yet run on a device") << "emulation is not verification";
+    EXPECT_EQ(index.emulation(other).text(), "not emulated: needs cuDNN");
+    Variant changed = v;
+    changed.source_hash = "def";
+    EXPECT_EQ(index.emulation(changed).text(), "changed since emulated");
+  }
+  gpu.records = {bad};
+  write_report(gpu, (dir / "gpu" / "b.json").string());
+  {
+    const VerificationIndex index = VerificationIndex::scan(dir.string());
+    EXPECT_EQ(index.status(v).text(), "INCORRECT on Test GPU 2026-01-02");
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Verification, FollowsTheSourceHash) {
   const fs::path dir = temp_dir("verification");
   Report r = sample_report();

@@ -121,3 +121,13 @@ __global__ void shuffle_against_barrier(float* out) {
 }
 
 }  // namespace wb::emu_controls
+
+namespace wb::emu_controls {
+
+// Reads one float past the end of its input.
+__global__ void global_overread(float* out, const float* in, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = in[i + 1];
+}
+
+}  // namespace wb::emu_controls

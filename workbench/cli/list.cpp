@@ -28,18 +28,23 @@ int list(const ListOptions& o) {
                   << (t.optional ? "  (may be null)" : "") << "\n";
       for (const auto& s : op->scalars) std::cout << "    scalar " << s.name << ": " << s.doc << "\n";
     }
-    TextTable table({"backend", "id", "name", "class", "block sizes", "requires", "status", "summary"});
+    TextTable table(
+        {"backend", "id", "name", "class", "block sizes", "requires", "on a device", "in emulation", "summary"});
     for (const Variant* v : reg.variants(op->name)) {
-      const std::string status = v->backend == Backend::cuda ? verified.status(*v).text() : "-";
-      table.add({std::string(to_string(v->backend)), std::to_string(v->id), v->name, std::string(to_string(v->numeric)),
-                 v->params_text(), v->requirements_text(), status, v->summary});
+      // A CUDA variant is one row, whether this build compiled it for a GPU, for the
+      // emulator, or both (the emulated copy is the same source).
+      if (v->backend == Backend::emu && reg.find(v->op, Backend::cuda, v->id)) continue;
+      const bool gpu_code = v->backend != Backend::cpu;
+      table.add({gpu_code ? "cuda" : "cpu", std::to_string(v->id), v->name, std::string(to_string(v->numeric)),
+                 v->params_text(), v->requirements_text(), gpu_code ? verified.status(*v).text() : "-",
+                 gpu_code ? verified.emulation(*v).text() : "-", v->summary});
     }
     table.print(std::cout, "  ");
     std::cout << "\n";
   }
 #if !WB_HAVE_CUDA
-  std::cout << "This wb was built without CUDA (nvcc was not found when it was configured): "
-               "only the cpu variants are listed.\n";
+  std::cout << "This wb was built without CUDA (nvcc was not found when it was configured): the cuda variants "
+               "run in emulation only (--backend emu).\n";
 #endif
   return kOk;
 }

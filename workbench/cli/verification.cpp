@@ -13,10 +13,30 @@ std::string Verification::text() const {
   switch (state) {
     case State::verified:
       return "verified on " + device + " " + date;
+    case State::incorrect:
+      return "INCORRECT on " + device + " " + date;
     case State::changed:
       return "changed since verified";
     case State::never:
       return "not yet run on a device";
+  }
+  return "?";
+}
+
+std::string Emulation::text() const {
+  switch (state) {
+    case State::passes:
+      return "passes (" + date + ")";
+    case State::fails:
+      return "FAILS (" + date + "): " + reason;
+    case State::skipped:
+      return "skipped: " + reason;
+    case State::not_emulated:
+      return reason;
+    case State::changed:
+      return "changed since emulated";
+    case State::never:
+      return "not emulated yet";
   }
   return "?";
 }
@@ -37,13 +57,17 @@ VerificationIndex VerificationIndex::scan(const std::string& results_dir) {
       index.warnings_.push_back(path + ": malformed JSON, passed over");
       continue;
     }
-    if (!j.is_object() || (j.value("schema", "") != kReportSchema && j.value("schema", "") != kReportSchemaV1)) continue;  // best.json and others
+    if (!j.is_object()) continue;
+    const std::string schema = j.value("schema", "");
+    if (schema != kReportSchema && schema != kReportSchemaV1) continue;  // best.json and others
     try {
       const Report r = report_from_json(j, path);
       for (const Record& rec : r.records) {
-        if (rec.status != Status::ok) continue;
-        index.correct_[{rec.op, rec.backend, rec.variant}].push_back(
-            Seen{rec.source_hash, r.context.device.name, r.context.created.substr(0, 10)});
+        if (rec.backend == Backend::cpu) continue;
+        auto& where = rec.backend == Backend::cuda ? index.device_ : index.emulated_;
+        where[{rec.op, rec.variant}].push_back(Seen{rec.source_hash, r.context.device.name,
+                                                    r.context.created.substr(0, 10),
+                                                    std::string(to_string(rec.status)), rec.reason});
       }
     } catch (const UsageError& e) {
       index.warnings_.push_back(std::string(e.what()) + ", passed over");
@@ -54,16 +78,64 @@ VerificationIndex VerificationIndex::scan(const std::string& results_dir) {
 
 Verification VerificationIndex::status(const Variant& v) const {
   Verification out;
-  auto it = correct_.find({v.op, v.backend, v.id});
-  if (it == correct_.end()) return out;
+  auto it = device_.find({v.op, v.id});
+  if (it == device_.end()) return out;
+  bool seen_ok = false;
+  for (const Seen& s : it->second) seen_ok = seen_ok || s.status == "ok";
+  if (!seen_ok) return out;  // only skips or failures: never shown correct anywhere
   out.state = Verification::State::changed;
   for (const Seen& s : it->second) {
     if (v.source_hash.empty() || s.hash != v.source_hash) continue;
-    if (out.state != Verification::State::verified || s.date > out.date) {
+    if (s.status == "incorrect") {  // revokes whatever else holds it correct
+      if (out.state != Verification::State::incorrect || s.date > out.date) {
+        out.state = Verification::State::incorrect;
+        out.device = s.device;
+        out.date = s.date;
+      }
+    } else if (s.status == "ok" && out.state != Verification::State::incorrect &&
+               (out.state != Verification::State::verified || s.date > out.date)) {
       out.state = Verification::State::verified;
       out.device = s.device;
       out.date = s.date;
     }
+  }
+  return out;
+}
+
+Emulation VerificationIndex::emulation(const Variant& v) const {
+  Emulation out;
+  auto it = emulated_.find({v.op, v.id});
+  if (it == emulated_.end()) return out;
+  out.state = Emulation::State::changed;
+  bool any = false, ok = false, failed = false, skipped = false, not_emulated = false;
+  for (const Seen& s : it->second) {
+    if (v.source_hash.empty() || s.hash != v.source_hash) continue;
+    any = true;
+    if (s.date > out.date) out.date = s.date;
+    if (s.status == "incorrect" && !failed) {
+      failed = true;
+      out.reason = s.reason;
+    }
+    ok = ok || s.status == "ok";
+    if (s.status == "skipped" && !skipped && !failed) {
+      skipped = true;
+      if (!ok) out.reason = s.reason;
+    }
+    if (s.status == "not_emulated") {
+      not_emulated = true;
+      out.reason = s.reason;
+    }
+  }
+  if (!any) return out;
+  if (failed) {
+    out.state = Emulation::State::fails;
+  } else if (ok) {
+    out.state = Emulation::State::passes;
+    out.reason.clear();
+  } else if (not_emulated) {
+    out.state = Emulation::State::not_emulated;
+  } else {
+    out.state = Emulation::State::skipped;
   }
   return out;
 }

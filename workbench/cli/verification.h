@@ -1,6 +1,13 @@
 #pragma once
-// Verification status of a variant: whether a committed report under results/ holds
-// it correct with the source it has now (reports record each variant's source hash).
+// What the committed reports under results/ say about a CUDA variant with the source
+// it has now (reports record each variant's source hash):
+//   on a device  "verified on <device> <date>" when a device's report holds it correct
+//                at that hash and no record of that hash is incorrect; "incorrect on
+//                <device> <date>" when one is; "changed since verified"; "not yet run
+//                on a device";
+//   in emulation from the emu reports (results/emu/): "passes", "fails", "not emulated:
+//                <why>", "changed since emulated", "not emulated yet".
+// The two are kept apart: passing in emulation is never "verified".
 #include <map>
 #include <string>
 #include <tuple>
@@ -11,12 +18,19 @@
 namespace wb {
 
 struct Verification {
-  enum class State { verified, changed, never };
+  enum class State { verified, incorrect, changed, never };
   State state = State::never;
-  std::string device;  // where it was last found correct
+  std::string device;  // where it was last found correct (or incorrect)
   std::string date;    // YYYY-MM-DD of that report
-  std::string text()
-      const;  // "verified on NVIDIA H100 2026-11-21", "changed since verified", "not yet run on a device"
+  std::string text() const;
+};
+
+struct Emulation {
+  enum class State { passes, fails, skipped, not_emulated, changed, never };
+  State state = State::never;
+  std::string reason;  // why it fails, is skipped or is not emulated
+  std::string date;
+  std::string text() const;  // "passes (2026-11-23)", "not emulated: needs cuDNN", ...
 };
 
 class VerificationIndex {
@@ -25,14 +39,16 @@ class VerificationIndex {
   // passed over, malformed ones noted in warnings().
   static VerificationIndex scan(const std::string& results_dir);
 
-  Verification status(const Variant& v) const;
+  Verification status(const Variant& v) const;  // on a device (cuda records)
+  Emulation emulation(const Variant& v) const;  // in emulation (emu records)
   const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
   struct Seen {
-    std::string hash, device, date;
+    std::string hash, device, date, status, reason;
   };
-  std::map<std::tuple<std::string, Backend, int>, std::vector<Seen>> correct_;
+  // (op, id) -> records of cuda and of emu
+  std::map<std::tuple<std::string, int>, std::vector<Seen>> device_, emulated_;
   std::vector<std::string> warnings_;
 };
 

@@ -1,0 +1,64 @@
+// The emulator's sanitized checks on planted bugs: run one scenario per process, in a
+// build with ThreadSanitizer (racecheck) or AddressSanitizer (memcheck of reads too);
+// tools/emu_sanitized.sh looks for the sanitizer's report in what each one prints.
+//
+//   sanitized_controls SCENARIO
+//     shared_race      threads write one shared word with no barrier    (TSan: race)
+//     missing_barrier  thread 0 reads words the others wrote, no barrier (TSan: race)
+//     global_race      two blocks add to one global word, no atomics     (TSan: race)
+//     clean            the same three done right                         (no report)
+//     shared_overread  a read one past a shared array                    (ASan: overflow)
+//     global_overread  a read one past a device buffer                   (ASan: overflow)
+#include "tests/emu/controls.h"  // first: CUDA source compiled for the emulator
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "kernels/emu/emu.h"
+
+using namespace wb;
+using namespace wb::emu_controls;
+
+namespace {
+
+float* device_floats(int n, float fill) {
+  auto* p = static_cast<float*>(emu::device_malloc(std::size_t(n) * sizeof(float)));
+  for (int i = 0; i < n; ++i) p[i] = fill;
+  return p;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: sanitized_controls SCENARIO\n");
+    return 2;
+  }
+  const std::string s = argv[1];
+  float* in = device_floats(kThreads, 1.0f);
+  float* out = device_floats(kThreads, 0.0f);
+  std::printf("flavour %s, scenario %s\n", emu::flavour(), s.c_str());
+  if (s == "shared_race") {
+    WB_LAUNCH(shared_write_race, 1, kThreads, 0, nullptr, out);
+  } else if (s == "missing_barrier") {
+    WB_LAUNCH(block_sum, 1, kThreads, 0, nullptr, out, in, false);
+  } else if (s == "global_race") {
+    WB_LAUNCH(global_write_race, 2, 32, 0, nullptr, out);
+  } else if (s == "clean") {
+    WB_LAUNCH(block_sum, 1, kThreads, 0, nullptr, out, in, true);
+    WB_LAUNCH(global_atomic_add, 2, 32, 0, nullptr, out);
+    WB_LAUNCH(uninitialised_shared, 1, kThreads - 1, 0, nullptr, out);
+  } else if (s == "shared_overread") {
+    WB_LAUNCH(shared_overread, 1, kThreads, 0, nullptr, out);
+  } else if (s == "global_overread") {
+    WB_LAUNCH(global_overread, 1, kThreads, 0, nullptr, out, in, kThreads);
+  } else {
+    std::fprintf(stderr, "unknown scenario %s\n", s.c_str());
+    return 2;
+  }
+  std::printf("finished, out[0] = %g\n", double(out[0]));
+  emu::device_free(in);
+  emu::device_free(out);
+  return 0;
+}
