@@ -151,26 +151,35 @@ int64_t gpt2_parameter_count(int64_t Vp, int64_t C, int64_t L, int64_t maxT) {
 
 int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
 
-std::vector<Shape> check_shapes() {
-  std::vector<Shape> shapes;
-  auto add = [&](const char* text) { shapes.push_back(parse_shape(text)); };
-  add("B=2,T=3,C=8,NH=2,V=11,Vp=16,OC=12,L=1");            // tiny: one warp covers everything
-  add("B=3,T=37,C=75,NH=3,V=101,Vp=128,OC=221,L=1");       // nothing a power of two, C % 4 != 0
-  add("B=2,T=64,C=768,NH=12,V=1000,Vp=1024,OC=3072,L=1");  // GPT-2 width
-  add("B=1,T=5,C=96,NH=2,V=50257,OC=384,L=1");             // GPT-2 vocabulary, Vp=50304
-  add("B=1,T=130,C=256,NH=2,V=300,OC=520,L=1");            // head size 128, T crosses 64-row tiles
+std::vector<CheckShape> named_check_shapes(bool emulated) {
+  std::vector<CheckShape> shapes;
+  auto add = [&](const char* name, const char* text) { shapes.push_back({name, parse_shape(text)}); };
+  if (!emulated) {
+    add("tiny", "B=2,T=3,C=8,NH=2,V=11,Vp=16,OC=12,L=1");             // one warp covers everything
+    add("odd", "B=3,T=37,C=75,NH=3,V=101,Vp=128,OC=221,L=1");         // nothing a power of two, C % 4 != 0
+    add("gpt2", "B=2,T=64,C=768,NH=12,V=1000,Vp=1024,OC=3072,L=1");   // GPT-2 width
+    add("vocab", "B=1,T=5,C=96,NH=2,V=50257,OC=384,L=1");             // GPT-2 vocabulary, Vp=50304
+    add("long", "B=1,T=130,C=256,NH=2,V=300,OC=520,L=1");             // head size 128, T crosses 64-row tiles
+  } else {
+    add("tiny", "B=2,T=3,C=8,NH=2,V=11,Vp=16,OC=12,L=1");                // one block covers everything
+    add("odd", "B=3,T=37,C=75,NH=3,V=101,Vp=128,OC=221,L=1");            // tails, several blocks, C % 4 != 0
+    add("wide", "B=2,T=19,C=1024,NH=8,V=300,Vp=384,OC=96,L=1,N=70001");  // vec4 paths at 8 float4 a lane
+    add("long", "B=1,T=130,C=256,NH=2,V=300,Vp=384,OC=64,L=1,N=4099");   // head size 128, T crosses 64-row tiles
+    add("vocab", "B=1,T=5,C=96,NH=2,V=50257,OC=384,L=1,N=9001");         // the GPT-2 vocabulary, Vp=50304
+  }
   return shapes;
 }
 
+std::vector<Shape> check_shapes() {
+  std::vector<Shape> out;
+  for (const auto& s : named_check_shapes(false)) out.push_back(s.shape);
+  return out;
+}
+
 std::vector<Shape> emu_check_shapes() {
-  std::vector<Shape> shapes;
-  auto add = [&](const char* text) { shapes.push_back(parse_shape(text)); };
-  add("B=2,T=3,C=8,NH=2,V=11,Vp=16,OC=12,L=1");                // tiny: one block covers everything
-  add("B=3,T=37,C=75,NH=3,V=101,Vp=128,OC=221,L=1");           // odd: tails, several blocks, C % 4 != 0
-  add("B=2,T=19,C=1024,NH=8,V=300,Vp=384,OC=96,L=1,N=70001");  // wide rows: vec4 paths at 8 float4 a lane
-  add("B=1,T=130,C=256,NH=2,V=300,Vp=384,OC=64,L=1,N=4099");   // head size 128, T crosses 64-row tiles
-  add("B=1,T=5,C=96,NH=2,V=50257,OC=384,L=1,N=9001");          // the GPT-2 vocabulary, Vp=50304
-  return shapes;
+  std::vector<Shape> out;
+  for (const auto& s : named_check_shapes(true)) out.push_back(s.shape);
+  return out;
 }
 
 }  // namespace wb

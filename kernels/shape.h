@@ -54,4 +54,12 @@ std::vector<Shape> check_shapes();
 // full vocabulary.
 std::vector<Shape> emu_check_shapes();
 
+// The same, named (tiny, odd, wide, long, vocab; gpt2 instead of wide on a device), for
+// `wb check --shapes`.
+struct CheckShape {
+  std::string name;
+  Shape shape;
+};
+std::vector<CheckShape> named_check_shapes(bool emulated);
+
 }  // namespace wb

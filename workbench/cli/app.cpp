@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
   check_cmd->add_flag("--all", check_o.all, "check every op");
   check_cmd->add_option("--backend", check_o.backend, "cpu, cuda or emu (default: cuda when a device is usable)");
   check_cmd->add_option("--variants", check_o.variants, "ids to check, e.g. 1,3 (default: all)");
+  check_cmd->add_option("--shapes", check_o.shapes,
+                        "only these check shapes: tiny, odd, gpt2 (emu: wide), long, vocab (default: all)");
   check_cmd->add_option("--block-sizes", check_o.block_sizes,
                         "only these block sizes, e.g. 32,128 (a variant with none of them checks its default; "
                         "default: all)");

@@ -89,7 +89,28 @@ int check(const CheckOptions& o) {
   const std::vector<const OpSpec*> ops = o.all ? reg.ops() : std::vector<const OpSpec*>{&reg.op(o.op)};
   const Backend b = resolve_backend(o.backend);
   const uint64_t seed = resolve_seed(o.seed);
-  const std::vector<Shape> shapes = b == Backend::emu ? emu_check_shapes() : check_shapes();
+  std::vector<Shape> shapes;
+  {
+    const std::vector<CheckShape> named = named_check_shapes(b == Backend::emu);
+    std::string known;
+    for (const auto& n : named) known += (known.empty() ? "" : ", ") + n.name;
+    if (o.shapes.empty() || o.shapes == "all") {
+      for (const auto& n : named) shapes.push_back(n.shape);
+    } else {
+      std::size_t start = 0;
+      while (start <= o.shapes.size()) {
+        std::size_t comma = o.shapes.find(',', start);
+        if (comma == std::string::npos) comma = o.shapes.size();
+        const std::string name = o.shapes.substr(start, comma - start);
+        auto it = std::find_if(named.begin(), named.end(), [&](const CheckShape& n) { return n.name == name; });
+        if (it == named.end())
+          throw UsageError("--shapes: unknown check shape '" + name + "' (the " + std::string(to_string(b)) +
+                           " check shapes: " + known + ")");
+        shapes.push_back(it->shape);
+        start = comma + 1;
+      }
+    }
+  }
   std::optional<std::vector<int>> sizes;
   if (!o.block_sizes.empty() && o.block_sizes != "all") sizes = parse_int_list(o.block_sizes, "--block-sizes");
 

@@ -64,6 +64,7 @@ struct CheckOptions {
   std::string backend;
   std::string variants;
   std::string block_sizes;  // "" or "all": every legal one
+  std::string shapes;       // "" or "all": every check shape; else names, e.g. "tiny,odd"
   std::optional<uint64_t> seed;
   bool verbose = false;
   std::string json;
