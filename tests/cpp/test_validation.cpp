@@ -127,9 +127,17 @@ TEST_F(Harness, ModifiedInputIsCaught) {
 }
 
 TEST_F(Harness, NonRepeatableResultsAreReportedNondeterministic) {
-  const Record r = evaluate(variant(&drifts, "drifts"));
+  Variant v = variant(&drifts, "drifts");
+  v.deterministic = [](const ParamValues&) { return false; };
+  const Record r = evaluate(v);
   EXPECT_EQ(r.status, Status::ok) << r.reason;
   EXPECT_EQ(r.deterministic, false);
+}
+
+TEST_F(Harness, AVariantThatClaimsDeterminismAndDriftsIsIncorrect) {
+  const Record r = evaluate(variant(&drifts, "drifts"));
+  EXPECT_EQ(r.status, Status::incorrect);
+  EXPECT_NE(r.reason.find("claims to be deterministic"), std::string::npos) << r.reason;
 }
 
 TEST_F(Harness, RevalidatesAfterTheLaunchLoop) {

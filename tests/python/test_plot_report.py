@@ -38,7 +38,7 @@ def main():
     records += [record(6, "vec4_registers", bs, t) for bs, t in [(64, 21.0), (128, 19.5), (256, 20.0)]]
     records += [record(2, "three_kernels_no_block", None, 60.0)]
     report = {
-        "schema": "wb.report/1",
+        "schema": "wb.report/2",
         "context": {
             "created": "2026-11-21T12:00:00Z", "command": "fixture", "host": "test",
             "source": {"commit": "unknown", "dirty": False},
@@ -46,7 +46,7 @@ def main():
                                       "cuda_flags", "cuda_architectures", "benchmark_engine"]},
             "device": {"backend": "cuda", "name": "Fixture GPU", "slug": "fixture-gpu", "multiprocessors": 1,
                        "memory_bytes": 1, "l2_bytes": 1, "compute_capability": "9.0", "clock_khz": 1,
-                       "memory_clock_khz": 1, "memory_bus_bits": 1, "driver_version": "", "runtime_version": ""},
+                       "memory_clock_khz": 1, "memory_bus_bits": 1, "driver_version": "", "runtime_version": "", "emulation_flavour": ""},
             "timing": {"repetitions": 20, "min_time_s": 0.01, "warmup_s": 0.05, "l2_flush": True},
             "ceilings": {"copy_gbps": 3000.0, "fp32_tflops": 50.0, "tf32_tflops": 400.0, "bf16_tflops": 700.0,
                          "method": "fixture"},
