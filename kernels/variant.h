@@ -84,6 +84,9 @@ struct Variant {
   // Why the emulator cannot run this CUDA variant ("needs cuDNN", "needs TF32 tensor
   // cores"); empty when it can. Reported as its own status, never as a failure.
   std::string not_emulated;
+  // The lowest compute capability that can run this CUDA variant (80: sm_80, for TF32
+  // tensor cores); 0 when any can. A device below it skips the variant with the reason.
+  int min_compute_capability = 0;
   std::type_index args_type = typeid(void);
   std::function<void(const void*, const Launch&)> run;
   std::string source;       // file, relative to the repository (set by the registry)

@@ -3,12 +3,15 @@
 #   with a usable GPU: check every CUDA variant, then sweep them at the llmc-dev shape;
 #   without one: check every CUDA variant in emulation (bounds, barriers, launch
 #   limits: the CUDA code runs), then sweep what can be timed here, the CPU variants.
-# The report lands in out/<device-slug>/layernorm_forward.json.
+# The report lands in out/<device-slug>/layernorm_forward.json. Then it trains GPT-2 for a
+# few steps on TinyShakespeare with the committed results/best.json (the section of this
+# device, else the closest one, named in the output).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install_deps.sh
 bash tools/build.sh
-wb="${WB_BUILD_DIR:-build}/wb"
+build="${WB_BUILD_DIR:-build}"
+wb="$build/wb"
 
 "$wb" list layernorm_forward
 if "$wb" device --backend cuda --slug >/dev/null 2>&1; then
@@ -19,3 +22,11 @@ else
   "$wb" check layernorm_forward --backend emu
   "$wb" sweep layernorm_forward --backend cpu --shape llmc-dev --out "out/{device}/layernorm_forward.json"
 fi
+
+# Train: tokens into out/data, then a few steps on the kernels of results/best.json.
+text=../shared/data/tinyshakespeare.txt
+input=()
+if [[ -f "$text" ]]; then input=(--input "$text"); fi  # else prepare_data downloads it
+"$build/prepare_data" tinyshakespeare "${input[@]}" --vocab ../shared/data/gpt2 --out out/data
+"$build/trainer" --kernels=results/best.json --init 4,128,4 -b 4 -t 64 --steps 10 --lr 1e-3 \
+  --train out/data/tiny_shakespeare_train.bin --val out/data/tiny_shakespeare_val.bin --val-every 10

@@ -12,26 +12,41 @@
 namespace wb::trainer {
 namespace {
 
-// Why v cannot run on this backend at all (the emulator cannot run what needs cuDNN,
-// cuBLASLt or tensor cores); "" when it can.
-std::string cannot_run_here(const Variant& v, Backend b) {
-  return b == Backend::emu && !v.not_emulated.empty() ? "not emulated: " + v.not_emulated : "";
+// Why v cannot run here at all ("" when it can), deterministic mode included.
+std::string cannot_run_here(const Variant& v, const DeviceInfo& d, const ParamValues& params, bool deterministic) {
+  if (auto why = cannot_run_on(v, d)) return *why;
+  if (deterministic && !v.claims_deterministic(params))
+    return "not deterministic (its float atomics add in a varying order)";
+  return "";
 }
 
 // The highest id of an allowed numeric class that can run the shape with its defaults.
-const Variant* default_variant(const Registry& reg, const std::string& op, Backend b, NumericClass precision,
-                               const Shape& shape) {
-  auto variants = reg.variants(op, b);
+const Variant* default_variant(const Registry& reg, const std::string& op, const DeviceInfo& d,
+                               const PlanOptions& o, const Shape& shape) {
+  auto variants = reg.variants(op, d.backend);
   for (auto it = variants.rbegin(); it != variants.rend(); ++it) {
     const Variant* v = *it;
-    if (allowed_in(v->numeric, precision) && cannot_run_here(*v, b).empty() &&
-        !v->skip_reason(shape, v->default_params()))
+    const ParamValues params = v->default_params();
+    if (allowed_in(v->numeric, o.precision) && cannot_run_here(*v, d, params, o.deterministic).empty() &&
+        !v->skip_reason(shape, params))
       return v;
   }
   return nullptr;
 }
 
 std::string at_shape(const OpSpec& op, const Shape& s) { return op.name + " at " + op.describe_shape(s); }
+
+// The variant an entry names on this backend, or nullptr when this build lacks it (a
+// CUDA variant left out of a build without cuDNN: the emulator's build of every .cu
+// file knows it). Throws UsageError on an id no build has, or illegal parameters.
+const Variant* entry_variant(const Registry& reg, const BestEntry& e, Backend backend) {
+  reg.op(e.op);  // unknown op: UsageError
+  const Variant* v = reg.find(e.op, backend, e.variant);
+  if (!v && backend == Backend::cuda && reg.find(e.op, Backend::emu, e.variant)) return nullptr;
+  if (!v) v = &reg.variant(e.op, backend, e.variant);  // UsageError naming the ids
+  v->check_params(e.params);
+  return v;
+}
 
 }  // namespace
 
@@ -43,27 +58,32 @@ std::string why_the_step_skips(const std::string& op) {
   return "";
 }
 
-KernelPlan::KernelPlan(const Registry& reg, Executor& ex, NumericClass precision, const BestFile* best,
+KernelPlan::KernelPlan(const Registry& reg, Executor& ex, const PlanOptions& o, const BestFile* best,
                        const std::vector<Workload>& workloads, std::ostream& notices)
     : ex_(ex) {
+  const DeviceInfo& device = ex.device();
   const Backend backend = ex.backend();
-  // The emulator runs a CUDA device's choices: the same variant ids, emulated.
-  const bool emulating_cuda = backend == Backend::emu && best && best->backend == Backend::cuda;
-  if (emulating_cuda)
-    notices << "notice: emulating the CUDA kernels chosen on " << best->device_name << " (the same variants, run by "
-            << "the emulator)\n";
-  if (best && !emulating_cuda) {
-    if (best->backend != backend)
-      throw UsageError("the kernels file is for the " + std::string(to_string(best->backend)) +
-                       " backend, this trainer runs " + std::string(to_string(backend)));
-    if (best->device_name != ex.device().name)
-      throw UsageError("the kernels file was measured on " + best->device_name + ", this trainer runs on " +
-                       ex.device().name + "; make one for this device with wb sweep and wb best");
-    for (const auto& e : best->entries) {
-      reg.op(e.op);                                                  // unknown op: UsageError
-      reg.variant(e.op, backend, e.variant).check_params(e.params);  // unknown variant or params: UsageError
-    }
+  if (best) {
+    const SectionChoice c = choose_section(*best, device);
+    section_ = c.section;
+    section_choice_ = c.why;
+    if (o.strict_device && !c.exact)
+      throw UsageError("--strict-device: the kernels file has no section for this device (" +
+                       std::string(to_string(backend)) + "/" + device.slug + "); make one here with wb sweep and " +
+                       "wb best, or leave out --strict-device to run " +
+                       (c.section ? c.section->key() + "'s choices" : std::string("the defaults")));
+    if (!c.section)
+      notices << "notice: the kernels file has " << c.why << "; every op runs its default variant\n";
+    else if (backend == Backend::emu)
+      notices << "notice: emulating the kernels of " << c.why << ": the same variants, run by the emulator\n";
+    else if (!c.exact)
+      notices << "notice: the kernels file has no section for this device; using " << c.why
+              << ": its variants are correct here, only their speed was measured elsewhere\n";
   }
+
+  std::map<const BestEntry*, const Variant*> resolved;  // nullptr: this build lacks the variant
+  if (section_)
+    for (const auto& e : section_->entries) resolved[&e] = entry_variant(reg, e, backend);
 
   std::size_t workspace = 0;
   std::map<const BestEntry*, std::string> rejected;  // entries tried and refused, and why
@@ -73,55 +93,59 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, NumericClass precision
     s.shape = w.shape;
     s.calls = w.calls;
     const std::string where = at_shape(*s.op, w.shape);
-    if (best) {
-      const BestEntry* e = best->find(w.op, w.shape);
+    if (section_) {
+      const BestEntry* e = section_->find(w.op, w.shape);
       std::string why;
       if (!e) {
-        for (const auto& other : best->entries)
+        for (const auto& other : section_->entries)
           if (other.op == w.op && !e) e = &other;
         if (e) why = " (chosen at " + e->shape_text() + ")";
       }
-      if (e) {
-        const Variant& v = reg.variant(e->op, backend, e->variant);
-        const ParamValues params = v.complete(e->params);
-        if (const std::string why_not = cannot_run_here(v, backend); !why_not.empty()) {
-          notices << "warning: " << where << ": best.json names " << v.label() << ", which this backend cannot run ("
-                  << why_not << "); using the default\n";
-          rejected[e] = v.label() + ": " + why_not;
-        } else if (!allowed_in(v.numeric, precision)) {
-          notices << "notice: " << where << ": best.json names " << v.label() << " of class " << to_string(v.numeric)
-                  << ", not allowed at precision " << to_string(precision) << "; using the default\n";
-          rejected[e] = "class " + std::string(to_string(v.numeric)) + " is not allowed at precision " +
-                        std::string(to_string(precision));
-        } else if (auto reason = v.skip_reason(w.shape, params)) {
-          notices << "warning: " << where << ": best.json names " << v.label() << ", which cannot run it (" << *reason
-                  << "); using the default\n";
-          rejected[e] = v.label() + " cannot run " + s.op->describe_shape(w.shape) + ": " + *reason;
+      const Variant* v = e ? resolved.at(e) : nullptr;
+      const std::string named = e ? std::string(to_string(backend)) + "/" + std::to_string(e->variant) : "";
+      auto refuse = [&](const std::string& reason) {
+        notices << "warning: " << where << ": best.json names " << named << ", " << reason << "; using the default\n";
+        rejected[e] = named + ": " + reason;
+      };
+      if (!e) {
+        notices << "notice: " << where << " is not in best.json; using the default\n";
+      } else if (!v) {
+        refuse("which this build lacks (built without cuDNN?)");
+      } else {
+        const ParamValues params = v->complete(e->params);
+        if (const std::string why_not = cannot_run_here(*v, device, params, o.deterministic); !why_not.empty()) {
+          refuse("which cannot run here (" + why_not + ")");
+        } else if (o.deterministic && !e->deterministic) {
+          refuse("whose report saw two runs differ (not deterministic)");
+        } else if (!allowed_in(v->numeric, o.precision)) {
+          refuse("of class " + std::string(to_string(v->numeric)) + ", not allowed at precision " +
+                 std::string(to_string(o.precision)));
+        } else if (auto reason = v->skip_reason(w.shape, params)) {
+          refuse("which cannot run " + s.op->describe_shape(w.shape) + " (" + *reason + ")");
         } else {
-          s.variant = &v;
+          s.variant = v;
           s.params = params;
           s.entry = e;
           s.origin = "best.json" + why;
         }
-      } else {
-        notices << "notice: " << where << " is not in best.json; using the default\n";
       }
     }
     if (!s.variant) {
-      s.variant = default_variant(reg, w.op, backend, precision, w.shape);
+      s.variant = default_variant(reg, w.op, device, o, w.shape);
       if (!s.variant)
         throw UsageError("no " + std::string(to_string(backend)) + " variant of class " +
-                         std::string(to_string(precision)) + " or narrower can run " + where);
+                         std::string(to_string(o.precision)) + " or narrower" +
+                         (o.deterministic ? ", deterministic," : "") + " can run " + where);
       s.params = s.variant->default_params();
-      s.origin = best ? "default (fallback)" : "default";
+      s.origin = section_ ? "default (fallback)" : "default";
     }
     workspace = std::max(workspace, s.variant->workspace_bytes(w.shape, s.params));
     selections_.push_back(s);
   }
   workspace_ = Buffer(ex, workspace);
 
-  if (best) {
-    for (const BestEntry& e : best->entries) {
+  if (section_) {
+    for (const BestEntry& e : section_->entries) {
       const bool used = std::any_of(selections_.begin(), selections_.end(),
                                     [&](const Selection& sel) { return sel.entry == &e; });
       if (used) continue;

@@ -1,11 +1,13 @@
 #pragma once
 // Which variant runs each op call of the trainer. Every call of a step is a workload
 // (op and shape); the plan picks a variant and launch parameters for each, from
-// best.json when one is given (the entry for exactly that shape, else the op's entry
-// at another shape when its variant can run this one), otherwise the default: the
-// highest id of an allowed numeric class that can run the shape. Every fallback is
-// announced, and every best.json entry the step does not run is listed with the
-// reason. The plan then runs the calls through the registry.
+// best.json when one is given (its section for this device, else the closest one; in
+// it the entry for exactly that shape, else the op's entry at another shape when its
+// variant can run this one), otherwise the default: the highest id of an allowed
+// numeric class that can run the shape. An entry this build or device cannot run falls
+// back to the default for its op alone. Every fallback is announced, and every entry
+// of the section the step does not run is listed with the reason. The plan then runs
+// the calls through the registry.
 #include <ostream>
 #include <string>
 #include <typeinfo>
@@ -45,12 +47,18 @@ struct UnusedEntry {
 // Empty for the ops the step runs.
 std::string why_the_step_skips(const std::string& op);
 
+struct PlanOptions {
+  NumericClass precision = NumericClass::fp32;
+  bool strict_device = false;  // refuse best.json unless it has a section for this very device
+  bool deterministic = false;  // only variants whose outputs are bitwise repeatable
+};
+
 class KernelPlan {
  public:
-  // Throws UsageError when best.json names an unknown op or variant or illegal launch
-  // parameters, or comes from another backend or device. Notices of fallbacks go to
-  // `notices`.
-  KernelPlan(const Registry& registry, Executor& ex, NumericClass precision, const BestFile* best,
+  // Throws UsageError when the section names an unknown op or variant or illegal launch
+  // parameters, or (strict_device) when best.json has no section for this device.
+  // Notices of the section taken and of fallbacks go to `notices`.
+  KernelPlan(const Registry& registry, Executor& ex, const PlanOptions& options, const BestFile* best,
              const std::vector<Workload>& workloads, std::ostream& notices);
 
   // Runs op at shape with the selected variant; args must be the op's argument struct.
@@ -69,6 +77,10 @@ class KernelPlan {
 
   const Selection& at(const std::string& op, const Shape& shape) const;  // std::logic_error when not planned
   const std::vector<Selection>& selections() const { return selections_; }
+  // The best.json section the plan runs (nullptr: none given, or none fits), and how it
+  // was chosen.
+  const BestSection* section() const { return section_; }
+  const std::string& section_choice() const { return section_choice_; }
   // The best.json entries that no call of the step runs, each with the reason.
   const std::vector<UnusedEntry>& unused() const { return unused_; }
   std::size_t workspace_bytes() const { return workspace_.bytes(); }
@@ -77,6 +89,8 @@ class KernelPlan {
 
  private:
   Executor& ex_;
+  const BestSection* section_ = nullptr;
+  std::string section_choice_;
   std::vector<Selection> selections_;
   std::vector<UnusedEntry> unused_;
   Buffer workspace_;

@@ -165,6 +165,11 @@ int run(const Options& o) {
     throw UsageError("--schedule '" + o.schedule + "' is not known (legal: const, cosine)");
   const NumericClass precision = parse_numeric_class(o.precision);
   if (precision == NumericClass::bf16) throw UsageError("--precision takes fp32 or tf32");
+  if (o.strict_device && o.kernels.empty()) throw UsageError("--strict-device needs --kernels");
+  PlanOptions plan_options;
+  plan_options.precision = precision;
+  plan_options.strict_device = o.strict_device;
+  plan_options.deterministic = o.deterministic;
   const std::vector<Workload> workloads = step_workloads(config, B, T);
   if (!o.dump_workloads.empty()) {
     write_workloads(o.dump_workloads, config, B, T, workloads);
@@ -177,9 +182,10 @@ int run(const Options& o) {
     auto ex = make_executor(backend);
     std::optional<BestFile> best;
     if (!o.kernels.empty()) best = read_best(o.kernels);
-    KernelPlan plan(Registry::global(), *ex, precision, best ? &*best : nullptr, workloads, std::cout);
+    KernelPlan plan(Registry::global(), *ex, plan_options, best ? &*best : nullptr, workloads, std::cout);
     std::cout << fmt::format("kernel plan of one step: GPT-2 {}, B={} T={}, {} backend on {}, precision {}\n",
                              config.describe(), B, T, to_string(backend), ex->device().name, to_string(precision));
+    if (plan.section()) std::cout << "kernels from " << o.kernels << ", " << plan.section_choice() << "\n";
     plan.print(std::cout);
     plan.print_unused(std::cout);
     return kOk;
@@ -201,7 +207,7 @@ int run(const Options& o) {
   auto ex = make_executor(backend);
   std::optional<BestFile> best;
   if (!o.kernels.empty()) best = read_best(o.kernels);
-  KernelPlan plan(Registry::global(), *ex, precision, best ? &*best : nullptr, workloads, std::cout);
+  KernelPlan plan(Registry::global(), *ex, plan_options, best ? &*best : nullptr, workloads, std::cout);
   Gpt2 model(config, B, T, *ex, plan);
   model.load_params(params.data());
 
@@ -209,7 +215,9 @@ int run(const Options& o) {
   std::cout << fmt::format("GPT-2 {} ({:.2f}M parameters), B={} T={}, {} backend on {}, precision {}\n",
                            config.describe(), n_params / 1e6, B, T, to_string(backend), ex->device().name,
                            to_string(precision));
-  std::cout << "kernels" << (best ? " from " + o.kernels : std::string(" (defaults: no --kernels given)")) << ":\n";
+  std::cout << "kernels" << (best ? " from " + o.kernels : std::string(" (defaults: no --kernels given)"))
+            << (plan.section() ? ", " + plan.section_choice() : std::string())
+            << (o.deterministic ? ", deterministic variants only" : "") << ":\n";
   plan.print(std::cout);
   plan.print_unused(std::cout);
   double peak = o.peak_tflops;
@@ -320,7 +328,12 @@ int main(int argc, char** argv) {
       "trainer: GPT-2 training on the kernels of the wb registry, each op with the variant named in best.json"};
   Options o;
   app.add_option("--backend", o.backend, "cpu or cuda (default: cuda when a device is usable)");
-  app.add_option("--kernels", o.kernels, "best.json from `wb best` (default: each op's default variant)");
+  app.add_option("--kernels", o.kernels,
+                 "best.json from `wb best`: its section for this device, else the closest (default: each op's "
+                 "default variant)");
+  app.add_flag("--strict-device", o.strict_device, "refuse a best.json without a section for this very device");
+  app.add_flag("--deterministic", o.deterministic,
+               "only variants whose outputs are bitwise repeatable (no float atomics), for reproducible runs");
   app.add_option("--precision", o.precision, "fp32, or tf32 to allow tf32 variants")->capture_default_str();
   app.add_option("--model", o.model, "llm.c model checkpoint (version 3)");
   app.add_option("--init", o.init, "initialise from scratch: d12, d24, d36, d48, or L,C,NH");

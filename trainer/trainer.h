@@ -8,6 +8,8 @@ namespace wb::trainer {
 struct Options {
   std::string backend;             // "" = cuda when usable, else cpu
   std::string kernels;             // best.json
+  bool strict_device = false;      // refuse best.json without a section for this device
+  bool deterministic = false;      // only bitwise-repeatable variants
   std::string precision = "fp32";  // fp32 | tf32
   std::string model;               // llm.c checkpoint
   std::string init;                // d12 | L,C,NH

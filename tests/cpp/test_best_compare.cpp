@@ -40,6 +40,7 @@ Record rec(const std::string& op, int variant, double median_ms, double stddev_m
     t.repetitions = 20;
     t.iterations = 10;
     r.timing = t;
+    r.deterministic = true;
   }
   return r;
 }
@@ -56,12 +57,12 @@ Report report(std::vector<Record> records, const std::string& device = "Fixture 
   return r;
 }
 
-BestFile best_of(std::vector<Record> records, NumericClass precision = NumericClass::fp32) {
+BestSection best_of(std::vector<Record> records, NumericClass precision = NumericClass::fp32) {
   return choose_best({{"fixture.json", report(std::move(records))}}, precision);
 }
 
 TEST(Best, PicksTheFastestCorrectVariant) {
-  const BestFile b = best_of({rec("layernorm_forward", 1, 10.0, 0.1), rec("layernorm_forward", 2, 5.0, 0.1),
+  const BestSection b = best_of({rec("layernorm_forward", 1, 10.0, 0.1), rec("layernorm_forward", 2, 5.0, 0.1),
                               rec("layernorm_forward", 3, 1.0, 0.0, Status::incorrect),
                               rec("layernorm_forward", 4, 0.0, 0.0, Status::skipped)});
   ASSERT_EQ(b.entries.size(), 1u);
@@ -71,7 +72,7 @@ TEST(Best, PicksTheFastestCorrectVariant) {
 }
 
 TEST(Best, PicksTheFastestBlockSizeOfAVariant) {
-  const BestFile b = best_of({rec("layernorm_forward", 3, 4.0, 0.01, Status::ok, NumericClass::fp32, 128),
+  const BestSection b = best_of({rec("layernorm_forward", 3, 4.0, 0.01, Status::ok, NumericClass::fp32, 128),
                               rec("layernorm_forward", 3, 3.0, 0.01, Status::ok, NumericClass::fp32, 256),
                               rec("layernorm_forward", 3, 3.5, 0.01, Status::ok, NumericClass::fp32, 512)});
   ASSERT_EQ(b.entries.size(), 1u);
@@ -80,7 +81,7 @@ TEST(Best, PicksTheFastestBlockSizeOfAVariant) {
 
 TEST(Best, KeepsTheSimplerVariantWithinNoise) {
   // 2% faster, but the difference (0.2 ms) is within the noise (0.15 + 0.15 ms).
-  BestFile b = best_of({rec("layernorm_forward", 1, 10.0, 0.15), rec("layernorm_forward", 2, 9.8, 0.15)});
+  BestSection b = best_of({rec("layernorm_forward", 1, 10.0, 0.15), rec("layernorm_forward", 2, 9.8, 0.15)});
   EXPECT_EQ(b.entries[0].variant, 1);
   EXPECT_NE(b.entries[0].note.find("kept over cuda/2"), std::string::npos) << b.entries[0].note;
   // Beyond the noise but under 1%.
@@ -103,7 +104,7 @@ TEST(Best, PrecisionLimitsTheNumericClasses) {
 TEST(Best, KeysEntriesByOpAndShape) {
   Record other = rec("layernorm_forward", 1, 1.0, 0.0);
   other.shape = parse_shape("B=4,T=1024,C=768");
-  const BestFile b = best_of({rec("layernorm_forward", 1, 2.0, 0.0), other, rec("gelu_forward", 1, 1.0, 0.0)});
+  const BestSection b = best_of({rec("layernorm_forward", 1, 2.0, 0.0), other, rec("gelu_forward", 1, 1.0, 0.0)});
   ASSERT_EQ(b.entries.size(), 3u);
   ASSERT_NE(b.find("layernorm_forward", parse_shape("B=4,T=1024,C=768")), nullptr);
   EXPECT_DOUBLE_EQ(b.find("layernorm_forward", parse_shape("B=4,T=1024,C=768"))->median_s, 1e-3);
@@ -117,13 +118,114 @@ TEST(Best, RefusesToMixDevices) {
                UsageError);
 }
 
+TEST(Best, DeterministicOnlyPassesOverRecordsThatDrifted) {
+  Record fast = rec("layernorm_backward", 2, 1.0, 0.0);
+  fast.deterministic = false;
+  const std::vector<Record> records{rec("layernorm_backward", 1, 5.0, 0.0), fast};
+  EXPECT_EQ(best_of(records).entries[0].variant, 2);
+  EXPECT_FALSE(best_of(records).entries[0].deterministic);
+  const BestSection d = choose_best({{"fixture.json", report(records)}}, NumericClass::fp32, true);
+  EXPECT_EQ(d.entries[0].variant, 1);
+  EXPECT_TRUE(d.deterministic_only);
+}
+
+BestFile file_of(std::vector<BestSection> sections) {
+  BestFile f;
+  for (auto& s : sections) f.merge(std::move(s));
+  return f;
+}
+
+BestSection section(Backend b, const std::string& name, const std::string& architecture, const std::string& cc = "") {
+  BestSection s = best_of({rec("gelu_forward", 1, 1.0, 0.0)});
+  s.backend = b;
+  s.device_name = name;
+  s.device_slug = slugify(name);
+  s.architecture = architecture;
+  s.compute_capability = cc;
+  s.created = "2026-11-21T00:00:00Z";
+  return s;
+}
+
 TEST(Best, RoundTripsThroughJson) {
-  BestFile b = best_of({rec("layernorm_forward", 1, 10.0, 0.1, Status::ok, NumericClass::fp32, 128)});
-  b.created = "2026-11-21T00:00:00Z";
+  const BestFile b = file_of({section(Backend::cpu, "CPU A", "x86_64"), section(Backend::cuda, "GPU A", "sm_90", "9.0")});
   const nlohmann::json j = to_json(b);
-  EXPECT_EQ(j["schema"], "wb.best/1");
+  EXPECT_EQ(j["schema"], "wb.best/2");
+  EXPECT_EQ(j["sections"].size(), 2u);
   EXPECT_TRUE(testing::json_near(to_json(best_from_json(j, "memory")), j));
   EXPECT_THROW(best_from_json(nlohmann::json{{"schema", "wb.report/1"}}, "x"), UsageError);
+  nlohmann::json twice = j;
+  twice["sections"][1] = twice["sections"][0];
+  EXPECT_NE(testing::usage_error([&] { best_from_json(twice, "x"); }).find("two sections for cpu/cpu-a"), std::string::npos);
+  nlohmann::json negative = j;
+  negative["sections"][0]["ops"]["gelu_forward"][0]["median_us"] = -3.0;
+  EXPECT_NE(testing::usage_error([&] { best_from_json(negative, "x"); }).find("gelu_forward[0].median_us is -3.0"),
+            std::string::npos);
+}
+
+TEST(Best, MergeReplacesOnlyTheSectionOfTheSameDevice) {
+  BestFile f = file_of({section(Backend::cpu, "CPU A", "x86_64"), section(Backend::cuda, "GPU A", "sm_90", "9.0")});
+  BestSection newer = section(Backend::cpu, "CPU A", "x86_64");
+  newer.created = "2026-11-22T00:00:00Z";
+  f.merge(newer);
+  ASSERT_EQ(f.sections.size(), 2u);
+  EXPECT_EQ(f.find(Backend::cpu, "cpu-a")->created, "2026-11-22T00:00:00Z");
+  f.merge(section(Backend::cpu, "CPU B", "x86_64"));
+  EXPECT_EQ(f.sections.size(), 3u);
+}
+
+// An old one-device file reads as a file of one section.
+TEST(Best, ReadsWbBestVersion1) {
+  const nlohmann::json v1 = nlohmann::json::parse(R"({
+    "schema": "wb.best/1", "created": "2026-11-21T00:00:00Z", "backend": "cpu",
+    "device": {"name": "CPU A", "slug": "cpu-a"}, "precision": "fp32", "reports": ["r.json"],
+    "ops": {"gelu_forward": [{"shape": {"B": 2, "T": 8, "C": 32}, "variant": 2, "variant_name": "v2",
+      "numeric_class": "fp32", "params": {}, "median_us": 3.5, "stddev_us": 0.1, "report": "r.json",
+      "source_hash": "abc", "note": "fastest correct"}]}})");
+  const BestFile b = best_from_json(v1, "old.json");
+  EXPECT_TRUE(b.from_v1);
+  ASSERT_EQ(b.sections.size(), 1u);
+  EXPECT_EQ(b.sections[0].key(), "cpu/cpu-a");
+  ASSERT_EQ(b.sections[0].entries.size(), 1u);
+  EXPECT_EQ(b.sections[0].entries[0].variant, 2);
+  EXPECT_TRUE(b.sections[0].entries[0].deterministic);
+}
+
+DeviceInfo device(Backend b, const std::string& name, const std::string& architecture, const std::string& cc = "") {
+  DeviceInfo d;
+  d.backend = b;
+  d.name = name;
+  d.slug = slugify(name);
+  d.architecture = architecture;
+  d.compute_capability = cc;
+  return d;
+}
+
+TEST(Best, TakesThisDevicesSectionElseTheClosest) {
+  const BestFile f = file_of({section(Backend::cpu, "CPU A", "aarch64"), section(Backend::cpu, "CPU B", "x86_64"),
+                              section(Backend::cuda, "GPU A", "sm_80", "8.0"),
+                              section(Backend::cuda, "GPU B", "sm_90", "9.0")});
+  SectionChoice c = choose_section(f, device(Backend::cpu, "CPU A", "aarch64"));
+  EXPECT_TRUE(c.exact);
+  EXPECT_EQ(c.section->key(), "cpu/cpu-a");
+  c = choose_section(f, device(Backend::cpu, "CPU C", "x86_64"));  // another CPU model: the same architecture
+  EXPECT_FALSE(c.exact);
+  EXPECT_EQ(c.section->key(), "cpu/cpu-b");
+  EXPECT_NE(c.why.find("closest"), std::string::npos) << c.why;
+  EXPECT_EQ(choose_section(f, device(Backend::cpu, "CPU D", "riscv64")).section, nullptr);
+  c = choose_section(f, device(Backend::cuda, "GPU C", "sm_90", "9.0"));  // the same compute capability
+  EXPECT_EQ(c.section->key(), "cuda/gpu-b");
+  c = choose_section(f, device(Backend::cuda, "GPU D", "sm_86", "8.6"));  // else the same major
+  EXPECT_EQ(c.section->key(), "cuda/gpu-a");
+  EXPECT_NE(c.why.find("the same major"), std::string::npos) << c.why;
+  c = choose_section(f, device(Backend::cuda, "GPU E", "sm_75", "7.5"));
+  EXPECT_EQ(c.section, nullptr);
+  EXPECT_NE(c.why.find("no section for this device (cuda/gpu-e)"), std::string::npos) << c.why;
+  c = choose_section(f, device(Backend::emu, "emulated sm_90", "sm_90", "9.0"));  // emulates a CUDA section
+  EXPECT_EQ(c.section->key(), "cuda/gpu-b");
+  EXPECT_EQ(choose_section(file_of({section(Backend::cpu, "CPU A", "x86_64")}),
+                           device(Backend::cuda, "GPU C", "sm_90", "9.0"))
+                .section,
+            nullptr);
 }
 
 Verdict verdict_of(const Record& base, const Record& now, double max_slowdown = 0.05) {
@@ -201,24 +303,64 @@ TEST_F(Commands, BestWritesBestJson) {
   const Result r = wb("best " + a + " --out " + out);
   ASSERT_EQ(r.code, 0) << r.output;
   const BestFile b = read_best(out);
-  ASSERT_EQ(b.entries.size(), 1u);
-  EXPECT_EQ(b.entries[0].variant, 2);
-  EXPECT_EQ(b.entries[0].report, a);
-  EXPECT_EQ(b.device_name, "Fixture GPU");
+  ASSERT_EQ(b.sections.size(), 1u);
+  ASSERT_EQ(b.sections[0].entries.size(), 1u);
+  EXPECT_EQ(b.sections[0].entries[0].variant, 2);
+  EXPECT_EQ(b.sections[0].entries[0].report, a);
+  EXPECT_EQ(b.sections[0].device_name, "Fixture GPU");
 }
 
-TEST_F(Commands, BestRefusesMixedDevicesAndBadFiles) {
+// Each device's reports update its own section; the others are kept, --replace drops them.
+TEST_F(Commands, BestMergesSectionsPerDeviceAndReplaces) {
   const std::string a = write("a.json", report({rec("gelu_forward", 1, 10, 0.1)}, "GPU A"));
-  const std::string b = write("b.json", report({rec("gelu_forward", 1, 10, 0.1)}, "GPU B"));
-  Result r = wb("best " + a + " " + b + " --out " + (dir_ / "x.json").string());
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.output.find("never mixed"), std::string::npos) << r.output;
-  r = wb("best " + (dir_ / "missing.json").string() + " --out " + (dir_ / "x.json").string());
+  const std::string b = write("b.json", report({rec("gelu_forward", 2, 10, 0.1)}, "GPU B"));
+  const std::string a2 = write("a2.json", report({rec("gelu_forward", 3, 10, 0.1)}, "GPU A"));
+  const std::string out = (dir_ / "best.json").string();
+  Result r = wb("best " + a + " --out " + out);
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = wb("best " + b + " --out " + out);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("1 of other devices kept"), std::string::npos) << r.output;
+  r = wb("best " + a2 + " --out " + out);
+  ASSERT_EQ(r.code, 0) << r.output;
+  BestFile f = read_best(out);
+  ASSERT_EQ(f.sections.size(), 2u);
+  EXPECT_EQ(f.find(Backend::cuda, "gpu-a")->entries[0].variant, 3);
+  EXPECT_EQ(f.find(Backend::cuda, "gpu-b")->entries[0].variant, 2);
+  r = wb("best --show " + out);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("2 section(s)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("gpu-b"), std::string::npos) << r.output;
+  r = wb("best " + a + " " + b + " --replace --out " + out);  // two devices at once: two sections
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(read_best(out).sections.size(), 2u);
+  r = wb("best " + b + " --replace --out " + out);
+  ASSERT_EQ(r.code, 0) << r.output;
+  f = read_best(out);
+  ASSERT_EQ(f.sections.size(), 1u);
+  EXPECT_EQ(f.sections[0].device_slug, "gpu-b");
+}
+
+TEST_F(Commands, BestRefusesBadFilesAndLeavesTheOutputAlone) {
+  const std::string a = write("a.json", report({rec("gelu_forward", 1, 10, 0.1)}, "GPU A"));
+  Result r = wb("best " + (dir_ / "missing.json").string() + " --out " + (dir_ / "x.json").string());
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("cannot read"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "x.json"));
   r = wb("best " + a + " --precision fp64 --out " + (dir_ / "x.json").string());
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("unknown numeric class"), std::string::npos) << r.output;
+  r = wb("best " + a + " --out " + a);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("is one of the reports"), std::string::npos) << r.output;
+  const std::string broken = write_text("broken.json", "{ half a best.json");
+  r = wb("best " + a + " --out " + broken);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("malformed JSON"), std::string::npos) << r.output;
+  std::ifstream in(broken);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "{ half a best.json");
+  EXPECT_EQ(wb("best " + a).code, 2);              // no --out
+  EXPECT_EQ(wb("best --show " + broken).code, 2);  // not a best.json
 }
 
 TEST_F(Commands, CompareExitCodes) {

@@ -179,11 +179,18 @@ TEST(Schedule, WarmupConstAndCosine) {
   EXPECT_NEAR(learning_rate(o, 6) + learning_rate(o, 7), 1.1f, 0.05);  // symmetric around the middle
 }
 
+// A best.json with one section: this device's, or `backend`'s (the emulator runs a
+// CUDA device's section).
 BestFile best_for(const Executor& ex, std::vector<BestEntry> entries) {
+  BestSection s;
+  s.backend = ex.backend() == Backend::emu ? Backend::cuda : ex.backend();
+  s.device_name = ex.device().name;
+  s.device_slug = ex.device().slug;
+  s.architecture = ex.device().architecture;
+  s.compute_capability = ex.device().compute_capability;
+  s.entries = std::move(entries);
   BestFile b;
-  b.backend = ex.backend();
-  b.device_name = ex.device().name;
-  b.entries = std::move(entries);
+  b.sections.push_back(std::move(s));
   return b;
 }
 
@@ -226,7 +233,7 @@ TEST(Plan, DefaultsBestJsonAndFallbacks) {
   const Config c = config_from_init("1,32,2");
   const auto workloads = step_workloads(c, 2, 8);
   std::ostringstream notices;
-  const KernelPlan defaults(Registry::global(), *ex, NumericClass::fp32, nullptr, workloads, notices);
+  const KernelPlan defaults(Registry::global(), *ex, PlanOptions{}, nullptr, workloads, notices);
   Shape mm;
   mm.B = 2, mm.T = 8, mm.C = 32, mm.OC = 96;
   EXPECT_EQ(defaults.at("matmul_forward", mm).variant->id, 3);  // the highest id of the CPU ladder
@@ -235,7 +242,7 @@ TEST(Plan, DefaultsBestJsonAndFallbacks) {
   // Chosen for exactly this shape, and for another shape of the op (qkv's choice serves
   // the other matmuls); ops absent from best.json run their defaults, with a notice.
   const BestFile b = best_for(*ex, {entry("matmul_forward", mm, 2)});
-  const KernelPlan plan(Registry::global(), *ex, NumericClass::fp32, &b, workloads, notices);
+  const KernelPlan plan(Registry::global(), *ex, PlanOptions{}, &b, workloads, notices);
   EXPECT_EQ(plan.at("matmul_forward", mm).variant->id, 2);
   EXPECT_EQ(plan.at("matmul_forward", mm).origin, "best.json");
   Shape fc = mm;
@@ -256,7 +263,7 @@ TEST(Plan, RunsExactlyTheBestJsonChoiceOfEveryCall) {
   for (Backend b : backends) {
     auto ex = make_executor(b);
     std::ostringstream notices;
-    const KernelPlan defaults(reg, *ex, NumericClass::fp32, nullptr, workloads, notices);
+    const KernelPlan defaults(reg, *ex, PlanOptions{}, nullptr, workloads, notices);
     std::vector<BestEntry> entries;
     for (const Workload& w : workloads) {
       const Selection& d = defaults.at(w.op, w.shape);
@@ -274,10 +281,10 @@ TEST(Plan, RunsExactlyTheBestJsonChoiceOfEveryCall) {
       entries.push_back(e);
     }
     const BestFile best = best_for(*ex, entries);
-    const KernelPlan plan(reg, *ex, NumericClass::fp32, &best, workloads, notices);
+    const KernelPlan plan(reg, *ex, PlanOptions{}, &best, workloads, notices);
     for (const Workload& w : workloads) {
       const Selection& s = plan.at(w.op, w.shape);
-      const BestEntry* e = best.find(w.op, w.shape);
+      const BestEntry* e = best.sections[0].find(w.op, w.shape);
       ASSERT_NE(e, nullptr);
       EXPECT_EQ(s.variant->id, e->variant) << w.op << " at " << describe(w.shape, reg.op(w.op).dims);
       EXPECT_EQ(s.params, e->params) << w.op << " at " << describe(w.shape, reg.op(w.op).dims);
@@ -300,7 +307,7 @@ TEST(Plan, ListsTheEntriesItDoesNotRunWithTheReason) {
   BestEntry lnf = entry("layernorm_forward", other, 1);
   const BestFile b = best_for(*ex, {entry("residual_forward", btc, 1), entry("layernorm_forward", btc, 1), lnf,
                                     entry("softmax_forward", btc, 1)});
-  const KernelPlan plan(Registry::global(), *ex, NumericClass::fp32, &b, workloads, notices);
+  const KernelPlan plan(Registry::global(), *ex, PlanOptions{}, &b, workloads, notices);
   ASSERT_EQ(plan.unused().size(), 3u);
   EXPECT_EQ(plan.unused()[0].entry->op, "residual_forward");
   EXPECT_NE(plan.unused()[0].reason.find("fused_residual_layernorm_forward"), std::string::npos);
@@ -320,21 +327,93 @@ TEST(Plan, BadKernelFilesAreUsageErrors) {
   Shape s;
   s.B = 2, s.T = 8, s.C = 32;
   auto plan_error = [&](const BestFile& b) {
-    return usage_error([&] { KernelPlan(Registry::global(), *ex, NumericClass::fp32, &b, workloads, notices); });
+    return usage_error([&] { KernelPlan(Registry::global(), *ex, PlanOptions{}, &b, workloads, notices); });
   };
   EXPECT_NE(plan_error(best_for(*ex, {entry("layernorm_forward", s, 9)})).find("unknown variant 9"), std::string::npos);
   BestEntry unknown = entry("layernorm_forward", s, 1);
   unknown.op = "layernorm";
   EXPECT_NE(plan_error(best_for(*ex, {unknown})).find("unknown op 'layernorm'"), std::string::npos);
-  BestFile other_device = best_for(*ex, {});
-  other_device.device_name = "Another GPU";
-  EXPECT_NE(plan_error(other_device).find("measured on Another GPU"), std::string::npos);
-  BestFile other_backend = best_for(*ex, {});
-  other_backend.backend = Backend::cuda;
-  EXPECT_NE(plan_error(other_backend).find("for the cuda backend"), std::string::npos);
   BestEntry bad_params = entry("layernorm_forward", s, 1);
   bad_params.params.set("block_size", 128);
   EXPECT_NE(plan_error(best_for(*ex, {bad_params})).find("no launch parameter"), std::string::npos);
+}
+
+// Another CPU model takes the section of one with the same architecture, announced;
+// --strict-device refuses it; another backend's sections leave the defaults.
+TEST(Plan, TakesTheClosestSectionUnlessStrict) {
+  auto ex = make_executor(Backend::cpu);
+  const Config c = config_from_init("1,32,2");
+  const auto workloads = step_workloads(c, 2, 8);
+  Shape s;
+  s.B = 2, s.T = 8, s.C = 32;
+  BestFile other = best_for(*ex, {entry("layernorm_forward", s, 1)});
+  other.sections[0].device_name = "Another CPU";
+  other.sections[0].device_slug = "cpu-another-cpu";
+  std::ostringstream notices;
+  const KernelPlan plan(Registry::global(), *ex, PlanOptions{}, &other, workloads, notices);
+  EXPECT_EQ(plan.section(), &other.sections[0]);
+  EXPECT_EQ(plan.at("layernorm_forward", s).origin, "best.json");
+  EXPECT_NE(notices.str().find("the closest section, cpu/cpu-another-cpu (also " + ex->device().architecture + ")"),
+            std::string::npos)
+      << notices.str();
+  PlanOptions strict;
+  strict.strict_device = true;
+  EXPECT_NE(usage_error([&] { KernelPlan(Registry::global(), *ex, strict, &other, workloads, notices); })
+                .find("--strict-device: the kernels file has no section for this device"),
+            std::string::npos);
+  BestFile gpu = best_for(*ex, {entry("layernorm_forward", s, 1)});
+  gpu.sections[0].backend = Backend::cuda;
+  notices.str("");
+  const KernelPlan defaults(Registry::global(), *ex, PlanOptions{}, &gpu, workloads, notices);
+  EXPECT_EQ(defaults.section(), nullptr);
+  EXPECT_EQ(defaults.at("layernorm_forward", s).origin, "default");
+  EXPECT_NE(notices.str().find("every op runs its default variant"), std::string::npos) << notices.str();
+}
+
+// Emulating a CUDA section: an entry the emulator cannot run (cuDNN) falls back to the
+// default for that op alone; --deterministic passes over float-atomic variants and
+// entries whose report saw two runs differ.
+TEST(Plan, FallsBackPerOpAndHonoursDeterministic) {
+  const Registry& reg = Registry::global();
+  auto ex = make_executor(Backend::emu);
+  const Config c = config_from_init("1,64,2");
+  const auto workloads = step_workloads(c, 2, 8);
+  Shape btc;
+  btc.B = 2, btc.T = 8, btc.C = 64;
+  Shape attn = btc;
+  attn.NH = 2;
+  const Variant* cudnn = nullptr;
+  for (const Variant* v : reg.variants("attention_forward", Backend::emu))
+    if (!v->not_emulated.empty()) cudnn = v;
+  ASSERT_NE(cudnn, nullptr) << "attention_forward has no variant the emulator skips";
+  const Variant* atomics = nullptr;
+  for (const Variant* v : reg.variants("layernorm_backward", Backend::emu))
+    if (!v->claims_deterministic(v->default_params()) && !v->skip_reason(btc, v->default_params())) atomics = v;
+  ASSERT_NE(atomics, nullptr) << "layernorm_backward has no float-atomic variant";
+  BestEntry drifted = entry("matmul_forward", [&] {
+    Shape mm = btc;
+    mm.OC = 3 * 64;
+    return mm;
+  }(), 1);
+  drifted.deterministic = false;
+  const BestFile b = best_for(*ex, {entry("attention_forward", attn, cudnn->id),
+                                    entry("layernorm_backward", btc, atomics->id), drifted});
+  std::ostringstream notices;
+  const KernelPlan plan(reg, *ex, PlanOptions{}, &b, workloads, notices);
+  EXPECT_EQ(plan.at("attention_forward", attn).origin, "default (fallback)");
+  EXPECT_NE(notices.str().find("which cannot run here (not emulated"), std::string::npos) << notices.str();
+  EXPECT_EQ(plan.at("layernorm_backward", btc).variant, atomics);
+  EXPECT_EQ(plan.at("layernorm_backward", btc).origin, "best.json");
+
+  PlanOptions deterministic;
+  deterministic.deterministic = true;
+  notices.str("");
+  const KernelPlan repeatable(reg, *ex, deterministic, &b, workloads, notices);
+  for (const Selection& s : repeatable.selections())
+    EXPECT_TRUE(s.variant->claims_deterministic(s.params)) << s.variant->key();
+  EXPECT_NE(repeatable.at("layernorm_backward", btc).variant, atomics);
+  EXPECT_NE(notices.str().find("not deterministic"), std::string::npos) << notices.str();
+  EXPECT_NE(notices.str().find("whose report saw two runs differ"), std::string::npos) << notices.str();
 }
 
 // The command line, run as a user runs it.
@@ -417,7 +496,8 @@ TEST_F(Command, BadInputExitsTwo) {
       "less than one batch");
   EXPECT_EXIT_WITH(trainer(base_ + "--kernels " + write_text("bad.json", "{ nope")), 2, "malformed JSON");
   EXPECT_EXIT_WITH(trainer(base_ + "--kernels " + write_text("report.json", R"({"schema": "wb.report/1"})")), 2,
-                   "expected 'wb.best/1'");
+                   "expected 'wb.best/2'");
+  EXPECT_EXIT_WITH(trainer(base_ + "--strict-device"), 2, "--strict-device needs --kernels");
   EXPECT_EXIT_WITH(trainer(base_ + "--schedule linear"), 2, "--schedule 'linear'");
   EXPECT_EXIT_WITH(trainer(base_ + "--precision bf16"), 2, "--precision takes fp32 or tf32");
   EXPECT_EXIT_WITH(trainer(model + "--batch x"), 2, "Could not convert");
@@ -471,10 +551,32 @@ TEST_F(Command, TokenizerOfAnotherVocabularyExitsTwo) {
                    "holds 100 tokens, the model's vocabulary is 64");
 }
 
-TEST_F(Command, KernelsFromAnotherDeviceExitTwo) {
-  const std::string best = write_text("best.json", R"({"schema": "wb.best/1", "created": "", "backend": "cpu",
-      "device": {"name": "Some Other CPU", "slug": "x"}, "precision": "fp32", "reports": [], "ops": {}})");
-  EXPECT_EXIT_WITH(trainer(base_ + "--kernels " + best), 2, "measured on Some Other CPU");
+// Another CPU model's section runs, named as the closest; --strict-device refuses it.
+// An old wb.best/1 file of this very device is its section.
+TEST_F(Command, KernelsOfAnotherDeviceRunUnlessStrict) {
+  auto ex = make_executor(Backend::cpu);
+  Shape btc;
+  btc.B = 2, btc.T = 8, btc.C = 32;
+  BestFile other = best_for(*ex, {entry("layernorm_forward", btc, 1)});
+  other.sections[0].device_name = "Some Other CPU";
+  other.sections[0].device_slug = "cpu-some-other-cpu";
+  const std::string best = dir_ / "best.json";
+  write_best(other, best);
+  Result r = trainer(base_ + "--steps 1 --kernels " + best);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("using the closest section, cpu/cpu-some-other-cpu"), std::string::npos) << r.output;
+  EXPECT_EXIT_WITH(trainer(base_ + "--steps 1 --strict-device --kernels " + best), 2,
+                   "no section for this device (cpu/" + ex->device().slug + ")");
+
+  const std::string v1 = write_text("v1.json", R"({"schema": "wb.best/1", "created": "", "backend": "cpu",
+      "device": {"name": ")" + ex->device().name + R"(", "slug": ")" + ex->device().slug + R"("},
+      "precision": "fp32", "reports": [], "ops": {"layernorm_forward": [{"shape": {"B": 2, "T": 8, "C": 32},
+      "variant": 1, "variant_name": "reference", "numeric_class": "fp32", "params": {}, "median_us": 1.0,
+      "stddev_us": 0.0, "report": "", "source_hash": "", "note": ""}]}})");
+  r = trainer(base_ + "--steps 1 --strict-device --kernels " + v1);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("the section of this device (cpu/" + ex->device().slug + ")"), std::string::npos)
+      << r.output;
 }
 
 }  // namespace

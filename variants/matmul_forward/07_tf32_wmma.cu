@@ -207,6 +207,7 @@ Variant matmul_forward_cuda_7() {
   v.summary = "tile x tile outputs per block on TF32 tensor cores (wmma m16n16k8), double-buffered float4-loaded slabs";
   v.numeric = NumericClass::tf32;
   v.not_emulated = "needs TF32 tensor cores (wmma)";
+  v.min_compute_capability = 80;
   v.params = {block_size_param({128, 256}, 256), TuningParam{"tile", {64, 128}, 128}};
   v.requirements = {{"C % 4 == 0", [](const Shape& s) { return s.C % 4 == 0; }}};
   v.launch_limit = [](const Shape& s, const ParamValues& p) { return mf::row_tile_limit(s, p.get("tile")); };

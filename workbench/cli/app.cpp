@@ -84,11 +84,15 @@ int main(int argc, char** argv) {
 
   BestOptions best_o;
   auto* best_cmd = app.add_subcommand(
-      "best", "the best variant per op and shape from one device's reports, into best.json for the trainer");
-  best_cmd->add_option("reports", best_o.reports, "wb.report files, all from one device and backend")->required();
-  best_cmd->add_option("--out", best_o.out, "where to write best.json")->required();
+      "best", "the best variant per op and shape from reports, into the section of their device in best.json");
+  best_cmd->add_option("reports", best_o.reports, "wb.report files (each device's reports make its section)");
+  best_cmd->add_option("--out", best_o.out, "the best.json to update (the other devices' sections are kept)");
+  best_cmd->add_flag("--replace", best_o.replace, "start --out afresh: only the sections of these reports");
+  best_cmd->add_option("--show", best_o.show, "list the sections of this best.json (device, date, ops) and exit");
   best_cmd->add_option("--precision", best_o.precision, "fp32 (fp32 variants only), tf32 (fp32 and tf32) or bf16 (all)")
       ->capture_default_str();
+  best_cmd->add_flag("--deterministic", best_o.deterministic,
+                     "choose only among records whose two runs gave bitwise equal outputs");
 
   CompareOptions compare_o;
   auto* compare_cmd =

@@ -1,34 +1,93 @@
-// wb best: the best variant per op and shape from one device's reports, into best.json.
+// wb best: the best variant per op and shape from each device's reports, into that
+// device's section of best.json; wb best --show: the sections of a best.json.
 #include "workbench/runtime/best.h"
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
+#include <map>
 
 #include "kernels/errors.h"
+#include "kernels/files.h"
 #include "workbench/cli/commands.h"
 #include "workbench/runtime/table.h"
 
 namespace wb::cli {
+namespace {
 
-int best(const BestOptions& o) {
-  const NumericClass precision = parse_numeric_class(o.precision);
-  std::vector<std::pair<std::string, Report>> reports;
-  for (const auto& path : o.reports) reports.emplace_back(path, read_report(path));
-  BestFile b = choose_best(reports, precision);
-  b.created = utc_now();
+int show(const std::string& path) {
+  const BestFile b = read_best(path);
+  std::cout << path << ": " << b.sections.size() << " section(s)" << (b.from_v1 ? " (an old wb.best/1 file)" : "")
+            << "\n";
+  TextTable t({"backend", "device", "slug", "architecture", "created", "precision", "ops", "entries", "from"});
+  for (const auto& s : b.sections) {
+    std::map<std::string, int> ops;
+    for (const auto& e : s.entries) ++ops[e.op];
+    std::string reports;
+    for (const auto& r : s.reports) reports += (reports.empty() ? "" : ", ") + r;
+    t.add({std::string(to_string(s.backend)), s.device_name, s.device_slug,
+           s.architecture.empty() ? "-" : s.architecture, s.created,
+           std::string(to_string(s.precision)) + (s.deterministic_only ? ", deterministic" : ""),
+           std::to_string(ops.size()), std::to_string(s.entries.size()), reports.empty() ? "-" : reports});
+  }
+  t.print(std::cout, "  ");
+  return kOk;
+}
 
-  std::cout << fmt::format("best {} variants on {} ({}) from {} report(s)\n", to_string(precision), b.device_name,
-                           to_string(b.backend), reports.size());
+void print_section(const BestSection& s, std::size_t report_count) {
+  std::cout << fmt::format("best {}{} variants on {} ({}) from {} report(s)\n", to_string(s.precision),
+                           s.deterministic_only ? " deterministic" : "", s.device_name, s.key(), report_count);
   TextTable t({"op", "shape", "variant", "launch", "median", "note"});
-  for (const auto& e : b.entries)
+  for (const auto& e : s.entries)
     t.add({e.op, e.shape_text(),
-           std::string(to_string(b.backend)) + "/" + std::to_string(e.variant) + " " + e.variant_name,
+           std::string(to_string(s.backend)) + "/" + std::to_string(e.variant) + " " + e.variant_name,
            e.params.describe(), format_time(e.median_s), e.note});
   t.print(std::cout, "  ");
-  if (b.entries.empty()) std::cout << "  no correct, timed record of an allowed numeric class in these reports\n";
-  write_best(b, o.out);
-  std::cout << "wrote " << o.out << "\n";
+  if (s.entries.empty()) std::cout << "  no correct, timed record of an allowed numeric class in these reports\n";
+}
+
+}  // namespace
+
+int best(const BestOptions& o) {
+  if (!o.show.empty()) {
+    if (!o.reports.empty() || !o.out.empty() || o.replace)
+      throw UsageError("--show only lists a best.json; give it no reports, --out or --replace");
+    return show(o.show);
+  }
+  if (o.reports.empty()) throw UsageError("wb best needs at least one report (or --show FILE)");
+  if (o.out.empty()) throw UsageError("wb best needs --out: the best.json to update");
+  const NumericClass precision = parse_numeric_class(o.precision);
+  for (const auto& path : o.reports)
+    if (same_file(path, o.out)) throw UsageError("--out " + o.out + " is one of the reports; write best.json elsewhere");
+
+  // Read everything before writing anything: a bad report or a broken --out leaves
+  // the file as it was.
+  BestFile file;
+  if (!o.replace && std::filesystem::exists(o.out)) file = read_best(o.out);
+  std::vector<std::pair<std::string, Report>> reports;
+  for (const auto& path : o.reports) reports.emplace_back(path, read_report(path));
+
+  // One section per device, in the order the reports name them.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::pair<std::string, Report>>> per_device;
+  for (auto& [path, report] : reports) {
+    const DeviceInfo& d = report.context.device;
+    const std::string key = std::string(to_string(d.backend)) + "/" + d.slug;
+    if (!per_device.count(key)) order.push_back(key);
+    per_device[key].emplace_back(path, std::move(report));
+  }
+  for (const auto& key : order) {
+    BestSection s = choose_best(per_device[key], precision, o.deterministic);
+    s.created = utc_now();
+    print_section(s, per_device[key].size());
+    file.merge(std::move(s));
+  }
+  write_best(file, o.out);
+  std::cout << "wrote " << o.out << ": " << order.size() << " section(s) from these reports";
+  if (file.sections.size() > order.size())
+    std::cout << ", " << file.sections.size() - order.size() << " of other devices kept";
+  std::cout << "\n";
   return kOk;
 }
 

@@ -98,6 +98,9 @@ int device(const DeviceOptions& o);
 struct BestOptions {
   std::vector<std::string> reports;
   std::string out;
+  std::string show;
+  bool replace = false;
+  bool deterministic = false;
   std::string precision = "fp32";
 };
 int best(const BestOptions& o);

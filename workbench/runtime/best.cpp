@@ -2,24 +2,49 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
 #include "kernels/errors.h"
+#include "kernels/files.h"
 
 namespace wb {
 
 bool allowed_in(NumericClass variant, NumericClass precision) { return int(variant) <= int(precision); }
 
-const BestEntry* BestFile::find(const std::string& op, const Shape& shape) const {
+const BestEntry* BestSection::find(const std::string& op, const Shape& shape) const {
   for (const auto& e : entries)
     if (e.op == op && same_dims(e.shape, shape, e.dims)) return &e;
   return nullptr;
 }
 
+std::string BestSection::key() const { return std::string(to_string(backend)) + "/" + device_slug; }
+
+void BestFile::merge(BestSection s) {
+  for (auto& old : sections) {
+    if (old.backend == s.backend && old.device_slug == s.device_slug) {
+      old = std::move(s);
+      return;
+    }
+  }
+  sections.push_back(std::move(s));
+}
+
+const BestSection* BestFile::find(Backend b, const std::string& slug) const {
+  for (const auto& s : sections)
+    if (s.backend == b && s.device_slug == slug) return &s;
+  return nullptr;
+}
+
 namespace {
+
+bool is_dim_name(const std::string& d) {
+  for (const auto& n : Shape::dim_names())
+    if (n == d) return true;
+  return false;
+}
 
 struct Candidate {
   const Record* record;
@@ -35,23 +60,33 @@ bool beats(const Record& challenger, const Record& holder) {
 
 std::string label(const Record& r) { return std::string(to_string(r.backend)) + "/" + std::to_string(r.variant); }
 
+std::string major_of(const std::string& cc) { return cc.substr(0, cc.find('.')); }
+
 }  // namespace
 
-BestFile choose_best(const std::vector<std::pair<std::string, Report>>& reports, NumericClass precision) {
+BestSection choose_best(const std::vector<std::pair<std::string, Report>>& reports, NumericClass precision,
+                        bool deterministic_only) {
   if (reports.empty()) throw UsageError("wb best needs at least one report");
-  BestFile out;
+  BestSection out;
   const DeviceInfo& first = reports.front().second.context.device;
   out.backend = first.backend;
   out.device_name = first.name;
   out.device_slug = first.slug;
+  out.compute_capability = first.compute_capability;
   out.precision = precision;
+  out.deterministic_only = deterministic_only;
   for (const auto& [path, report] : reports) {
     const DeviceInfo& d = report.context.device;
     if (d.backend != first.backend || d.name != first.name)
-      throw UsageError("reports from different devices or backends are never mixed into one best.json: " +
+      throw UsageError("reports from different devices or backends go into separate sections, one `wb best` each: " +
                        reports.front().first + " is from " + first.name + " (" + std::string(to_string(first.backend)) +
                        "), " + path + " from " + d.name + " (" + std::string(to_string(d.backend)) + ")");
+    if (out.architecture.empty()) out.architecture = d.architecture;
     out.reports.push_back(path);
+  }
+  if (out.architecture.empty() && out.backend == Backend::cuda && !out.compute_capability.empty()) {
+    const std::string cc = out.compute_capability;
+    out.architecture = "sm_" + major_of(cc) + cc.substr(cc.find('.') + 1);
   }
 
   // (op, shape) in order of first appearance -> variant id -> its fastest configuration
@@ -60,6 +95,7 @@ BestFile choose_best(const std::vector<std::pair<std::string, Report>>& reports,
   for (const auto& [path, report] : reports) {
     for (const Record& r : report.records) {
       if (r.status != Status::ok || !r.timing || !allowed_in(r.numeric, precision) || !r.omitted.empty()) continue;
+      if (deterministic_only && !r.deterministic.value_or(false)) continue;
       const auto key = std::make_pair(r.op, r.shape_text());
       if (!groups.count(key)) order.push_back(key);
       auto& per_variant = groups[key];
@@ -88,6 +124,7 @@ BestFile choose_best(const std::vector<std::pair<std::string, Report>>& reports,
     e.params = r.params;
     e.median_s = r.timing->median_s;
     e.stddev_s = r.timing->stddev_s;
+    e.deterministic = r.deterministic.value_or(false);
     e.report = *chosen.report;
     e.source_hash = r.source_hash;
     if (fastest->record == chosen.record) {
@@ -97,14 +134,65 @@ BestFile choose_best(const std::vector<std::pair<std::string, Report>>& reports,
       e.note =
           fmt::format("kept over {} ({:.1f}% faster, within noise or under 1%)", label(*fastest->record), 100 * gain);
     }
+    if (deterministic_only) e.note += " (deterministic only)";
     out.entries.push_back(std::move(e));
   }
   return out;
 }
 
-nlohmann::json to_json(const BestFile& b) {
+SectionChoice choose_section(const BestFile& file, const DeviceInfo& here) {
+  SectionChoice c;
+  if (const BestSection* s = file.find(here.backend, here.slug)) {
+    c.section = s;
+    c.exact = true;
+    c.why = "the section of this device (" + s->key() + ")";
+    return c;
+  }
+  // The emulator runs a CUDA device's choices: the same variant ids, emulated.
+  const Backend wanted = here.backend == Backend::emu ? Backend::cuda : here.backend;
+  std::vector<const BestSection*> same_backend;
+  for (const auto& s : file.sections)
+    if (s.backend == wanted) same_backend.push_back(&s);
+  auto first = [&](auto&& fits) -> const BestSection* {
+    for (const BestSection* s : same_backend)
+      if (fits(*s)) return s;
+    return nullptr;
+  };
+  if (here.backend == Backend::cpu) {
+    c.section = first([&](const BestSection& s) { return !s.architecture.empty() && s.architecture == here.architecture; });
+    if (c.section) c.why = "the closest section, " + c.section->key() + " (also " + here.architecture + ")";
+  } else {
+    const std::string& cc = here.compute_capability;
+    c.section = first([&](const BestSection& s) { return !cc.empty() && s.compute_capability == cc; });
+    if (c.section) {
+      c.why = "the closest section, " + c.section->key() + " (also compute capability " + cc + ")";
+    } else {
+      c.section = first([&](const BestSection& s) {
+        return !cc.empty() && !s.compute_capability.empty() && major_of(s.compute_capability) == major_of(cc);
+      });
+      if (c.section)
+        c.why = "the closest section, " + c.section->key() + " (compute capability " + c.section->compute_capability +
+                ", the same major as this device's " + cc + ")";
+    }
+    if (!c.section && here.backend == Backend::emu && !same_backend.empty()) {
+      // Emulation checks correctness only: any CUDA device's choices will do.
+      c.section = same_backend.front();
+      c.why = "the CUDA section " + c.section->key() + " (none is for the emulated compute capability " + cc + ")";
+    }
+  }
+  if (c.section) return c;
+  std::string have;
+  for (const auto& s : file.sections) have += (have.empty() ? "" : ", ") + s.key();
+  c.why = "no section for this device (" + std::string(to_string(here.backend)) + "/" + here.slug + ") or one like it";
+  c.why += have.empty() ? " (the file has no sections)" : " (the file has " + have + ")";
+  return c;
+}
+
+namespace {
+
+nlohmann::json entries_json(const BestSection& s) {
   nlohmann::json ops = nlohmann::json::object();
-  for (const auto& e : b.entries) {
+  for (const auto& e : s.entries) {
     nlohmann::json shape = nlohmann::json::object(), params = nlohmann::json::object();
     for (const auto& d : e.dims) shape[d] = e.shape.get(d);
     for (const auto& [name, value] : e.params.items()) params[name] = value;
@@ -115,57 +203,126 @@ nlohmann::json to_json(const BestFile& b) {
                          {"params", params},
                          {"median_us", e.median_s * 1e6},
                          {"stddev_us", e.stddev_s * 1e6},
+                         {"deterministic", e.deterministic},
                          {"report", e.report},
                          {"source_hash", e.source_hash},
                          {"note", e.note}});
   }
-  return {{"schema", kBestSchema},
-          {"created", b.created},
-          {"backend", to_string(b.backend)},
-          {"device", {{"name", b.device_name}, {"slug", b.device_slug}}},
-          {"precision", to_string(b.precision)},
-          {"reports", b.reports},
-          {"ops", ops}};
+  return ops;
+}
+
+// A non-negative, finite number of microseconds, or UsageError naming the field.
+double microseconds(const nlohmann::json& x, const char* key, const std::string& where) {
+  const auto& v = x.at(key);
+  if (!v.is_number()) throw UsageError(where + "." + key + " is not a number");
+  const double us = v.get<double>();
+  if (!std::isfinite(us) || us < 0) throw UsageError(where + "." + key + " is " + v.dump() + ", not a time");
+  return us * 1e-6;
+}
+
+void read_entries(BestSection& s, const nlohmann::json& ops, const std::string& where) {
+  if (!ops.is_object()) throw UsageError(where + ".ops is not an object");
+  for (const auto& [op, list] : ops.items()) {
+    if (!list.is_array()) throw UsageError(where + ".ops." + op + " is not an array");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const auto& x = list[i];
+      const std::string at = where + ".ops." + op + "[" + std::to_string(i) + "]";
+      BestEntry e;
+      e.op = op;
+      if (!x.at("shape").is_object()) throw UsageError(at + ".shape is not an object");
+      for (const auto& [dim, value] : x.at("shape").items()) {
+        if (!is_dim_name(dim)) throw UsageError(at + ".shape has an unknown dimension '" + dim + "'");
+        if (!value.is_number_integer() || value.get<int64_t>() <= 0)
+          throw UsageError(at + ".shape." + dim + " is " + value.dump() + ", not a positive integer");
+      }
+      for (const auto& dim : Shape::dim_names()) {
+        if (!x.at("shape").contains(dim)) continue;
+        e.shape.set(dim, x.at("shape").at(dim).get<int64_t>());
+        e.dims.push_back(dim);
+      }
+      e.variant = x.at("variant").get<int>();
+      e.variant_name = x.at("variant_name").get<std::string>();
+      e.numeric = parse_numeric_class(x.at("numeric_class").get<std::string>());
+      for (const auto& [name, value] : x.at("params").items()) {
+        if (!value.is_number_integer()) throw UsageError(at + ".params." + name + " is not an integer");
+        e.params.set(name, value.get<int>());
+      }
+      e.median_s = microseconds(x, "median_us", at);
+      e.stddev_s = microseconds(x, "stddev_us", at);
+      e.deterministic = x.value("deterministic", true);  // wb.best/1 did not record it
+      e.report = x.at("report").get<std::string>();
+      e.source_hash = x.at("source_hash").get<std::string>();
+      e.note = x.at("note").get<std::string>();
+      s.entries.push_back(std::move(e));
+    }
+  }
+}
+
+BestSection section_from_json(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) throw UsageError(where + " is not an object");
+  BestSection s;
+  s.created = j.at("created").get<std::string>();
+  s.backend = parse_backend(j.at("backend").get<std::string>());
+  const auto& device = j.at("device");
+  s.device_name = device.at("name").get<std::string>();
+  s.device_slug = device.at("slug").get<std::string>();
+  s.architecture = device.value("architecture", "");
+  s.compute_capability = device.value("compute_capability", "");
+  s.precision = parse_numeric_class(j.at("precision").get<std::string>());
+  s.deterministic_only = j.value("deterministic_only", false);
+  s.reports = j.at("reports").get<std::vector<std::string>>();
+  read_entries(s, j.at("ops"), where);
+  return s;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const BestFile& b) {
+  nlohmann::json sections = nlohmann::json::array();
+  for (const auto& s : b.sections) {
+    sections.push_back({{"backend", to_string(s.backend)},
+                        {"device",
+                         {{"name", s.device_name},
+                          {"slug", s.device_slug},
+                          {"architecture", s.architecture},
+                          {"compute_capability", s.compute_capability}}},
+                        {"created", s.created},
+                        {"precision", to_string(s.precision)},
+                        {"deterministic_only", s.deterministic_only},
+                        {"reports", s.reports},
+                        {"ops", entries_json(s)}});
+  }
+  return {{"schema", kBestSchema}, {"sections", sections}};
 }
 
 BestFile best_from_json(const nlohmann::json& j, const std::string& origin) {
   auto fail = [&](const std::string& what) -> UsageError { return UsageError(origin + ": " + what); };
+  if (!j.is_object()) throw fail("not a JSON object");
+  const std::string schema = j.contains("schema") && j["schema"].is_string() ? j["schema"].get<std::string>() : "?";
   try {
-    if (!j.is_object()) throw fail("not a JSON object");
-    if (j.value("schema", "") != kBestSchema)
-      throw fail("has schema '" + j.value("schema", std::string("?")) + "', expected '" + kBestSchema + "'");
     BestFile b;
-    b.created = j.at("created").get<std::string>();
-    b.backend = parse_backend(j.at("backend").get<std::string>());
-    b.device_name = j.at("device").at("name").get<std::string>();
-    b.device_slug = j.at("device").at("slug").get<std::string>();
-    b.precision = parse_numeric_class(j.at("precision").get<std::string>());
-    b.reports = j.at("reports").get<std::vector<std::string>>();
-    for (const auto& [op, list] : j.at("ops").items()) {
-      if (!list.is_array()) throw fail("ops." + op + " is not an array");
-      for (const auto& x : list) {
-        BestEntry e;
-        e.op = op;
-        for (const auto& dim : Shape::dim_names()) {
-          if (!x.at("shape").contains(dim)) continue;
-          e.shape.set(dim, x.at("shape").at(dim).get<int64_t>());
-          e.dims.push_back(dim);
-        }
-        e.variant = x.at("variant").get<int>();
-        e.variant_name = x.at("variant_name").get<std::string>();
-        e.numeric = parse_numeric_class(x.at("numeric_class").get<std::string>());
-        for (const auto& [name, value] : x.at("params").items()) e.params.set(name, value.get<int>());
-        e.median_s = x.at("median_us").get<double>() * 1e-6;
-        e.stddev_s = x.at("stddev_us").get<double>() * 1e-6;
-        e.report = x.at("report").get<std::string>();
-        e.source_hash = x.at("source_hash").get<std::string>();
-        e.note = x.at("note").get<std::string>();
-        b.entries.push_back(std::move(e));
-      }
+    if (schema == kBestSchemaV1) {  // one device: the file is its section
+      b.from_v1 = true;
+      b.sections.push_back(section_from_json(j, "the file"));
+      return b;
+    }
+    if (schema != kBestSchema)
+      throw fail("has schema '" + schema + "', expected '" + kBestSchema + "' (or '" + kBestSchemaV1 + "')");
+    const auto& sections = j.at("sections");
+    if (!sections.is_array()) throw fail("sections is not an array");
+    for (std::size_t i = 0; i < sections.size(); ++i) {
+      BestSection s = section_from_json(sections[i], "sections[" + std::to_string(i) + "]");
+      if (b.find(s.backend, s.device_slug)) throw fail("two sections for " + s.key());
+      b.sections.push_back(std::move(s));
     }
     return b;
+  } catch (const UsageError& e) {
+    const std::string what = e.what();
+    if (what.rfind(origin + ":", 0) == 0) throw;
+    throw fail(what);
   } catch (const nlohmann::json::exception& e) {
-    throw fail(std::string("not a wb.best/1 file: ") + e.what());
+    throw fail("not a " + (schema == kBestSchemaV1 ? std::string(kBestSchemaV1) : std::string(kBestSchema)) +
+               " file: " + e.what());
   }
 }
 
@@ -173,9 +330,7 @@ void write_best(const BestFile& b, const std::string& path) {
   const std::filesystem::path p(path);
   std::error_code ec;
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-  std::ofstream out(path);
-  out << to_json(b).dump(2) << "\n";
-  if (!out) throw UsageError("cannot write " + path);
+  write_file_atomically(path, to_json(b).dump(2) + "\n");
 }
 
 BestFile read_best(const std::string& path) {

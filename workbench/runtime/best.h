@@ -1,6 +1,10 @@
 #pragma once
 // Choosing the best variant per op and shape from reports: `wb best` and best.json
-// ("schema": "wb.best/1", documented in results/README.md).
+// ("schema": "wb.best/2", documented in results/README.md; "wb.best/1", one device per
+// file, is still read).
+//
+// One best.json holds a section per (backend, device slug): what was measured on that
+// device, so that one committed file serves a team's CPU runners and GPUs alike.
 //
 // Among the correct, timed records of an allowed numeric class, each variant's fastest
 // launch configuration is its candidate. Candidates are then taken in order of id,
@@ -12,11 +16,13 @@
 #include <utility>
 #include <vector>
 
+#include "workbench/runtime/executor.h"
 #include "workbench/runtime/report.h"
 
 namespace wb {
 
-inline constexpr const char* kBestSchema = "wb.best/1";
+inline constexpr const char* kBestSchema = "wb.best/2";
+inline constexpr const char* kBestSchemaV1 = "wb.best/1";
 inline constexpr double kMinWinningMargin = 0.01;
 
 // fp32 runs fp32 variants only; tf32 also tf32 ones; bf16 all three.
@@ -32,32 +38,60 @@ struct BestEntry {
   ParamValues params;
   double median_s = 0;
   double stddev_s = 0;
-  std::string report;       // the report the winning record came from
-  std::string source_hash;  // of the variant when it was measured
-  std::string note;         // why it won, or which faster variant it was kept over
+  bool deterministic = true;  // its report saw two runs give bitwise equal outputs
+  std::string report;         // the report the winning record came from
+  std::string source_hash;    // of the variant when it was measured
+  std::string note;           // why it won, or which faster variant it was kept over
 
   std::string shape_text() const { return describe(shape, dims); }
 };
 
-struct BestFile {
+// The choices measured on one device.
+struct BestSection {
   std::string created;
   Backend backend = Backend::cpu;
   std::string device_name;
   std::string device_slug;
+  std::string architecture;        // "x86_64", "sm_90"; "" when the reports did not say
+  std::string compute_capability;  // "9.0" (cuda)
   NumericClass precision = NumericClass::fp32;
+  bool deterministic_only = false;  // made with --deterministic
   std::vector<std::string> reports;
   std::vector<BestEntry> entries;  // in the order of first appearance in the reports
 
   // The entry for op at exactly this shape (its dims), or nullptr.
   const BestEntry* find(const std::string& op, const Shape& shape) const;
+  std::string key() const;  // "cuda/nvidia-h100-80gb-hbm3"
 };
 
-// Throws UsageError when the reports come from different devices or backends.
-BestFile choose_best(const std::vector<std::pair<std::string, Report>>& reports, NumericClass precision);
+struct BestFile {
+  std::vector<BestSection> sections;  // one per (backend, device slug), in order of addition
+  bool from_v1 = false;               // read from a wb.best/1 file
+
+  // Replaces the section of s's device, or adds s.
+  void merge(BestSection s);
+  const BestSection* find(Backend b, const std::string& slug) const;
+};
+
+// Throws UsageError when the reports come from different devices or backends. With
+// deterministic_only, records whose two runs differed bitwise are not candidates.
+BestSection choose_best(const std::vector<std::pair<std::string, Report>>& reports, NumericClass precision,
+                        bool deterministic_only = false);
+
+// The section a run on device `here` takes: its own, else the closest of the same
+// backend (cpu: the same architecture; cuda: the same compute capability, else the same
+// major), since every variant is correct everywhere and only its speed may differ. The
+// emulator takes a CUDA section the same way, for the GPU it emulates.
+struct SectionChoice {
+  const BestSection* section = nullptr;  // nullptr: none fits
+  bool exact = false;                    // measured on this very device
+  std::string why;                       // how it was chosen, or why none was
+};
+SectionChoice choose_section(const BestFile& file, const DeviceInfo& here);
 
 nlohmann::json to_json(const BestFile& b);
 BestFile best_from_json(const nlohmann::json& j, const std::string& origin);  // throws UsageError
-void write_best(const BestFile& b, const std::string& path);
-BestFile read_best(const std::string& path);  // throws UsageError
+void write_best(const BestFile& b, const std::string& path);                  // atomically
+BestFile read_best(const std::string& path);                                  // throws UsageError
 
 }  // namespace wb

@@ -36,6 +36,7 @@ class CudaExecutor final : public Executor {
     info_.memory_bytes = int64_t(prop.totalGlobalMem);
     info_.l2_bytes = prop.l2CacheSize;
     info_.compute_capability = std::to_string(prop.major) + "." + std::to_string(prop.minor);
+    info_.architecture = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
     info_.clock_khz = attribute(cudaDevAttrClockRate, device);
     info_.memory_clock_khz = attribute(cudaDevAttrMemoryClockRate, device);
     info_.memory_bus_bits = prop.memoryBusWidth;

@@ -21,6 +21,7 @@ class EmuExecutor final : public Executor {
     info_.multiprocessors = t.multiprocessors;
     info_.compute_capability = std::to_string(t.major) + "." + std::to_string(t.minor);
     info_.emulation_flavour = emu::flavour();
+    info_.architecture = "sm_" + std::to_string(t.major) + std::to_string(t.minor);
     emu::reset();
   }
 

@@ -15,6 +15,8 @@
 
 namespace wb {
 
+struct Variant;
+
 struct DeviceInfo {
   Backend backend = Backend::cpu;
   std::string name;         // "NVIDIA H100 80GB HBM3", or the CPU model
@@ -29,7 +31,19 @@ struct DeviceInfo {
   std::string driver_version;      // (cuda) "13.0"
   std::string runtime_version;     // (cuda) "13.0"
   std::string emulation_flavour;   // (emu) "plain", "address" (ASan) or "thread" (TSan)
+  // What code runs on: the CPU's instruction set ("x86_64", "aarch64"), or the GPU's
+  // ("sm_90"; emu: the emulated one). Where no best.json section matches the device
+  // exactly, the trainer takes one of the same architecture.
+  std::string architecture;
 };
+
+// Why variant v cannot run on this device at all (the emulator cannot run what needs
+// cuDNN, cuBLASLt or tensor cores; a GPU below the variant's compute capability), or
+// nullopt. Shapes and launch parameters are the variant's own skip_reason.
+std::optional<std::string> cannot_run_on(const Variant& v, const DeviceInfo& d);
+
+// "9.0" -> 90; 0 when not a compute capability.
+int compute_capability_number(const std::string& cc);
 
 std::string slugify(const std::string& name);
 

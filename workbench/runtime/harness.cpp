@@ -107,9 +107,9 @@ Record Session::evaluate(const Variant& v, const ParamValues& params, const Eval
   Record r = record_for(op_, v, params, problem_.shape);
   r.seed = problem_.seed;
   r.omitted = problem_.omitted();
-  if (ex_.backend() == Backend::emu && !v.not_emulated.empty()) {
-    r.status = Status::not_emulated;
-    r.reason = "not emulated: " + v.not_emulated;
+  if (auto why = cannot_run_on(v, ex_.device())) {
+    r.status = ex_.backend() == Backend::emu ? Status::not_emulated : Status::skipped;
+    r.reason = *why;
     return r;
   }
   if (auto why = v.skip_reason(problem_.shape, params)) {

@@ -1,5 +1,6 @@
 // The cpu backend: host memory, the calling thread (and its OpenMP team).
 #include <cblas.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -47,6 +48,8 @@ class HostExecutor final : public Executor {
     info_.backend = Backend::cpu;
     info_.name = cpu_model();
     info_.slug = "cpu-" + slugify(info_.name);
+    struct utsname machine {};
+    info_.architecture = uname(&machine) == 0 ? machine.machine : "";
     info_.multiprocessors = int(std::thread::hardware_concurrency());
     info_.memory_bytes = memory_total();
     long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);

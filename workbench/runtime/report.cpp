@@ -81,7 +81,8 @@ json to_json(const DeviceInfo& d) {
           {"memory_bus_bits", d.memory_bus_bits},
           {"driver_version", d.driver_version},
           {"runtime_version", d.runtime_version},
-          {"emulation_flavour", d.emulation_flavour}};
+          {"emulation_flavour", d.emulation_flavour},
+          {"architecture", d.architecture}};
 }
 
 DeviceInfo device_from(const Reader& r) {
@@ -99,6 +100,7 @@ DeviceInfo device_from(const Reader& r) {
   d.driver_version = r.str("driver_version");
   d.runtime_version = r.str("runtime_version");
   if (r.has("emulation_flavour")) d.emulation_flavour = r.str("emulation_flavour");  // wb.report/2
+  if (r.has("architecture")) d.architecture = r.str("architecture");                 // optional in wb.report/2
   return d;
 }
 
