@@ -11,6 +11,7 @@
 
 #include "kernels/errors.h"
 #include "kernels/registry.h"
+#include "workbench/runtime/best.h"
 #include "workbench/cli/verification.h"
 #include "workbench/runtime/report.h"
 
@@ -130,6 +131,26 @@ TEST(RegistryInvariants, CommittedReportsAgreeOnVariantNames) {
     }
   }
   EXPECT_GT(records, 0) << "no committed report under " << results;
+}
+
+// Every entry of every section of the committed results/best.json names an op, a
+// variant and launch parameters the registry has (a CUDA section's variants are checked
+// against the emulator's build of every .cu file, which a build without nvcc has too).
+TEST(CommittedBestJson, NamesOnlyKnownVariantsAndParameters) {
+  const Registry& reg = Registry::global();
+  const BestFile best = read_best((std::filesystem::path(WB_SOURCE_DIR) / "results" / "best.json").string());
+  ASSERT_FALSE(best.sections.empty());
+  for (const BestSection& s : best.sections) {
+    const Backend b = s.backend == Backend::cuda ? Backend::emu : s.backend;
+    EXPECT_FALSE(s.architecture.empty()) << s.key() << ": the closest-section rule needs its architecture";
+    for (const BestEntry& e : s.entries) {
+      ASSERT_NE(reg.find_op(e.op), nullptr) << s.key() << ": " << e.op;
+      const Variant* v = reg.find(e.op, b, e.variant);
+      ASSERT_NE(v, nullptr) << s.key() << ": " << e.op << " " << e.variant;
+      EXPECT_EQ(v->name, e.variant_name) << s.key() << ": " << e.op << " " << e.variant;
+      EXPECT_NO_THROW(v->check_params(e.params)) << s.key() << ": " << e.op << " " << e.variant;
+    }
+  }
 }
 
 }  // namespace
