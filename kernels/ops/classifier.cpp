@@ -47,6 +47,9 @@ void make_probabilities(const TensorTable& t) {
 }
 
 const std::vector<std::string> kDims{"B", "T", "V", "Vp"};
+// Targets are int32 tokens below V.
+const ops::ShapeCheck kInt32Limits = ops::int32_limits({"B", "T", "V", "Vp", "B*T"});
+double rows(const Shape& s) { return double(s.B) * double(s.T); }
 
 }  // namespace
 
@@ -54,9 +57,10 @@ const OpSpec& softmax_forward_op() {
   static const OpSpec op = [] {
     OpSpec o("softmax_forward", "softmax over the first V of each row of Vp logits; padding written as 0");
     o.dims = kDims;
+    o.shape_error = kInt32Limits;
     o.tensors = {output("probs", "B,T,Vp", ops::elementwise(1e-8, 1e-4)),
                  input("logits", "B,T,Vp", Init::uniform(-4, 4))};
-    o.flops = [](const Shape& s) { return 5.0 * s.B * s.T * s.V; };
+    o.flops = [](const Shape& s) { return 5.0 * rows(s) * double(s.V); };
     o.bind(&softmax_args);
     return o;
   }();
@@ -67,11 +71,12 @@ const OpSpec& crossentropy_forward_op() {
   static const OpSpec op = [] {
     OpSpec o("crossentropy_forward", "losses[b,t] = -log probs[b,t,target]");
     o.dims = kDims;
+    o.shape_error = kInt32Limits;
     o.tensors = {output("losses", "B,T", ops::elementwise()), input("probs", "B,T,Vp", Init::uniform(-4, 4)),
                  token_input("targets", "B,T")};
     o.prepare = make_probabilities;
-    o.flops = [](const Shape& s) { return double(s.B * s.T); };
-    o.min_bytes = [](const Shape& s) { return 12.0 * s.B * s.T; };  // one probability per row is read
+    o.flops = [](const Shape& s) { return rows(s); };
+    o.min_bytes = [](const Shape& s) { return 12.0 * rows(s); };  // one probability per row is read
     o.bind(&crossentropy_args);
     return o;
   }();
@@ -82,11 +87,12 @@ const OpSpec& crossentropy_softmax_backward_op() {
   static const OpSpec op = [] {
     OpSpec o("crossentropy_softmax_backward", "dlogits += (probs - onehot(target)) * dlosses over the first V columns");
     o.dims = kDims;
+    o.shape_error = kInt32Limits;
     o.tensors = {inout("dlogits", "B,T,Vp", ops::elementwise(1e-6, 1e-5)), input("dlosses", "B,T"),
                  input("probs", "B,T,Vp", Init::uniform(-4, 4)), token_input("targets", "B,T")};
     o.prepare = make_probabilities;
-    o.flops = [](const Shape& s) { return 2.0 * s.B * s.T * s.V; };
-    o.min_bytes = [](const Shape& s) { return 12.0 * s.B * s.T * s.V + 8.0 * s.B * s.T; };
+    o.flops = [](const Shape& s) { return 2.0 * rows(s) * double(s.V); };
+    o.min_bytes = [](const Shape& s) { return 12.0 * rows(s) * double(s.V) + 8.0 * rows(s); };
     o.bind(&crossentropy_backward_args);
     return o;
   }();
@@ -97,17 +103,17 @@ const OpSpec& fused_classifier_op() {
   static const OpSpec op = [] {
     OpSpec o("fused_classifier", "softmax, loss and dlogits (written over the logits) in one pass; padding -> 0");
     o.dims = kDims;
+    o.shape_error = kInt32Limits;
     // dlogits are at most dloss = 1/(B*T) in size: the absolute floor scales with it.
     ToleranceFn dlogits_tol = [](NumericClass c, const Shape& s) {
-      const double dloss = 1.0 / double(s.B * s.T);
+      const double dloss = 1.0 / rows(s);
       const Tolerance base = ops::elementwise(1e-7, 1e-4)(c, s);
       return Tolerance{base.atol * dloss, base.rtol};
     };
     o.tensors = {inout("logits", "B,T,Vp", dlogits_tol, Init::uniform(-4, 4)),
                  output("losses", "B,T", ops::elementwise(1e-5, 1e-5)), token_input("targets", "B,T")};
-    o.scalars = {
-        {"dloss", [](const Shape& s) { return 1.0 / double(s.B * s.T); }, "gradient of the mean loss, 1/(B*T)"}};
-    o.flops = [](const Shape& s) { return 7.0 * s.B * s.T * s.V; };
+    o.scalars = {{"dloss", [](const Shape& s) { return 1.0 / rows(s); }, "gradient of the mean loss, 1/(B*T)"}};
+    o.flops = [](const Shape& s) { return 7.0 * rows(s) * double(s.V); };
     o.bind(&classifier_args);
     return o;
   }();
