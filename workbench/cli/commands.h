@@ -28,8 +28,10 @@ std::string format_deterministic(const Record& r);
 // The selected variants of an op on a backend ("" or "all": every one).
 std::vector<const Variant*> select_variants(const Registry& reg, const OpSpec& op, Backend b, const std::string& ids);
 std::string command_line(int argc, char** argv);
-// --repetitions and --min-time; throws UsageError on values the timing cannot take.
-TimingOptions timing_options(int repetitions, double min_time_s);
+// --repetitions and --min-time (absent: the backend's defaults); throws UsageError
+// naming the flag on values the timing cannot take (zero, negative, nan, inf), so that
+// they are refused before any work instead of aborting inside Google Benchmark.
+TimingOptions timing_options(const std::optional<int>& repetitions, const std::optional<double>& min_time_s);
 // The timer of EvalOptions: Google Benchmark on this executor with these options.
 std::function<TimingStats(const std::function<void()>&, const std::string&)> timer_for(Executor& ex,
                                                                                        const TimingOptions& options);
@@ -52,8 +54,8 @@ struct RunOptions {
   std::string shape = "gpt2-124m";
   std::optional<uint64_t> seed;
   std::string json;
-  int repetitions = 0;
-  double min_time_s = 0;
+  std::optional<int> repetitions;
+  std::optional<double> min_time_s;
   std::string command;
 };
 int run(const RunOptions& o);
@@ -82,8 +84,8 @@ struct SweepOptions {
   std::string workloads;  // trainer --dump-workloads file
   std::optional<uint64_t> seed;
   std::string out;
-  int repetitions = 0;
-  double min_time_s = 0;
+  std::optional<int> repetitions;
+  std::optional<double> min_time_s;
   std::string command;
 };
 int sweep(const SweepOptions& o);
