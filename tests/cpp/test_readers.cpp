@@ -1,0 +1,100 @@
+// Readers of files: model headers are checked against the file's size before anything
+// is allocated, and trailing bytes are an error, as for token files.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "test_helpers.h"
+#include "trainer/data.h"
+#include "trainer/model.h"
+
+namespace wb {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Result;
+using testing::usage_error;
+
+// The command under a virtual-memory limit (KiB), so that a large allocation fails
+// instead of being attempted.
+Result limited(const std::string& binary, const std::string& args, int kib) {
+  return testing::run_command("bash", "-c 'ulimit -v " + std::to_string(kib) + "; exec " + binary + " " + args + "'");
+}
+
+class Files : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("wb_test_readers_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  // A model file: the header of `c`, then `floats` parameters.
+  std::string model(const std::string& name, const trainer::Config& c, int64_t floats) const {
+    std::array<int32_t, 256> header{};
+    header[0] = 20240326;
+    header[1] = 3;
+    header[2] = c.maxT, header[3] = c.V, header[4] = c.L, header[5] = c.NH, header[6] = c.C, header[7] = c.Vp;
+    std::ofstream out(path(name), std::ios::binary);
+    out.write(reinterpret_cast<const char*>(header.data()), sizeof(header));
+    const std::vector<float> zeros(std::size_t(floats), 0.0f);
+    out.write(reinterpret_cast<const char*>(zeros.data()), std::streamsize(zeros.size() * sizeof(float)));
+    return path(name);
+  }
+  fs::path dir_;
+};
+
+trainer::Config tiny() {
+  trainer::Config c;
+  c.maxT = 8, c.V = 16, c.Vp = 16, c.L = 1, c.NH = 2, c.C = 8;
+  return c;
+}
+
+TEST_F(Files, ModelHeadersAreCheckedAgainstTheFileSizeFirst) {
+  const trainer::Config c = tiny();
+  const int64_t n = trainer::num_params(c);
+  EXPECT_EQ(trainer::read_checkpoint(model("ok.bin", c, n)).params.size(), std::size_t(n));
+
+  const std::string trailing = usage_error([&] { trainer::read_checkpoint(model("trailing.bin", c, n + 3)); });
+  EXPECT_NE(trailing.find("12 bytes after the last parameter"), std::string::npos) << trailing;
+
+  trainer::Config layers = c;
+  layers.L = 100000;
+  const std::string huge = usage_error([&] { trainer::read_checkpoint(model("layers.bin", layers, n)); });
+  EXPECT_NE(huge.find("L=100000"), std::string::npos) << huge;
+  EXPECT_NE(huge.find("the file has " + std::to_string(1024 + 4 * n)), std::string::npos) << huge;
+
+  trainer::Config vocab = c;
+  vocab.V = vocab.Vp = 2147483647;
+  EXPECT_NE(usage_error([&] { trainer::read_checkpoint(model("vocab.bin", vocab, n)); }).find("Vp=2147483647"),
+            std::string::npos);
+
+  trainer::Config wide = c;
+  wide.C = 1 << 30, wide.NH = 1;
+  EXPECT_NE(usage_error([&] { trainer::read_checkpoint(model("wide.bin", wide, n)); }).find("C must be below 2^29"),
+            std::string::npos);
+}
+
+TEST_F(Files, TheTrainerRefusesAHugeHeaderWithoutAllocating) {
+  trainer::Config layers = tiny();
+  layers.L = 100000, layers.C = 768, layers.NH = 12;  // 7.1 million parameters a layer: 2.8 TB claimed
+  const Result r = limited(WB_TRAINER,
+                           "--backend cpu --model " + model("m.bin", layers, 10) + " --train /nonexistent/t.bin", 2000000);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("truncated model file: the header"), std::string::npos) << r.output;
+}
+
+TEST_F(Files, TokenFilesWithTrailingBytesAreRefused) {
+  trainer::write_tokens(path("t.bin"), {1, 2, 3});
+  std::ofstream(path("t.bin"), std::ios::app | std::ios::binary) << "xy";
+  const std::string e = usage_error([&] { trainer::read_tokens(path("t.bin")); });
+  EXPECT_NE(e.find("the header says 3 tokens but the file has 1032 bytes"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace wb
