@@ -1,15 +1,20 @@
 // Readers of files: model headers are checked against the file's size before anything
-// is allocated, and trailing bytes are an error, as for token files.
+// is allocated, and trailing bytes are an error, as for token files; reports with
+// impossible times or names this wb does not know are refused naming the field.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <array>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
+#include "kernels/registry.h"
 #include "test_helpers.h"
 #include "trainer/data.h"
 #include "trainer/model.h"
+#include "workbench/runtime/executor.h"
+#include "workbench/runtime/harness.h"
+#include "workbench/runtime/report.h"
 
 namespace wb {
 namespace {
@@ -17,6 +22,8 @@ namespace {
 namespace fs = std::filesystem;
 using testing::Result;
 using testing::usage_error;
+
+Result wb(const std::string& args) { return testing::run_command(WB_BINARY, args); }
 
 // The command under a virtual-memory limit (KiB), so that a large allocation fails
 // instead of being attempted.
@@ -83,8 +90,8 @@ TEST_F(Files, ModelHeadersAreCheckedAgainstTheFileSizeFirst) {
 TEST_F(Files, TheTrainerRefusesAHugeHeaderWithoutAllocating) {
   trainer::Config layers = tiny();
   layers.L = 100000, layers.C = 768, layers.NH = 12;  // 7.1 million parameters a layer: 2.8 TB claimed
-  const Result r = limited(WB_TRAINER,
-                           "--backend cpu --model " + model("m.bin", layers, 10) + " --train /nonexistent/t.bin", 2000000);
+  const Result r = limited(
+      WB_TRAINER, "--backend cpu --model " + model("m.bin", layers, 10) + " --train /nonexistent/t.bin", 2000000);
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("truncated model file: the header"), std::string::npos) << r.output;
 }
@@ -94,6 +101,57 @@ TEST_F(Files, TokenFilesWithTrailingBytesAreRefused) {
   std::ofstream(path("t.bin"), std::ios::app | std::ios::binary) << "xy";
   const std::string e = usage_error([&] { trainer::read_tokens(path("t.bin")); });
   EXPECT_NE(e.find("the header says 3 tokens but the file has 1032 bytes"), std::string::npos) << e;
+}
+
+// A small correct report of residual_forward on the cpu, as JSON to break.
+nlohmann::json small_report() {
+  auto ex = make_executor(Backend::cpu);
+  const OpSpec& op = Registry::global().op("residual_forward");
+  const Shape shape = parse_shape("B=2,T=4,C=8");
+  Record r = record_for(op, Registry::global().variant(op.name, Backend::cpu, 1), {}, shape);
+  r.status = Status::ok;
+  TimingStats t;
+  t.median_s = t.min_s = t.mean_s = 1e-6;
+  t.repetitions = 3;
+  t.iterations = 10;
+  r.timing = t;
+  return to_json(Report{make_context(*ex, TimingOptions{}, "wb test"), {r}});
+}
+
+TEST_F(Files, ReportsWithImpossibleValuesOrUnknownNamesAreRefused) {
+  auto write = [&](const std::string& name, const nlohmann::json& j) {
+    std::ofstream(path(name)) << j.dump();
+    return path(name);
+  };
+  const std::string good = write("good.json", small_report());
+  EXPECT_NO_THROW(read_report(good));
+  struct Case {
+    const char* name;
+    std::function<void(nlohmann::json&)> edit;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"negative", [](auto& j) { j["records"][0]["timing"]["median_us"] = -1.0; }, "'median_us' is -1.0"},
+      {"null", [](auto& j) { j["records"][0]["timing"]["stddev_us"] = nullptr; }, "'stddev_us' is null"},
+      {"nan", [](auto& j) { j["records"][0]["timing"]["min_us"] = "nan"; }, "'min_us' is \"nan\""},
+      {"huge", [](auto& j) { j["records"][0]["timing"]["mean_us"] = 1e308 * 10; }, "'mean_us' is null"},
+      {"cv", [](auto& j) { j["records"][0]["timing"]["cv"] = -0.5; }, "'cv' is -0.5"},
+      {"flops", [](auto& j) { j["records"][0]["model"]["flops"] = -3; }, "model 'flops' is -3"},
+      {"op", [](auto& j) { j["records"][0]["op"] = "residual"; }, "records[0].op: unknown op 'residual'"},
+      {"variant", [](auto& j) { j["records"][0]["variant"] = 42; },
+       "records[0].variant: unknown variant 42 of residual_forward on cpu"},
+      {"param", [](auto& j) { j["records"][0]["params"]["block_size"] = 256; },
+       "records[0].params: residual_forward cpu/1 has no launch parameter 'block_size'"},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json j = small_report();
+    c.edit(j);
+    const std::string file = write(std::string(c.name) + ".json", j);
+    const std::string e = usage_error([&] { read_report(file); });
+    EXPECT_NE(e.find(c.message), std::string::npos) << c.name << ": " << e;
+    const Result r = wb("compare " + good + " " + file);
+    EXPECT_EQ(r.code, 2) << c.name << ": " << r.output;
+  }
 }
 
 }  // namespace
