@@ -1,6 +1,7 @@
 // Readers of files: model headers are checked against the file's size before anything
 // is allocated, and trailing bytes are an error, as for token files; reports with
-// impossible times or names this wb does not know are refused naming the field.
+// impossible times or names this wb does not know are refused naming the field, and a
+// comparison that measured nothing fails.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -152,6 +153,36 @@ TEST_F(Files, ReportsWithImpossibleValuesOrUnknownNamesAreRefused) {
     const Result r = wb("compare " + good + " " + file);
     EXPECT_EQ(r.code, 2) << c.name << ": " << r.output;
   }
+}
+
+TEST_F(Files, CompareOfAReportThatMeasuredNothingFails) {
+  auto write = [&](const std::string& name, const nlohmann::json& j) {
+    std::ofstream(path(name)) << j.dump();
+    return path(name);
+  };
+  const std::string base = write("base.json", small_report());
+  EXPECT_EXIT_WITH(wb("compare " + base + " " + base), 0, "PASS");
+
+  nlohmann::json empty = small_report();
+  empty["records"] = nlohmann::json::array();
+  EXPECT_EXIT_WITH(wb("compare " + base + " " + write("empty.json", empty)), 2, "the new report has no records");
+  EXPECT_EXIT_WITH(wb("compare " + write("empty_base.json", empty) + " " + base), 2,
+                   "the baseline report has no records");
+
+  // Every record of the baseline missing: another op only.
+  nlohmann::json other = small_report();
+  other["records"][0]["op"] = "gelu_forward";
+  EXPECT_EXIT_WITH(wb("compare " + base + " " + write("other.json", other)), 1,
+                   "FAIL: no record of the baseline ran again");
+
+  // Present, but never run (the device was lost before it).
+  nlohmann::json not_run = small_report();
+  not_run["records"][0]["status"] = "not_run";
+  not_run["records"][0]["timing"] = nullptr;
+  not_run["records"][0]["throughput"] = nullptr;
+  const Result r = wb("compare " + base + " " + write("not_run.json", not_run));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("GONE"), std::string::npos) << r.output;
 }
 
 }  // namespace

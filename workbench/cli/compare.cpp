@@ -31,7 +31,7 @@ int compare(const CompareOptions& o) {
   const Report now = read_report(o.now);
   const CompareResult r = compare_reports(base, now, max_slowdown);
   std::cout << (o.format == "markdown" ? format_markdown(r) : format_text(r));
-  return r.regressions() ? kCheckFailed : kOk;
+  return r.passed() ? kOk : kCheckFailed;
 }
 
 }  // namespace wb::cli
