@@ -10,8 +10,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
+#include <system_error>
 
 #include "kernels/errors.h"
 #include "kernels/files.h"
@@ -28,7 +31,12 @@
 namespace wb::trainer {
 namespace {
 
-constexpr int kOk = 0, kFailed = 1, kBadInput = 2, kNoDevice = 3;
+constexpr int kOk = 0, kFailed = 1, kBadInput = 2, kNoDevice = 3, kInternalError = 4;
+
+// The training itself failed (a non-finite loss): exit 1, apart from internal errors.
+struct TrainingFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 }  // namespace
 
@@ -173,9 +181,9 @@ void validate_options(const Options& o) {
     fail("--peak-tflops", o.peak_tflops, "give 0 (measure the device) or the peak in TFLOP/s");
   const NumericClass precision = parse_numeric_class(o.precision);
   if (precision == NumericClass::bf16) throw UsageError("--precision takes fp32 or tf32");
-  for (const auto& [flag, path] : {std::pair{"--save", o.save}, std::pair{"--log", o.log},
-                                   std::pair{"--dump-workloads", o.dump_workloads},
-                                   std::pair{"--debug-state", o.debug_state}})
+  for (const auto& [flag, path] :
+       {std::pair{"--save", o.save}, std::pair{"--log", o.log}, std::pair{"--dump-workloads", o.dump_workloads},
+        std::pair{"--debug-state", o.debug_state}})
     if (!path.empty()) check_writable(path, flag);
 }
 
@@ -318,7 +326,7 @@ int run(const Options& o) {
     u.step = step;
     const float norm = model.update(u);  // synchronises (reads the norm back)
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!std::isfinite(loss)) throw std::runtime_error("the loss is not finite at step " + std::to_string(step));
+    if (!std::isfinite(loss)) throw TrainingFailed("the loss is not finite at step " + std::to_string(step));
     if (step > 1 || o.steps == 1) {
       total_s += seconds;
       ++timed_steps;
@@ -421,9 +429,24 @@ int main(int argc, char** argv) {
   } catch (const DeviceUnavailable& e) {
     std::cerr << "trainer: error: " << e.what() << "\n";
     return kNoDevice;
-  } catch (const std::exception& e) {
+  } catch (const TrainingFailed& e) {
     std::cerr << "trainer: failed: " << e.what() << "\n";
     return kFailed;
+  } catch (const BackendError& e) {
+    std::cerr << "trainer: failed: " << e.what() << "\n";
+    return kFailed;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "trainer: error: out of memory (a smaller model, --batch or --seq-len may fit)\n";
+    return kBadInput;
+  } catch (const std::length_error& e) {
+    std::cerr << "trainer: error: a size this machine cannot allocate: " << e.what() << "\n";
+    return kBadInput;
+  } catch (const std::system_error& e) {
+    std::cerr << "trainer: error: the system refused a resource: " << e.what() << "\n";
+    return kBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "trainer: internal error: " << e.what() << " (a bug in the trainer; please report it)\n";
+    return kInternalError;
   }
 }
 

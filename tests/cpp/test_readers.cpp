@@ -1,18 +1,24 @@
-// Readers of files: model headers are checked against the file's size before anything
-// is allocated, and trailing bytes are an error, as for token files; reports with
-// impossible times or names this wb does not know are refused naming the field, and a
-// comparison that measured nothing fails.
+// Readers of files and what the programs make of failures: model headers are checked
+// against the file's size before anything is allocated, reports with impossible times or
+// names this wb does not know are refused naming the field, a comparison that measured
+// nothing fails, and running out of memory is bad input (2) while an internal error has
+// its own exit code (4).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <array>
 #include <filesystem>
 #include <fstream>
+#include <new>
+#include <sstream>
+#include <stdexcept>
 
+#include "kernels/errors.h"
 #include "kernels/registry.h"
 #include "test_helpers.h"
 #include "trainer/data.h"
 #include "trainer/model.h"
+#include "workbench/cli/commands.h"
 #include "workbench/runtime/executor.h"
 #include "workbench/runtime/harness.h"
 #include "workbench/runtime/report.h"
@@ -183,6 +189,38 @@ TEST_F(Files, CompareOfAReportThatMeasuredNothingFails) {
   const Result r = wb("compare " + base + " " + write("not_run.json", not_run));
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("GONE"), std::string::npos) << r.output;
+}
+
+TEST(ExitCodes, ResourceFailuresAreBadInputAndBugsHaveTheirOwnCode) {
+  auto code = [](std::exception_ptr e, const char* text) {
+    std::ostringstream err;
+    const int c = cli::exit_code_for(e, err);
+    EXPECT_NE(err.str().find(text), std::string::npos) << err.str();
+    return c;
+  };
+  EXPECT_EQ(code(std::make_exception_ptr(UsageError("bad shape")), "wb: error: bad shape"), cli::kBadUsage);
+  EXPECT_EQ(code(std::make_exception_ptr(std::bad_alloc()), "out of memory"), cli::kBadUsage);
+  EXPECT_EQ(code(std::make_exception_ptr(DeviceUnavailable("no GPU")), "no GPU"), cli::kNoDevice);
+  EXPECT_EQ(code(std::make_exception_ptr(BackendError("cudaMemcpy failed")), "the device failed"), cli::kNoDevice);
+  EXPECT_EQ(code(std::make_exception_ptr(std::logic_error("broken invariant")), "wb: internal error: broken invariant"),
+            cli::kInternalError);
+  EXPECT_NE(cli::kInternalError, cli::kCheckFailed);
+}
+
+TEST_F(Files, OutOfMemoryIsExitTwoWithAMessage) {
+  // 1 GiB a tensor, 18 GiB for a check: within many machines' memory (so the up-front
+  // check may pass), far beyond the 1.5 GiB this process may map.
+  const Result r =
+      limited(WB_BINARY, "run residual_forward --variant 1 --backend cpu --shape B=64,T=1024,C=4096", 1500000);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("memory"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+
+  // The logits alone, 64 x 1024 x 50304 floats, are 12 GiB.
+  trainer::write_tokens(path("t.bin"), std::vector<int32_t>(64 * 1024 + 1, 7));
+  const Result t = limited(WB_TRAINER, "--backend cpu --init 2,64,2 -b 64 -t 1024 --train " + path("t.bin"), 1500000);
+  EXPECT_EQ(t.code, 2) << t.output;
+  EXPECT_NE(t.output.find("out of memory"), std::string::npos) << t.output;
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 #pragma once
 // The `wb` command line: list, run, check, sweep, dump. Exit codes: 0 ok, 1 a check
-// failed, 2 bad usage or input, 3 no usable device.
+// failed, 2 bad usage or input (or more memory than the machine has), 3 no usable
+// device, 4 an internal error (a bug in wb).
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -14,9 +17,15 @@
 
 namespace wb::cli {
 
-constexpr int kOk = 0, kCheckFailed = 1, kBadUsage = 2, kNoDevice = 3;
+constexpr int kOk = 0, kCheckFailed = 1, kBadUsage = 2, kNoDevice = 3, kInternalError = 4;
 
 int main(int argc, char** argv);
+
+// The exit code of an exception that escaped a command, after writing its message to
+// `err`: bad input 2, running out of memory or another resource 2, no usable device or
+// a device that failed 3, anything else 4 -- an internal error never reads as a failed
+// check.
+int exit_code_for(const std::exception_ptr& e, std::ostream& err);
 
 // Shared by the commands (cli_common.cpp).
 Backend resolve_backend(const std::string& requested);  // "" = default; throws DeviceUnavailable for cuda
