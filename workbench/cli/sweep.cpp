@@ -185,7 +185,7 @@ int sweep(const SweepOptions& o) {
       current = r->op + " " + r->shape_text();
       std::cout << r->op << "  " << r->shape_text() << "\n";
       table = std::make_unique<TextTable>(std::vector<std::string>{"variant", "launch", "status", "median", "min", "cv",
-                                                                   "GB/s", "TFLOP/s", "max err", "note"});
+                                                                   "GB/s", "TFLOP/s", "% peak", "max err", "note"});
     }
     incorrect += r->status == Status::incorrect;
     const bool t = bool(r->timing);
