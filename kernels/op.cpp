@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "kernels/checked.h"
 #include "kernels/errors.h"
 #include "kernels/variant.h"
 
@@ -48,18 +49,34 @@ std::vector<Extent> parse_extents(std::string_view text) {
   return out;
 }
 
+// "tensor 'out' (B, T, C) at B=4 T=1024 C=768": the dims a size error comes from.
+std::string tensor_at(const TensorSpec& t, const Shape& s) {
+  std::string dims;
+  for (const auto& e : t.extents)
+    if (!e.dim.empty() && dims.find(e.dim + "=") == std::string::npos)
+      dims += (dims.empty() ? "" : " ") + e.dim + "=" + std::to_string(s.get(e.dim));
+  return "tensor '" + t.name + "' " + t.extents_text() + (dims.empty() ? "" : " at " + dims);
+}
+
 }  // namespace
 
 std::vector<int64_t> TensorSpec::dims(const Shape& s) const {
   std::vector<int64_t> out;
-  for (const auto& e : extents) out.push_back(e.factor * (e.dim.empty() ? 1 : s.get(e.dim)));
+  for (const auto& e : extents) {
+    const CheckedInt d = CheckedInt(e.factor) * (e.dim.empty() ? 1 : s.get(e.dim));
+    if (!d.ok()) throw UsageError(tensor_at(*this, s) + ": the extent " + e.text() + " does not fit in 64 bits");
+    out.push_back(d.value());
+  }
   return out;
 }
 
+// The byte count must fit too: bytes() multiplies by the element size.
 int64_t TensorSpec::numel(const Shape& s) const {
-  int64_t n = 1;
+  CheckedInt n = 1;
   for (int64_t d : dims(s)) n *= d;
-  return n;
+  if (!n.ok() || !(n * int64_t(dtype_size(dtype))).ok())
+    throw UsageError(tensor_at(*this, s) + " has more elements than 64-bit sizes can count");
+  return n.value();
 }
 
 std::string TensorSpec::extents_text() const {
@@ -159,6 +176,17 @@ double OpSpec::bytes(const Shape& s) const {
 void OpSpec::check_shape(const Shape& s) const {
   for (const auto& d : dims)
     if (s.get(d) <= 0) throw UsageError(name + ": shape dim " + d + " must be positive");
+  // Every size is computed once here, before anything is allocated: a shape whose
+  // counts do not fit in 64 bits is refused, never wrapped.
+  CheckedInt total = 0;
+  try {
+    for (const auto& t : tensors) total += CheckedInt(t.numel(s)) * int64_t(dtype_size(t.dtype));
+  } catch (const UsageError& e) {
+    throw UsageError(name + ": " + e.what());
+  }
+  if (!total.ok())
+    throw UsageError(name + " cannot take the shape " + describe_shape(s) +
+                     ": its tensors hold more bytes than 64-bit sizes can count");
   if (shape_error) {
     if (auto why = shape_error(s)) throw UsageError(name + " cannot take the shape " + describe_shape(s) + ": " + *why);
   }

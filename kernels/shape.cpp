@@ -3,6 +3,7 @@
 #include <charconv>
 #include <set>
 
+#include "kernels/checked.h"
 #include "kernels/errors.h"
 
 namespace wb {
@@ -33,11 +34,40 @@ std::string trim(std::string_view s) {
   return std::string(s);
 }
 
-// Fill the dims that were not given from the ones that were.
+// GPT-2's parameter count in llm.c's layout (see gpt2_parameter_count).
+CheckedInt parameter_count(int64_t Vp, int64_t C, int64_t L, int64_t maxT) {
+  const CheckedInt c(C);
+  const CheckedInt per_layer = c * 2                // ln1 weight, bias
+                               + c * c * 3 + c * 3  // qkv
+                               + c * c + c          // attention projection
+                               + c * 2              // ln2
+                               + c * c * 4 + c * 4  // fc
+                               + c * c * 4 + c;     // fc projection
+  return CheckedInt(Vp) * c + CheckedInt(maxT) * c + CheckedInt(L) * per_layer + c * 2;
+}
+
+// Fill the dims that were not given from the ones that were. A derived dim that does
+// not fit in 64 bits is a malformed shape, named with the dims it came from.
 void derive(Shape& s, const std::set<std::string>& given) {
-  if (!given.count("Vp")) s.Vp = round_up(s.V, 128);
-  if (!given.count("OC")) s.OC = 4 * s.C;
-  if (!given.count("N")) s.N = gpt2_parameter_count(s.Vp, s.C, s.L, s.T);
+  auto too_large = [](const std::string& what) {
+    return UsageError("malformed shape: " + what + " does not fit in a 64-bit integer");
+  };
+  if (!given.count("Vp")) {
+    if (!(CheckedInt(s.V) + 127).ok()) throw too_large("Vp, V=" + std::to_string(s.V) + " rounded up to 128 (give Vp)");
+    s.Vp = round_up(s.V, 128);
+  }
+  if (!given.count("OC")) {
+    const CheckedInt oc = CheckedInt(s.C) * 4;
+    if (!oc.ok()) throw too_large("OC = 4*C at C=" + std::to_string(s.C) + " (give OC)");
+    s.OC = oc.value();
+  }
+  if (!given.count("N")) {
+    const CheckedInt n = parameter_count(s.Vp, s.C, s.L, s.T);
+    if (!n.ok())
+      throw too_large("N, GPT-2's parameter count at Vp=" + std::to_string(s.Vp) + " C=" + std::to_string(s.C) +
+                      " L=" + std::to_string(s.L) + " T=" + std::to_string(s.T) + " (give N)");
+    s.N = n.value();
+  }
   if (s.Vp < s.V)
     throw UsageError("malformed shape: Vp=" + std::to_string(s.Vp) + " is smaller than V=" + std::to_string(s.V));
 }
@@ -140,16 +170,20 @@ std::string describe(const Shape& s, const std::vector<std::string>& dims) {
 }
 
 int64_t gpt2_parameter_count(int64_t Vp, int64_t C, int64_t L, int64_t maxT) {
-  const int64_t per_layer = 2 * C                // ln1 weight, bias
-                            + 3 * C * C + 3 * C  // qkv
-                            + C * C + C          // attention projection
-                            + 2 * C              // ln2
-                            + 4 * C * C + 4 * C  // fc
-                            + 4 * C * C + C;     // fc projection
-  return Vp * C + maxT * C + L * per_layer + 2 * C;
+  const CheckedInt n = parameter_count(Vp, C, L, maxT);
+  if (!n.ok())
+    throw UsageError("GPT-2's parameter count at Vp=" + std::to_string(Vp) + " C=" + std::to_string(C) +
+                     " L=" + std::to_string(L) + " maxT=" + std::to_string(maxT) + " does not fit in 64 bits");
+  return n.value();
 }
 
-int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
+int64_t round_up(int64_t x, int64_t multiple) {
+  const CheckedInt up = CheckedInt(x) + (multiple - 1);
+  if (!up.ok())
+    throw UsageError(std::to_string(x) + " rounded up to a multiple of " + std::to_string(multiple) +
+                     " does not fit in 64 bits");
+  return up.value() / multiple * multiple;
+}
 
 std::vector<CheckShape> named_check_shapes(bool emulated) {
   std::vector<CheckShape> shapes;

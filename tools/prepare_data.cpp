@@ -167,7 +167,9 @@ int cmd_encode(const options& o) {
 }
 
 // Ids separated by white space or commas; brackets are ignored, so a JSON list works.
-std::vector<token_id> parse_ids(const std::string& text) {
+// Errors name the byte offset of the offending text and show its bytes escaped (the
+// input may be binary); ids must lie below vocab_size.
+std::vector<token_id> parse_ids(const std::string& text, std::size_t vocab_size) {
   std::vector<token_id> ids;
   const auto separator = [](char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == '[' || c == ']';
@@ -181,8 +183,14 @@ std::vector<token_id> parse_ids(const std::string& text) {
     while (end < text.size() && !separator(text[end])) ++end;
     token_id id = 0;
     const auto [ptr, ec] = std::from_chars(text.data() + pos, text.data() + end, id);
+    const std::string shown = "'" + escape_bytes(text.substr(pos, std::min<std::size_t>(end - pos, 40))) + "'" +
+                              (end - pos > 40 ? "..." : "");
     if (ec != std::errc() || ptr != text.data() + end) {
-      throw error("'" + text.substr(pos, std::min<std::size_t>(end - pos, 40)) + "' is not a token id");
+      throw error("byte " + std::to_string(pos) + " of the ids: " + shown + " is not a token id");
+    }
+    if (id < 0 || static_cast<std::size_t>(id) >= vocab_size) {
+      throw error("byte " + std::to_string(pos) + " of the ids: token id " + std::to_string(id) +
+                  " is outside the vocabulary (0.." + std::to_string(vocab_size - 1) + ")");
     }
     ids.push_back(id);
     pos = end;
@@ -196,10 +204,10 @@ int cmd_decode(const options& o) {
   }
   if (!o.tokenizer_file.empty()) {
     const token_table table = token_table::read(o.tokenizer_file);
-    write_stdout(table.decode(parse_ids(read_input(o.input))));
+    write_stdout(table.decode(parse_ids(read_input(o.input), table.size())));
   } else {
     const bpe_tokenizer tokenizer = bpe_tokenizer::load(o.vocab);
-    write_stdout(tokenizer.decode(parse_ids(read_input(o.input))));
+    write_stdout(tokenizer.decode(parse_ids(read_input(o.input), tokenizer.vocab_size())));
   }
   return kOk;
 }

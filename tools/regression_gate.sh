@@ -7,10 +7,13 @@
 # Builds wb, sweeps the ops given (default: every op) at the shape (default llmc-dev),
 # and compares each report with the baseline results/<device-slug>/baseline/<op>.json
 # through `wb compare`. Prints a markdown table per op (ready for a CI job summary) and
-# exits with the worst code of the comparisons: 0 pass, 1 a regression (slower beyond
-# the noise and the allowed slowdown, or correct before and incorrect now), 2 bad input
-# (e.g. a baseline from another device). An op without a baseline is reported and
-# passed over. --record writes the sweeps as the new baselines instead of comparing.
+# exits with the worst code of the sweeps and comparisons: 0 pass, 1 a regression
+# (slower beyond the noise and the allowed slowdown, or correct before and incorrect
+# now) or a sweep that found an incorrect variant, 2 bad input (e.g. a baseline from
+# another device) or a sweep that failed, 3 no usable device. A sweep that fails writes
+# no report and is never compared (nor recorded): its op fails the gate with the
+# sweep's code. An op without a baseline is reported and passed over. --record writes
+# the sweeps as the new baselines instead of comparing.
 # --baseline-dir and --out-dir replace results/<slug>/baseline and out/gate/<slug>;
 # --no-build uses the wb already built in ${WB_BUILD_DIR:-build}.
 set -euo pipefail
@@ -47,7 +50,16 @@ mkdir -p "$out_dir"
 worst=0
 for op in "${ops[@]}"; do
   report="$out_dir/$op.json"
-  "$wb" sweep "$op" "${backend_args[@]}" --shape "$shape" --out "$report" ${WB_GATE_SWEEP_ARGS:-} >/dev/null || true
+  # A report left by an earlier run must never stand in for this one.
+  rm -f "$report"
+  swept=0
+  "$wb" sweep "$op" "${backend_args[@]}" --shape "$shape" --out "$report" ${WB_GATE_SWEEP_ARGS:-} >/dev/null || swept=$?
+  [ "$swept" -gt "$worst" ] && worst=$swept
+  if [ "$swept" -ne 0 ] && { [ "$swept" -ne 1 ] || [ ! -f "$report" ]; }; then
+    echo "### $op"
+    echo "the sweep failed (exit $swept): nothing to $([ "$record" -eq 1 ] && echo record || echo compare)"
+    continue
+  fi
   if [ "$record" -eq 1 ]; then
     mkdir -p "$baseline_dir"
     cp "$report" "$baseline_dir/$op.json"

@@ -2,10 +2,14 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 
+#include "kernels/checked.h"
 #include "kernels/errors.h"
+#include "kernels/files.h"
 #include "workbench/runtime/rng.h"
 
 namespace wb::trainer {
@@ -18,6 +22,12 @@ constexpr int kHeaderInts = 256;
 // Indices into the 16 tensors.
 enum : int { wte, wpe, ln1w, ln1b, qkvw, qkvb, attprojw, attprojb, ln2w, ln2b, fcw, fcb, fcprojw, fcprojb, lnfw, lnfb };
 
+// The parameter count in llm.c's layout (param_sizes summed), invalid when it overflows.
+CheckedInt checked_param_count(const Config& c) {
+  const CheckedInt C(c.C), L(c.L);
+  return CheckedInt(c.Vp) * C + CheckedInt(c.maxT) * C + L * (C * C * 12 + C * 13) + C * 2;
+}
+
 }  // namespace
 
 void Config::validate() const {
@@ -27,6 +37,11 @@ void Config::validate() const {
   if (maxT <= 0 || V <= 0 || Vp <= 0 || L <= 0 || NH <= 0 || C <= 0) throw bad("every dimension must be positive");
   if (Vp < V) throw bad("Vp must be at least V");
   if (C % NH != 0) throw bad("C must be divisible by NH");
+  // The step counts 4*C channels and 2*L+1 layer calls in int.
+  if (C > std::numeric_limits<int>::max() / 4) throw bad("C must be below 2^29 (4*C is counted in 32 bits)");
+  if (L > std::numeric_limits<int>::max() / 2 - 1) throw bad("L must be below 2^30");
+  const CheckedInt bytes = checked_param_count(*this) * int64_t(sizeof(float));
+  if (!bytes.ok()) throw bad("its parameters hold more bytes than 64-bit sizes can count");
 }
 
 std::string Config::describe() const {
@@ -145,7 +160,21 @@ Checkpoint read_checkpoint(const std::string& path) {
   } catch (const UsageError& e) {
     throw UsageError(path + ": " + e.what());
   }
+  // The header against the file's size before anything is allocated: a corrupt or
+  // foreign header (L=100000) would otherwise ask for terabytes.
   const int64_t n = num_params(ck.config);
+  const int64_t expected = int64_t(sizeof(header)) + n * int64_t(sizeof(float));
+  std::error_code ec;
+  const auto size = int64_t(std::filesystem::file_size(path, ec));
+  if (ec) throw UsageError("cannot read the model " + path + ": " + ec.message());
+  if (size < expected)
+    throw UsageError(path + ": truncated model file: the header (" + ck.config.describe() + ") describes " +
+                     std::to_string(n) + " parameters, " + std::to_string(expected) +
+                     " bytes with the header; the file has " + std::to_string(size));
+  if (size > expected)
+    throw UsageError(path + ": " + std::to_string(size - expected) + " bytes after the last parameter: the header (" +
+                     ck.config.describe() + ") describes " + std::to_string(n) + " parameters, " +
+                     std::to_string(expected) + " bytes with the header");
   ck.params.resize(n);
   in.read(reinterpret_cast<char*>(ck.params.data()), std::streamsize(n * sizeof(float)));
   if (in.gcount() != std::streamsize(n * sizeof(float)))
@@ -164,10 +193,10 @@ void write_checkpoint(const std::string& path, const Config& c, const float* par
   header[5] = c.NH;
   header[6] = c.C;
   header[7] = c.Vp;
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(header.data()), sizeof(header));
-  out.write(reinterpret_cast<const char*>(params), std::streamsize(num_params(c) * sizeof(float)));
-  if (!out) throw UsageError("cannot write the model " + path);
+  AtomicFile out(path);  // a failed or interrupted save leaves the previous file, never half of one
+  out.write(header.data(), sizeof(header));
+  out.write(params, std::size_t(num_params(c)) * sizeof(float));
+  out.commit();
 }
 
 }  // namespace wb::trainer

@@ -10,10 +10,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
+#include <system_error>
 
 #include "kernels/errors.h"
+#include "kernels/files.h"
 #include "kernels/registry.h"
 #include "tools/tokenizer/tokenizer_file.h"
 #include "trainer/data.h"
@@ -27,7 +31,12 @@
 namespace wb::trainer {
 namespace {
 
-constexpr int kOk = 0, kFailed = 1, kBadInput = 2, kNoDevice = 3;
+constexpr int kOk = 0, kFailed = 1, kBadInput = 2, kNoDevice = 3, kInternalError = 4;
+
+// The training itself failed (a non-finite loss): exit 1, apart from internal errors.
+struct TrainingFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 }  // namespace
 
@@ -141,11 +150,68 @@ class Sampler {
   int eot_ = 0;
 };
 
+// The options that need no file and no model, checked before any work; every message
+// names its flag. Output files are checked to be writable now rather than found
+// unwritable after the training.
+void validate_options(const Options& o) {
+  auto fail = [](const std::string& flag, double value, const std::string& what) {
+    throw UsageError(fmt::format("{} {}: {}", flag, value, what));
+  };
+  if (o.model.empty() == o.init.empty()) throw UsageError("give --model FILE or --init d12|L,C,NH (one of them)");
+  if (o.steps <= 0) fail("--steps", o.steps, "give at least 1 step");
+  if (o.batch <= 0) fail("--batch", o.batch, "give at least 1 sequence per batch");
+  if (o.seq_len <= 0) fail("--seq-len", o.seq_len, "give at least 1 token per sequence");
+  if (!std::isfinite(o.lr) || o.lr < 0) fail("--lr", o.lr, "the learning rate must be finite and not negative");
+  if (!std::isfinite(o.weight_decay) || o.weight_decay < 0)
+    fail("--weight-decay", o.weight_decay, "must be finite and not negative");
+  if (!std::isfinite(o.grad_clip) || o.grad_clip < 0)
+    fail("--grad-clip", o.grad_clip, "give the largest gradient norm, or 0 for no clipping");
+  if (!(o.beta1 >= 0 && o.beta1 < 1)) fail("--beta1", o.beta1, "must lie in [0, 1)");
+  if (!(o.beta2 >= 0 && o.beta2 < 1)) fail("--beta2", o.beta2, "must lie in [0, 1)");
+  if (!std::isfinite(o.eps) || o.eps <= 0) fail("--eps", o.eps, "must be finite and above 0");
+  if (o.warmup < 0) fail("--warmup", o.warmup, "give 0 or more warm-up steps");
+  if (o.schedule != "const" && o.schedule != "cosine")
+    throw UsageError("--schedule '" + o.schedule + "' is not known (legal: const, cosine)");
+  if (!(o.final_lr_frac >= 0 && o.final_lr_frac <= 1)) fail("--final-lr-frac", o.final_lr_frac, "must lie in [0, 1]");
+  if (o.val_every < 0) fail("--val-every", o.val_every, "give 0 (only after the last step) or a number of steps");
+  if (o.val_batches <= 0) fail("--val-batches", o.val_batches, "give at least 1 batch");
+  if (o.sample_every < 0) fail("--sample-every", o.sample_every, "give 0 (never) or a number of steps");
+  if (o.sample_len <= 0) fail("--sample-len", o.sample_len, "give at least 1 token");
+  if (!std::isfinite(o.peak_tflops) || o.peak_tflops < 0)
+    fail("--peak-tflops", o.peak_tflops, "give 0 (measure the device) or the peak in TFLOP/s");
+  const NumericClass precision = parse_numeric_class(o.precision);
+  if (precision == NumericClass::bf16) throw UsageError("--precision takes fp32 or tf32");
+  if (o.strict_device && o.kernels.empty()) throw UsageError("--strict-device needs --kernels");
+  for (const auto& [flag, path] :
+       {std::pair{"--save", o.save}, std::pair{"--log", o.log}, std::pair{"--dump-workloads", o.dump_workloads},
+        std::pair{"--debug-state", o.debug_state}})
+    if (!path.empty()) check_writable(path, flag);
+}
+
+// What the batch and sequence sizes must respect once the model is known: its maxT, and
+// the sizes the kernels can take at B x T (32-bit row counts, overflow-checked sizes).
+void validate_sizes(const Config& config, int B, int T, const std::vector<Workload>& workloads) {
+  if (T > config.maxT)
+    throw UsageError("--seq-len " + std::to_string(T) + " is longer than the model's maxT " +
+                     std::to_string(config.maxT));
+  for (const Workload& w : workloads) {
+    try {
+      Registry::global().op(w.op).check_shape(w.shape);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("--batch {} --seq-len {} is beyond what the kernels take for {}: {}", B, T,
+                                   config.describe(), e.what()));
+    }
+  }
+}
+
 }  // namespace
 
 int run(const Options& o) {
+  validate_options(o);
+  const int B = o.batch, T = o.seq_len;
+  const NumericClass precision = parse_numeric_class(o.precision);
+
   // Model.
-  if (o.model.empty() == o.init.empty()) throw UsageError("give --model FILE or --init d12|L,C,NH (one of them)");
   Config config;
   std::vector<float> params;
   if (!o.model.empty()) {
@@ -154,23 +220,14 @@ int run(const Options& o) {
     params = std::move(ck.params);
   } else {
     config = config_from_init(o.init);
-    params = init_params(config, o.seed);
   }
-  const int B = o.batch, T = o.seq_len;
-  if (B <= 0 || T <= 0) throw UsageError("--batch and --seq-len must be positive");
-  if (T > config.maxT)
-    throw UsageError("--seq-len " + std::to_string(T) + " is longer than the model's maxT " +
-                     std::to_string(config.maxT));
-  if (o.schedule != "const" && o.schedule != "cosine")
-    throw UsageError("--schedule '" + o.schedule + "' is not known (legal: const, cosine)");
-  const NumericClass precision = parse_numeric_class(o.precision);
-  if (precision == NumericClass::bf16) throw UsageError("--precision takes fp32 or tf32");
-  if (o.strict_device && o.kernels.empty()) throw UsageError("--strict-device needs --kernels");
   PlanOptions plan_options;
   plan_options.precision = precision;
   plan_options.strict_device = o.strict_device;
   plan_options.deterministic = o.deterministic;
   const std::vector<Workload> workloads = step_workloads(config, B, T);
+  validate_sizes(config, B, T, workloads);
+  if (params.empty()) params = init_params(config, o.seed);
   if (!o.dump_workloads.empty()) {
     write_workloads(o.dump_workloads, config, B, T, workloads);
     std::cout << "wrote the workloads of one step to " << o.dump_workloads << "\n";
@@ -277,7 +334,7 @@ int run(const Options& o) {
     u.step = step;
     const float norm = model.update(u);  // synchronises (reads the norm back)
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!std::isfinite(loss)) throw std::runtime_error("the loss is not finite at step " + std::to_string(step));
+    if (!std::isfinite(loss)) throw TrainingFailed("the loss is not finite at step " + std::to_string(step));
     if (step > 1 || o.steps == 1) {
       total_s += seconds;
       ++timed_steps;
@@ -385,9 +442,24 @@ int main(int argc, char** argv) {
   } catch (const DeviceUnavailable& e) {
     std::cerr << "trainer: error: " << e.what() << "\n";
     return kNoDevice;
-  } catch (const std::exception& e) {
+  } catch (const TrainingFailed& e) {
     std::cerr << "trainer: failed: " << e.what() << "\n";
     return kFailed;
+  } catch (const BackendError& e) {
+    std::cerr << "trainer: failed: " << e.what() << "\n";
+    return kFailed;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "trainer: error: out of memory (a smaller model, --batch or --seq-len may fit)\n";
+    return kBadInput;
+  } catch (const std::length_error& e) {
+    std::cerr << "trainer: error: a size this machine cannot allocate: " << e.what() << "\n";
+    return kBadInput;
+  } catch (const std::system_error& e) {
+    std::cerr << "trainer: error: the system refused a resource: " << e.what() << "\n";
+    return kBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "trainer: internal error: " << e.what() << " (a bug in the trainer; please report it)\n";
+    return kInternalError;
   }
 }
 

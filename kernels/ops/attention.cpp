@@ -27,8 +27,14 @@ std::optional<std::string> heads_divide_channels(const Shape& s) {
   return std::nullopt;
 }
 
+// The kernels count heads (B*NH) in int as well, and address a row of qkv (3C).
+const ops::ShapeCheck kShapeError =
+    ops::all_of({heads_divide_channels, ops::int32_limits({"B", "T", "C", "NH", "B*T", "B*NH", "3*C"})});
+
 // Causal: row t of a head attends to t + 1 positions, T(T+1)/2 pairs per head.
-double causal_pairs_times_channels(const Shape& s) { return double(s.B) * s.T * (s.T + 1) / 2.0 * s.C; }
+double causal_pairs_times_channels(const Shape& s) {
+  return double(s.B) * double(s.T) * (double(s.T) + 1) / 2.0 * double(s.C);
+}
 
 }  // namespace
 
@@ -38,7 +44,7 @@ const OpSpec& attention_forward_op() {
     o.dims = {"B", "T", "C", "NH"};
     o.tensors = {output("out", "B,T,C", ops::elementwise(1e-5, 1e-4)),
                  output("lse", "B,NH,T", ops::elementwise(2e-5, 1e-5)), input("qkv", "B,T,3C")};
-    o.shape_error = heads_divide_channels;
+    o.shape_error = kShapeError;
     o.flops = [](const Shape& s) { return 4.0 * causal_pairs_times_channels(s); };  // q.k and p*v
     o.bind(&forward_args);
     return o;
@@ -52,7 +58,7 @@ const OpSpec& attention_backward_op() {
     o.dims = {"B", "T", "C", "NH"};
     o.tensors = {output("dqkv", "B,T,3C", ops::summed_over("T")), input("dout", "B,T,C"), input("qkv", "B,T,3C"),
                  input("out", "B,T,C"), input("lse", "B,NH,T")};
-    o.shape_error = heads_divide_channels;
+    o.shape_error = kShapeError;
     // Recomputed scores, dout.v, dq, dk and dv: five multiply-adds per pair and channel.
     o.flops = [](const Shape& s) { return 10.0 * causal_pairs_times_channels(s); };
     // out and lse are those of the forward pass on qkv.

@@ -1,5 +1,6 @@
 // Op definitions: softmax_forward, crossentropy_forward, crossentropy_softmax_backward,
 // fused_classifier. Rows hold Vp values; the first V are real, V..Vp padding.
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/ops/common.h"
@@ -33,20 +34,44 @@ FusedClassifierArgs classifier_args(const TensorTable& t) {
           ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.V), ops::as_int(s.Vp)};
 }
 
+// Numerically hard logits. Every fourth row, from the second, is moved up by 90 and
+// every fourth, from the fourth, down by 90: past where expf overflows (above 88.7) or
+// its results turn subnormal. A kernel that exponentiates without first subtracting
+// the row's maximum then computes inf/inf (or loses the row to underflow) and fails;
+// one that subtracts it sees exactly the values of an ordinary row, since x - max is
+// exact between numbers this close. The other rows stay near 0.
+constexpr float kFar = 90.0f;
+
+void move_rows_far(const TensorTable& t, const char* tensor) {
+  const Shape& s = t.shape();
+  float* x = t.f32(tensor);
+  for (int64_t row = 0; row < s.B * s.T; ++row) {
+    const float offset = row % 4 == 1 ? kFar : row % 4 == 3 ? -kFar : 0.0f;
+    for (int64_t i = 0; i < s.V; ++i) x[row * s.Vp + i] += offset;
+  }
+}
+
 // probs holds random values; make every row a softmax over its first V (padding 0).
+// Every fourth row, from the second, is the softmax of logits stretched to +-36:
+// probabilities down to about 1e-31 and losses near 70, still normal floats.
 void make_probabilities(const TensorTable& t) {
   const Shape& s = t.shape();
   float* probs = t.f32("probs");
   for (int64_t row = 0; row < s.B * s.T; ++row) {
     float* p = probs + row * s.Vp;
-    double sum = 0;
-    for (int64_t i = 0; i < s.V; ++i) sum += std::exp(double(p[i]));
-    for (int64_t i = 0; i < s.V; ++i) p[i] = float(std::exp(double(p[i])) / sum);
+    const double stretch = row % 4 == 1 ? 9.0 : 1.0;
+    double max = -HUGE_VAL, sum = 0;
+    for (int64_t i = 0; i < s.V; ++i) max = std::max(max, stretch * p[i]);
+    for (int64_t i = 0; i < s.V; ++i) sum += std::exp(stretch * p[i] - max);
+    for (int64_t i = 0; i < s.V; ++i) p[i] = float(std::exp(stretch * p[i] - max) / sum);
     for (int64_t i = s.V; i < s.Vp; ++i) p[i] = 0.0f;
   }
 }
 
 const std::vector<std::string> kDims{"B", "T", "V", "Vp"};
+// Targets are int32 tokens below V.
+const ops::ShapeCheck kInt32Limits = ops::int32_limits({"B", "T", "V", "Vp", "B*T"});
+double rows(const Shape& s) { return double(s.B) * double(s.T); }
 
 }  // namespace
 
@@ -54,9 +79,11 @@ const OpSpec& softmax_forward_op() {
   static const OpSpec op = [] {
     OpSpec o("softmax_forward", "softmax over the first V of each row of Vp logits; padding written as 0");
     o.dims = kDims;
+    o.shape_error = kInt32Limits;
     o.tensors = {output("probs", "B,T,Vp", ops::elementwise(1e-8, 1e-4)),
                  input("logits", "B,T,Vp", Init::uniform(-4, 4))};
-    o.flops = [](const Shape& s) { return 5.0 * s.B * s.T * s.V; };
+    o.prepare = [](const TensorTable& t) { move_rows_far(t, "logits"); };
+    o.flops = [](const Shape& s) { return 5.0 * rows(s) * double(s.V); };
     o.bind(&softmax_args);
     return o;
   }();
@@ -67,11 +94,12 @@ const OpSpec& crossentropy_forward_op() {
   static const OpSpec op = [] {
     OpSpec o("crossentropy_forward", "losses[b,t] = -log probs[b,t,target]");
     o.dims = kDims;
+    o.shape_error = kInt32Limits;
     o.tensors = {output("losses", "B,T", ops::elementwise()), input("probs", "B,T,Vp", Init::uniform(-4, 4)),
                  token_input("targets", "B,T")};
     o.prepare = make_probabilities;
-    o.flops = [](const Shape& s) { return double(s.B * s.T); };
-    o.min_bytes = [](const Shape& s) { return 12.0 * s.B * s.T; };  // one probability per row is read
+    o.flops = [](const Shape& s) { return rows(s); };
+    o.min_bytes = [](const Shape& s) { return 12.0 * rows(s); };  // one probability per row is read
     o.bind(&crossentropy_args);
     return o;
   }();
@@ -82,11 +110,12 @@ const OpSpec& crossentropy_softmax_backward_op() {
   static const OpSpec op = [] {
     OpSpec o("crossentropy_softmax_backward", "dlogits += (probs - onehot(target)) * dlosses over the first V columns");
     o.dims = kDims;
+    o.shape_error = kInt32Limits;
     o.tensors = {inout("dlogits", "B,T,Vp", ops::elementwise(1e-6, 1e-5)), input("dlosses", "B,T"),
                  input("probs", "B,T,Vp", Init::uniform(-4, 4)), token_input("targets", "B,T")};
     o.prepare = make_probabilities;
-    o.flops = [](const Shape& s) { return 2.0 * s.B * s.T * s.V; };
-    o.min_bytes = [](const Shape& s) { return 12.0 * s.B * s.T * s.V + 8.0 * s.B * s.T; };
+    o.flops = [](const Shape& s) { return 2.0 * rows(s) * double(s.V); };
+    o.min_bytes = [](const Shape& s) { return 12.0 * rows(s) * double(s.V) + 8.0 * rows(s); };
     o.bind(&crossentropy_backward_args);
     return o;
   }();
@@ -97,17 +126,18 @@ const OpSpec& fused_classifier_op() {
   static const OpSpec op = [] {
     OpSpec o("fused_classifier", "softmax, loss and dlogits (written over the logits) in one pass; padding -> 0");
     o.dims = kDims;
+    o.shape_error = kInt32Limits;
     // dlogits are at most dloss = 1/(B*T) in size: the absolute floor scales with it.
     ToleranceFn dlogits_tol = [](NumericClass c, const Shape& s) {
-      const double dloss = 1.0 / double(s.B * s.T);
+      const double dloss = 1.0 / rows(s);
       const Tolerance base = ops::elementwise(1e-7, 1e-4)(c, s);
       return Tolerance{base.atol * dloss, base.rtol};
     };
     o.tensors = {inout("logits", "B,T,Vp", dlogits_tol, Init::uniform(-4, 4)),
                  output("losses", "B,T", ops::elementwise(1e-5, 1e-5)), token_input("targets", "B,T")};
-    o.scalars = {
-        {"dloss", [](const Shape& s) { return 1.0 / double(s.B * s.T); }, "gradient of the mean loss, 1/(B*T)"}};
-    o.flops = [](const Shape& s) { return 7.0 * s.B * s.T * s.V; };
+    o.prepare = [](const TensorTable& t) { move_rows_far(t, "logits"); };
+    o.scalars = {{"dloss", [](const Shape& s) { return 1.0 / rows(s); }, "gradient of the mean loss, 1/(B*T)"}};
+    o.flops = [](const Shape& s) { return 7.0 * rows(s) * double(s.V); };
     o.bind(&classifier_args);
     return o;
   }();

@@ -1,10 +1,16 @@
 #pragma once
 // Shared pieces of the op catalogue's definitions (kernels/ops/*.cpp): tolerance
 // shapes and argument helpers.
+#include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <functional>
+#include <limits>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "kernels/checked.h"
 #include "kernels/op.h"
 
 namespace wb::ops {
@@ -43,5 +49,42 @@ inline ToleranceFn summed_over_rows() {
 }
 
 inline int as_int(int64_t v) { return static_cast<int>(v); }
+
+using ShapeCheck = std::function<std::optional<std::string>(const Shape&)>;
+
+// Most argument structs hold the dims as int (as_int above), and their kernels count
+// rows (B*T) and heads (B*NH) in int; element offsets are 64-bit. A shape where one of
+// `terms` -- a dim, or a product such as "B*T" or "3*C" -- exceeds 2^31-1 would be
+// truncated on the way in, so no variant (the reference included) can take it.
+inline ShapeCheck int32_limits(std::vector<std::string> terms) {
+  return [terms](const Shape& s) -> std::optional<std::string> {
+    for (const auto& term : terms) {
+      CheckedInt value = 1;
+      std::string shown;
+      for (std::size_t start = 0; start <= term.size();) {
+        std::size_t star = term.find('*', start);
+        if (star == std::string::npos) star = term.size();
+        const std::string factor = term.substr(start, star - start);
+        const bool literal = std::isdigit(static_cast<unsigned char>(factor[0]));
+        value *= literal ? std::stoll(factor) : s.get(factor);
+        if (!literal) shown += (shown.empty() ? "" : " ") + factor + "=" + std::to_string(s.get(factor));
+        start = star + 1;
+      }
+      if (!value.ok() || value.value() > std::numeric_limits<int32_t>::max())
+        return (term.find('*') == std::string::npos ? shown : term + " at " + shown) +
+               " exceeds 2^31-1: the op's arguments and kernels count it in a 32-bit int";
+    }
+    return std::nullopt;
+  };
+}
+
+// The first reason any of the checks gives.
+inline ShapeCheck all_of(std::vector<ShapeCheck> checks) {
+  return [checks](const Shape& s) -> std::optional<std::string> {
+    for (const auto& check : checks)
+      if (auto why = check(s)) return why;
+    return std::nullopt;
+  };
+}
 
 }  // namespace wb::ops

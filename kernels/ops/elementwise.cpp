@@ -8,7 +8,9 @@
 namespace wb {
 namespace {
 
+// After check_shape, B*T*C is known to fit (it is the element count of out).
 int64_t count(const Shape& s) { return s.B * s.T * s.C; }
+double elements(const Shape& s) { return double(s.B) * double(s.T) * double(s.C); }
 
 GeluForwardArgs gelu_forward_args(const TensorTable& t) { return {t.f32("out"), t.f32("inp"), count(t.shape())}; }
 
@@ -27,7 +29,7 @@ const OpSpec& gelu_forward_op() {
     OpSpec o("gelu_forward", "GELU, tanh approximation, elementwise");
     o.dims = {"B", "T", "C"};
     o.tensors = {output("out", "B,T,C", ops::elementwise()), input("inp", "B,T,C", Init::uniform(-4, 4))};
-    o.flops = [](const Shape& s) { return 10.0 * count(s); };
+    o.flops = [](const Shape& s) { return 10.0 * elements(s); };
     o.bind(&gelu_forward_args);
     return o;
   }();
@@ -40,7 +42,7 @@ const OpSpec& gelu_backward_op() {
     o.dims = {"B", "T", "C"};
     o.tensors = {output("dinp", "B,T,C", ops::elementwise()), input("inp", "B,T,C", Init::uniform(-4, 4)),
                  input("dout", "B,T,C")};
-    o.flops = [](const Shape& s) { return 18.0 * count(s); };
+    o.flops = [](const Shape& s) { return 18.0 * elements(s); };
     o.bind(&gelu_backward_args);
     return o;
   }();
@@ -52,7 +54,7 @@ const OpSpec& residual_forward_op() {
     OpSpec o("residual_forward", "out = inp1 + inp2, elementwise");
     o.dims = {"B", "T", "C"};
     o.tensors = {output("out", "B,T,C", ops::elementwise()), input("inp1", "B,T,C"), input("inp2", "B,T,C")};
-    o.flops = [](const Shape& s) { return double(count(s)); };
+    o.flops = [](const Shape& s) { return elements(s); };
     o.bind(&residual_args);
     return o;
   }();

@@ -17,17 +17,24 @@ EncoderBackwardArgs backward_args(const TensorTable& t) {
           ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
 }
 
+// Tokens are int32 below V.
+const ops::ShapeCheck kInt32Limits = ops::int32_limits({"B", "T", "C", "V", "B*T"});
+double rows(const Shape& s) { return double(s.B) * double(s.T); }
+
 }  // namespace
 
 const OpSpec& encoder_forward_op() {
   static const OpSpec op = [] {
     OpSpec o("encoder_forward", "token plus position embedding: out[b,t] = wte[inp[b,t]] + wpe[t]");
     o.dims = {"B", "T", "C", "V"};
+    o.shape_error = kInt32Limits;
     o.tensors = {output("out", "B,T,C", ops::elementwise()), token_input("inp", "B,T"), input("wte", "V,C"),
                  input("wpe", "T,C")};
-    o.flops = [](const Shape& s) { return double(s.B * s.T * s.C); };
+    o.flops = [](const Shape& s) { return rows(s) * double(s.C); };
     // Only the gathered rows of wte are read, not all V of them.
-    o.min_bytes = [](const Shape& s) { return 4.0 * (s.B * s.T + 2 * s.B * s.T * s.C + s.T * s.C); };
+    o.min_bytes = [](const Shape& s) {
+      return 4.0 * (rows(s) + 2 * rows(s) * double(s.C) + double(s.T) * double(s.C));
+    };
     o.bind(&forward_args);
     return o;
   }();
@@ -38,12 +45,13 @@ const OpSpec& encoder_backward_op() {
   static const OpSpec op = [] {
     OpSpec o("encoder_backward", "scatter-add dout into the rows of dwte named by the tokens, and into dwpe");
     o.dims = {"B", "T", "C", "V"};
+    o.shape_error = kInt32Limits;
     o.tensors = {inout("dwte", "V,C", ops::summed_over_rows()), inout("dwpe", "T,C", ops::summed_over("B")),
                  input("dout", "B,T,C"), token_input("inp", "B,T")};
-    o.flops = [](const Shape& s) { return 2.0 * s.B * s.T * s.C; };
+    o.flops = [](const Shape& s) { return 2.0 * rows(s) * double(s.C); };
     // dout and the tokens read once; the touched rows of dwte and all of dwpe read and written.
     o.min_bytes = [](const Shape& s) {
-      return 4.0 * (s.B * s.T + s.B * s.T * s.C + 2 * s.B * s.T * s.C + 2 * s.T * s.C);
+      return 4.0 * (rows(s) + 3 * rows(s) * double(s.C) + 2 * double(s.T) * double(s.C));
     };
     o.bind(&backward_args);
     return o;

@@ -31,7 +31,10 @@ std::vector<TensorSpec> statistics() {
   return {output("mean", "B,T", ops::elementwise(1e-6, 1e-5)), output("rstd", "B,T", ops::elementwise(1e-5, 1e-5))};
 }
 
-double layernorm_flops(const Shape& s) { return 8.0 * s.B * s.T * s.C; }
+double elements(const Shape& s) { return double(s.B) * double(s.T) * double(s.C); }
+double layernorm_flops(const Shape& s) { return 8.0 * elements(s); }
+
+const ops::ShapeCheck kInt32Limits = ops::int32_limits({"B", "T", "C", "B*T"});
 
 }  // namespace
 
@@ -39,6 +42,7 @@ const OpSpec& layernorm_forward_op() {
   static const OpSpec op = [] {
     OpSpec o("layernorm_forward", "normalise every row of C channels (eps 1e-5), then scale and shift");
     o.dims = {"B", "T", "C"};
+    o.shape_error = kInt32Limits;
     o.tensors = {output("out", "B,T,C", ops::elementwise(2e-5, 1e-5))};
     for (auto& t : statistics()) o.tensors.push_back(t);
     o.tensors.push_back(input("inp", "B,T,C"));
@@ -55,6 +59,7 @@ const OpSpec& layernorm_backward_op() {
   static const OpSpec op = [] {
     OpSpec o("layernorm_backward", "gradients of layernorm_forward from the saved mean and rstd (accumulated)");
     o.dims = {"B", "T", "C"};
+    o.shape_error = kInt32Limits;
     o.tensors = {inout("dinp", "B,T,C", ops::summed_over("C")),
                  inout("dweight", "C", ops::summed_over_rows()),
                  inout("dbias", "C", ops::summed_over_rows()),
@@ -63,7 +68,7 @@ const OpSpec& layernorm_backward_op() {
                  input("weight", "C"),
                  input("mean", "B,T"),
                  input("rstd", "B,T")};
-    o.flops = [](const Shape& s) { return 14.0 * s.B * s.T * s.C; };
+    o.flops = [](const Shape& s) { return 14.0 * elements(s); };
     // mean and rstd are those of inp, as layernorm_forward saves them.
     o.prepare = [](const TensorTable& t) {
       const Shape& s = t.shape();
@@ -82,6 +87,7 @@ const OpSpec& fused_residual_layernorm_forward_op() {
   static const OpSpec op = [] {
     OpSpec o("fused_residual_layernorm_forward", "residual = inp1 + inp2, then layernorm of the residual");
     o.dims = {"B", "T", "C"};
+    o.shape_error = kInt32Limits;
     o.tensors = {output("residual", "B,T,C", ops::elementwise()),
                  output("normed", "B,T,C", ops::elementwise(2e-5, 1e-5))};
     for (auto& t : statistics()) o.tensors.push_back(t);
@@ -89,7 +95,7 @@ const OpSpec& fused_residual_layernorm_forward_op() {
     o.tensors.push_back(input("inp2", "B,T,C"));
     o.tensors.push_back(input("weight", "C"));
     o.tensors.push_back(input("bias", "C"));
-    o.flops = [](const Shape& s) { return layernorm_flops(s) + double(s.B * s.T * s.C); };
+    o.flops = [](const Shape& s) { return layernorm_flops(s) + elements(s); };
     o.bind(&fused_args);
     return o;
   }();

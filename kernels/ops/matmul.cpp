@@ -24,15 +24,19 @@ MatmulBackwardBiasArgs bias_args(const TensorTable& t) {
   return {t.f32("dbias"), t.f32("dout"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.OC)};
 }
 
+const ops::ShapeCheck kInt32Limits = ops::int32_limits({"B", "T", "C", "OC", "B*T"});
+double rows(const Shape& s) { return double(s.B) * double(s.T); }
+
 }  // namespace
 
 const OpSpec& matmul_forward_op() {
   static const OpSpec op = [] {
     OpSpec o("matmul_forward", "linear layer: out (B*T, OC) = inp (B*T, C) @ weight^T (C, OC) + bias");
     o.dims = {"B", "T", "C", "OC"};
+    o.shape_error = kInt32Limits;
     o.tensors = {output("out", "B,T,OC", ops::summed_over("C")), input("inp", "B,T,C"), input("weight", "OC,C"),
                  optional(input("bias", "OC"))};
-    o.flops = [](const Shape& s) { return 2.0 * s.B * s.T * s.C * s.OC + double(s.B * s.T * s.OC); };
+    o.flops = [](const Shape& s) { return 2.0 * rows(s) * double(s.C) * double(s.OC) + rows(s) * double(s.OC); };
     o.bind(&forward_args);
     return o;
   }();
@@ -44,9 +48,10 @@ const OpSpec& matmul_backward_op() {
     OpSpec o("matmul_backward",
              "dinp = dout @ weight (overwritten), dweight += dout^T @ inp; the bias gradient is matmul_backward_bias");
     o.dims = {"B", "T", "C", "OC"};
+    o.shape_error = kInt32Limits;
     o.tensors = {output("dinp", "B,T,C", ops::summed_over("OC")), inout("dweight", "OC,C", ops::summed_over_rows()),
                  input("dout", "B,T,OC"), input("inp", "B,T,C"), input("weight", "OC,C")};
-    o.flops = [](const Shape& s) { return 4.0 * s.B * s.T * s.C * s.OC; };
+    o.flops = [](const Shape& s) { return 4.0 * rows(s) * double(s.C) * double(s.OC); };
     o.bind(&backward_args);
     return o;
   }();
@@ -57,8 +62,9 @@ const OpSpec& matmul_backward_bias_op() {
   static const OpSpec op = [] {
     OpSpec o("matmul_backward_bias", "dbias += column sums of dout over the B*T rows");
     o.dims = {"B", "T", "OC"};
+    o.shape_error = kInt32Limits;
     o.tensors = {inout("dbias", "OC", ops::summed_over_rows()), input("dout", "B,T,OC")};
-    o.flops = [](const Shape& s) { return double(s.B * s.T * s.OC); };
+    o.flops = [](const Shape& s) { return rows(s) * double(s.OC); };
     o.bind(&bias_args);
     return o;
   }();

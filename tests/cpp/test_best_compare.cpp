@@ -312,9 +312,9 @@ TEST_F(Commands, BestWritesBestJson) {
 
 // Each device's reports update its own section; the others are kept, --replace drops them.
 TEST_F(Commands, BestMergesSectionsPerDeviceAndReplaces) {
-  const std::string a = write("a.json", report({rec("gelu_forward", 1, 10, 0.1)}, "GPU A"));
+  const std::string a = write("a.json", report({rec("gelu_forward", 2, 10, 0.1)}, "GPU A"));
   const std::string b = write("b.json", report({rec("gelu_forward", 2, 10, 0.1)}, "GPU B"));
-  const std::string a2 = write("a2.json", report({rec("gelu_forward", 3, 10, 0.1)}, "GPU A"));
+  const std::string a2 = write("a2.json", report({rec("gelu_forward", 1, 10, 0.1)}, "GPU A"));
   const std::string out = (dir_ / "best.json").string();
   Result r = wb("best " + a + " --out " + out);
   ASSERT_EQ(r.code, 0) << r.output;
@@ -325,7 +325,7 @@ TEST_F(Commands, BestMergesSectionsPerDeviceAndReplaces) {
   ASSERT_EQ(r.code, 0) << r.output;
   BestFile f = read_best(out);
   ASSERT_EQ(f.sections.size(), 2u);
-  EXPECT_EQ(f.find(Backend::cuda, "gpu-a")->entries[0].variant, 3);
+  EXPECT_EQ(f.find(Backend::cuda, "gpu-a")->entries[0].variant, 1);  // a2 replaced a
   EXPECT_EQ(f.find(Backend::cuda, "gpu-b")->entries[0].variant, 2);
   r = wb("best --show " + out);
   ASSERT_EQ(r.code, 0) << r.output;

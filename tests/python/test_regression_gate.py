@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """tools/regression_gate.sh end to end on the CPU backend: record baselines of two ops,
 make them ten million times slower (a fresh sweep is then FASTER, which never fails:
-exit 0), then make one ten million times faster than recorded (a regression: exit 1),
-then give it another device's name (exit 2). The baselines are scaled so far that no
+exit 0), make the sweeps fail (exit 2, never comparing the reports left from before),
+then make one ten million times faster than recorded (a regression: exit 1), then give
+it another device's name (exit 2). The baselines are scaled so far that no
 timing noise of a busy machine (OpenMP threads descheduled for milliseconds) decides."""
 import argparse
 import glob
@@ -25,8 +26,9 @@ def main():
         common = [a.gate, "--no-build", "--backend", "cpu", "--shape", "B=2,T=16,C=64", "--baseline-dir", base,
                   "--out-dir", os.path.join(tmp, "out")]
 
-        def gate(*extra):
-            return subprocess.run(["bash", *common, *extra, *ops], env=env, capture_output=True, text=True)
+        def gate(*extra, sweep_args=env["WB_GATE_SWEEP_ARGS"]):
+            return subprocess.run(["bash", *common, *extra, *ops], env=dict(env, WB_GATE_SWEEP_ARGS=sweep_args),
+                                  capture_output=True, text=True)
 
         r = gate("--record")
         assert r.returncode == 0, r.stdout + r.stderr
@@ -49,6 +51,14 @@ def main():
         r = gate()
         assert r.returncode == 0, r.stdout + r.stderr
         assert r.stdout.count("PASS") == 2 and "FASTER" in r.stdout, r.stdout
+
+        # The sweeps fail (a bad flag): the reports of the run above, still in the out
+        # folder, must not be compared in their place.
+        r = gate(sweep_args="--seed not-a-number")
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert r.stdout.count("the sweep failed (exit 2)") == 2 and "PASS" not in r.stdout, r.stdout
+        r = gate("--record", sweep_args="--seed not-a-number")
+        assert r.returncode == 2 and "recorded" not in r.stdout, r.stdout + r.stderr
 
         path, report = scale_baseline("matmul_forward", 1e-14)  # 1e7 times faster than recorded
         r = gate()

@@ -244,5 +244,22 @@ TEST(PrepareDataErrors, BadIds) {
   EXPECT_FAILS_WITH(prepare_data("decode --tokenizer " + q(dir / "tok.bin") + " < " + q(dir / "ids.txt")), "too short");
 }
 
+// The ids may be any bytes: the offending ones are shown escaped, at their offset.
+TEST(PrepareDataErrors, BadIdsAreShownEscapedAtTheirByteOffset) {
+  WB_REQUIRE_DATA();
+  const temp_dir dir;
+  write_bytes(dir / "ids.txt", std::string("15496 995\n\xff\x01x\tz 11", 17));
+  EXPECT_FAILS_WITH(prepare_data("decode " + q(dir / "ids.txt") + " " + vocab_arg()),
+                    "byte 10 of the ids: '\\xff\\x01x' is not a token id");
+  write_bytes(dir / "ids.txt", "[15496, 995, 50257]");
+  EXPECT_FAILS_WITH(prepare_data("decode " + q(dir / "ids.txt") + " " + vocab_arg()),
+                    "byte 13 of the ids: token id 50257 is outside the vocabulary (0..50256)");
+}
+
+TEST(Io, EscapedBytes) {
+  EXPECT_EQ(escape_bytes("plain text"), "plain text");
+  EXPECT_EQ(escape_bytes(std::string("a\0b\n\t\\'\x7f\xc3\xa9", 10)), "a\\x00b\\n\\t\\\\\\'\\x7f\\xc3\\xa9");
+}
+
 }  // namespace
 }  // namespace wb::tokenizer::test

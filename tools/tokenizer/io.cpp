@@ -43,6 +43,31 @@ void write_file(const std::filesystem::path& path, std::string_view bytes) {
   }
 }
 
+std::string escape_bytes(std::string_view bytes) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (const char ch : bytes) {
+    const auto b = static_cast<unsigned char>(ch);
+    if (ch == '\\' || ch == '\'') {
+      out += '\\';
+      out += ch;
+    } else if (ch == '\n') {
+      out += "\\n";
+    } else if (ch == '\r') {
+      out += "\\r";
+    } else if (ch == '\t') {
+      out += "\\t";
+    } else if (b >= 0x20 && b < 0x7f) {
+      out += ch;
+    } else {
+      out += "\\x";
+      out += kHex[b >> 4];
+      out += kHex[b & 0xf];
+    }
+  }
+  return out;
+}
+
 void append_le32(std::string& out, std::int32_t value) {
   const auto u = static_cast<std::uint32_t>(value);
   for (int shift = 0; shift < 32; shift += 8) out.push_back(static_cast<char>((u >> shift) & 0xff));

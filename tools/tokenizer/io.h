@@ -16,6 +16,11 @@ std::string read_file(const std::filesystem::path& path, std::string_view what =
 // renamed into place), so that a failed write leaves no half-written file.
 void write_file(const std::filesystem::path& path, std::string_view bytes);
 
+// Bytes as printable text for an error message: printable ASCII as is, \\, \', \n, \r,
+// \t, and every other byte as \xHH, so that binary or invalid UTF-8 input shows
+// exactly which bytes were wrong.
+std::string escape_bytes(std::string_view bytes);
+
 void append_le32(std::string& out, std::int32_t value);
 void append_le16(std::string& out, std::uint16_t value);
 std::int32_t load_le32(const char* p);

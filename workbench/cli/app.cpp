@@ -1,5 +1,8 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <new>
+#include <stdexcept>
+#include <system_error>
 
 #include "kernels/errors.h"
 #include "workbench/cli/commands.h"
@@ -7,13 +10,44 @@
 
 namespace wb::cli {
 
+int exit_code_for(const std::exception_ptr& e, std::ostream& err) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const UsageError& x) {
+    err << "wb: error: " << x.what() << "\n";
+    return kBadUsage;
+  } catch (const DeviceUnavailable& x) {
+    err << "wb: error: " << x.what() << "\n";
+    return kNoDevice;
+  } catch (const BackendError& x) {  // a CUDA call failed outside a variant's evaluation
+    err << "wb: error: the device failed: " << x.what() << "\n";
+    return kNoDevice;
+  } catch (const std::bad_alloc&) {
+    err << "wb: error: out of memory (a smaller --shape, or fewer variants at once, may fit)\n";
+    return kBadUsage;
+  } catch (const std::length_error& x) {
+    err << "wb: error: a size this machine cannot allocate: " << x.what() << "\n";
+    return kBadUsage;
+  } catch (const std::system_error& x) {  // threads, files: what the system could not give
+    err << "wb: error: the system refused a resource: " << x.what() << "\n";
+    return kBadUsage;
+  } catch (const std::exception& x) {
+    err << "wb: internal error: " << x.what() << " (a bug in wb; please report it with the command line)\n";
+    return kInternalError;
+  } catch (...) {
+    err << "wb: internal error: an exception of unknown type (a bug in wb)\n";
+    return kInternalError;
+  }
+}
+
 int main(int argc, char** argv) {
   CLI::App app{
       "wb: a workbench for the kernels of one GPT-2 training step. Every op has numbered variants;\n"
       "wb checks them against the CPU reference, times them and writes JSON reports."};
   app.require_subcommand(1);
   app.footer(
-      "Exit codes: 0 ok, 1 a check failed, 2 bad usage or input, 3 no usable device.\n"
+      "Exit codes: 0 ok, 1 a check failed, 2 bad usage or input (also: out of memory), 3 no usable device,\n"
+      "4 internal error.\n"
       "Examples:\n"
       "  wb list layernorm_forward\n"
       "  wb run layernorm_forward --variant 4 --shape llmc-dev\n"
@@ -137,15 +171,8 @@ int main(int argc, char** argv) {
     if (*device_cmd) return device(device_o);
     if (*best_cmd) return best(best_o);
     if (*compare_cmd) return compare(compare_o);
-  } catch (const UsageError& e) {
-    std::cerr << "wb: error: " << e.what() << "\n";
-    return kBadUsage;
-  } catch (const DeviceUnavailable& e) {
-    std::cerr << "wb: error: " << e.what() << "\n";
-    return kNoDevice;
-  } catch (const std::exception& e) {
-    std::cerr << "wb: internal error: " << e.what() << "\n";
-    return kCheckFailed;
+  } catch (...) {
+    return exit_code_for(std::current_exception(), std::cerr);
   }
   return kBadUsage;
 }

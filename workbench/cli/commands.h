@@ -1,9 +1,12 @@
 #pragma once
 // The `wb` command line: list, run, check, sweep, dump. Exit codes: 0 ok, 1 a check
-// failed, 2 bad usage or input, 3 no usable device.
+// failed, 2 bad usage or input (or more memory than the machine has), 3 no usable
+// device, 4 an internal error (a bug in wb).
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -14,9 +17,15 @@
 
 namespace wb::cli {
 
-constexpr int kOk = 0, kCheckFailed = 1, kBadUsage = 2, kNoDevice = 3;
+constexpr int kOk = 0, kCheckFailed = 1, kBadUsage = 2, kNoDevice = 3, kInternalError = 4;
 
 int main(int argc, char** argv);
+
+// The exit code of an exception that escaped a command, after writing its message to
+// `err`: bad input 2, running out of memory or another resource 2, no usable device or
+// a device that failed 3, anything else 4 -- an internal error never reads as a failed
+// check.
+int exit_code_for(const std::exception_ptr& e, std::ostream& err);
 
 // Shared by the commands (cli_common.cpp).
 Backend resolve_backend(const std::string& requested);  // "" = default; throws DeviceUnavailable for cuda
@@ -28,8 +37,10 @@ std::string format_deterministic(const Record& r);
 // The selected variants of an op on a backend ("" or "all": every one).
 std::vector<const Variant*> select_variants(const Registry& reg, const OpSpec& op, Backend b, const std::string& ids);
 std::string command_line(int argc, char** argv);
-// --repetitions and --min-time; throws UsageError on values the timing cannot take.
-TimingOptions timing_options(int repetitions, double min_time_s);
+// --repetitions and --min-time (absent: the backend's defaults); throws UsageError
+// naming the flag on values the timing cannot take (zero, negative, nan, inf), so that
+// they are refused before any work instead of aborting inside Google Benchmark.
+TimingOptions timing_options(const std::optional<int>& repetitions, const std::optional<double>& min_time_s);
 // The timer of EvalOptions: Google Benchmark on this executor with these options.
 std::function<TimingStats(const std::function<void()>&, const std::string&)> timer_for(Executor& ex,
                                                                                        const TimingOptions& options);
@@ -52,8 +63,8 @@ struct RunOptions {
   std::string shape = "gpt2-124m";
   std::optional<uint64_t> seed;
   std::string json;
-  int repetitions = 0;
-  double min_time_s = 0;
+  std::optional<int> repetitions;
+  std::optional<double> min_time_s;
   std::string command;
 };
 int run(const RunOptions& o);
@@ -82,8 +93,8 @@ struct SweepOptions {
   std::string workloads;  // trainer --dump-workloads file
   std::optional<uint64_t> seed;
   std::string out;
-  int repetitions = 0;
-  double min_time_s = 0;
+  std::optional<int> repetitions;
+  std::optional<double> min_time_s;
   std::string command;
 };
 int sweep(const SweepOptions& o);

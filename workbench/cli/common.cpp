@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 
 #include "kernels/errors.h"
 #include "workbench/cli/benchmark_timing.h"
@@ -76,12 +77,18 @@ std::string output_path(const std::string& path, const Executor& ex) {
   return out;
 }
 
-TimingOptions timing_options(int repetitions, double min_time_s) {
-  if (repetitions < 0) throw UsageError("--repetitions must be positive");
-  if (min_time_s < 0) throw UsageError("--min-time must be positive");
+TimingOptions timing_options(const std::optional<int>& repetitions, const std::optional<double>& min_time_s) {
   TimingOptions t;
-  t.repetitions = repetitions;
-  t.min_time_s = min_time_s;
+  if (repetitions) {
+    if (*repetitions <= 0)
+      throw UsageError("--repetitions " + std::to_string(*repetitions) + ": give at least 1 timed repetition");
+    t.repetitions = *repetitions;
+  }
+  if (min_time_s) {
+    if (!std::isfinite(*min_time_s) || *min_time_s <= 0)
+      throw UsageError(fmt::format("--min-time {}: give a finite number of seconds above 0 (e.g. 0.05)", *min_time_s));
+    t.min_time_s = *min_time_s;
+  }
   return t;
 }
 

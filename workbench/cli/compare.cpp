@@ -1,5 +1,6 @@
 // wb compare: two reports record by record; exit 1 on a regression (for CI).
 #include <charconv>
+#include <cmath>
 #include <iostream>
 
 #include "kernels/errors.h"
@@ -14,8 +15,9 @@ double parse_percent(const std::string& text) {
   if (!digits.empty() && digits.back() == '%') digits.pop_back();
   double v = -1;
   auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-  if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size() || v < 0)
-    throw UsageError("--max-slowdown '" + text + "' is not a percentage (e.g. 5%)");
+  // from_chars reads "nan" and "inf" too: neither is a slowdown a gate can allow.
+  if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size() || !std::isfinite(v) || v < 0)
+    throw UsageError("--max-slowdown '" + text + "' is not a percentage of 0 or more (e.g. 5%)");
   return v / 100.0;
 }
 
@@ -29,7 +31,7 @@ int compare(const CompareOptions& o) {
   const Report now = read_report(o.now);
   const CompareResult r = compare_reports(base, now, max_slowdown);
   std::cout << (o.format == "markdown" ? format_markdown(r) : format_text(r));
-  return r.regressions() ? kCheckFailed : kOk;
+  return r.passed() ? kOk : kCheckFailed;
 }
 
 }  // namespace wb::cli

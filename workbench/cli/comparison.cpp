@@ -75,9 +75,9 @@ Comparison judge(const Record* base, const Record* now, double max_slowdown) {
     c.note = "was " + std::string(to_string(base->status)) + ", now correct";
     return c;
   }
-  if (base->status == Status::ok && now->status == Status::skipped) {
-    c.verdict = Verdict::gone;
-    c.note = "now skipped: " + now->reason;
+  if (base->status == Status::ok && now->status != Status::ok && now->status != Status::incorrect) {
+    c.verdict = Verdict::gone;  // skipped, not emulated, or never run (the device was lost)
+    c.note = "now " + std::string(to_string(now->status)) + ": " + now->reason;
     return c;
   }
   if (!c.base_s || !c.new_s) {  // neither side measured: skipped or incorrect in both
@@ -117,6 +117,8 @@ CompareResult compare_reports(const Report& base, const Report& now, double max_
   if (a.backend != b.backend || a.name != b.name)
     throw UsageError("the reports come from different devices: " + a.name + " (" + std::string(to_string(a.backend)) +
                      ") and " + b.name + " (" + std::string(to_string(b.backend)) + ")");
+  if (base.records.empty()) throw UsageError("the baseline report has no records: nothing to compare against");
+  if (now.records.empty()) throw UsageError("the new report has no records: nothing was measured");
   CompareResult out;
   out.max_slowdown = max_slowdown;
   std::map<std::string, const Record*> new_by_key;
@@ -127,7 +129,9 @@ CompareResult compare_reports(const Report& base, const Report& now, double max_
     if (seen[key]) continue;  // a key twice in one report: the first counts
     seen[key] = true;
     auto it = new_by_key.find(key);
-    out.rows.push_back(judge(&r, it == new_by_key.end() ? nullptr : it->second, max_slowdown));
+    const Record* again = it == new_by_key.end() ? nullptr : it->second;
+    out.rerun += again && (again->status == Status::ok || again->status == Status::incorrect);
+    out.rows.push_back(judge(&r, again, max_slowdown));
   }
   for (const auto& r : now.records) {
     const std::string key = key_of(r);
@@ -155,7 +159,10 @@ std::string CompareResult::summary() const {
       "{} records: {} FASTER, {} SAME, {} SLOWER ({} beyond {:.1f}%), {} NEW, {} GONE, {} NOW-INCORRECT: {}",
       rows.size(), count(Verdict::faster), count(Verdict::same), count(Verdict::slower),
       regressions() - count(Verdict::now_incorrect), 100 * max_slowdown, count(Verdict::added), count(Verdict::gone),
-      count(Verdict::now_incorrect), regressions() ? "FAIL" : "PASS");
+      count(Verdict::now_incorrect),
+      passed()     ? "PASS"
+      : rerun == 0 ? "FAIL: no record of the baseline ran again"
+                   : "FAIL");
 }
 
 std::string format_text(const CompareResult& r) {

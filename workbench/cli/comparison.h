@@ -5,7 +5,9 @@
 // timed records the difference of the medians is weighed against the noise of both
 // (the sum of their standard deviations): within it the verdict is SAME, beyond it
 // FASTER or SLOWER. A SLOWER record is a regression when it is also slower by more than
-// the allowed slowdown; so is a record that was correct and is now incorrect.
+// the allowed slowdown; so is a record that was correct and is now incorrect. A
+// comparison in which no record of the baseline ran again (all GONE, skipped or never
+// run) fails as well: a new report that measured nothing proves nothing.
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,12 +31,15 @@ struct Comparison {
 struct CompareResult {
   std::vector<Comparison> rows;
   double max_slowdown = 0.05;
+  int rerun = 0;  // records of the baseline that ran again in the new report (ok or incorrect)
   int count(Verdict v) const;
   int regressions() const;
+  bool passed() const { return regressions() == 0 && rerun > 0; }
   std::string summary() const;
 };
 
-// Throws UsageError when the reports come from different devices or backends.
+// Throws UsageError when the reports come from different devices or backends, or when
+// either has no records.
 CompareResult compare_reports(const Report& base, const Report& now, double max_slowdown);
 
 std::string format_text(const CompareResult& r);

@@ -127,6 +127,7 @@ int sweep(const SweepOptions& o) {
   const uint64_t seed = resolve_seed(o.seed);
 
   auto ex = make_executor(b);
+  for (const SweepJob& job : jobs) check_session_fits(*job.op, job.shape, *ex);  // before the ceilings are measured
   Report report{make_context(*ex, timing, o.command), {}};
   report.context.ceilings = ex->measure_ceilings();
   std::vector<std::size_t> job_of;  // per record
@@ -184,7 +185,7 @@ int sweep(const SweepOptions& o) {
       current = r->op + " " + r->shape_text();
       std::cout << r->op << "  " << r->shape_text() << "\n";
       table = std::make_unique<TextTable>(std::vector<std::string>{"variant", "launch", "status", "median", "min", "cv",
-                                                                   "GB/s", "TFLOP/s", "max err", "note"});
+                                                                   "GB/s", "TFLOP/s", "% peak", "max err", "note"});
     }
     incorrect += r->status == Status::incorrect;
     const bool t = bool(r->timing);

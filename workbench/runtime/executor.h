@@ -95,4 +95,7 @@ std::optional<std::string> cuda_unavailable_reason();
 // cuda when a CUDA device is usable, else cpu.
 Backend default_backend();
 
+// This machine's physical memory (MemTotal), 0 when unknown.
+int64_t host_memory_bytes();
+
 }  // namespace wb

@@ -58,9 +58,28 @@ Record record_for(const OpSpec& op, const Variant& v, const ParamValues& params,
   return r;
 }
 
+void check_session_fits(const OpSpec& op, const Shape& shape, const Executor& ex) {
+  op.check_shape(shape);
+  const bool host_backend = ex.backend() != Backend::cuda;
+  check_fits(op, shape, host_backend ? 6 : 5, host_memory_bytes(), "host memory",
+             host_backend ? "inputs, reference outputs, the downloads of the runs and the variant's own"
+                          : "inputs, reference outputs and the downloads of the runs");
+  if (!host_backend)
+    check_fits(op, shape, 1, ex.device().memory_bytes, "the memory of " + ex.device().name, "the variant's own");
+}
+
+namespace {
+
+const Shape& fitting_shape(const OpSpec& op, const Shape& shape, const Executor& ex) {
+  check_session_fits(op, shape, ex);
+  return shape;
+}
+
+}  // namespace
+
 Session::Session(const OpSpec& op, const Shape& shape, uint64_t seed, Executor& ex, bool omit_optional)
     : op_(op),
-      problem_(op, shape, seed, omit_optional),
+      problem_(op, fitting_shape(op, shape, ex), seed, omit_optional),
       ex_(ex),
       on_device_(ex, op, shape),
       last_(op, shape),

@@ -55,6 +55,13 @@ class Session {
   HostTensors scratch_;  // downloads of inputs, to see that a variant left them alone
 };
 
+// Throws UsageError, naming the op and its dims, when the shape is not valid for the op
+// or a Session of it cannot fit: the host holds five sets of its tensors (inputs,
+// reference outputs, the downloads of the runs) and, on cpu and emu, the executor's
+// sixth; a CUDA device holds one set. The Session checks this before allocating;
+// commands call it first to refuse a shape before any other work.
+void check_session_fits(const OpSpec& op, const Shape& shape, const Executor& ex);
+
 // A record with the identity of v and the models of op at shape filled in.
 Record record_for(const OpSpec& op, const Variant& v, const ParamValues& params, const Shape& shape);
 

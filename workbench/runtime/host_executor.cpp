@@ -31,17 +31,6 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
-int64_t memory_total() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  int64_t kib = 0;
-  while (in >> key >> kib) {
-    if (key == "MemTotal:") return kib * 1024;
-    in.ignore(1 << 10, '\n');
-  }
-  return 0;
-}
-
 class HostExecutor final : public Executor {
  public:
   HostExecutor() {
@@ -51,7 +40,7 @@ class HostExecutor final : public Executor {
     struct utsname machine {};
     info_.architecture = uname(&machine) == 0 ? machine.machine : "";
     info_.multiprocessors = int(std::thread::hardware_concurrency());
-    info_.memory_bytes = memory_total();
+    info_.memory_bytes = host_memory_bytes();
     long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
     if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
     info_.l2_bytes = llc > 0 ? llc : 0;
@@ -120,6 +109,17 @@ class HostExecutor final : public Executor {
 };
 
 }  // namespace
+
+int64_t host_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  while (in >> key >> kib) {
+    if (key == "MemTotal:") return kib * 1024;
+    in.ignore(1 << 10, '\n');
+  }
+  return 0;
+}
 
 std::unique_ptr<Executor> make_host_executor() { return std::make_unique<HostExecutor>(); }
 

@@ -1,14 +1,53 @@
 #include "workbench/runtime/problem.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <stdexcept>
 
+#include "kernels/checked.h"
+#include "kernels/errors.h"
 #include "kernels/registry.h"
 #include "kernels/variant.h"
+#include "workbench/runtime/executor.h"
 #include "workbench/runtime/rng.h"
 #include "workbench/runtime/validate.h"
 
 namespace wb {
+namespace {
+
+std::string format_bytes(double bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 6) bytes /= 1024, ++u;
+  return u == 0 ? fmt::format("{:.0f} bytes", bytes) : fmt::format("{:.1f} {}", bytes, units[u]);
+}
+
+// The shape, once valid for the op and small enough for the Problem's two host sets.
+const Shape& valid_shape(const OpSpec& op, const Shape& shape) {
+  op.check_shape(shape);
+  check_fits(op, shape, 2, host_memory_bytes(), "host memory", "the inputs and the reference's outputs");
+  return shape;
+}
+
+}  // namespace
+
+int64_t tensor_set_bytes(const OpSpec& op, const Shape& shape) {
+  CheckedInt total = 0;
+  for (const auto& t : op.tensors) total += int64_t(t.bytes(shape));
+  if (!total.ok()) throw std::logic_error("tensor_set_bytes: the shape did not pass check_shape");
+  return total.value();
+}
+
+void check_fits(const OpSpec& op, const Shape& shape, int64_t sets, int64_t available, const std::string& memory,
+                const std::string& purpose) {
+  if (available <= 0) return;
+  const double needed = double(sets) * double(tensor_set_bytes(op, shape));
+  if (needed <= double(available)) return;
+  throw UsageError(op.name + " at " + op.describe_shape(shape) + " needs " + format_bytes(needed) + " of " + memory +
+                   " (" + std::to_string(sets) + (sets == 1 ? " set" : " sets") + " of its tensors: " + purpose +
+                   "); " + memory + " holds " + format_bytes(double(available)));
+}
 
 void fill_inputs(const HostTensors& t, uint64_t seed) {
   const OpSpec& op = *t.op;
@@ -41,8 +80,12 @@ std::vector<std::string> Problem::omitted() const {
 }
 
 Problem::Problem(const OpSpec& op_, const Shape& shape_, uint64_t seed_, bool omit_optional_)
-    : op(&op_), shape(shape_), seed(seed_), omit_optional(omit_optional_), initial(op_, shape_), expected(op_, shape_) {
-  op_.check_shape(shape_);
+    : op(&op_),
+      shape(valid_shape(op_, shape_)),
+      seed(seed_),
+      omit_optional(omit_optional_),
+      initial(op_, shape_),
+      expected(op_, shape_) {
   fill_inputs(initial, seed_);
   for (std::size_t i = 0; i < op_.tensors.size(); ++i)
     std::memcpy(expected.buffers[i].data(), initial.buffers[i].data(), initial.buffers[i].bytes());

@@ -12,7 +12,7 @@ namespace wb {
 
 struct Problem {
   // Generates the inputs and runs the reference on them. Throws UsageError when the
-  // shape is not valid for the op.
+  // shape is not valid for the op or its two sets of tensors do not fit in host memory.
   // With omit_optional, the op's optional tensors (a bias) are null for the reference.
   Problem(const OpSpec& op, const Shape& shape, uint64_t seed, bool omit_optional = false);
 
@@ -27,6 +27,16 @@ struct Problem {
   HostTensors initial;   // inputs, and the starting values of inouts; outputs poisoned
   HostTensors expected;  // after the reference ran on a copy of initial
 };
+
+// Bytes of one set of the op's tensors at a shape that passed op.check_shape.
+int64_t tensor_set_bytes(const OpSpec& op, const Shape& shape);
+
+// Throws UsageError, naming the op and its dims, when `sets` sets of the op's tensors
+// (what they are for: `purpose`) need more than `available` bytes of `memory` ("host
+// memory"); available 0: unknown, not checked. Called before anything is allocated, so that a shape no machine here
+// can hold is bad input, not an allocation failure half-way.
+void check_fits(const OpSpec& op, const Shape& shape, int64_t sets, int64_t available, const std::string& memory,
+                const std::string& purpose);
 
 // Fills every tensor of `t` from its Init (outputs are poisoned), then lets the op
 // make its inputs consistent (OpSpec::prepare).

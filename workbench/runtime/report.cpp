@@ -7,6 +7,7 @@
 
 #include "kernels/errors.h"
 #include "kernels/files.h"
+#include "kernels/registry.h"
 
 namespace wb {
 namespace {
@@ -40,6 +41,16 @@ class Reader {
     if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
     if (!v.is_number()) fail("'" + std::string(key) + "' is not a number");
     return v.get<double>();
+  }
+  // A measured time or a model's count: null, nan, inf and negative values would pass
+  // through every comparison as false and let a broken report decide.
+  double measure(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_number()) fail("'" + std::string(key) + "' is " + v.dump() + ", not a number");
+    const double x = v.get<double>();
+    if (!std::isfinite(x) || x < 0)
+      fail("'" + std::string(key) + "' is " + v.dump() + ": it must be finite and not negative");
+    return x;
   }
   int64_t integer(const char* key) const {
     const json& v = at(key);
@@ -227,19 +238,43 @@ Record record_from(const Reader& r) {
   if (r.has("timing")) {
     const Reader t = r.child("timing");
     TimingStats s;
-    s.median_s = t.num("median_us") * 1e-6;
-    s.min_s = t.num("min_us") * 1e-6;
-    s.mean_s = t.num("mean_us") * 1e-6;
-    s.stddev_s = t.num("stddev_us") * 1e-6;
-    s.cv = t.num("cv");
+    s.median_s = t.measure("median_us") * 1e-6;
+    s.min_s = t.measure("min_us") * 1e-6;
+    s.mean_s = t.measure("mean_us") * 1e-6;
+    s.stddev_s = t.measure("stddev_us") * 1e-6;
+    s.cv = t.measure("cv");
     s.repetitions = int(t.integer("repetitions"));
     s.iterations = t.integer("iterations");
     rec.timing = s;
   }
   const Reader model = r.child("model");
-  rec.bytes = model.num("bytes");
-  rec.flops = model.num("flops");
+  rec.bytes = model.measure("bytes");
+  rec.flops = model.measure("flops");
   return rec;
+}
+
+// A report given to a command names ops, variants and launch parameters this wb knows:
+// a misspelt or foreign one would otherwise be matched against nothing and pass
+// silently. A CUDA variant is known by its emulated twin in a build without nvcc.
+void check_known(const Report& r, const std::string& origin) {
+  const Registry& reg = Registry::global();
+  for (std::size_t i = 0; i < r.records.size(); ++i) {
+    const Record& rec = r.records[i];
+    const std::string where = origin + ": records[" + std::to_string(i) + "].";
+    try {
+      reg.op(rec.op);
+    } catch (const UsageError& e) {
+      throw UsageError(where + "op: " + e.what());
+    }
+    const Variant* v = reg.find(rec.op, rec.backend, rec.variant);
+    if (!v && rec.backend == Backend::cuda) v = reg.find(rec.op, Backend::emu, rec.variant);
+    try {
+      if (!v) v = &reg.variant(rec.op, rec.backend, rec.variant);  // throws, naming the ids there are
+      v->check_params(rec.params);
+    } catch (const UsageError& e) {
+      throw UsageError(where + (v ? "params: " : "variant: ") + e.what());
+    }
+  }
 }
 
 }  // namespace
@@ -329,11 +364,14 @@ Report read_report(const std::string& path) {
   } catch (const json::exception& e) {
     throw UsageError(path + ": malformed JSON: " + e.what());
   }
+  Report r;
   try {
-    return report_from_json(j, path);
+    r = report_from_json(j, path);
   } catch (const json::exception& e) {
     throw UsageError(path + ": not a wb.report report: " + e.what());
   }
+  check_known(r, path);
+  return r;
 }
 
 }  // namespace wb

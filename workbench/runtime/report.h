@@ -27,6 +27,8 @@ nlohmann::json to_json(const Record& r, const Ceilings& ceilings = {});
 Report report_from_json(const nlohmann::json& j, const std::string& origin);
 
 void write_report(const Report& r, const std::string& path);  // creates parent folders
-Report read_report(const std::string& path);                  // throws UsageError
+// Throws UsageError: besides a malformed report, one naming an op, variant or launch
+// parameter this build does not know.
+Report read_report(const std::string& path);
 
 }  // namespace wb

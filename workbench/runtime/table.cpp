@@ -1,8 +1,16 @@
 #include "workbench/runtime/table.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace wb {
+
+void TextTable::add(std::vector<std::string> row) {
+  if (row.size() != header_.size())
+    throw std::logic_error("table row of " + std::to_string(row.size()) + " cells under " +
+                           std::to_string(header_.size()) + " headers");
+  rows_.push_back(std::move(row));
+}
 
 void TextTable::print(std::ostream& out, const std::string& indent) const {
   std::vector<std::size_t> width(header_.size(), 0);

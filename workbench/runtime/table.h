@@ -9,7 +9,9 @@ namespace wb {
 class TextTable {
  public:
   explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  // Throws std::logic_error unless the row has a cell for every header: a column
+  // without a header would shift every column after it.
+  void add(std::vector<std::string> row);
   bool empty() const { return rows_.empty(); }
   // Columns padded to their widest cell; the last column is not padded.
   void print(std::ostream& out, const std::string& indent = "") const;
