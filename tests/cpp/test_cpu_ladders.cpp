@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/target.h"
 #include "kernels/ops/gelu_backward.h"
 #include "kernels/ops/gelu_forward.h"
 #include "kernels/ops/residual_forward.h"
@@ -29,10 +30,10 @@ namespace {
 // op -> the names of its CPU variants 1, 2, ... (1 is the reference).
 const std::map<std::string, std::vector<std::string>>& ladders() {
   static const std::map<std::string, std::vector<std::string>> table{
-      {"gelu_forward", {"reference", "float_tanhf", "simd_sigmoid"}},
-      {"gelu_backward", {"reference", "float_tanhf", "simd_sigmoid"}},
+      {"gelu_forward", {"reference", "float_tanhf", "simd_sigmoid", "avx2_fma"}},
+      {"gelu_backward", {"reference", "float_tanhf", "simd_sigmoid", "avx2_fma"}},
       {"adamw", {"reference", "simd_float"}},
-      {"fused_classifier", {"reference", "exp_once", "simd_exp"}},
+      {"fused_classifier", {"reference", "exp_once", "simd_exp", "avx2_fma"}},
       {"layernorm_forward", {"reference", "simd_rows"}},
       {"layernorm_backward", {"reference", "row_blocks"}},
       {"global_norm", {"reference", "chunked_simd"}},
@@ -41,19 +42,20 @@ const std::map<std::string, std::vector<std::string>>& ladders() {
       {"fused_residual_layernorm_forward", {"reference", "simd_rows"}},
       {"matmul_backward_bias", {"reference", "column_strips"}},
       {"residual_forward", {"reference", "simd_chunks"}},
-      {"softmax_forward", {"reference", "exp_once", "simd_exp"}},
+      {"softmax_forward", {"reference", "exp_once", "simd_exp", "avx2_fma"}},
       {"crossentropy_forward", {"reference", "rows_threads"}},
       {"crossentropy_softmax_backward", {"reference", "simd_rows"}},
   };
   return table;
 }
 
-// The rungs above the references.
-std::vector<const Variant*> rungs() {
+// The rungs above the references; only those this CPU can run, with `runnable` (the
+// avx2_fma rungs skip CPUs without AVX2 and FMA).
+std::vector<const Variant*> rungs(bool runnable = false) {
   std::vector<const Variant*> out;
   for (const auto& [op, names] : ladders())
     for (const Variant* v : Registry::global().variants(op, Backend::cpu))
-      if (v->id > 1) out.push_back(v);
+      if (v->id > 1 && !(runnable && v->skip_reason(Shape{}, v->default_params()))) out.push_back(v);
   return out;
 }
 
@@ -90,6 +92,22 @@ TEST(CpuLadders, EveryRungTakesTheThreadCount) {
   }
 }
 
+// The rungs compiled for x86-64-v3 run exactly where the CPU has AVX2 and FMA, and
+// say so otherwise; every other rung runs every shape.
+TEST(CpuLadders, OnlyTheAvx2RungsDependOnTheCpu) {
+  const Shape s = parse_shape("B=4,T=64,C=768");
+  int avx2 = 0;
+  for (const Variant* v : rungs()) {
+    if (v->name == "avx2_fma") {
+      ++avx2;
+      EXPECT_EQ(v->skip_reason(s, v->default_params()), cpu::x86_64_v3_missing()) << v->key();
+    } else {
+      EXPECT_EQ(v->skip_reason(s, v->default_params()), std::nullopt) << v->key();
+    }
+  }
+  EXPECT_EQ(avx2, 4);
+}
+
 TEST(CpuLadders, OnlyThePartialSumsNeedAWorkspace) {
   const Shape s = parse_shape("B=4,T=64,C=768,N=100000");
   for (const Variant* v : rungs()) {
@@ -119,7 +137,7 @@ HostTensors run_on(const Problem& problem, const Variant& v, const ParamValues& 
 // thread count, 3 and 5 included where the machine has fewer, gives the same bits.
 TEST(CpuLadders, EveryThreadCountGivesTheSameBits) {
   for (const char* shape : {"B=3,T=37,C=75,NH=3,V=101,Vp=128,OC=221,L=1", "B=2,T=40,C=96,V=300,OC=200,L=1,N=70001"}) {
-    for (const Variant* v : rungs()) {
+    for (const Variant* v : rungs(true)) {
       const OpSpec& op = Registry::global().op(v->op);
       const Problem problem(op, parse_shape(shape), 7);
       const HostTensors one = run_on(problem, *v, threads(1));
@@ -147,6 +165,7 @@ TEST(CpuLadders, GeluForwardHoldsFarFromTheOrigin) {
   std::vector<float> ref(n);
   reference::gelu_forward({ref.data(), x.data(), n});
   for (const Variant* v : Registry::global().variants("gelu_forward", Backend::cpu)) {
+    if (v->skip_reason(Shape{}, v->default_params())) continue;
     std::vector<float> out(n, std::numeric_limits<float>::quiet_NaN());
     const GeluForwardArgs args{out.data(), x.data(), n};
     v->run(&args, Launch{v->default_params()});
@@ -155,7 +174,7 @@ TEST(CpuLadders, GeluForwardHoldsFarFromTheOrigin) {
   }
   std::vector<float> nan{std::numeric_limits<float>::quiet_NaN()}, out(1);
   const GeluForwardArgs args{out.data(), nan.data(), 1};
-  for (const Variant* v : rungs())
+  for (const Variant* v : rungs(true))
     if (v->op == "gelu_forward") {
       v->run(&args, Launch{v->default_params()});
       EXPECT_TRUE(std::isnan(out[0])) << v->key();
@@ -173,6 +192,7 @@ TEST(CpuLadders, GeluBackwardHoldsFarFromTheOrigin) {
   std::vector<float> ref(n);
   reference::gelu_backward({ref.data(), x.data(), dout.data(), n});
   for (const Variant* v : Registry::global().variants("gelu_backward", Backend::cpu)) {
+    if (v->skip_reason(Shape{}, v->default_params())) continue;
     std::vector<float> dinp(n, std::numeric_limits<float>::quiet_NaN());
     const GeluBackwardArgs args{dinp.data(), x.data(), dout.data(), n};
     v->run(&args, Launch{v->default_params()});
