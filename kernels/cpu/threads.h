@@ -7,8 +7,9 @@
 // Legal values: 1, 2, 4, ... below the OpenMP maximum of this process, then that
 // maximum itself, which is the default (what a plain `omp parallel` would use). The
 // maximum is omp_get_max_threads() when the registry is built: the cores, or
-// OMP_NUM_THREADS. A machine with fewer threads has fewer legal values, so a best.json
-// naming threads=8 is only legal where eight are available.
+// OMP_NUM_THREADS. A machine with fewer threads has fewer legal values: a best.json
+// entry naming threads=8 runs only where eight are available (the trainer runs the
+// default elsewhere, with a warning).
 #include <omp.h>
 
 #include <algorithm>
