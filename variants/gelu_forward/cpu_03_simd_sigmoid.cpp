@@ -27,8 +27,8 @@ constexpr float kScale = 0.7978845608028654f;  // sqrt(2/pi)
 constexpr float kCubic = 0.044715f;
 
 void gelu_simd(const GeluForwardArgs& a, const Launch& l) {
-  // No restrict: the trainer may not, but a caller may run GELU in place, and
-  // out[i] depends on inp[i] alone, which `omp simd` already promises is safe.
+  // No restrict: out[i] depends on inp[i] alone, so even an in-place call is safe
+  // under the `omp simd` promise.
   const float* inp = a.inp;
   float* out = a.out;
 #pragma omp parallel for simd num_threads(cpu::threads(l)) schedule(static)

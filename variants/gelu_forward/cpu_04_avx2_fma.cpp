@@ -11,7 +11,7 @@
 // anything closer); within about 1.5e-6 relative of the exact GELU, under the op's
 // 1e-5 + 1e-5 |ref|.
 // Limits: skipped on CPUs without AVX2 and FMA, and in builds for other
-// architectures; no AVX-512 (on the cores that have it, it is not twice AVX2).
+// architectures; AVX-512 (x86-64-v4) is not tried.
 #include <algorithm>
 
 #include "kernels/cpu/simd_math.h"
