@@ -43,7 +43,6 @@ const std::map<std::string, std::vector<std::string>>& ladders() {
       {"matmul_backward_bias", {"reference", "column_strips"}},
       {"residual_forward", {"reference", "simd_chunks"}},
       {"softmax_forward", {"reference", "exp_once", "simd_exp", "avx2_fma"}},
-      {"crossentropy_forward", {"reference", "rows_threads"}},
       {"crossentropy_softmax_backward", {"reference", "simd_rows"}},
   };
   return table;
