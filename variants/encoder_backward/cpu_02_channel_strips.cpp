@@ -49,7 +49,7 @@ Variant encoder_backward_cpu_2() {
   v.backend = Backend::cpu;
   v.id = 2;
   v.name = "channel_strips";
-  v.summary = "threads own strips of 64 channels and walk the rows in order: SIMD adds on whole cache lines, the reference's bits";
+  v.summary = "threads own 64-channel strips, rows in order: SIMD adds on whole cache lines, the reference's bits";
   v.params = {cpu::threads_param()};
   return v;
 }

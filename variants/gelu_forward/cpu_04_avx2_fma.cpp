@@ -39,7 +39,8 @@ WB_TARGET_X86_64_V3 void gelu_block(float* out, const float* inp, int64_t n) {
 void gelu_avx2(const GeluForwardArgs& a, const Launch& l) {
   const int64_t blocks = (a.N + kBlock - 1) / kBlock;
 #pragma omp parallel for num_threads(cpu::threads(l)) schedule(static)
-  for (int64_t b = 0; b < blocks; ++b) gelu_block(a.out + b * kBlock, a.inp + b * kBlock, std::min(kBlock, a.N - b * kBlock));
+  for (int64_t b = 0; b < blocks; ++b)
+    gelu_block(a.out + b * kBlock, a.inp + b * kBlock, std::min(kBlock, a.N - b * kBlock));
 }
 
 }  // namespace
@@ -50,7 +51,7 @@ Variant gelu_forward_cpu_4() {
   v.backend = Backend::cpu;
   v.id = 4;
   v.name = "avx2_fma";
-  v.summary = "variant 3's loop compiled for x86-64-v3: eight lanes and fused multiply-adds, blocks of 16384 over threads";
+  v.summary = "variant 3's loop compiled for x86-64-v3: eight lanes, fused multiply-adds";
   v.params = {cpu::threads_param()};
   v.launch_limit = [](const Shape&, const ParamValues&) { return cpu::x86_64_v3_missing(); };
   return v;

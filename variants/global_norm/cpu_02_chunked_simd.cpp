@@ -53,7 +53,7 @@ Variant global_norm_cpu_2() {
   v.backend = Backend::cpu;
   v.id = 2;
   v.name = "chunked_simd";
-  v.summary = "chunks of 2048 squared in float SIMD lanes, chunk sums added in double in order (any thread count, same bits)";
+  v.summary = "chunks of 2048 squared in float SIMD lanes, chunk sums added in double in order";
   v.params = {cpu::threads_param()};
   v.workspace = [](const Shape& s, const ParamValues&) { return std::size_t(chunks(s.N)) * sizeof(double); };
   return v;

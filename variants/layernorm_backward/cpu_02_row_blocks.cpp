@@ -95,7 +95,7 @@ Variant layernorm_backward_cpu_2() {
   v.backend = Backend::cpu;
   v.id = 2;
   v.name = "row_blocks";
-  v.summary = "one SIMD pass per row for dinp and per-block dweight/dbias partials, added in block order (any thread count, same bits)";
+  v.summary = "one SIMD pass per row for dinp and blocks' dweight/dbias partials, added in block order";
   v.params = {cpu::threads_param()};
   v.workspace = [](const Shape& s, const ParamValues&) {
     return std::size_t(row_blocks(s.B * s.T) * 2 * s.C) * sizeof(float);

@@ -56,7 +56,7 @@ Variant layernorm_forward_cpu_2() {
   v.backend = Backend::cpu;
   v.id = 2;
   v.name = "simd_rows";
-  v.summary = "rows over threads; sum, squared deviations and normalisation as float SIMD loops over the L1-resident row";
+  v.summary = "rows over threads; sum, squared deviations, normalisation as SIMD loops over the row in L1";
   v.params = {cpu::threads_param()};
   return v;
 }

@@ -46,7 +46,7 @@ Variant matmul_backward_bias_cpu_2() {
   v.backend = Backend::cpu;
   v.id = 2;
   v.name = "column_strips";
-  v.summary = "threads own strips of 64 columns and walk the rows in order into double SIMD accumulators: the reference's bits";
+  v.summary = "threads own 64-column strips, rows in order into double SIMD accumulators: the reference's bits";
   v.params = {cpu::threads_param()};
   return v;
 }

@@ -61,7 +61,7 @@ Variant softmax_forward_cpu_3() {
   v.backend = Backend::cpu;
   v.id = 3;
   v.name = "simd_exp";
-  v.summary = "variant 2's passes as SIMD loops: max reduction, inline polynomial exp, blocked float sums into a double";
+  v.summary = "variant 2's passes as SIMD loops: max reduction, inline polynomial exp, float block sums";
   v.params = {cpu::threads_param()};
   return v;
 }
