@@ -36,15 +36,31 @@ const Variant* default_variant(const Registry& reg, const std::string& op, const
 
 std::string at_shape(const OpSpec& op, const Shape& s) { return op.name + " at " + op.describe_shape(s); }
 
+// A launch value of the entry that is not among the variant's legal values on this
+// machine ("" when all are): a CPU variant's threads go up to the OpenMP maximum of
+// the machine, so threads=16 from a larger one is legal there and not here. The
+// entry then cannot run here, like a variant the device lacks.
+std::string unavailable_value(const Variant& v, const ParamValues& params) {
+  for (const auto& [name, value] : params.items())
+    for (const TuningParam& t : v.params)
+      if (t.name == name && std::find(t.values.begin(), t.values.end(), value) == t.values.end())
+        return name + "=" + std::to_string(value) + " is not among its legal values here (" +
+               describe_values(t.values) + ")";
+  return "";
+}
+
 // The variant an entry names on this backend, or nullptr when this build lacks it (a
 // CUDA variant left out of a build without cuDNN: the emulator's build of every .cu
-// file knows it). Throws UsageError on an id no build has, or illegal parameters.
+// file knows it). Throws UsageError on an id no build has, or a launch parameter the
+// variant does not have (a value it has elsewhere is unavailable_value's).
 const Variant* entry_variant(const Registry& reg, const BestEntry& e, Backend backend) {
   reg.op(e.op);  // unknown op: UsageError
   const Variant* v = reg.find(e.op, backend, e.variant);
   if (!v && backend == Backend::cuda && reg.find(e.op, Backend::emu, e.variant)) return nullptr;
   if (!v) v = &reg.variant(e.op, backend, e.variant);  // UsageError naming the ids
-  v->check_params(e.params);
+  for (const auto& [name, value] : e.params.items())
+    if (std::none_of(v->params.begin(), v->params.end(), [&](const TuningParam& t) { return t.name == name; }))
+      v->check_params(ParamValues{{name, value}});  // UsageError naming the parameters it has
   return v;
 }
 
@@ -113,7 +129,9 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, const PlanOptions& o, 
         refuse("which this build lacks (built without cuDNN?)");
       } else {
         const ParamValues params = v->complete(e->params);
-        if (const std::string why_not = cannot_run_here(*v, device, params, o.deterministic); !why_not.empty()) {
+        if (const std::string unavailable = unavailable_value(*v, params); !unavailable.empty()) {
+          refuse("whose " + unavailable);
+        } else if (const std::string why_not = cannot_run_here(*v, device, params, o.deterministic); !why_not.empty()) {
           refuse("which cannot run here (" + why_not + ")");
         } else if (o.deterministic && !e->deterministic) {
           refuse("whose report saw two runs differ (not deterministic)");

@@ -338,6 +338,26 @@ TEST(Plan, BadKernelFilesAreUsageErrors) {
   EXPECT_NE(plan_error(best_for(*ex, {bad_params})).find("no launch parameter"), std::string::npos);
 }
 
+// A CPU rung's thread counts go up to this machine's OpenMP maximum: an entry made on
+// a larger machine names a count this one lacks, and the plan runs the default for it,
+// with the reason, rather than refusing the whole file.
+TEST(Plan, AThreadCountThisMachineLacksFallsBack) {
+  auto ex = make_executor(Backend::cpu);
+  const Config c = config_from_init("1,32,2");
+  const auto workloads = step_workloads(c, 2, 8);
+  Shape s;
+  s.B = 2, s.T = 8, s.C = 32;
+  BestEntry e = entry("layernorm_forward", s, 2);
+  e.params.set("threads", 4096);
+  const BestFile b = best_for(*ex, {e});
+  std::ostringstream notices;
+  const KernelPlan plan(Registry::global(), *ex, PlanOptions{}, &b, workloads, notices);
+  EXPECT_EQ(plan.at("layernorm_forward", s).origin, "default (fallback)");
+  EXPECT_NE(notices.str().find("best.json names cpu/2, whose threads=4096 is not among its legal values here"),
+            std::string::npos)
+      << notices.str();
+}
+
 // Another CPU model takes the section of one with the same architecture, announced;
 // --strict-device refuses it; another backend's sections leave the defaults.
 TEST(Plan, TakesTheClosestSectionUnlessStrict) {

@@ -40,7 +40,10 @@ def main():
         records = report["records"]
         assert report["context"]["device"]["backend"] == "cpu", report["context"]
         assert report["context"]["timing"]["repetitions"] == 3, report["context"]["timing"]
-        assert [r["op"] for r in records] == ["layernorm_forward"], records
+        # the reference first, then the CPU ladder's rungs at each of their thread counts
+        assert {r["op"] for r in records} == {"layernorm_forward"}, records
+        assert records[0]["variant"] == 1 and records[0]["params"] == {}, records[0]
+        assert len(records) > 1 and all(set(r["params"]) == {"threads"} for r in records[1:]), records
         assert records[0]["shape"] == {"B": 4, "T": 64, "C": 768}, records[0]["shape"]
         assert records[0]["status"] == "ok" and records[0]["timing"]["repetitions"] == 3, records[0]
         assert {e["tensor"] for e in records[0]["errors"]} == {"out", "mean", "rstd"}, records[0]["errors"]

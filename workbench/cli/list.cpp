@@ -29,7 +29,7 @@ int list(const ListOptions& o) {
       for (const auto& s : op->scalars) std::cout << "    scalar " << s.name << ": " << s.doc << "\n";
     }
     TextTable table(
-        {"backend", "id", "name", "class", "block sizes", "requires", "on a device", "in emulation", "summary"});
+        {"backend", "id", "name", "class", "launch", "requires", "on a device", "in emulation", "summary"});
     for (const Variant* v : reg.variants(op->name)) {
       // A CUDA variant is one row, whether this build compiled it for a GPU, for the
       // emulator, or both (the emulated copy is the same source).

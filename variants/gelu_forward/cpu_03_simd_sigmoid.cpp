@@ -1,0 +1,55 @@
+// gelu_forward, CPU variant 3: no libm call, so the loop vectorises.
+//
+// Idea: 0.5 (1 + tanh u) = sigmoid(2u), so gelu(x) = x * sigmoid(2u) with
+// u = sqrt(2/pi) (x + 0.044715 x^3), and the sigmoid comes from the inline fast_exp of
+// kernels/cpu/simd_math.h (arithmetic and bit operations only). The loop is
+// `omp parallel for simd`: threads take contiguous chunks, each chunk runs in SIMD
+// registers.
+// Why it should beat variant 2: tanhf is a call per element and keeps the loop scalar;
+// here four (SSE) float lanes go through one sequence of multiply-adds.
+// Accuracy: fast_exp is within 2e-7 relative, sigmoid_pair within 4e-7; with the
+// rounding of u (|2u| < 11 on the inputs [-4, 4], so about 1e-6 absolute in the
+// exponent) the output is within about 1.5e-6 relative of the exact GELU, under the
+// op's tolerance of 1e-5 + 1e-5 |ref|. Very large |x| cannot overflow: the sigmoid
+// goes through exp(-|2u|) <= 1.
+// Limits: the baseline x86-64 build has 4-wide SSE only; the polynomial costs about
+// fifteen vector operations per four elements, so at large N the loop is bound by
+// arithmetic, not memory, on few cores.
+#include "kernels/cpu/simd_math.h"
+#include "kernels/cpu/threads.h"
+#include "kernels/ops/gelu_forward.h"
+#include "kernels/variant.h"
+
+namespace wb::variants {
+namespace {
+
+constexpr float kScale = 0.7978845608028654f;  // sqrt(2/pi)
+constexpr float kCubic = 0.044715f;
+
+void gelu_simd(const GeluForwardArgs& a, const Launch& l) {
+  // No restrict: out[i] depends on inp[i] alone, so even an in-place call is safe
+  // under the `omp simd` promise.
+  const float* inp = a.inp;
+  float* out = a.out;
+#pragma omp parallel for simd num_threads(cpu::threads(l)) schedule(static)
+  for (int64_t i = 0; i < a.N; ++i) {
+    const float x = inp[i];
+    const float u = kScale * (x + kCubic * x * x * x);
+    out[i] = x * cpu::sigmoid_pair(2.0f * u).sigmoid;
+  }
+}
+
+}  // namespace
+
+Variant gelu_forward_cpu_3() {
+  Variant v = Variant::of(&gelu_simd);
+  v.op = "gelu_forward";
+  v.backend = Backend::cpu;
+  v.id = 3;
+  v.name = "simd_sigmoid";
+  v.summary = "x * sigmoid(2u) through an inline polynomial exp: no libm call, SIMD loop, OpenMP chunks";
+  v.params = {cpu::threads_param()};
+  return v;
+}
+
+}  // namespace wb::variants
