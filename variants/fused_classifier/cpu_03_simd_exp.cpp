@@ -13,19 +13,15 @@
 // probabilities (1e-4 relative) keep a wide margin.
 // Limits: three trips through each row (200 KB at GPT-2's vocabulary: L2, not L1);
 // the baseline build's SSE is four lanes.
-#include <algorithm>
 #include <cmath>
-#include <limits>
 
-#include "kernels/cpu/simd_math.h"
+#include "kernels/cpu/softmax_row.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/ops/fused_classifier.h"
 #include "kernels/variant.h"
 
 namespace wb::variants {
 namespace {
-
-constexpr int64_t kSumBlock = 256;
 
 void classifier_simd(const FusedClassifierArgs& a, const Launch& l) {
   const int64_t rows = int64_t(a.B) * a.T, V = a.V, Vp = a.Vp;
@@ -34,22 +30,9 @@ void classifier_simd(const FusedClassifierArgs& a, const Launch& l) {
     float* __restrict x = a.logits + row * Vp;
     const int64_t target = a.targets[row];
     const float x_target = x[target];
-    float max = -std::numeric_limits<float>::infinity();
-#pragma omp simd reduction(max : max)
-    for (int64_t i = 0; i < V; ++i) max = std::max(max, x[i]);
-    double sum = 0;
-    for (int64_t i0 = 0; i0 < V; i0 += kSumBlock) {
-      const int64_t end = std::min(V, i0 + kSumBlock);
-      float part = 0.0f;
-#pragma omp simd reduction(+ : part)
-      for (int64_t i = i0; i < end; ++i) {
-        x[i] = cpu::fast_exp(x[i] - max);
-        part += x[i];
-      }
-      sum += part;
-    }
-    a.losses[row] = float(double(max) + std::log(sum) - double(x_target));
-    const float scale = float(double(a.dloss) / sum);
+    const cpu::ShiftedExp e = cpu::exp_shifted(x, x, V);
+    a.losses[row] = float(double(e.max) + std::log(e.sum) - double(x_target));
+    const float scale = float(double(a.dloss) / e.sum);
 #pragma omp simd
     for (int64_t i = 0; i < V; ++i) x[i] *= scale;
     x[target] -= a.dloss;

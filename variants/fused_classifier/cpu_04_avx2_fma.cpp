@@ -12,11 +12,9 @@
 // terms per lane, blocks added in double.
 // Limits: skipped on CPUs without AVX2 and FMA, and in builds for other
 // architectures; still three trips through each row.
-#include <algorithm>
 #include <cmath>
-#include <limits>
 
-#include "kernels/cpu/simd_math.h"
+#include "kernels/cpu/softmax_row.h"
 #include "kernels/cpu/target.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/ops/fused_classifier.h"
@@ -25,31 +23,16 @@
 namespace wb::variants {
 namespace {
 
-constexpr int64_t kSumBlock = 256;
-
 // One row: x (V real logits, then padding up to Vp) becomes dlogits; returns the loss.
 WB_TARGET_X86_64_V3 float classifier_row(float* __restrict x, int64_t V, int64_t Vp, int64_t target, float dloss) {
   const float x_target = x[target];
-  float max = -std::numeric_limits<float>::infinity();
-#pragma omp simd reduction(max : max)
-  for (int64_t i = 0; i < V; ++i) max = std::max(max, x[i]);
-  double sum = 0;
-  for (int64_t i0 = 0; i0 < V; i0 += kSumBlock) {
-    const int64_t end = std::min(V, i0 + kSumBlock);
-    float part = 0.0f;
-#pragma omp simd reduction(+ : part)
-    for (int64_t i = i0; i < end; ++i) {
-      x[i] = cpu::fast_exp(x[i] - max);
-      part += x[i];
-    }
-    sum += part;
-  }
-  const float scale = float(double(dloss) / sum);
+  const cpu::ShiftedExp e = cpu::exp_shifted(x, x, V);
+  const float scale = float(double(dloss) / e.sum);
 #pragma omp simd
   for (int64_t i = 0; i < V; ++i) x[i] *= scale;
   x[target] -= dloss;
   for (int64_t i = V; i < Vp; ++i) x[i] = 0.0f;
-  return float(double(max) + std::log(sum) - double(x_target));
+  return float(double(e.max) + std::log(e.sum) - double(x_target));
 }
 
 void classifier_avx2(const FusedClassifierArgs& a, const Launch& l) {

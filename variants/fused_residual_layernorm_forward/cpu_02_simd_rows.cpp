@@ -12,11 +12,9 @@
 // Accuracy: as layernorm_forward cpu/2, float sums of C/4 terms per lane, far below
 // the tolerances for rows of magnitude one.
 // Limits: one row per loop iteration: B*T rows must outnumber the threads.
-#include <cmath>
-
+#include "kernels/cpu/layernorm_row.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/ops/fused_residual_layernorm_forward.h"
-#include "kernels/ops/layernorm_forward.h"
 #include "kernels/variant.h"
 
 namespace wb::variants {
@@ -39,17 +37,8 @@ void fused_simd(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
       sum += r[c];
     }
     const float mean = sum / float(C);
-    float squares = 0.0f;
-#pragma omp simd reduction(+ : squares)
-    for (int64_t c = 0; c < C; ++c) {
-      const float d = r[c] - mean;
-      squares += d * d;
-    }
-    const float rstd = 1.0f / std::sqrt(squares / float(C) + kLayernormEps);
-#pragma omp simd
-    for (int64_t c = 0; c < C; ++c) out[c] = (r[c] - mean) * rstd * weight[c] + bias[c];
     a.mean[row] = mean;
-    a.rstd[row] = rstd;
+    a.rstd[row] = cpu::normalise_row(out, r, mean, C, weight, bias);
   }
 }
 

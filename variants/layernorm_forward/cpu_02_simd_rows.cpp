@@ -13,8 +13,7 @@
 // relative); a row whose mean is large against its spread would lose digits in the
 // second pass's float deviations before the reference's double ones.
 // Limits: one row per loop iteration: B*T rows must outnumber the threads.
-#include <cmath>
-
+#include "kernels/cpu/layernorm_row.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/ops/layernorm_forward.h"
 #include "kernels/variant.h"
@@ -34,17 +33,8 @@ void layernorm_simd(const LayernormForwardArgs& a, const Launch& l) {
 #pragma omp simd reduction(+ : sum)
     for (int64_t c = 0; c < C; ++c) sum += x[c];
     const float mean = sum / float(C);
-    float squares = 0.0f;
-#pragma omp simd reduction(+ : squares)
-    for (int64_t c = 0; c < C; ++c) {
-      const float d = x[c] - mean;
-      squares += d * d;
-    }
-    const float rstd = 1.0f / std::sqrt(squares / float(C) + kLayernormEps);
-#pragma omp simd
-    for (int64_t c = 0; c < C; ++c) out[c] = (x[c] - mean) * rstd * weight[c] + bias[c];
     a.mean[row] = mean;
-    a.rstd[row] = rstd;
+    a.rstd[row] = cpu::normalise_row(out, x, mean, C, weight, bias);
   }
 }
 

@@ -12,11 +12,9 @@
 // blocks add in double. The op allows 1e-8 + 1e-4 |ref|.
 // Limits: three trips through each row (200 KB at GPT-2's vocabulary: L2, not L1);
 // the baseline build's SSE is four lanes.
-#include <algorithm>
 #include <cmath>
-#include <limits>
 
-#include "kernels/cpu/simd_math.h"
+#include "kernels/cpu/softmax_row.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/ops/softmax_forward.h"
 #include "kernels/variant.h"
@@ -24,29 +22,14 @@
 namespace wb::variants {
 namespace {
 
-constexpr int64_t kSumBlock = 256;
-
 void softmax_simd(const SoftmaxForwardArgs& a, const Launch& l) {
   const int64_t rows = int64_t(a.B) * a.T, V = a.V, Vp = a.Vp;
 #pragma omp parallel for num_threads(cpu::threads(l)) schedule(static)
   for (int64_t row = 0; row < rows; ++row) {
     const float* __restrict x = a.logits + row * Vp;
     float* __restrict p = a.probs + row * Vp;
-    float max = -std::numeric_limits<float>::infinity();
-#pragma omp simd reduction(max : max)
-    for (int64_t i = 0; i < V; ++i) max = std::max(max, x[i]);
-    double sum = 0;
-    for (int64_t i0 = 0; i0 < V; i0 += kSumBlock) {
-      const int64_t end = std::min(V, i0 + kSumBlock);
-      float part = 0.0f;
-#pragma omp simd reduction(+ : part)
-      for (int64_t i = i0; i < end; ++i) {
-        p[i] = cpu::fast_exp(x[i] - max);
-        part += p[i];
-      }
-      sum += part;
-    }
-    const float inv = float(1.0 / sum);
+    const cpu::ShiftedExp e = cpu::exp_shifted(p, x, V);
+    const float inv = float(1.0 / e.sum);
 #pragma omp simd
     for (int64_t i = 0; i < V; ++i) p[i] *= inv;
     for (int64_t i = V; i < Vp; ++i) p[i] = 0.0f;

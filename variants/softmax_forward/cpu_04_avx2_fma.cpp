@@ -10,10 +10,8 @@
 // polynomial step go straight to it.
 // Accuracy: as variant 3 (fast_exp within 2e-7 relative, blocks added in double).
 // Limits: skipped on CPUs without AVX2 and FMA, and in builds for other architectures.
-#include <algorithm>
-#include <limits>
 
-#include "kernels/cpu/simd_math.h"
+#include "kernels/cpu/softmax_row.h"
 #include "kernels/cpu/target.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/ops/softmax_forward.h"
@@ -22,24 +20,9 @@
 namespace wb::variants {
 namespace {
 
-constexpr int64_t kSumBlock = 256;
-
 WB_TARGET_X86_64_V3 void softmax_row(float* __restrict p, const float* __restrict x, int64_t V, int64_t Vp) {
-  float max = -std::numeric_limits<float>::infinity();
-#pragma omp simd reduction(max : max)
-  for (int64_t i = 0; i < V; ++i) max = std::max(max, x[i]);
-  double sum = 0;
-  for (int64_t i0 = 0; i0 < V; i0 += kSumBlock) {
-    const int64_t end = std::min(V, i0 + kSumBlock);
-    float part = 0.0f;
-#pragma omp simd reduction(+ : part)
-    for (int64_t i = i0; i < end; ++i) {
-      p[i] = cpu::fast_exp(x[i] - max);
-      part += p[i];
-    }
-    sum += part;
-  }
-  const float inv = float(1.0 / sum);
+  const cpu::ShiftedExp e = cpu::exp_shifted(p, x, V);
+  const float inv = float(1.0 / e.sum);
 #pragma omp simd
   for (int64_t i = 0; i < V; ++i) p[i] *= inv;
   for (int64_t i = V; i < Vp; ++i) p[i] = 0.0f;
