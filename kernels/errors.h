@@ -23,9 +23,13 @@ struct DeviceUnavailable : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A variant finds at run time that it cannot run this problem on this device (a vendor
-// library offers no algorithm or engine for it): the harness reports the configuration
-// as skipped with this reason, not as incorrect.
+// The one "cannot run here" path: a variant finds at run time that it cannot run this
+// problem on this device -- a vendor library offers no algorithm or engine for it, a
+// pointer is not aligned for its vector accesses, the shape is beyond the kernels it
+// instantiates or the grid it can launch, the device lacks a feature. The harness
+// reports the configuration as skipped with this reason, never as incorrect; the
+// trainer falls back to the op's default variant. (What is known before the launch
+// belongs in Variant::launch_limit, which says the same without running anything.)
 struct Unsupported : std::runtime_error {
   using std::runtime_error::runtime_error;
 };

@@ -50,9 +50,20 @@ __device__ inline float block_max(float v, float* scratch) {
   return v;
 }
 
-// 128-bit loads and stores of four floats; the address must be 16-byte aligned.
-__device__ inline float4 load4(const float* p) { return *reinterpret_cast<const float4*>(p); }
-__device__ inline void store4(float* p, float4 v) { *reinterpret_cast<float4*>(p) = v; }
+// 128-bit loads and stores of four floats; the address must be 16-byte aligned (the
+// emulator checks it: a misaligned one faults, as on a GPU).
+__device__ inline float4 load4(const float* p) {
+#if WB_EMU
+  ::wb::emu::check_aligned(p, 16);
+#endif
+  return *reinterpret_cast<const float4*>(p);
+}
+__device__ inline void store4(float* p, float4 v) {
+#if WB_EMU
+  ::wb::emu::check_aligned(p, 16);
+#endif
+  *reinterpret_cast<float4*>(p) = v;
+}
 // Streaming variants (evict-first): for data read or written once.
 __device__ inline float4 load4_stream(const float* p) { return __ldcs(reinterpret_cast<const float4*>(p)); }
 __device__ inline void store4_stream(float* p, float4 v) { __stcs(reinterpret_cast<float4*>(p), v); }

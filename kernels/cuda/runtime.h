@@ -6,7 +6,10 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <initializer_list>
+#include <string>
 
+#include "kernels/errors.h"
 #include "kernels/variant.h"
 
 namespace wb::cuda {
@@ -26,6 +29,16 @@ inline cudaStream_t stream(const Launch& launch) {
 
 // Whether a pointer allows 128-bit (float4) accesses.
 inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+// The check every variant with 128-bit loads or stores makes before its launch: a
+// pointer off a 16-byte boundary (a null optional tensor passes) means the variant
+// cannot run these tensors, which is a skip with the reason (Unsupported), never a
+// misaligned-address fault. `what` names the variant and the tensors checked.
+inline void require_aligned16(const char* what, std::initializer_list<const void*> pointers) {
+  for (const void* p : pointers)
+    if (!aligned16(p))
+      throw Unsupported(std::string(what) + ": needs 16-byte aligned tensors for its 128-bit accesses");
+}
 
 // Blocks needed to cover n items with block_size threads (or items) each.
 inline unsigned grid_for(int64_t n, int64_t per_block) {

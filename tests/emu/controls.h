@@ -3,8 +3,9 @@
 // (and a correct twin where it helps), compiled for the emulator. Shared by the
 // GoogleTest suite (test_emu_checks.cpp, plain build) and the sanitized control
 // programs (sanitized_controls.cpp, built with ThreadSanitizer and AddressSanitizer).
-#include "kernels/emu/shim.h"  // first: this file is CUDA source compiled for the emulator
+#include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/dialect.cuh"
+#include "kernels/emu/shim.h"  // first: this file is CUDA source compiled for the emulator
 
 namespace wb::emu_controls {
 
@@ -27,6 +28,13 @@ __global__ void block_sum(float* out, const float* in, bool barrier) {
 __global__ void off_by_one(float* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i <= n) out[i] = float(i);
+}
+
+// Copies four floats per thread with 128-bit accesses, from wherever `in` points: off a
+// 16-byte boundary, a misaligned-address fault on a GPU.
+__global__ void copy4(float* out, const float* in) {
+  const int i = 4 * threadIdx.x;
+  ::wb::cuda::store4(out + i, ::wb::cuda::load4(in + i));
 }
 
 // Reads the shared word of the next thread, which nobody wrote for the last thread.

@@ -1,8 +1,6 @@
 // The emulator's checks on planted bugs (tests/emu/controls.h): each is caught with a
 // message that names the check, the kernel and what is wrong; each correct twin
 // passes. Compiled for the emulator (WB_EMU), like a variant.
-#include "tests/emu/controls.h"  // first: CUDA source compiled for the emulator
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +9,7 @@
 
 #include "kernels/emu/emu.h"
 #include "kernels/errors.h"
+#include "tests/emu/controls.h"  // first: CUDA source compiled for the emulator
 
 namespace wb::emu_controls {
 namespace {
@@ -59,8 +58,7 @@ TEST_F(EmuChecks, OffByOneGlobalWriteIsAMemcheckFaultAndSticky) {
   DeviceFloats out(100);
   const std::string e = launch_error([&] { WB_LAUNCH(off_by_one, 2, 64, 0, nullptr, out.p, 100); });
   EXPECT_NE(e.find("cudaErrorIllegalAddress"), std::string::npos) << e;
-  EXPECT_NE(e.find("memcheck: kernel off_by_one wrote past the end of a device buffer of 400 bytes"),
-            std::string::npos)
+  EXPECT_NE(e.find("memcheck: kernel off_by_one wrote past the end of a device buffer of 400 bytes"), std::string::npos)
       << e;
   // Sticky, as on a GPU: the next call fails too, until the context is reset.
   EXPECT_EQ(cudaGetLastError(), cudaErrorIllegalAddress);
@@ -68,6 +66,16 @@ TEST_F(EmuChecks, OffByOneGlobalWriteIsAMemcheckFaultAndSticky) {
   EXPECT_NE(again.find("cudaErrorIllegalAddress"), std::string::npos) << again;
   emu::reset();
   EXPECT_EQ(launch_error([&] { WB_LAUNCH(off_by_one, 1, 64, 0, nullptr, out.p, 10); }), "");
+}
+
+TEST_F(EmuChecks, MisalignedVectorLoadIsAStickyMisalignedAddressFault) {
+  DeviceFloats in(4 * kThreads + 1, 1.0f), out(4 * kThreads);
+  EXPECT_EQ(launch_error([&] { WB_LAUNCH(copy4, 1, kThreads, 0, nullptr, out.p, in.p); }), "");
+  const std::string e = launch_error([&] { WB_LAUNCH(copy4, 1, kThreads, 0, nullptr, out.p, in.p + 1); });
+  EXPECT_NE(e.find("cudaErrorMisalignedAddress"), std::string::npos) << e;
+  EXPECT_NE(e.find("memcheck: kernel copy4"), std::string::npos) << e;
+  EXPECT_NE(e.find("is not 16-byte aligned"), std::string::npos) << e;
+  EXPECT_EQ(cudaGetLastError(), cudaErrorMisalignedAddress);
 }
 
 TEST_F(EmuChecks, UninitialisedSharedReadShowsAsNaN) {
@@ -89,7 +97,8 @@ TEST_F(EmuChecks, ShuffleNamingExitedLanesIsASynccheckFault) {
   emu::reset();
   emu::set_schedule({true, 99});
   const std::string late = launch_error([&] { WB_LAUNCH(shuffle_with_exited_lanes, 1, 32, 0, nullptr, out.p); });
-  EXPECT_TRUE(late.find("which have exited") != std::string::npos || late.find("exits while lanes") != std::string::npos)
+  EXPECT_TRUE(late.find("which have exited") != std::string::npos ||
+              late.find("exits while lanes") != std::string::npos)
       << late;
 }
 

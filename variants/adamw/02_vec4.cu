@@ -90,8 +90,7 @@ void launch_with(const AdamwArgs& a, const Launch& l) {
 }
 
 void launch(const AdamwArgs& a, const Launch& l) {
-  if (!cuda::aligned16(a.params) || !cuda::aligned16(a.m) || !cuda::aligned16(a.v) || !cuda::aligned16(a.grads))
-    throw std::runtime_error("adamw cuda/2 needs 16-byte aligned tensors");
+  cuda::require_aligned16("adamw cuda/2", {a.params, a.m, a.v, a.grads});
   switch (l.get("vecs")) {
     case 1:
       return launch_with<1>(a, l);

@@ -466,7 +466,7 @@ void launch_with(const AttentionBackwardArgs& a, const Launch& l, bool atomic_dq
   const int64_t rows = int64_t(a.B) * a.NH * a.T;
   const int64_t tiles = (a.T + kTile - 1) / kTile;
   const int64_t blocks = tiles * a.B * a.NH;
-  if (blocks > 0x7fffffff) throw std::invalid_argument("attention_backward cuda/3: too many tiles for one grid");
+  if (blocks > 0x7fffffff) throw Unsupported("attention_backward cuda/3: too many tiles for one grid");
   const float scale = 1.0f / std::sqrt(float(a.C / a.NH));
   float* D = static_cast<float*>(l.workspace);  // (B, NH, T)
 
@@ -488,12 +488,13 @@ void launch_hs(const AttentionBackwardArgs& a, const Launch& l, int tile, bool a
 }
 
 void launch(const AttentionBackwardArgs& a, const Launch& l) {
+  cuda::require_aligned16("attention_backward cuda/3", {a.dqkv, a.dout, a.qkv, a.out});
   const int hs = a.C / a.NH;
   const int tile = l.get("tile");
   const bool atomic_dq = l.get("dq_atomics") != 0;
   if (hs <= 64) return launch_hs<64>(a, l, tile, atomic_dq);
   if (hs <= kMaxHs) return launch_hs<kMaxHs>(a, l, tile, atomic_dq);
-  throw std::logic_error("attention_backward cuda/3 needs hs <= " + std::to_string(kMaxHs));
+  throw Unsupported("attention_backward cuda/3 needs hs <= " + std::to_string(kMaxHs));
 }
 
 }  // namespace

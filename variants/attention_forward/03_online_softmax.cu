@@ -36,7 +36,7 @@ using attention::qkv_row;
 constexpr int kMaxPerLane = 8;
 constexpr int kMaxHeadSize = kMaxPerLane * cuda::kWarpSize;  // 256
 
-// kPerLane: output channels per lane, hs <= 32 * kPerLane. vec: hs % 4 == 0, so every
+// kPerLane: output channels per lane, hs <= 32 * kPerLane. vec: hs % 4 == 0 and qkv 16-byte aligned, so every
 // head row of q, k and v is 16-byte aligned and float4 loads apply.
 template <int kPerLane>
 __global__ void attention_online_rows(float* out, float* lse, const float* qkv, int B, int T, int C, int NH,
@@ -122,7 +122,7 @@ void launch_with(const AttentionForwardArgs& a, const Launch& l) {
   const std::size_t smem = std::size_t(warps) * hs * sizeof(float);
   const float scale_log2 = attention::kLog2e / std::sqrt(float(hs));
   WB_LAUNCH(attention_online_rows<kPerLane>, unsigned(grid), block, smem, cuda::stream(l), a.out, a.lse, a.qkv, a.B,
-            a.T, a.C, a.NH, scale_log2, hs % 4 == 0);
+            a.T, a.C, a.NH, scale_log2, hs % 4 == 0 && cuda::aligned16(a.qkv));
 }
 
 void launch(const AttentionForwardArgs& a, const Launch& l) {
@@ -131,7 +131,7 @@ void launch(const AttentionForwardArgs& a, const Launch& l) {
   if (per_lane <= 2) return launch_with<2>(a, l);
   if (per_lane <= 4) return launch_with<4>(a, l);
   if (per_lane <= kMaxPerLane) return launch_with<kMaxPerLane>(a, l);
-  throw std::logic_error("attention_forward cuda/3 needs C / NH <= " + std::to_string(kMaxHeadSize));
+  throw Unsupported("attention_forward cuda/3 needs C / NH <= " + std::to_string(kMaxHeadSize));
 }
 
 }  // namespace

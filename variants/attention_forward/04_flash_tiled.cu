@@ -64,7 +64,7 @@ __device__ void load_tile(float* tile, int rows, const float* qkv, int part, int
     float4 x = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (t < T && d < hs) {
       const float* src = qkv + qkv_row(b, t, T, C) + part * C + h * hs + d;
-      if (vec) {  // hs % 4 == 0: d + 3 < hs and src is 16-byte aligned
+      if (vec) {  // hs % 4 == 0 and qkv 16-byte aligned: d + 3 < hs and src is too
         x = cuda::load4(src);
       } else {
         x.x = src[0];
@@ -229,7 +229,7 @@ __global__ void __launch_bounds__(256) attention_flash_tiled(float* out, float* 
       const int c = g * 64 + tx * 4;
       if (c >= hs) continue;
       const float4 r = make_float4(acc[i][g].x * inv, acc[i][g].y * inv, acc[i][g].z * inv, acc[i][g].w * inv);
-      if (vec) {  // hs % 4 == 0: c + 3 < hs, 16-byte aligned
+      if (vec) {  // hs % 4 == 0 and out 16-byte aligned: c + 3 < hs, o + c is too
         cuda::store4(o + c, r);
       } else {
         o[c] = r.x;
@@ -254,7 +254,7 @@ void launch_with(const AttentionForwardArgs& a, const Launch& l) {
   const int64_t grid = int64_t(a.B) * a.NH * ((a.T + Br - 1) / Br);
   const float scale_log2 = attention::kLog2e / std::sqrt(float(hs));
   WB_LAUNCH(kernel, unsigned(grid), block, smem, cuda::stream(l), a.out, a.lse, a.qkv, a.B, a.T, a.C, a.NH, scale_log2,
-            hs % 4 == 0);
+            hs % 4 == 0 && cuda::aligned16(a.qkv) && cuda::aligned16(a.out));
 }
 
 template <int kD, int kTM>

@@ -43,8 +43,7 @@ __global__ void crossentropy_backward_row_vec4(float* dlogits, const float* dlos
 }
 
 void launch(const CrossentropySoftmaxBackwardArgs& a, const Launch& l) {
-  if (!cuda::aligned16(a.dlogits) || !cuda::aligned16(a.probs))
-    throw std::runtime_error("crossentropy_softmax_backward cuda/2 needs 16-byte aligned tensors");
+  cuda::require_aligned16("crossentropy_softmax_backward cuda/2", {a.dlogits, a.probs});
   const int64_t rows = int64_t(a.B) * a.T;
   WB_LAUNCH(crossentropy_backward_row_vec4, cuda::grid_for(rows, 1), l.block_size(), 0, cuda::stream(l), a.dlogits,
             a.dlosses, a.probs, a.targets, a.V, a.Vp);

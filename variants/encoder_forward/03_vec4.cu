@@ -39,8 +39,7 @@ __global__ void encoder_vec4(float* out, const int32_t* inp, const float* wte, c
 }
 
 void launch(const EncoderForwardArgs& a, const Launch& l) {
-  if (!cuda::aligned16(a.out) || !cuda::aligned16(a.wte) || !cuda::aligned16(a.wpe))
-    throw std::invalid_argument("encoder_forward cuda/3 needs 16-byte aligned out, wte and wpe");
+  cuda::require_aligned16("encoder_forward cuda/3", {a.out, a.wte, a.wpe});
   const int64_t vecs_per_row = a.C / 4;
   const int64_t n4 = int64_t(a.B) * a.T * vecs_per_row;
   const int block = l.block_size();

@@ -78,7 +78,7 @@ __global__ void classifier_online_vec4(float* logits, float* losses, const int32
 }
 
 void launch(const FusedClassifierArgs& a, const Launch& l) {
-  if (!cuda::aligned16(a.logits)) throw std::invalid_argument("fused_classifier cuda/3 needs 16-byte aligned logits");
+  cuda::require_aligned16("fused_classifier cuda/3", {a.logits});
   const int rows = a.B * a.T;
   WB_LAUNCH(classifier_online_vec4, rows, l.block_size(), 0, cuda::stream(l), a.logits, a.losses, a.targets, a.dloss,
             a.V, a.Vp);

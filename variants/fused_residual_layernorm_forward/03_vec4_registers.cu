@@ -121,9 +121,8 @@ void launch_with(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
 }
 
 void launch(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
-  if (!cuda::aligned16(a.residual) || !cuda::aligned16(a.normed) || !cuda::aligned16(a.inp1) ||
-      !cuda::aligned16(a.inp2) || !cuda::aligned16(a.weight) || !cuda::aligned16(a.bias))
-    throw std::invalid_argument("fused_residual_layernorm_forward cuda/3 needs 16-byte aligned row tensors");
+  cuda::require_aligned16("fused_residual_layernorm_forward cuda/3",
+                          {a.residual, a.normed, a.inp1, a.inp2, a.weight, a.bias});
   const int per_lane = (a.C / 4 + cuda::kWarpSize - 1) / cuda::kWarpSize;  // float4 per lane
   if (per_lane <= 1) return launch_with<1>(a, l);
   if (per_lane <= 2) return launch_with<2>(a, l);
@@ -133,7 +132,7 @@ void launch(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
   if (per_lane <= 8) return launch_with<8>(a, l);
   if (per_lane <= 12) return launch_with<12>(a, l);
   if (per_lane <= kMaxVecsPerLane) return launch_with<kMaxVecsPerLane>(a, l);
-  throw std::logic_error("fused_residual_layernorm_forward cuda/3 needs C <= " + std::to_string(kMaxC));
+  throw Unsupported("fused_residual_layernorm_forward cuda/3 needs C <= " + std::to_string(kMaxC));
 }
 
 }  // namespace

@@ -44,8 +44,7 @@ __global__ void gelu_backward_vec4(float* dinp, const float* inp, const float* d
 }
 
 void launch(const GeluBackwardArgs& a, const Launch& l) {
-  if (!cuda::aligned16(a.dinp) || !cuda::aligned16(a.inp) || !cuda::aligned16(a.dout))
-    throw std::runtime_error("gelu_backward cuda/2 needs 16-byte aligned tensors");
+  cuda::require_aligned16("gelu_backward cuda/2", {a.dinp, a.inp, a.dout});
   const int block = l.block_size();
   const int64_t vecs = a.N / 4;
   const unsigned grid = vecs > 0 ? cuda::grid_for(vecs, block) : 1u;

@@ -33,8 +33,7 @@ __global__ void gelu_vec4(float* out, const float* inp, int64_t n4, int64_t n) {
 }
 
 void launch(const GeluForwardArgs& a, const Launch& l) {
-  if (!cuda::aligned16(a.out) || !cuda::aligned16(a.inp))
-    throw std::invalid_argument("gelu_forward cuda/2 needs 16-byte aligned out and inp");
+  cuda::require_aligned16("gelu_forward cuda/2", {a.out, a.inp});
   const int64_t n4 = a.N / 4;
   const int block = l.block_size();
   // n4 + 1 threads: the last one takes the tail (it finds nothing to do when N % 4 == 0).

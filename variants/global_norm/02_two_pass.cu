@@ -54,7 +54,7 @@ __global__ void finish_norm(float* out, const float* partials, int count) {
 unsigned pass1_blocks(int64_t n, int block) { return global_norm_detail::reduction_blocks(n / 4, block); }
 
 void launch(const GlobalNormArgs& a, const Launch& l) {
-  if (!cuda::aligned16(a.grads)) throw std::runtime_error("global_norm cuda/2 needs 16-byte aligned grads");
+  cuda::require_aligned16("global_norm cuda/2", {a.grads});
   const int block = l.block_size();
   const unsigned blocks = pass1_blocks(a.N, block);
   if (l.workspace_bytes < blocks * sizeof(float))

@@ -85,6 +85,7 @@ void launch(const LayernormBackwardArgs& a, const Launch& l) {
   const int rows_per_warp = l.get("rows_per_warp");
   if (l.workspace_bytes < partials_bytes(rows, a.C, block, rows_per_warp))
     throw std::logic_error("layernorm_backward cuda/3: workspace too small for the partial sums");
+  cuda::require_aligned16("layernorm_backward cuda/3", {a.dweight, a.dbias});  // the reduction's float4 columns
   const int64_t blocks = row_blocks(rows, block, rows_per_warp);
   float* partials = static_cast<float*>(l.workspace);
   const cudaStream_t s = cuda::stream(l);

@@ -167,6 +167,8 @@ void launch_rows_with(const LayernormBackwardArgs& a, float* partials, unsigned 
 template <bool kAtomic>
 void launch_rows(const LayernormBackwardArgs& a, float* partials, unsigned grid, int block, int rows_per_warp,
                  cudaStream_t stream) {
+  cuda::require_aligned16(kAtomic ? "layernorm_backward cuda/4" : "layernorm_backward cuda/3",
+                          {a.dinp, a.dout, a.inp, a.weight, partials});
   const int per_lane = (a.C / 4 + cuda::kWarpSize - 1) / cuda::kWarpSize;
   switch (per_lane) {
     case 1:
@@ -184,7 +186,7 @@ void launch_rows(const LayernormBackwardArgs& a, float* partials, unsigned grid,
     case 8:
       return launch_rows_with<8, kAtomic>(a, partials, grid, block, rows_per_warp, stream);
   }
-  throw std::logic_error("layernorm_backward: the float4 row kernel needs C <= " + std::to_string(kMaxC));
+  throw Unsupported("layernorm_backward: the float4 row kernel needs C <= " + std::to_string(kMaxC));
 }
 
 }  // namespace wb::variants::layernorm_backward_detail

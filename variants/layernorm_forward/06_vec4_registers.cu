@@ -83,13 +83,14 @@ void launch_with(const LayernormForwardArgs& a, const Launch& l) {
 }
 
 void launch(const LayernormForwardArgs& a, const Launch& l) {
+  cuda::require_aligned16("layernorm_forward cuda/6", {a.out, a.inp, a.weight, a.bias});
   const int per_lane = (a.C / 4 + cuda::kWarpSize - 1) / cuda::kWarpSize;  // float4 per lane
   if (per_lane <= 1) return launch_with<1>(a, l);
   if (per_lane <= 2) return launch_with<2>(a, l);
   if (per_lane <= 4) return launch_with<4>(a, l);
   if (per_lane <= 8) return launch_with<8>(a, l);
   if (per_lane <= kMaxVecsPerLane) return launch_with<kMaxVecsPerLane>(a, l);
-  throw std::logic_error("layernorm_forward cuda/6 needs C <= " + std::to_string(kMaxC));
+  throw Unsupported("layernorm_forward cuda/6 needs C <= " + std::to_string(kMaxC));
 }
 
 }  // namespace

@@ -188,9 +188,7 @@ void launch_k(const MatmulForwardArgs& a, const Launch& l, int tile, int tm) {
 }
 
 void launch(const MatmulForwardArgs& a, const Launch& l) {
-  if (!cuda::aligned16(a.out) || !cuda::aligned16(a.inp) || !cuda::aligned16(a.weight) ||
-      (a.bias && !cuda::aligned16(a.bias)))
-    throw std::runtime_error("matmul_forward cuda/4 needs 16-byte aligned out, inp, weight and bias pointers");
+  cuda::require_aligned16("matmul_forward cuda/4", {a.out, a.inp, a.weight, a.bias});
   const int tile = l.get("tile");
   const int tm = mf::thread_tile_side(tile, l.block_size());
   if (l.get("tile_k") == 16) return launch_k<16>(a, l, tile, tm);

@@ -177,9 +177,8 @@ void launch(const MatmulForwardArgs& a, const Launch& l) {
   int device = 0, major = 0;
   WB_CHECK(cudaGetDevice(&device));
   WB_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  if (major < 8) throw std::runtime_error("matmul_forward cuda/7 needs TF32 tensor cores (compute capability >= 8.0)");
-  if (!cuda::aligned16(a.inp) || !cuda::aligned16(a.weight))
-    throw std::runtime_error("matmul_forward cuda/7 needs 16-byte aligned inp and weight pointers");
+  if (major < 8) throw Unsupported("matmul_forward cuda/7 needs TF32 tensor cores (compute capability >= 8.0)");
+  cuda::require_aligned16("matmul_forward cuda/7", {a.inp, a.weight});
   const int tile = l.get("tile");
   const int block = l.block_size();
   if (tile == 128 && block == 256) return launch_with<128, 2, 4>(a, l);
@@ -192,7 +191,9 @@ void launch(const MatmulForwardArgs& a, const Launch& l) {
 
 #else  // WB_EMU: not emulated (needs TF32 tensor cores (wmma)); the factory below still describes the variant.
 
-void launch(const MatmulForwardArgs&, const Launch&) { throw std::logic_error("matmul_forward cuda/7 is not emulated: needs TF32 tensor cores (wmma)"); }
+void launch(const MatmulForwardArgs&, const Launch&) {
+  throw std::logic_error("matmul_forward cuda/7 is not emulated: needs TF32 tensor cores (wmma)");
+}
 
 #endif
 

@@ -34,8 +34,7 @@ __global__ void residual_vec4(float* out, const float* inp1, const float* inp2, 
 }
 
 void launch(const ResidualForwardArgs& a, const Launch& l) {
-  if (!cuda::aligned16(a.out) || !cuda::aligned16(a.inp1) || !cuda::aligned16(a.inp2))
-    throw std::invalid_argument("residual_forward cuda/2 needs 16-byte aligned out, inp1 and inp2");
+  cuda::require_aligned16("residual_forward cuda/2", {a.out, a.inp1, a.inp2});
   const int64_t n4 = a.N / 4;
   const int block = l.block_size();
   // n4 + 1 threads: the last one takes the tail (it finds nothing to do when N % 4 == 0).

@@ -69,8 +69,7 @@ __global__ void softmax_online_vec4(float* probs, const float* logits, int V, in
 }
 
 void launch(const SoftmaxForwardArgs& a, const Launch& l) {
-  if (!cuda::aligned16(a.probs) || !cuda::aligned16(a.logits))
-    throw std::invalid_argument("softmax_forward cuda/4 needs 16-byte aligned probs and logits");
+  cuda::require_aligned16("softmax_forward cuda/4", {a.probs, a.logits});
   const int rows = a.B * a.T;
   WB_LAUNCH(softmax_online_vec4, rows, l.block_size(), 0, cuda::stream(l), a.probs, a.logits, a.V, a.Vp);
 }

@@ -87,6 +87,9 @@ int check(const CheckOptions& o) {
   if (o.all && !o.variants.empty() && o.variants != "all")
     throw UsageError("--variants selects ids of one op; with --all leave it out");
   const std::vector<const OpSpec*> ops = o.all ? reg.ops() : std::vector<const OpSpec*>{&reg.op(o.op)};
+  if (o.misalign != 0 && o.misalign != 4 && o.misalign != 8 && o.misalign != 12)
+    throw UsageError("--misalign " + std::to_string(o.misalign) +
+                     ": give 4, 8 or 12 bytes (tensors hold 4-byte elements)");
   const Backend b = resolve_backend(o.backend);
   const uint64_t seed = resolve_seed(o.seed);
   std::vector<Shape> shapes;
@@ -154,7 +157,7 @@ int check(const CheckOptions& o) {
     Progress progress(total);
     for (const Job& job : jobs) {
       const Shape& shape = shapes[job.shape];
-      Session session(*job.op, shape, seed + job.shape, *ex, job.omit_optional);
+      Session session(*job.op, shape, seed + job.shape, *ex, job.omit_optional, std::size_t(o.misalign));
       const std::string shape_text = shape_with_omitted(job.op->describe_shape(shape), session.problem().omitted());
       for (const Variant* v : job.variants) {
         Tally tally;

@@ -16,13 +16,14 @@ HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes) {
 
 void HostBuffer::Free::operator()(void* p) const { std::free(p); }
 
-Buffer::Buffer(Executor& ex, std::size_t bytes) : ex_(&ex), ptr_(bytes ? ex.allocate(bytes) : nullptr), bytes_(bytes) {}
+Buffer::Buffer(Executor& ex, std::size_t bytes, std::size_t offset)
+    : ex_(&ex), ptr_(bytes ? ex.allocate(bytes + offset) : nullptr), bytes_(bytes), offset_(offset) {}
 
 Buffer::~Buffer() {
   if (ptr_) ex_->release(ptr_);
 }
 
-Buffer::Buffer(Buffer&& o) noexcept : ex_(o.ex_), ptr_(o.ptr_), bytes_(o.bytes_) {
+Buffer::Buffer(Buffer&& o) noexcept : ex_(o.ex_), ptr_(o.ptr_), bytes_(o.bytes_), offset_(o.offset_) {
   o.ptr_ = nullptr;
   o.bytes_ = 0;
 }
@@ -33,6 +34,7 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
     ex_ = o.ex_;
     ptr_ = o.ptr_;
     bytes_ = o.bytes_;
+    offset_ = o.offset_;
     o.ptr_ = nullptr;
     o.bytes_ = 0;
   }
@@ -50,8 +52,9 @@ TensorTable HostTensors::table(bool omit_optional) const {
   return TensorTable(*op, shape, std::move(data));
 }
 
-ExecutorTensors::ExecutorTensors(Executor& ex, const OpSpec& op_, const Shape& shape_) : op(&op_), shape(shape_) {
-  for (const auto& t : op_.tensors) buffers.emplace_back(ex, t.bytes(shape_));
+ExecutorTensors::ExecutorTensors(Executor& ex, const OpSpec& op_, const Shape& shape_, std::size_t misalign)
+    : op(&op_), shape(shape_) {
+  for (const auto& t : op_.tensors) buffers.emplace_back(ex, t.bytes(shape_), misalign);
 }
 
 TensorTable ExecutorTensors::table(bool omit_optional) const {

@@ -26,24 +26,26 @@ class HostBuffer {
   std::size_t bytes_ = 0;
 };
 
-// Memory of an executor (device memory on cuda), released through it.
+// Memory of an executor (device memory on cuda), released through it. With an offset,
+// the buffer starts that many bytes into its allocation (to misalign it on purpose).
 class Buffer {
  public:
   Buffer() = default;
-  Buffer(Executor& ex, std::size_t bytes);
+  Buffer(Executor& ex, std::size_t bytes, std::size_t offset = 0);
   ~Buffer();
   Buffer(Buffer&& o) noexcept;
   Buffer& operator=(Buffer&& o) noexcept;
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
-  void* data() const { return ptr_; }
+  void* data() const { return ptr_ ? static_cast<char*>(ptr_) + offset_ : nullptr; }
   std::size_t bytes() const { return bytes_; }
 
  private:
   Executor* ex_ = nullptr;
-  void* ptr_ = nullptr;
+  void* ptr_ = nullptr;  // the allocation
   std::size_t bytes_ = 0;
+  std::size_t offset_ = 0;
 };
 
 // Every tensor of one op at one shape, in host memory.
@@ -57,9 +59,10 @@ struct HostTensors {
   std::vector<HostBuffer> buffers;  // in the order of op->tensors
 };
 
-// The same in an executor's memory.
+// The same in an executor's memory; with misalign, every tensor starts that many bytes
+// past the executor's (at least 64-byte) alignment.
 struct ExecutorTensors {
-  ExecutorTensors(Executor& ex, const OpSpec& op, const Shape& shape);
+  ExecutorTensors(Executor& ex, const OpSpec& op, const Shape& shape, std::size_t misalign = 0);
   TensorTable table(bool omit_optional = false) const;
 
   const OpSpec* op;

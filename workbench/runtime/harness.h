@@ -30,7 +30,11 @@ class Session {
  public:
   // Generates the problem and copies its inputs to the executor. With omit_optional
   // the op's optional tensors (a bias) are passed as null, to variant and reference.
-  Session(const OpSpec& op, const Shape& shape, uint64_t seed, Executor& ex, bool omit_optional = false);
+  // With misalign (bytes, a multiple of 4 below 16), every tensor on the executor
+  // starts that far off a 16-byte boundary: a variant with vector accesses must then
+  // skip (Unsupported) or fall back to scalar code, never fault.
+  Session(const OpSpec& op, const Shape& shape, uint64_t seed, Executor& ex, bool omit_optional = false,
+          std::size_t misalign = 0);
 
   // Never throws for a variant's own failures (a wrong result, a CUDA error): they
   // come back as an incorrect record with the reason.
