@@ -7,6 +7,7 @@
 
 #include "kernels/errors.h"
 #include "workbench/runtime/best.h"
+#include "workbench/runtime/launch_check.h"
 #include "workbench/runtime/table.h"
 
 namespace wb::trainer {
@@ -21,14 +22,15 @@ std::string cannot_run_here(const Variant& v, const DeviceInfo& d, const ParamVa
 }
 
 // The highest id of an allowed numeric class that can run the shape with its defaults.
-const Variant* default_variant(const Registry& reg, const std::string& op, const DeviceInfo& d,
-                               const PlanOptions& o, const Shape& shape) {
+const Variant* default_variant(const Registry& reg, const std::string& op, const DeviceInfo& d, const PlanOptions& o,
+                               const Shape& shape) {
   auto variants = reg.variants(op, d.backend);
   for (auto it = variants.rbegin(); it != variants.rend(); ++it) {
     const Variant* v = *it;
     const ParamValues params = v->default_params();
     if (allowed_in(v->numeric, o.precision) && cannot_run_here(*v, d, params, o.deterministic).empty() &&
-        !v->skip_reason(shape, params))
+        !v->skip_reason(shape, params) &&
+        !cannot_launch(reg, *v, shape, params, compute_capability_number(d.compute_capability)))
       return v;
   }
   return nullptr;
@@ -67,8 +69,7 @@ const Variant* entry_variant(const Registry& reg, const BestEntry& e, Backend ba
 }  // namespace
 
 std::string why_the_step_skips(const std::string& op) {
-  if (op == "residual_forward")
-    return "the step runs fused_residual_layernorm_forward, which adds the residual itself";
+  if (op == "residual_forward") return "the step runs fused_residual_layernorm_forward, which adds the residual itself";
   if (op == "softmax_forward" || op == "crossentropy_forward" || op == "crossentropy_softmax_backward")
     return "the step runs fused_classifier (softmax, loss and its gradient in one op) instead";
   return "";
@@ -140,6 +141,9 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, const PlanOptions& o, 
                  std::string(to_string(o.precision)));
         } else if (auto reason = v->skip_reason(w.shape, params)) {
           refuse("which cannot run " + s.op->describe_shape(w.shape) + " (" + *reason + ")");
+        } else if (auto limit =
+                       cannot_launch(reg, *v, w.shape, params, compute_capability_number(device.compute_capability))) {
+          refuse("which this device cannot launch at " + s.op->describe_shape(w.shape) + " (" + *limit + ")");
         } else {
           s.variant = v;
           s.params = params;
@@ -164,13 +168,14 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, const PlanOptions& o, 
 
   if (section_) {
     for (const BestEntry& e : section_->entries) {
-      const bool used = std::any_of(selections_.begin(), selections_.end(),
-                                    [&](const Selection& sel) { return sel.entry == &e; });
+      const bool used =
+          std::any_of(selections_.begin(), selections_.end(), [&](const Selection& sel) { return sel.entry == &e; });
       if (used) continue;
       std::string reason = why_the_step_skips(e.op);
       if (reason.empty() && rejected.count(&e)) reason = rejected[&e];
       if (reason.empty()) {
-        const bool runs_op = std::any_of(workloads.begin(), workloads.end(), [&](const Workload& w) { return w.op == e.op; });
+        const bool runs_op =
+            std::any_of(workloads.begin(), workloads.end(), [&](const Workload& w) { return w.op == e.op; });
         reason = runs_op ? "measured at " + e.shape_text() + ", a shape this run does not call (and its other calls " +
                                "have entries of their own)"
                          : "this step does not run " + e.op;
@@ -191,7 +196,8 @@ void KernelPlan::print_unused(std::ostream& out) const {
   out << "best.json entries this plan does not run:\n";
   TextTable t({"op", "shape", "variant", "why"});
   for (const auto& u : unused_)
-    t.add({u.entry->op, u.entry->shape_text(), std::to_string(u.entry->variant) + " " + u.entry->variant_name, u.reason});
+    t.add(
+        {u.entry->op, u.entry->shape_text(), std::to_string(u.entry->variant) + " " + u.entry->variant_name, u.reason});
   t.print(out, "  ");
 }
 

@@ -32,20 +32,23 @@ cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb
                     const float* alpha, const float* A, int lda, long long sa, const float* B, int ldb, long long sb,
                     const float* beta, float* C, int ldc, long long sc, int batch, const char* name) {
   if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (::wb::emu::planning()) return CUBLAS_STATUS_SUCCESS;  // no kernel of ours to list
   if (::wb::emu::sticky_error()) return CUBLAS_STATUS_EXECUTION_FAILED;
-  if (m < 0 || n < 0 || k < 0 || batch < 0 || lda < (ta == CUBLAS_OP_N ? m : k) ||
-      ldb < (tb == CUBLAS_OP_N ? k : n) || ldc < m || lda < 1 || ldb < 1 || ldc < 1)
+  if (m < 0 || n < 0 || k < 0 || batch < 0 || lda < (ta == CUBLAS_OP_N ? m : k) || ldb < (tb == CUBLAS_OP_N ? k : n) ||
+      ldc < m || lda < 1 || ldb < 1 || ldc < 1)
     return CUBLAS_STATUS_INVALID_VALUE;
-  if (h->pointers == CUBLAS_POINTER_MODE_DEVICE &&
-      (!inside(alpha, 1) || !inside(beta, 1)))
+  if (h->pointers == CUBLAS_POINTER_MODE_DEVICE && (!inside(alpha, 1) || !inside(beta, 1)))
     return fault(std::string(name) + ": alpha or beta is not in device memory (pointer mode device)");
   const long long a_span = ta == CUBLAS_OP_N ? span(m, k, lda) : span(k, m, lda);
   const long long b_span = tb == CUBLAS_OP_N ? span(k, n, ldb) : span(n, k, ldb);
   const long long c_span = span(m, n, ldc);
   for (int i = 0; i < batch; ++i) {
-    if (!inside(A + i * sa, a_span)) return fault(std::string(name) + ": matrix A of batch " + std::to_string(i) + " reaches outside device memory");
-    if (!inside(B + i * sb, b_span)) return fault(std::string(name) + ": matrix B of batch " + std::to_string(i) + " reaches outside device memory");
-    if (!inside(C + i * sc, c_span)) return fault(std::string(name) + ": matrix C of batch " + std::to_string(i) + " reaches outside device memory");
+    if (!inside(A + i * sa, a_span))
+      return fault(std::string(name) + ": matrix A of batch " + std::to_string(i) + " reaches outside device memory");
+    if (!inside(B + i * sb, b_span))
+      return fault(std::string(name) + ": matrix B of batch " + std::to_string(i) + " reaches outside device memory");
+    if (!inside(C + i * sc, c_span))
+      return fault(std::string(name) + ": matrix C of batch " + std::to_string(i) + " reaches outside device memory");
   }
   for (int i = 0; i < batch; ++i)
     cblas_sgemm(CblasColMajor, trans(ta), trans(tb), m, n, k, *alpha, A + i * sa, lda, B + i * sb, ldb, *beta,
@@ -103,11 +106,12 @@ const char* cublasGetStatusName(cublasStatus_t status) {
 
 const char* cublasGetStatusString(cublasStatus_t status) {
   static thread_local std::string text;
-  text = status == CUBLAS_STATUS_EXECUTION_FAILED ? "the GPU program failed to execute (emulator: " +
-                                                        ::wb::emu::error_string(::wb::emu::kIllegalAddress) + ")"
-         : status == CUBLAS_STATUS_INVALID_VALUE  ? "an unsupported value or parameter was passed to the function"
-         : status == CUBLAS_STATUS_SUCCESS        ? "success"
-                                                  : "cuBLAS error";
+  text =
+      status == CUBLAS_STATUS_EXECUTION_FAILED
+          ? "the GPU program failed to execute (emulator: " + ::wb::emu::error_string(::wb::emu::kIllegalAddress) + ")"
+      : status == CUBLAS_STATUS_INVALID_VALUE ? "an unsupported value or parameter was passed to the function"
+      : status == CUBLAS_STATUS_SUCCESS       ? "success"
+                                              : "cuBLAS error";
   return text.c_str();
 }
 
@@ -121,8 +125,8 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_
                                          int m, int n, int k, const float* alpha, const float* A, int lda,
                                          long long stride_a, const float* B, int ldb, long long stride_b,
                                          const float* beta, float* C, int ldc, long long stride_c, int batch) {
-  return gemm(handle, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C, ldc, stride_c,
-              batch, "cublasSgemmStridedBatched");
+  return gemm(handle, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C, ldc, stride_c, batch,
+              "cublasSgemmStridedBatched");
 }
 
 }  // namespace emu_build

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -194,9 +195,9 @@ struct Launch;
 // launch uses (a sync object keeps its history: shared by two blocks, it would order
 // them and hide a race between them). On the heap, freed when the launch ends.
 struct BlockSyncs {
-  char start = 0;        // the scheduler set the block up -> its threads
-  char barrier[2] = {};  // alternating per barrier generation
-  char shared = 0;       // an array's allocation -> its use
+  char start = 0;         // the scheduler set the block up -> its threads
+  char barrier[2] = {};   // alternating per barrier generation
+  char shared = 0;        // an array's allocation -> its use
   char warp[32][2] = {};  // __syncwarp, per warp and generation
 };
 
@@ -297,11 +298,13 @@ WB_EMU_NO_TSAN void on_exit(Block& b, Thread& t) {
     b.faulted = true;
     b.fault = Fault{kLaunchFailure, "synccheck: " + where(b, &t) + ": lane " + std::to_string(t.lane) +
                                         " exits while lanes of its warp wait for it at the collective at " +
-                                        site_text(wp.site) + " (its mask 0x" + [&] {
+                                        site_text(wp.site) + " (its mask 0x" +
+                                        [&] {
                                           char buf[16];
                                           std::snprintf(buf, sizeof buf, "%08x", wp.mask);
                                           return std::string(buf);
-                                        }() + " names it)"};
+                                        }() +
+                                        " names it)"};
   }
 }
 
@@ -590,6 +593,8 @@ const char* error_name(int code) {
       return "cudaErrorIllegalAddress";
     case kLaunchOutOfResources:
       return "cudaErrorLaunchOutOfResources";
+    case kMisalignedAddress:
+      return "cudaErrorMisalignedAddress";
     case kLaunchFailure:
       return "cudaErrorLaunchFailure";
     case kNotSupported:
@@ -707,11 +712,12 @@ bool in_device_memory(const void* p, std::size_t bytes) {
 }
 
 int device_memset(void* p, int value, std::size_t bytes) {
+  if (planning()) return kSuccess;
   if (const int sticky = sticky_error()) return sticky;
   if (bytes == 0) return kSuccess;
   if (!in_device_memory(p, bytes)) {
-    set_sticky(kIllegalAddress, "memcheck: cudaMemsetAsync of " + std::to_string(bytes) +
-                                    " bytes outside every device buffer");
+    set_sticky(kIllegalAddress,
+               "memcheck: cudaMemsetAsync of " + std::to_string(bytes) + " bytes outside every device buffer");
     return kIllegalAddress;
   }
   std::memset(p, value, bytes);
@@ -736,6 +742,7 @@ bool parallel_blocks() { return !WB_EMU_TSAN; }
 const char* flavour() { return WB_EMU_ASAN ? "address" : WB_EMU_TSAN ? "thread" : "plain"; }
 
 int set_max_dynamic_shared(const void* kernel, int bytes) {
+  if (planning()) return kSuccess;  // the plan's check compares the launch with the device's limit
   if (const int sticky = sticky_error()) return sticky;
   if (bytes < 0 || std::size_t(bytes) > target().max_shared_per_block_optin)
     return fail(kInvalidValue, "cudaFuncSetAttribute: " + std::to_string(bytes) +
@@ -757,7 +764,22 @@ int occupancy(int* blocks, const void*, int block_threads, std::size_t dynamic_s
   return kSuccess;
 }
 
+namespace {
+thread_local LaunchPlan* tls_plan = nullptr;
+}
+
+LaunchPlan::LaunchPlan() : outer_(tls_plan) { tls_plan = this; }
+LaunchPlan::~LaunchPlan() { tls_plan = outer_; }
+void LaunchPlan::record(const LaunchSpec& spec) {
+  launches_.push_back(PlannedLaunch{spec.kernel, spec.text, spec.file, spec.grid, spec.block, spec.dynamic_shared});
+}
+bool planning() { return tls_plan != nullptr; }
+
 int launch(const LaunchSpec& spec, const std::function<void()>& body) {
+  if (tls_plan) {
+    tls_plan->record(spec);
+    return kSuccess;
+  }
   Context& c = context();
   if (const int sticky = sticky_error()) return sticky;
   const Target& t = target();
@@ -781,11 +803,11 @@ int launch(const LaunchSpec& spec, const std::function<void()>& body) {
     if (it != c.max_dynamic_shared.end()) limit = std::max<std::size_t>(limit, std::size_t(it->second));
   }
   if (spec.dynamic_shared > limit)
-    return refuse(kInvalidValue, std::to_string(spec.dynamic_shared) + " bytes of dynamic shared memory, more than " +
-                                     std::to_string(limit) +
-                                     (limit == t.static_shared_per_block
-                                          ? " (above 48 KiB a kernel opts in with cudaFuncSetAttribute)"
-                                          : " (its cudaFuncSetAttribute opt-in)"));
+    return refuse(kInvalidValue,
+                  std::to_string(spec.dynamic_shared) + " bytes of dynamic shared memory, more than " +
+                      std::to_string(limit) +
+                      (limit == t.static_shared_per_block ? " (above 48 KiB a kernel opts in with cudaFuncSetAttribute)"
+                                                          : " (its cudaFuncSetAttribute opt-in)"));
 
   Launch run;
   run.spec = &spec;
@@ -914,8 +936,8 @@ WB_EMU_NO_TSAN uint64_t shuffle(Site site, unsigned mask, uint64_t value, Exchan
   Worker& w = *tls_worker;
   const int lane = w.current->lane;
   if (width <= 0 || width > 32 || (width & (width - 1)))
-    raise(kLaunchFailure, "synccheck", "shuffle at " + site_text(site) + ": width " + std::to_string(width) +
-                                           " is not a power of two up to 32");
+    raise(kLaunchFailure, "synccheck",
+          "shuffle at " + site_text(site) + ": width " + std::to_string(width) + " is not a power of two up to 32");
   const int segment = lane & ~(width - 1);
   int source = -1;
   switch (kind) {
@@ -952,6 +974,16 @@ WB_EMU_NO_TSAN unsigned active_mask() {
   raise(kLaunchFailure, "trap", std::string(what) + " at " + site_text(site));
 }
 
+void check_aligned(const void* p, std::size_t bytes) {
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  if (address % bytes == 0) return;
+  char text[32];
+  std::snprintf(text, sizeof text, "%#llx", static_cast<unsigned long long>(address));
+  raise(kMisalignedAddress, "memcheck",
+        "a " + std::to_string(bytes) + "-byte access at " + text + ", which is not " + std::to_string(bytes) +
+            "-byte aligned");
+}
+
 WB_EMU_NO_TSAN void* shared_array(const SharedDecl& decl, std::size_t bytes, std::size_t align) {
   Worker& w = *tls_worker;
   Block& b = *w.block;
@@ -969,8 +1001,7 @@ WB_EMU_NO_TSAN void* shared_array(const SharedDecl& decl, std::size_t bytes, std
     raise(kLaunchFailure, "launch",
           "static shared memory reaches " + std::to_string(b.static_shared) + " bytes with '" + decl.name +
               "', more than the 48 KiB a kernel may declare statically (the compiler would refuse it)");
-  if (b.static_shared + b.launch->spec->dynamic_shared > b.launch->shared_limit &&
-      b.launch->spec->dynamic_shared > 0)
+  if (b.static_shared + b.launch->spec->dynamic_shared > b.launch->shared_limit && b.launch->spec->dynamic_shared > 0)
     raise(kLaunchFailure, "launch",
           "static (" + std::to_string(b.static_shared) + ") plus dynamic (" +
               std::to_string(b.launch->spec->dynamic_shared) + ") shared memory exceed the block's " +

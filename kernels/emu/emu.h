@@ -65,6 +65,7 @@ enum Code : int {
   kInvalidDeviceFunction = 98,
   kIllegalAddress = 700,
   kLaunchOutOfResources = 701,
+  kMisalignedAddress = 716,
   kLaunchFailure = 719,
   kNotSupported = 801,
 };
@@ -129,6 +130,33 @@ struct LaunchSpec {
 // configuration (not sticky), or the fault the checks found (sticky).
 int launch(const LaunchSpec& spec, const std::function<void()>& body);
 
+// A configuration's launches, listed without running them: while a LaunchPlan lives on
+// a thread, launch() records each launch and returns success, and device memsets and
+// the emulated cuBLAS calls do nothing, so that the pointers may be placeholders. The
+// launch limits known at build time (kernels/launch_resources.h) are checked on it.
+struct PlannedLaunch {
+  const void* kernel = nullptr;
+  std::string text;  // the launch's source text
+  std::string file;  // the launch's source file
+  Dim3 grid, block;
+  std::size_t dynamic_shared = 0;
+};
+class LaunchPlan {
+ public:
+  LaunchPlan();
+  ~LaunchPlan();
+  LaunchPlan(const LaunchPlan&) = delete;
+  LaunchPlan& operator=(const LaunchPlan&) = delete;
+  const std::vector<PlannedLaunch>& launches() const { return launches_; }
+  void record(const LaunchSpec& spec);
+
+ private:
+  std::vector<PlannedLaunch> launches_;
+  LaunchPlan* outer_;
+};
+// Whether a LaunchPlan is recording on this thread.
+bool planning();
+
 // Inside a kernel: the builtins of the calling thread (threadIdx, blockIdx, ...).
 struct Builtins {
   Dim3 thread_idx, block_idx, block_dim, grid_dim;
@@ -137,7 +165,7 @@ namespace detail {
 // Set by the scheduler at every switch. An inline variable with a constant initialiser,
 // so that no translation unit calls a TLS wrapper that might (re)initialise it.
 inline thread_local const Builtins* current_builtins = nullptr;
-}
+}  // namespace detail
 #if defined(__SANITIZE_THREAD__)
 // A copy, made where ThreadSanitizer does not look: the scheduler writes the builtins,
 // the kernel only reads its copy.
@@ -165,6 +193,9 @@ unsigned ballot(Site site, unsigned mask, bool predicate);
 void syncwarp(Site site, unsigned mask);
 unsigned active_mask();
 [[noreturn]] void trap(Site site, const char* what);
+// A vector access of `bytes` (8 or 16) must be aligned to its size, as on a GPU; a
+// misaligned one is a sticky cudaErrorMisalignedAddress fault.
+void check_aligned(const void* p, std::size_t bytes);
 
 // Static shared memory: one array per declaration and block, allocated (0xFF, with
 // canaries) by the first thread of the block that reaches the declaration.

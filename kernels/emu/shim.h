@@ -142,25 +142,35 @@ inline std::common_type_t<A, B> max(A a, B b) {
   return C(a) < C(b) ? C(b) : C(a);
 }
 
-// Cache-hinted loads and stores: plain accesses here.
+// Cache-hinted loads and stores: plain accesses here, with the GPU's alignment rule
+// for vector types (float2, float4) checked.
+template <class T>
+inline void check_vector_alignment(const T* p) {
+  if constexpr (alignof(T) > 4) ::wb::emu::check_aligned(p, alignof(T));
+}
 template <class T>
 inline T __ldg(const T* p) {
+  check_vector_alignment(p);
   return *p;
 }
 template <class T>
 inline T __ldcs(const T* p) {
+  check_vector_alignment(p);
   return *p;
 }
 template <class T>
 inline T __ldcg(const T* p) {
+  check_vector_alignment(p);
   return *p;
 }
 template <class T>
 inline void __stcs(T* p, T v) {
+  check_vector_alignment(p);
   *p = v;
 }
 template <class T>
 inline void __stcg(T* p, T v) {
+  check_vector_alignment(p);
   *p = v;
 }
 
@@ -256,17 +266,27 @@ struct TrapAt {
 
 }  // namespace wb::emu
 
-#define __syncthreads ::wb::emu::SyncThreadsAt{WB_EMU_SITE}
-#define __syncwarp ::wb::emu::SyncWarpAt{WB_EMU_SITE}
-#define __shfl_sync ::wb::emu::ShuffleAt<::wb::emu::Exchange::index>{WB_EMU_SITE}
-#define __shfl_xor_sync ::wb::emu::ShuffleAt<::wb::emu::Exchange::bxor>{WB_EMU_SITE}
-#define __shfl_up_sync ::wb::emu::ShuffleAt<::wb::emu::Exchange::up>{WB_EMU_SITE}
-#define __shfl_down_sync ::wb::emu::ShuffleAt<::wb::emu::Exchange::down>{WB_EMU_SITE}
-#define __ballot_sync ::wb::emu::BallotAt{WB_EMU_SITE}
-#define __any_sync ::wb::emu::AnyAt{WB_EMU_SITE}
-#define __all_sync ::wb::emu::AllAt{WB_EMU_SITE}
+#define __syncthreads \
+  ::wb::emu::SyncThreadsAt { WB_EMU_SITE }
+#define __syncwarp \
+  ::wb::emu::SyncWarpAt { WB_EMU_SITE }
+#define __shfl_sync \
+  ::wb::emu::ShuffleAt<::wb::emu::Exchange::index> { WB_EMU_SITE }
+#define __shfl_xor_sync \
+  ::wb::emu::ShuffleAt<::wb::emu::Exchange::bxor> { WB_EMU_SITE }
+#define __shfl_up_sync \
+  ::wb::emu::ShuffleAt<::wb::emu::Exchange::up> { WB_EMU_SITE }
+#define __shfl_down_sync \
+  ::wb::emu::ShuffleAt<::wb::emu::Exchange::down> { WB_EMU_SITE }
+#define __ballot_sync \
+  ::wb::emu::BallotAt { WB_EMU_SITE }
+#define __any_sync \
+  ::wb::emu::AnyAt { WB_EMU_SITE }
+#define __all_sync \
+  ::wb::emu::AllAt { WB_EMU_SITE }
 #define __activemask ::wb::emu::active_mask
-#define __trap ::wb::emu::TrapAt{WB_EMU_SITE}
+#define __trap \
+  ::wb::emu::TrapAt { WB_EMU_SITE }
 
 // ---------------------------------------------------------------------------------
 // The runtime calls the variants make
@@ -282,6 +302,7 @@ enum cudaError_t : int {
   cudaErrorInvalidDeviceFunction = ::wb::emu::kInvalidDeviceFunction,
   cudaErrorIllegalAddress = ::wb::emu::kIllegalAddress,
   cudaErrorLaunchOutOfResources = ::wb::emu::kLaunchOutOfResources,
+  cudaErrorMisalignedAddress = ::wb::emu::kMisalignedAddress,
   cudaErrorLaunchFailure = ::wb::emu::kLaunchFailure,
   cudaErrorNotSupported = ::wb::emu::kNotSupported,
 };
@@ -362,10 +383,9 @@ inline cudaError_t cudaFuncSetAttribute(void (*kernel)(Params...), cudaFuncAttri
 }
 
 template <class... Params>
-inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, void (*kernel)(Params...),
-                                                                 int block_size, std::size_t dynamic_shared) {
-  return cudaError_t(
-      ::wb::emu::occupancy(blocks, reinterpret_cast<const void*>(kernel), block_size, dynamic_shared));
+inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, void (*kernel)(Params...), int block_size,
+                                                                 std::size_t dynamic_shared) {
+  return cudaError_t(::wb::emu::occupancy(blocks, reinterpret_cast<const void*>(kernel), block_size, dynamic_shared));
 }
 
 }  // namespace emu_build

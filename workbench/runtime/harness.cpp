@@ -4,6 +4,8 @@
 #include <stdexcept>
 
 #include "kernels/errors.h"
+#include "kernels/registry.h"
+#include "workbench/runtime/launch_check.h"
 
 namespace wb {
 
@@ -75,13 +77,21 @@ const Shape& fitting_shape(const OpSpec& op, const Shape& shape, const Executor&
   return shape;
 }
 
+std::size_t checked_misalign(std::size_t bytes) {
+  if (bytes % 4 != 0 || bytes >= 16)
+    throw UsageError("misalignment of " + std::to_string(bytes) +
+                     " bytes: give 0, 4, 8 or 12 (tensors hold 4-byte elements)");
+  return bytes;
+}
+
 }  // namespace
 
-Session::Session(const OpSpec& op, const Shape& shape, uint64_t seed, Executor& ex, bool omit_optional)
+Session::Session(const OpSpec& op, const Shape& shape, uint64_t seed, Executor& ex, bool omit_optional,
+                 std::size_t misalign)
     : op_(op),
       problem_(op, fitting_shape(op, shape, ex), seed, omit_optional),
       ex_(ex),
-      on_device_(ex, op, shape),
+      on_device_(ex, op, shape, checked_misalign(misalign)),
       last_(op, shape),
       scratch_(op, shape) {
   for (std::size_t i = 0; i < op.tensors.size(); ++i)
@@ -134,6 +144,14 @@ Record Session::evaluate(const Variant& v, const ParamValues& params, const Eval
   if (auto why = v.skip_reason(problem_.shape, params)) {
     r.status = Status::skipped;
     r.reason = *why;
+    return r;
+  }
+  // What the compiler gave the kernels this configuration launches (registers, shared
+  // memory) against the device's limits: a configuration a GPU would refuse is skipped.
+  if (auto why = cannot_launch(Registry::global(), v, problem_.shape, params,
+                               compute_capability_number(ex_.device().compute_capability))) {
+    r.status = Status::skipped;
+    r.reason = "cannot launch: " + *why;
     return r;
   }
   try {

@@ -1,0 +1,24 @@
+#pragma once
+// The names of emulated kernels, as the table of compiled kernels holds them
+// (kernels/launch_resources.h): a kernel compiled for the emulator is a host function,
+// and the program's own symbol table (.symtab of /proc/self/exe, with the file
+// symbols that precede each translation unit's local symbols) names it and its file.
+#include <optional>
+#include <string>
+
+namespace wb::emu {
+
+struct KernelSymbol {
+  std::string name;  // "variants::layernorm_vec4_registers<8>": demangled, reduced
+  std::string unit;  // the defining file's stem: "06_vec4_registers"
+};
+
+// The kernel at this address, or nullopt when the program has no symbol table (a
+// stripped binary) or none covers it.
+std::optional<KernelSymbol> kernel_symbol(const void* kernel);
+
+// A demangled name reduced as tools/launch_resources.py reduces nvcc's: no return type,
+// no parameter list, no "wb::", "emu_build::" or anonymous namespaces.
+std::string reduced_kernel_name(const std::string& demangled);
+
+}  // namespace wb::emu

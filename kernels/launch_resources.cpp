@@ -1,0 +1,88 @@
+#include "kernels/launch_resources.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+namespace wb {
+
+std::optional<LaunchLimits> launch_limits(int cc) {
+  // Registers per block and threads per block are the same from sm_80 to sm_90; the
+  // shared memory a block may opt into is not (CUDA C Programming Guide, compute
+  // capabilities table): 163 KiB on sm_80, 99 KiB on sm_86 and sm_89, 227 KiB on sm_90.
+  switch (cc) {
+    case 80:
+      return LaunchLimits{80, 65536, 1024, 163 * 1024};
+    case 86:
+    case 89:
+      return LaunchLimits{cc, 65536, 1024, 99 * 1024};
+    case 90:
+      return LaunchLimits{90, 65536, 1024, 227 * 1024};
+  }
+  return std::nullopt;
+}
+
+int loaded_arch(int cc, const std::vector<int>& built) {
+  int best = 0;
+  for (int a : built)
+    if (a / 10 == cc / 10 && a <= cc) best = std::max(best, a);
+  return best;
+}
+
+std::vector<int> compiled_archs() {
+  std::set<int> archs;
+  for (const CompiledKernel& k : compiled_kernels()) archs.insert(k.arch);
+  return {archs.begin(), archs.end()};
+}
+
+const CompiledKernel* find_compiled(const PlannedKernel& k, int arch) {
+  const CompiledKernel* found = nullptr;
+  for (const CompiledKernel& c : compiled_kernels()) {
+    if (c.arch != arch || k.name != c.name) continue;
+    const std::filesystem::path source(c.source);
+    // A kernel of a named namespace (a header's, shared by two variants) is a global
+    // symbol, with no file of its own (empty unit): any file that compiled it will do.
+    if (!k.unit.empty() && source.stem().string() != k.unit) continue;
+    if (source.parent_path().string() == k.folder) return &c;  // the launch's own folder
+    if (!found) found = &c;
+  }
+  return found;
+}
+
+namespace {
+
+// Registers a block of `threads` holds: allocated per warp, in units of 256.
+int64_t block_registers(int registers_per_thread, int threads) {
+  const int64_t per_warp = (int64_t(registers_per_thread) * 32 + 255) / 256 * 256;
+  return per_warp * ((threads + 31) / 32);
+}
+
+}  // namespace
+
+std::optional<std::string> launch_refusal(const std::vector<PlannedKernel>& launches, int cc,
+                                          std::vector<std::string>* unknown) {
+  const std::optional<LaunchLimits> limits = launch_limits(cc);
+  if (!limits || !compiled_kernels_known()) return std::nullopt;
+  const int arch = loaded_arch(cc, compiled_archs());
+  if (arch == 0) return "this build has no code for sm_" + std::to_string(cc);
+  const std::string where = " on sm_" + std::to_string(cc);
+  for (const PlannedKernel& k : launches) {
+    const CompiledKernel* c = find_compiled(k, arch);
+    if (!c) {
+      if (unknown) unknown->push_back(k.unit + ": " + k.name);
+      continue;
+    }
+    const int64_t registers = block_registers(c->registers, k.threads);
+    if (registers > limits->registers_per_block)
+      return k.name + " needs " + std::to_string(c->registers) + " registers per thread: a block of " +
+             std::to_string(k.threads) + " threads would hold " + std::to_string(registers) + " (limit " +
+             std::to_string(limits->registers_per_block) + where + ")";
+    const int64_t shared = int64_t(c->static_shared) + int64_t(k.dynamic_shared);
+    if (c->static_shared > limits->max_static_shared || shared > limits->max_shared_per_block)
+      return k.name + " needs " + std::to_string(shared / 1024) + " KiB of shared memory per block (limit " +
+             std::to_string(limits->max_shared_per_block / 1024) + " KiB" + where + ")";
+  }
+  return std::nullopt;
+}
+
+}  // namespace wb
