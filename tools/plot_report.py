@@ -24,6 +24,20 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
+
+def save_atomically(fig, path):
+    """Writes the PNG to a temporary file in the same folder and renames it into place,
+    so that a crash or a full disk never leaves a broken or empty plot."""
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        fig.savefig(tmp, dpi=110, format="png")
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
 def timed(records):
     return [r for r in records if r["status"] == "ok" and r.get("timing")]
 
@@ -58,7 +72,7 @@ def plot_block_sizes(op, records, device, out_dir):
     ax.legend(fontsize=8)
     fig.tight_layout()
     path = os.path.join(out_dir, f"{op}_block_sizes.png")
-    fig.savefig(path, dpi=110)
+    save_atomically(fig, path)
     plt.close(fig)
     return path
 
@@ -89,7 +103,7 @@ def plot_best(records, device, out_dir):
         ax.text(bar.get_width() + 1, bar.get_y() + bar.get_height() / 2, label(best[o]), va="center", fontsize=7)
     fig.tight_layout()
     path = os.path.join(out_dir, "best_of_peak.png")
-    fig.savefig(path, dpi=110)
+    save_atomically(fig, path)
     plt.close(fig)
     return path
 

@@ -24,9 +24,9 @@ TEST(Timing, DefaultsDependOnTheBackend) {
   const TimingOptions cpu = TimingOptions{}.resolved(Backend::cpu);
   const TimingOptions cuda = TimingOptions{}.resolved(Backend::cuda);
   EXPECT_EQ(cpu.repetitions, 5);
-  EXPECT_FALSE(cpu.flush_l2);
+  EXPECT_TRUE(cpu.flush_cache);  // the last-level cache, as the GPU's L2
   EXPECT_EQ(cuda.repetitions, 20);
-  EXPECT_TRUE(cuda.flush_l2);
+  EXPECT_TRUE(cuda.flush_cache);
   TimingOptions given;
   given.repetitions = 7;
   EXPECT_EQ(given.resolved(Backend::cuda).repetitions, 7);
@@ -44,6 +44,28 @@ TEST(Timing, GoogleBenchmarkRunsTheRequestedRepetitions) {
   EXPECT_EQ(s.repetitions, 4);
   EXPECT_GE(launches, 4 * s.iterations);
   EXPECT_LE(s.min_s, s.median_s);
+}
+
+// A CPU flush writes twice the last-level cache from every thread, and costs
+// milliseconds: a flushed repetition runs a bounded number of launches; an unflushed one
+// (warm caches, --no-flush) as many as fill its minimum time.
+TEST(Timing, CpuCacheFlushBoundsTheLaunchesPerRepetition) {
+  auto ex = make_executor(Backend::cpu);
+  EXPECT_GE(ex->flush_bytes(), std::size_t(8) << 20);
+  EXPECT_LE(ex->flush_bytes(), std::size_t(256) << 20);
+  TimingOptions o;
+  o.repetitions = 2;
+  o.min_time_s = 0.01;
+  o.warmup_s = 0;
+  int launches = 0;
+  const TimingStats flushed = measure(
+      *ex, [&] { ++launches; }, o, "flushed");
+  EXPECT_GE(flushed.iterations, 1);
+  EXPECT_LE(flushed.iterations, 32);
+  o.flush_cache = false;
+  const TimingStats warm = measure(
+      *ex, [&] { ++launches; }, o, "warm");
+  EXPECT_GT(warm.iterations, 32);
 }
 
 TEST(Timing, FailuresInsideTheLoopAreRethrown) {

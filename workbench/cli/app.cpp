@@ -80,6 +80,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--json", run_o.json, "also write the result as a wb.report report");
   run_cmd->add_option("--repetitions", run_o.repetitions, "timed repetitions (default: cuda 20, cpu 5)");
   run_cmd->add_option("--min-time", run_o.min_time_s, "seconds per repetition (default: cuda 0.01, cpu 0.05)");
+  run_cmd->add_flag("--no-flush", run_o.no_flush,
+                    "time with warm caches (default: the last-level cache is flushed before every timed launch)");
 
   CheckOptions check_o;
   check_o.command = command;
@@ -95,6 +97,9 @@ int main(int argc, char** argv) {
                         "only these block sizes, e.g. 32,128 (a variant with none of them checks its default; "
                         "default: all)");
   check_cmd->add_option("--seed", check_o.seed, "base seed (default: fresh)");
+  check_cmd->add_option("--misalign", check_o.misalign,
+                        "start every tensor this many bytes (4, 8 or 12) off a 16-byte boundary: variants with "
+                        "vector accesses must skip or fall back, never fault");
   check_cmd->add_flag("--verbose", check_o.verbose, "a line per launch configuration");
   check_cmd->add_option("--json", check_o.json, "also write the results as a wb.report report");
 
@@ -115,6 +120,8 @@ int main(int argc, char** argv) {
       ->required();
   sweep_cmd->add_option("--repetitions", sweep_o.repetitions, "timed repetitions (default: cuda 20, cpu 5)");
   sweep_cmd->add_option("--min-time", sweep_o.min_time_s, "seconds per repetition (default: cuda 0.01, cpu 0.05)");
+  sweep_cmd->add_flag("--no-flush", sweep_o.no_flush,
+                      "time with warm caches (default: the last-level cache is flushed before every timed launch)");
 
   BestOptions best_o;
   auto* best_cmd = app.add_subcommand(

@@ -2,6 +2,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <vector>
 
@@ -46,11 +48,14 @@ TimingStats measure(Executor& ex, const std::function<void()>& launch, const Tim
   initialize_once();
   const TimingOptions o = options.resolved(ex.backend());
   std::string failure;
+  // CUDA launches are timed by events; flushed CPU launches by the wall clock around the
+  // launch alone (the flush is not timed); warm CPU launches by Google Benchmark's clock.
+  const bool manual = ex.backend() == Backend::cuda || o.flush_cache;
   auto body = [&](benchmark::State& state) {
     try {
-      if (ex.backend() == Backend::cuda) {
+      if (manual) {
         for (auto _ : state) {
-          if (o.flush_l2) ex.flush_cache();
+          if (o.flush_cache) ex.flush_cache();
           state.SetIterationTime(ex.time_launch(launch));
         }
       } else {
@@ -62,12 +67,21 @@ TimingStats measure(Executor& ex, const std::function<void()>& launch, const Tim
     }
   };
   benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(name.c_str(), body);
-  if (ex.backend() == Backend::cuda) {
+  if (manual) {
     b->UseManualTime();
   } else {
     b->UseRealTime();
   }
-  b->Repetitions(o.repetitions)->MinTime(o.min_time_s)->MinWarmUpTime(o.warmup_s)->Unit(benchmark::kMicrosecond);
+  b->Repetitions(o.repetitions)->MinWarmUpTime(o.warmup_s)->Unit(benchmark::kMicrosecond);
+  if (ex.backend() != Backend::cuda && o.flush_cache) {
+    // A CPU flush costs milliseconds, far more than a small op: a fixed number of launches
+    // per repetition, enough for min_time by a first flushed launch's time, at most 32.
+    ex.flush_cache();
+    const double once = std::max(ex.time_launch(launch), 1e-7);
+    b->Iterations(benchmark::IterationCount(std::clamp(std::ceil(o.min_time_s / once), 1.0, 32.0)));
+  } else {
+    b->MinTime(o.min_time_s);
+  }
   Collector collector;
   benchmark::RunSpecifiedBenchmarks(&collector);
   benchmark::ClearRegisteredBenchmarks();

@@ -1,8 +1,10 @@
 #pragma once
 // The timing engine of `wb run` and `wb sweep`: Google Benchmark runs the launches. On
 // cuda every launch is timed by CUDA events (manual time) after an L2 flush; on cpu by
-// the wall clock (real time). Each repetition gives one mean time per launch; the
-// statistics are over the repetitions.
+// the wall clock around each launch after a flush of the last-level cache (at most 32
+// launches per repetition, a flush costing milliseconds), or with --no-flush by the wall
+// clock over back-to-back launches (warm caches). Each repetition gives one mean time
+// per launch; the statistics are over the repetitions.
 #include <functional>
 #include <string>
 

@@ -40,7 +40,8 @@ std::string command_line(int argc, char** argv);
 // --repetitions and --min-time (absent: the backend's defaults); throws UsageError
 // naming the flag on values the timing cannot take (zero, negative, nan, inf), so that
 // they are refused before any work instead of aborting inside Google Benchmark.
-TimingOptions timing_options(const std::optional<int>& repetitions, const std::optional<double>& min_time_s);
+TimingOptions timing_options(const std::optional<int>& repetitions, const std::optional<double>& min_time_s,
+                             bool no_flush);
 // The timer of EvalOptions: Google Benchmark on this executor with these options.
 std::function<TimingStats(const std::function<void()>&, const std::string&)> timer_for(Executor& ex,
                                                                                        const TimingOptions& options);
@@ -65,6 +66,7 @@ struct RunOptions {
   std::string json;
   std::optional<int> repetitions;
   std::optional<double> min_time_s;
+  bool no_flush = false;  // time with warm caches: no last-level cache flush between launches
   std::string command;
 };
 int run(const RunOptions& o);
@@ -77,6 +79,7 @@ struct CheckOptions {
   std::string block_sizes;  // "" or "all": every legal one
   std::string shapes;       // "" or "all": every check shape; else names, e.g. "tiny,odd"
   std::optional<uint64_t> seed;
+  int misalign = 0;  // bytes every tensor starts off a 16-byte boundary: 0, 4, 8 or 12
   bool verbose = false;
   std::string json;
   std::string command;
@@ -95,6 +98,7 @@ struct SweepOptions {
   std::string out;
   std::optional<int> repetitions;
   std::optional<double> min_time_s;
+  bool no_flush = false;  // time with warm caches: no last-level cache flush between launches
   std::string command;
 };
 int sweep(const SweepOptions& o);

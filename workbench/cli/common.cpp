@@ -77,8 +77,10 @@ std::string output_path(const std::string& path, const Executor& ex) {
   return out;
 }
 
-TimingOptions timing_options(const std::optional<int>& repetitions, const std::optional<double>& min_time_s) {
+TimingOptions timing_options(const std::optional<int>& repetitions, const std::optional<double>& min_time_s,
+                             bool no_flush) {
   TimingOptions t;
+  t.flush_cache = !no_flush;
   if (repetitions) {
     if (*repetitions <= 0)
       throw UsageError("--repetitions " + std::to_string(*repetitions) + ": give at least 1 timed repetition");

@@ -66,7 +66,7 @@ int run(const RunOptions& o) {
   const OpSpec& op = reg.op(o.op);
   const Shape shape = parse_shape(o.shape);
   op.check_shape(shape);
-  const TimingOptions timing = timing_options(o.repetitions, o.min_time_s);
+  const TimingOptions timing = timing_options(o.repetitions, o.min_time_s, o.no_flush);
   const Backend b = resolve_backend(o.backend);
   const Variant& v = reg.variant(op.name, b, o.variant);
   const ParamValues params = parse_params(v, o.block_size, o.params);

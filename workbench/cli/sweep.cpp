@@ -119,10 +119,11 @@ int sweep(const SweepOptions& o) {
       jobs.push_back({op, shape});
     }
   }
-  const TimingOptions timing = timing_options(o.repetitions, o.min_time_s);
+  const TimingOptions timing = timing_options(o.repetitions, o.min_time_s, o.no_flush);
   const Backend b = resolve_backend(o.backend);
   if (b == Backend::emu)
-    throw UsageError("wb sweep times variants, and the emu backend is never timed; check them with wb check --backend emu");
+    throw UsageError(
+        "wb sweep times variants, and the emu backend is never timed; check them with wb check --backend emu");
   const std::vector<PlanItem> plan = plan_sweep(reg, jobs, b, o);
   const uint64_t seed = resolve_seed(o.seed);
 

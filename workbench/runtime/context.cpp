@@ -78,6 +78,7 @@ ReportContext make_context(const Executor& ex, const TimingOptions& timing, cons
   c.command = command;
   c.device = ex.device();
   c.timing = timing.resolved(ex.backend());
+  c.timing.flush_bytes = c.timing.flush_cache ? ex.flush_bytes() : 0;
   return c;
 }
 

@@ -90,6 +90,7 @@ class CudaExecutor final : public Executor {
     WB_CHECK(cudaGetLastError());
   }
   void flush_cache() override { WB_CHECK(cudaMemsetAsync(flush_, 0, flush_bytes_, stream_)); }
+  std::size_t flush_bytes() const override { return flush_bytes_; }
   double time_launch(const std::function<void()>& launch) override {
     WB_CHECK(cudaEventRecord(start_, stream_));
     launch();

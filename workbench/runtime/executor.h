@@ -66,6 +66,8 @@ class Executor {
   virtual void synchronize() = 0;
   // Evicts the device's L2 cache between timed launches (a no-op on the host).
   virtual void flush_cache() {}
+  // Bytes one flush_cache() writes (0: it does nothing).
+  virtual std::size_t flush_bytes() const { return 0; }
   // Seconds one launch takes: CUDA events around it on the stream, a steady clock on
   // the host.
   virtual double time_launch(const std::function<void()>& launch) = 0;

@@ -62,6 +62,20 @@ class HostExecutor final : public Executor {
   void poison(void* dst, std::size_t bytes) override { std::memset(dst, 0xFF, bytes); }
   void zero(void* dst, std::size_t bytes) override { std::memset(dst, 0, bytes); }
   void synchronize() override {}
+  // Writes twice the last-level cache (8 to 256 MiB) from every thread, so that no
+  // core's caches keep the op's inputs.
+  void flush_cache() override {
+    if (flush_.empty()) flush_.assign(flush_bytes(), 0);
+    const std::int64_t chunks = 64, chunk = std::int64_t(flush_.size()) / chunks;
+    ++flush_value_;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < chunks; ++i) std::memset(flush_.data() + i * chunk, flush_value_, std::size_t(chunk));
+  }
+  std::size_t flush_bytes() const override {
+    return std::clamp<std::size_t>(2 * std::size_t(info_.l2_bytes), std::size_t(8) << 20, std::size_t(256) << 20) / 64 *
+           64;
+  }
+
   double time_launch(const std::function<void()>& launch) override {
     const auto start = std::chrono::steady_clock::now();
     launch();
@@ -106,6 +120,8 @@ class HostExecutor final : public Executor {
  private:
   DeviceInfo info_;
   ExecContext ctx_;
+  std::vector<char> flush_;  // allocated at the first flush
+  unsigned char flush_value_ = 0;
 };
 
 }  // namespace

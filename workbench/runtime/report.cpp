@@ -141,7 +141,8 @@ json to_json(const ReportContext& c) {
            {{"repetitions", c.timing.repetitions},
             {"min_time_s", c.timing.min_time_s},
             {"warmup_s", c.timing.warmup_s},
-            {"l2_flush", c.timing.flush_l2}}}};
+            {"l2_flush", c.timing.flush_cache},
+            {"flush_bytes", c.timing.flush_bytes}}}};
 }
 
 ReportContext context_from(const Reader& r) {
@@ -167,7 +168,8 @@ ReportContext context_from(const Reader& r) {
   c.timing.repetitions = int(t.integer("repetitions"));
   c.timing.min_time_s = t.num("min_time_s");
   c.timing.warmup_s = t.num("warmup_s");
-  c.timing.flush_l2 = t.boolean("l2_flush");
+  c.timing.flush_cache = t.boolean("l2_flush");
+  if (t.has("flush_bytes")) c.timing.flush_bytes = std::size_t(t.integer("flush_bytes"));
   return c;
 }
 

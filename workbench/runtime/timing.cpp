@@ -13,7 +13,6 @@ TimingOptions TimingOptions::resolved(Backend b) const {
   if (o.repetitions <= 0) o.repetitions = cuda ? 20 : 5;
   if (o.min_time_s <= 0) o.min_time_s = cuda ? 0.01 : 0.05;
   if (o.warmup_s < 0) o.warmup_s = cuda ? 0.05 : 0.02;
-  if (!cuda) o.flush_l2 = false;
   return o;
 }
 

@@ -3,6 +3,7 @@
 // statistics over its repetitions (each repetition gives one mean time per launch).
 // The timing engine itself (Google Benchmark) belongs to the wb program
 // (workbench/cli/benchmark_timing.h); the runtime only carries its results.
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -14,7 +15,10 @@ struct TimingOptions {
   int repetitions = 0;    // 0: the backend's default (cuda 20, cpu 5)
   double min_time_s = 0;  // per repetition; 0: the backend's default (cuda 0.01, cpu 0.05)
   double warmup_s = -1;   // before the first repetition; <0: the backend's default (cuda 0.05, cpu 0.02)
-  bool flush_l2 = true;   // cuda only
+  // Flush the last-level cache (a GPU's L2, a CPU's LLC) before every timed launch, as a
+  // training step's working set, far larger than the cache, leaves it for the next op.
+  bool flush_cache = true;
+  std::size_t flush_bytes = 0;  // what a flush writes (set from the executor; 0: unknown)
 
   TimingOptions resolved(Backend b) const;  // defaults filled in
 };
