@@ -185,6 +185,8 @@ void validate_options(const Options& o) {
   if (o.checkpoint_every < 0)
     fail("--checkpoint-every", o.checkpoint_every, "give 0 (the state only after the last step) or a number of steps");
   if (o.checkpoint_every > 0 && o.state.empty()) throw UsageError("--checkpoint-every needs --state FILE to write to");
+  if (!o.resume.empty() && !o.debug_state.empty())
+    throw UsageError("--debug-state writes the first step, which a run resumed with --resume does not run");
   if (!std::isfinite(o.peak_tflops) || o.peak_tflops < 0)
     fail("--peak-tflops", o.peak_tflops, "give 0 (measure the device) or the peak in TFLOP/s");
   const NumericClass precision = parse_numeric_class(o.precision);

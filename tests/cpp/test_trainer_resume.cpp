@@ -308,6 +308,7 @@ TEST_F(Resume, BadStateFilesAndConflictingOptionsExitTwo) {
   EXPECT_EXIT_WITH(resume({{"--shuffle", "-"}}), 2, "--shuffle is not given here and given in the state");
   write_tokens(dir_ / "other.bin", varied_tokens(40 * 16 + 1, 64, 3));
   EXPECT_EXIT_WITH(resume({{"--train", dir_ / "other.bin"}}), 2, "not the tokens the state");
+  EXPECT_EXIT_WITH(resume({{"--debug-state", dir_ / "debug.bin"}}), 2, "--debug-state writes the first step");
   EXPECT_EQ(resume({{"--model", "-"}}).code, 0) << "--resume needs neither --model nor --init";
 
   EXPECT_EXIT_WITH(trainer(flags({{"--checkpoint-every", "2"}})), 2, "--checkpoint-every needs --state");
