@@ -48,6 +48,25 @@ void DataLoader::start_pass() {
 
 void DataLoader::reset() { start_pass(); }
 
+void DataLoader::restore(const Position& p) {
+  if (int64_t(p.order.size()) != batches_)
+    throw UsageError(file_.path + " holds " + std::to_string(batches_) + " batches per pass, the saved position " +
+                     std::to_string(p.order.size()));
+  std::vector<bool> seen(batches_, false);
+  for (int64_t b : p.order) {
+    if (b < 0 || b >= batches_ || seen[b])
+      throw UsageError("the saved batch order is not a permutation of the " + std::to_string(batches_) +
+                       " batches of " + file_.path);
+    seen[b] = true;
+  }
+  if (p.next < 0 || p.next > batches_)
+    throw UsageError("the saved position " + std::to_string(p.next) + " lies outside the " + std::to_string(batches_) +
+                     " batches of " + file_.path);
+  order_ = p.order;
+  next_ = p.next;
+  rng_.restore(p.rng);
+}
+
 void DataLoader::next(int32_t* inputs, int32_t* targets) {
   if (next_ == batches_) start_pass();  // the next batch would run past the end: wrap
   const int64_t start = order_[next_++] * span_;

@@ -33,6 +33,19 @@ class DataLoader {
   void reset();
   int64_t batches_per_pass() const { return batches_; }
 
+  // Where the loader stands: this pass's order of batches, the next one in it, and the
+  // shuffle generator (which draws the order of the next pass). Restoring it continues
+  // exactly where position() was taken; restore throws UsageError when the position
+  // cannot be this file's (another count of batches, an order that is not a
+  // permutation of them, next past the end).
+  struct Position {
+    std::vector<int64_t> order;
+    int64_t next = 0;
+    Rng::State rng{};
+  };
+  Position position() const { return {order_, next_, rng_.state()}; }
+  void restore(const Position& p);
+
  private:
   void start_pass();
   const TokenFile& file_;

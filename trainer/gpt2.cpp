@@ -135,6 +135,16 @@ void Gpt2::load_params(const float* host) { ex_.to_device(params_, host, layout_
 
 void Gpt2::save_params(float* host) const { ex_.to_host(host, params_, layout_.total * sizeof(float)); }
 
+void Gpt2::load_moments(const float* m, const float* v) {
+  ex_.to_device(m_, m, layout_.total * sizeof(float));
+  ex_.to_device(v_, v, layout_.total * sizeof(float));
+}
+
+void Gpt2::save_moments(float* m, float* v) const {
+  ex_.to_host(m, m_, layout_.total * sizeof(float));
+  ex_.to_host(v, v_, layout_.total * sizeof(float));
+}
+
 void Gpt2::copy_gradients(float* host) const { ex_.to_host(host, grads_, layout_.total * sizeof(float)); }
 
 float Gpt2::forward(const int32_t* inputs, const int32_t* targets) {

@@ -31,6 +31,10 @@ class Gpt2 {
   const Config& config() const { return c_; }
   void load_params(const float* host);
   void save_params(float* host) const;
+  // AdamW's first and second moments (m, v), each as many floats as the parameters:
+  // with the parameters and the step, all the update carries from one step to the next.
+  void load_moments(const float* m, const float* v);
+  void save_moments(float* m, float* v) const;
   std::size_t bytes_allocated() const { return bytes_; }
 
   // Forward pass on B*T tokens; with targets, also the loss and the logits' gradient

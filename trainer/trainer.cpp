@@ -25,6 +25,7 @@
 #include "trainer/kernels.h"
 #include "trainer/model.h"
 #include "trainer/nvtx.h"
+#include "trainer/state.h"
 #include "workbench/runtime/best.h"
 #include "workbench/runtime/executor.h"
 
@@ -91,7 +92,8 @@ void write_debug_state(const std::string& path, const Config& c, int B, int T, c
 // file when there is one, printed as ids otherwise.
 class Sampler {
  public:
-  Sampler(const Options& o, const Config& c) : len_(std::min(o.sample_len, o.seq_len)), rng_(o.seed, "sampler") {
+  // rng: the sampler's generator, owned by the loop so that the training state holds it.
+  Sampler(const Options& o, const Config& c, Rng& rng) : len_(std::min(o.sample_len, o.seq_len)), rng_(rng) {
     std::string path = o.tokenizer;
     if (path.empty() && !o.train.empty()) {
       const auto guess = std::filesystem::path(o.train).parent_path() / "gpt2_tokenizer.bin";
@@ -145,7 +147,7 @@ class Sampler {
 
  private:
   int len_;
-  Rng rng_;
+  Rng& rng_;
   std::optional<tokenizer::token_table> table_;
   int eot_ = 0;
 };
@@ -157,7 +159,10 @@ void validate_options(const Options& o) {
   auto fail = [](const std::string& flag, double value, const std::string& what) {
     throw UsageError(fmt::format("{} {}: {}", flag, value, what));
   };
-  if (o.model.empty() == o.init.empty()) throw UsageError("give --model FILE or --init d12|L,C,NH (one of them)");
+  if (o.resume.empty() && o.model.empty() == o.init.empty())
+    throw UsageError("give --model FILE or --init d12|L,C,NH (one of them)");
+  if (!o.resume.empty() && !o.model.empty() && !o.init.empty())
+    throw UsageError("give --model FILE or --init d12|L,C,NH (one of them; with --resume, neither is needed)");
   if (o.steps <= 0) fail("--steps", o.steps, "give at least 1 step");
   if (o.batch <= 0) fail("--batch", o.batch, "give at least 1 sequence per batch");
   if (o.seq_len <= 0) fail("--seq-len", o.seq_len, "give at least 1 token per sequence");
@@ -177,6 +182,11 @@ void validate_options(const Options& o) {
   if (o.val_batches <= 0) fail("--val-batches", o.val_batches, "give at least 1 batch");
   if (o.sample_every < 0) fail("--sample-every", o.sample_every, "give 0 (never) or a number of steps");
   if (o.sample_len <= 0) fail("--sample-len", o.sample_len, "give at least 1 token");
+  if (o.checkpoint_every < 0)
+    fail("--checkpoint-every", o.checkpoint_every, "give 0 (the state only after the last step) or a number of steps");
+  if (o.checkpoint_every > 0 && o.state.empty()) throw UsageError("--checkpoint-every needs --state FILE to write to");
+  if (!o.resume.empty() && !o.debug_state.empty())
+    throw UsageError("--debug-state writes the first step, which a run resumed with --resume does not run");
   if (!std::isfinite(o.peak_tflops) || o.peak_tflops < 0)
     fail("--peak-tflops", o.peak_tflops, "give 0 (measure the device) or the peak in TFLOP/s");
   const NumericClass precision = parse_numeric_class(o.precision);
@@ -184,7 +194,7 @@ void validate_options(const Options& o) {
   if (o.strict_device && o.kernels.empty()) throw UsageError("--strict-device needs --kernels");
   for (const auto& [flag, path] :
        {std::pair{"--save", o.save}, std::pair{"--log", o.log}, std::pair{"--dump-workloads", o.dump_workloads},
-        std::pair{"--debug-state", o.debug_state}})
+        std::pair{"--debug-state", o.debug_state}, std::pair{"--state", o.state}})
     if (!path.empty()) check_writable(path, flag);
 }
 
@@ -204,6 +214,93 @@ void validate_sizes(const Config& config, int B, int T, const std::vector<Worklo
   }
 }
 
+// The options a state file records (state.h): those that shape every later step.
+StateSettings settings_of(const Options& o) {
+  StateSettings s;
+  s.B = o.batch, s.T = o.seq_len, s.steps = o.steps;
+  s.lr = o.lr, s.weight_decay = o.weight_decay, s.grad_clip = o.grad_clip;
+  s.beta1 = o.beta1, s.beta2 = o.beta2, s.eps = o.eps;
+  s.warmup = o.warmup, s.schedule = o.schedule, s.final_lr_frac = o.final_lr_frac;
+  s.seed = o.seed, s.shuffle = o.shuffle;
+  return s;
+}
+
+// A resume repeats the options of the run that wrote the state: any other value would
+// make the later steps those of another run. Each difference is refused, naming its
+// flag. --steps may change under the constant schedule (to train on), not under the
+// cosine one, whose every learning rate depends on it.
+void check_resume_options(const TrainState& state, const Options& o) {
+  const StateSettings given = settings_of(o), saved = state.settings;
+  auto refuse = [&](const std::string& flag, const auto& value, const auto& saved_value) {
+    throw UsageError(
+        fmt::format("{} {} differs from {} in the state {}: a resume must repeat the options of the run "
+                    "that wrote it",
+                    flag, value, saved_value, o.resume));
+  };
+  if (given.B != saved.B) refuse("--batch", given.B, saved.B);
+  if (given.T != saved.T) refuse("--seq-len", given.T, saved.T);
+  if (given.lr != saved.lr) refuse("--lr", given.lr, saved.lr);
+  if (given.weight_decay != saved.weight_decay) refuse("--weight-decay", given.weight_decay, saved.weight_decay);
+  if (given.grad_clip != saved.grad_clip) refuse("--grad-clip", given.grad_clip, saved.grad_clip);
+  if (given.beta1 != saved.beta1) refuse("--beta1", given.beta1, saved.beta1);
+  if (given.beta2 != saved.beta2) refuse("--beta2", given.beta2, saved.beta2);
+  if (given.eps != saved.eps) refuse("--eps", given.eps, saved.eps);
+  if (given.warmup != saved.warmup) refuse("--warmup", given.warmup, saved.warmup);
+  if (given.schedule != saved.schedule) refuse("--schedule", given.schedule, saved.schedule);
+  if (given.final_lr_frac != saved.final_lr_frac) refuse("--final-lr-frac", given.final_lr_frac, saved.final_lr_frac);
+  if (given.seed != saved.seed) refuse("--seed", given.seed, saved.seed);
+  if (given.shuffle != saved.shuffle)
+    throw UsageError(
+        fmt::format("--shuffle is {} here and {} in the state {}: a resume must repeat the options of the "
+                    "run that wrote it",
+                    given.shuffle ? "given" : "not given", saved.shuffle ? "given" : "not given", o.resume));
+  if (given.schedule == "cosine" && given.steps != saved.steps)
+    throw UsageError(
+        fmt::format("--steps {} differs from {} in the state {}: the cosine schedule's learning rates "
+                    "depend on it (the constant schedule may train on)",
+                    given.steps, saved.steps, o.resume));
+  if (given.steps <= state.step)
+    throw UsageError(
+        fmt::format("--steps {}: the state {} has trained {} steps already", given.steps, o.resume, state.step));
+}
+
+// With --resume the model is the state's; a --model or --init given beside it (the
+// first run's command line, repeated) must describe the same configuration.
+void check_resume_model(const Config& saved, const Options& o) {
+  Config given;
+  std::string flag;
+  if (!o.init.empty()) given = config_from_init(o.init), flag = "--init " + o.init;
+  if (!o.model.empty()) given = read_checkpoint(o.model).config, flag = "--model " + o.model;
+  if (!flag.empty() && given.describe() != saved.describe())
+    throw UsageError(
+        fmt::format("{} describes {}, the state {} holds {}", flag, given.describe(), o.resume, saved.describe()));
+}
+
+// A fingerprint of what runs each call: another plan (another device, best.json,
+// precision) computes other bits, and a resume on it cannot match the first run.
+uint64_t plan_hash(const KernelPlan& plan) {
+  Hasher h;
+  for (const Selection& s : plan.selections())
+    h.add(s.op->name + " " + s.op->describe_shape(s.shape) + " " + s.variant->key() + " " + s.params.describe() + "\n");
+  return h.value();
+}
+
+// On resume the log keeps the lines of the steps the state holds and drops those the
+// killed run logged after it (and a line the kill cut short), so that it reads as one
+// uninterrupted run.
+void trim_log(const std::string& path, int64_t last_step) {
+  std::ifstream in(path);
+  if (!in) return;  // no log yet
+  std::string kept;
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("step") && j["step"].is_number_integer() && j["step"].get<int64_t>() <= last_step)
+      kept += line + "\n";
+  }
+  in.close();
+  write_file_atomically(path, kept);
+}
+
 }  // namespace
 
 int run(const Options& o) {
@@ -211,10 +308,22 @@ int run(const Options& o) {
   const int B = o.batch, T = o.seq_len;
   const NumericClass precision = parse_numeric_class(o.precision);
 
+  // The state to resume from, checked against the options before any work.
+  std::optional<TrainState> resumed;
+  if (!o.resume.empty()) {
+    resumed = read_state(o.resume);
+    check_resume_options(*resumed, o);
+    check_resume_model(resumed->config, o);
+  }
+  const int64_t resumed_step = resumed ? resumed->step : 0;
+
   // Model.
   Config config;
   std::vector<float> params;
-  if (!o.model.empty()) {
+  if (resumed) {
+    config = resumed->config;
+    params = std::move(resumed->params);
+  } else if (!o.model.empty()) {
     Checkpoint ck = read_checkpoint(o.model);
     config = ck.config;
     params = std::move(ck.params);
@@ -252,6 +361,19 @@ int run(const Options& o) {
   if (o.train.empty()) throw UsageError("give --train FILE (an llm.c token file)");
   const TokenFile train_file = read_tokens(o.train);
   DataLoader train(train_file, B, T, config.V, o.shuffle, o.seed);
+  const uint64_t train_hash = resumed || !o.state.empty() ? hash_tokens(train_file.tokens) : 0;
+  if (resumed) {
+    if (train_file.tokens.size() != resumed->train_tokens || train_hash != resumed->train_hash)
+      throw UsageError(
+          fmt::format("--train {}: not the tokens the state {} was trained on ({} tokens here, {} there{})", o.train,
+                      o.resume, train_file.tokens.size(), resumed->train_tokens,
+                      train_file.tokens.size() == resumed->train_tokens ? ", other values" : ""));
+    try {
+      train.restore(resumed->data);
+    } catch (const UsageError& e) {
+      throw UsageError(o.resume + ": corrupt state file: " + e.what());
+    }
+  }
   std::optional<TokenFile> val_file;
   std::optional<DataLoader> val;
   if (!o.val.empty()) {
@@ -267,6 +389,14 @@ int run(const Options& o) {
   KernelPlan plan(Registry::global(), *ex, plan_options, best ? &*best : nullptr, workloads, std::cout);
   Gpt2 model(config, B, T, *ex, plan);
   model.load_params(params.data());
+  const uint64_t plan_fingerprint = plan_hash(plan);
+  if (resumed) {
+    model.load_moments(resumed->m.data(), resumed->v.data());
+    std::cout << fmt::format("resuming from {} after step {}\n", o.resume, resumed->step);
+    if (resumed->plan_hash != plan_fingerprint)
+      std::cout << "warning: the kernel plan differs from the one that wrote the state (another device, best.json, "
+                   "precision or launch parameters): the losses will not be bitwise those of an uninterrupted run\n";
+  }
 
   const int64_t n_params = num_params(config);
   std::cout << fmt::format("GPT-2 {} ({:.2f}M parameters), B={} T={}, {} backend on {}, precision {}\n",
@@ -290,7 +420,8 @@ int run(const Options& o) {
 
   std::ofstream log;
   if (!o.log.empty()) {
-    log.open(o.log);
+    if (resumed) trim_log(o.log, resumed->step);
+    log.open(o.log, resumed ? std::ios::app : std::ios::trunc);
     if (!log) throw UsageError("cannot write the log " + o.log);
   }
   std::vector<int32_t> inputs(int64_t(B) * T), targets(int64_t(B) * T);
@@ -305,13 +436,40 @@ int run(const Options& o) {
     return float(sum / double(batches));
   };
 
+  Rng sampler_rng(o.seed, "sampler");
+  if (resumed) sampler_rng.restore(resumed->sampler);
   std::optional<Sampler> sampler;
-  if (o.sample_every > 0) sampler.emplace(o, config);
+  if (o.sample_every > 0) sampler.emplace(o, config, sampler_rng);
 
+  // The training state, its buffers allocated once and refilled at every checkpoint.
+  std::optional<TrainState> state;
+  if (!o.state.empty()) {
+    state.emplace();
+    state->config = config;
+    state->settings = settings_of(o);
+    state->train_tokens = train_file.tokens.size();
+    state->train_hash = train_hash;
+    state->plan_hash = plan_fingerprint;
+    state->params.resize(n_params);
+    state->m.resize(n_params);
+    state->v.resize(n_params);
+  }
+  auto save_state = [&](int step) {
+    if (log) log.flush();  // the log holds every step the state does, should a kill follow
+    state->step = step;
+    state->data = train.position();
+    state->sampler = sampler_rng.state();
+    model.save_params(state->params.data());
+    model.save_moments(state->m.data(), state->v.data());
+    write_state(o.state, *state);
+  };
+  resumed.reset();  // its parameters and moments are on the model now
+
+  const int first_step = int(resumed_step) + 1;
   double total_s = 0;
   int timed_steps = 0;
   float loss = 0;
-  for (int step = 1; step <= o.steps; ++step) {
+  for (int step = first_step; step <= o.steps; ++step) {
     NvtxRange range("step");
     train.next(inputs.data(), targets.data());
     const auto start = std::chrono::steady_clock::now();
@@ -335,7 +493,7 @@ int run(const Options& o) {
     const float norm = model.update(u);  // synchronises (reads the norm back)
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!std::isfinite(loss)) throw TrainingFailed("the loss is not finite at step " + std::to_string(step));
-    if (step > 1 || o.steps == 1) {
+    if (step > first_step || first_step == o.steps) {  // the first step warms up
       total_s += seconds;
       ++timed_steps;
     }
@@ -364,6 +522,10 @@ int run(const Options& o) {
       if (val_loss) line["val_loss"] = *val_loss;
       log << line.dump() << "\n";
     }
+    if (state && ((o.checkpoint_every > 0 && step % o.checkpoint_every == 0) || step == o.steps)) {
+      save_state(step);
+      std::cout << "saved the training state after step " << step << " to " << o.state << "\n";
+    }
   }
   if (!o.save.empty()) {
     model.save_params(params.data());
@@ -372,10 +534,12 @@ int run(const Options& o) {
   }
   const double mean_s = timed_steps ? total_s / timed_steps : 0;
   std::cout << fmt::format(
-      "summary: {} steps, {:.2f} ms/step, {:.0f} tokens/s, MFU {:.2f}% (steps 2..{}), final loss {:.6f}, memory {:.1f} "
+      "summary: {} steps, {:.2f} ms/step, {:.0f} tokens/s, MFU {:.2f}% (steps {}..{}), final loss {:.6f}, memory "
+      "{:.1f} "
       "MiB\n",
       o.steps, mean_s * 1e3, mean_s > 0 ? double(B) * T / mean_s : 0.0,
-      mean_s > 0 && peak > 0 ? 100.0 * flops_per_token * B * T / mean_s / (peak * 1e12) : 0.0, o.steps, loss,
+      mean_s > 0 && peak > 0 ? 100.0 * flops_per_token * B * T / mean_s / (peak * 1e12) : 0.0,
+      first_step == o.steps ? first_step : first_step + 1, o.steps, loss,
       (model.bytes_allocated() + plan.workspace_bytes()) / double(1 << 20));
   return kOk;
 }
@@ -426,6 +590,14 @@ int main(int argc, char** argv) {
   app.add_option("--sample-len", o.sample_len, "tokens per sample (at most --seq-len)")->capture_default_str();
   app.add_option("--tokenizer", o.tokenizer,
                  "llm.c tokenizer file for samples (default: gpt2_tokenizer.bin beside --train)");
+  app.add_option("--state", o.state,
+                 "write the training state here (parameters, AdamW moments, step, data position, generators) after "
+                 "the last step and every --checkpoint-every steps, for --resume");
+  app.add_option("--checkpoint-every", o.checkpoint_every, "write --state every N steps too (0 = only at the end)")
+      ->capture_default_str();
+  app.add_option("--resume", o.resume,
+                 "continue from a state file written by --state: the next step is its step + 1; the options that "
+                 "shape the steps must be those of the run that wrote it");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

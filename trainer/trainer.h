@@ -28,6 +28,9 @@ struct Options {
   bool print_plan = false;  // print the kernel plan (and unused best.json entries), then stop
   std::string tokenizer;  // llm.c gpt2_tokenizer.bin, for samples
   int sample_every = 0, sample_len = 64;
+  std::string state;         // write the training state here (every checkpoint_every steps and at the end)
+  int checkpoint_every = 0;  // 0: the state only at the end
+  std::string resume;        // continue from this state file
 };
 
 int run(const Options& o);

@@ -1,11 +1,13 @@
 #pragma once
 // What several suites share: running a command as a user does (exit code and output),
-// and the message of the UsageError an action throws.
+// the message of the UsageError an action throws, and a temporary folder.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <string>
 
@@ -39,6 +41,22 @@ inline std::string usage_error(const std::function<void()>& f) {
   }
   return "no error";
 }
+
+// A fresh folder under the system's temporary one, removed with everything in it.
+class TempDir {
+ public:
+  TempDir()
+      : path_(std::filesystem::temp_directory_path() /
+              ("wb_trainer_" + std::to_string(::getpid()) + "_" + std::to_string(n_++))) {
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  static inline int n_ = 0;
+  std::filesystem::path path_;
+};
 
 }  // namespace wb::testing
 

@@ -30,19 +30,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::usage_error;
 
-class TempDir {
- public:
-  TempDir()
-      : path_(fs::temp_directory_path() / ("wb_trainer_" + std::to_string(::getpid()) + "_" + std::to_string(n_++))) {
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  static inline int n_ = 0;
-  fs::path path_;
-};
+using testing::TempDir;
 
 TEST(Model, Gpt2Configurations) {
   const Config d12 = config_from_init("d12");
@@ -378,8 +366,9 @@ TEST(Plan, TakesTheClosestSectionUnlessStrict) {
       << notices.str();
   PlanOptions strict;
   strict.strict_device = true;
-  EXPECT_NE(usage_error([&] { KernelPlan(Registry::global(), *ex, strict, &other, workloads, notices); })
-                .find("--strict-device: the kernels file has no section for this device"),
+  EXPECT_NE(usage_error([&] {
+              KernelPlan(Registry::global(), *ex, strict, &other, workloads, notices);
+            }).find("--strict-device: the kernels file has no section for this device"),
             std::string::npos);
   BestFile gpu = best_for(*ex, {entry("layernorm_forward", s, 1)});
   gpu.sections[0].backend = Backend::cuda;
@@ -410,14 +399,17 @@ TEST(Plan, FallsBackPerOpAndHonoursDeterministic) {
   for (const Variant* v : reg.variants("layernorm_backward", Backend::emu))
     if (!v->claims_deterministic(v->default_params()) && !v->skip_reason(btc, v->default_params())) atomics = v;
   ASSERT_NE(atomics, nullptr) << "layernorm_backward has no float-atomic variant";
-  BestEntry drifted = entry("matmul_forward", [&] {
-    Shape mm = btc;
-    mm.OC = 3 * 64;
-    return mm;
-  }(), 1);
+  BestEntry drifted = entry(
+      "matmul_forward",
+      [&] {
+        Shape mm = btc;
+        mm.OC = 3 * 64;
+        return mm;
+      }(),
+      1);
   drifted.deterministic = false;
-  const BestFile b = best_for(*ex, {entry("attention_forward", attn, cudnn->id),
-                                    entry("layernorm_backward", btc, atomics->id), drifted});
+  const BestFile b = best_for(
+      *ex, {entry("attention_forward", attn, cudnn->id), entry("layernorm_backward", btc, atomics->id), drifted});
   std::ostringstream notices;
   const KernelPlan plan(reg, *ex, PlanOptions{}, &b, workloads, notices);
   EXPECT_EQ(plan.at("attention_forward", attn).origin, "default (fallback)");
@@ -589,14 +581,14 @@ TEST_F(Command, KernelsOfAnotherDeviceRunUnlessStrict) {
                    "no section for this device (cpu/" + ex->device().slug + ")");
 
   const std::string v1 = write_text("v1.json", R"({"schema": "wb.best/1", "created": "", "backend": "cpu",
-      "device": {"name": ")" + ex->device().name + R"(", "slug": ")" + ex->device().slug + R"("},
+      "device": {"name": ")" + ex->device().name + R"(", "slug": ")" +
+                                                   ex->device().slug + R"("},
       "precision": "fp32", "reports": [], "ops": {"layernorm_forward": [{"shape": {"B": 2, "T": 8, "C": 32},
       "variant": 1, "variant_name": "reference", "numeric_class": "fp32", "params": {}, "median_us": 1.0,
       "stddev_us": 0.0, "report": "", "source_hash": "", "note": ""}]}})");
   r = trainer(base_ + "--steps 1 --strict-device --kernels " + v1);
   ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("the section of this device (cpu/" + ex->device().slug + ")"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("the section of this device (cpu/" + ex->device().slug + ")"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // A small seeded generator (splitmix64 to seed, xoshiro256** to draw) so that the
 // same seed gives the same inputs on every machine and compiler.
+#include <array>
 #include <cstdint>
 #include <string_view>
 
@@ -16,6 +17,14 @@ class Rng {
   uint64_t next();
   double uniform(double lo, double hi);  // [lo, hi)
   int64_t below(int64_t n);              // [0, n)
+
+  // The generator's whole state, so that a saved run can continue its draws exactly
+  // (the trainer's --state files). An all-zero state is not one xoshiro can reach.
+  using State = std::array<uint64_t, 4>;
+  State state() const { return {s_[0], s_[1], s_[2], s_[3]}; }
+  void restore(const State& s) {
+    for (int i = 0; i < 4; ++i) s_[i] = s[i];
+  }
 
  private:
   uint64_t s_[4];
