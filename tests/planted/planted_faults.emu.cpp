@@ -1,0 +1,4 @@
+// tests/planted/planted_faults.cu compiled by the host compiler for the emulator, as
+// the build does for every CUDA variant: the shim first.
+#include "kernels/emu/shim.h"
+#include "tests/planted/planted_faults.cu"
