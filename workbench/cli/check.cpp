@@ -84,6 +84,15 @@ std::vector<ParamValues> configurations(const Variant& v, const std::optional<st
   return chosen;
 }
 
+// The optional tensors (a bias) of op, when a pass leaves them out.
+std::vector<std::string> omitted_tensors(const OpSpec& op, bool omit_optional) {
+  std::vector<std::string> out;
+  if (omit_optional)
+    for (const auto& t : op.tensors)
+      if (t.optional) out.push_back(t.name);
+  return out;
+}
+
 }  // namespace
 
 int check(const CheckOptions& o) {
@@ -183,7 +192,9 @@ int check(const CheckOptions& o) {
     if (child.report)
       for (const Record& r : child.report->records)
         if (r.variant == v.id && r.params == p && r.omitted.empty() != job.omit_optional) return r;
-    Record r = not_run_record(*job.op, v, p, shapes[job.shape], job.omit_optional, seed + job.shape, "");
+    Record r = record_for(*job.op, v, p, shapes[job.shape]);
+    r.seed = seed + job.shape;
+    r.omitted = omitted_tensors(*job.op, job.omit_optional);
     r.status = Status::incorrect;
     r.reason = child.report ? "the child process reported no result for this configuration" : child.failure;
     return r;
@@ -193,11 +204,8 @@ int check(const CheckOptions& o) {
     Progress progress(total);
     for (const Job& job : jobs) {
       const Shape& shape = shapes[job.shape];
-      std::vector<std::string> omitted;
-      if (job.omit_optional)
-        for (const auto& t : job.op->tensors)
-          if (t.optional) omitted.push_back(t.name);
-      const std::string shape_text = shape_with_omitted(job.op->describe_shape(shape), omitted);
+      const std::string shape_text =
+          shape_with_omitted(job.op->describe_shape(shape), omitted_tensors(*job.op, job.omit_optional));
       // Without --isolate the problem goes on this process's device, unless a fault
       // has lost it: then what is left is recorded as not run.
       std::unique_ptr<Session> session;
