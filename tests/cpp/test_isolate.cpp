@@ -77,8 +77,8 @@ TEST(DeviceLost, AStickyFaultLosesTheEmulatedDeviceForEverythingAfterIt) {
 TEST(DeviceLost, CheckReportsTheFaultMarksTheRestNotRunWritesTheReportAndExits1) {
   const std::string json = temp_path("lost.json");
   std::filesystem::remove(json);
-  const Result r = planted("check residual_forward --backend emu --variants 1,90,91 --shapes tiny,odd --seed 3 --json " +
-                           json);
+  const Result r =
+      planted("check residual_forward --backend emu --variants 1,90,91 --shapes tiny,odd --seed 3 --json " + json);
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "DEVICE LOST: cudaErrorIllegalAddress")) << r.output;
   EXPECT_TRUE(contains(r.output, "not run")) << r.output;
@@ -106,8 +106,10 @@ TEST(DeviceLost, CheckReportsTheFaultMarksTheRestNotRunWritesTheReportAndExits1)
 
 TEST(Isolate, CheckRunsEachVariantInAChildSoOneFaultCostsOneVariant) {
   const std::string json = temp_path("isolated.json");
-  const Result r = planted("check residual_forward --backend emu --variants 1,90,91 --shapes tiny,odd --seed 3 "
-                           "--isolate --json " + json);
+  const Result r = planted(
+      "check residual_forward --backend emu --variants 1,90,91 --shapes tiny,odd --seed 3 "
+      "--isolate --json " +
+      json);
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_FALSE(contains(r.output, "DEVICE LOST")) << r.output;
   const Report report = read_report(json, planted_registry());
@@ -120,11 +122,12 @@ TEST(Isolate, CheckRunsEachVariantInAChildSoOneFaultCostsOneVariant) {
   }
   // The children used the seed this process would have: the same inputs.
   const std::string plain = temp_path("plain.json");
-  EXPECT_EQ(planted("check residual_forward --backend emu --variants 1 --shapes tiny,odd --seed 3 --json " + plain).code,
-            0);
+  EXPECT_EQ(
+      planted("check residual_forward --backend emu --variants 1 --shapes tiny,odd --seed 3 --json " + plain).code, 0);
   const Report alone = read_report(plain, planted_registry());
   ASSERT_EQ(alone.records.size(), 12u);
-  for (std::size_t i = 0; i < alone.records.size(); ++i) EXPECT_EQ(alone.records[i].seed, of_variant(report, 1)[i].seed);
+  for (std::size_t i = 0; i < alone.records.size(); ++i)
+    EXPECT_EQ(alone.records[i].seed, of_variant(report, 1)[i].seed);
 }
 
 TEST(Isolate, AChildKilledByASignalIsReportedAndTheRunGoesOn) {
@@ -132,8 +135,8 @@ TEST(Isolate, AChildKilledByASignalIsReportedAndTheRunGoesOn) {
   EXPECT_NE(planted("check residual_forward --backend cpu --variants 90 --shapes tiny --seed 1").code, 0);
 
   const std::string json = temp_path("signal.json");
-  const Result r = planted("check residual_forward --backend cpu --variants 90,1 --shapes tiny --seed 1 --isolate --json " +
-                           json);
+  const Result r =
+      planted("check residual_forward --backend cpu --variants 90,1 --shapes tiny --seed 1 --isolate --json " + json);
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "child process died: signal 11")) << r.output;
   const Report report = read_report(json, planted_registry());
@@ -146,8 +149,8 @@ TEST(Isolate, AChildKilledByASignalIsReportedAndTheRunGoesOn) {
 
 TEST(Isolate, RunAndSweepToo) {
   const std::string run_json = temp_path("run.json");
-  const Result run = planted("run residual_forward -v 90 --backend cpu --shape B=2,T=4,C=8 --seed 1 --isolate --json " +
-                             run_json);
+  const Result run =
+      planted("run residual_forward -v 90 --backend cpu --shape B=2,T=4,C=8 --seed 1 --isolate --json " + run_json);
   EXPECT_EQ(run.code, 1) << run.output;
   EXPECT_TRUE(contains(run.output, "INCORRECT child process died: signal 11")) << run.output;
   EXPECT_EQ(read_report(run_json, planted_registry()).records.at(0).status, Status::incorrect);
@@ -156,8 +159,10 @@ TEST(Isolate, RunAndSweepToo) {
                    "cudaErrorIllegalAddress");
 
   const std::string sweep_json = temp_path("sweep.json");
-  const Result sweep = planted("sweep residual_forward --backend cpu --variants 1,90 --shape B=2,T=4,C=8 --seed 1 "
-                               "--repetitions 1 --min-time 0.001 --isolate --out " + sweep_json);
+  const Result sweep = planted(
+      "sweep residual_forward --backend cpu --variants 1,90 --shape B=2,T=4,C=8 --seed 1 "
+      "--repetitions 1 --min-time 0.001 --isolate --out " +
+      sweep_json);
   EXPECT_EQ(sweep.code, 1) << sweep.output;
   const Report report = read_report(sweep_json, planted_registry());
   ASSERT_EQ(of_variant(report, 1).size(), 1u);
@@ -176,7 +181,8 @@ TEST(Isolate, FlagsAreValidatedBeforeAnyChildRuns) {
 TEST(DeviceLost, APlantedOutOfBoundsKernelOnAGpu) {
   if (auto why = cuda_unavailable_reason()) GTEST_SKIP() << "no usable CUDA device: " << *why;
   const std::string json = temp_path("gpu.json");
-  const Result r = planted("check residual_forward --backend cuda --variants 1,90,91 --shapes tiny --seed 3 --json " + json);
+  const Result r =
+      planted("check residual_forward --backend cuda --variants 1,90,91 --shapes tiny --seed 3 --json " + json);
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "DEVICE LOST: cudaErrorIllegalAddress")) << r.output;
   const Report lost = read_report(json, planted_registry());
@@ -184,8 +190,10 @@ TEST(DeviceLost, APlantedOutOfBoundsKernelOnAGpu) {
   EXPECT_EQ(of_variant(lost, 90).at(0).status, Status::incorrect);
   EXPECT_EQ(of_variant(lost, 91).at(0).status, Status::not_run);
 
-  const Result isolated = planted("check residual_forward --backend cuda --variants 1,90,91 --shapes tiny --seed 3 "
-                                  "--isolate --json " + json);
+  const Result isolated = planted(
+      "check residual_forward --backend cuda --variants 1,90,91 --shapes tiny --seed 3 "
+      "--isolate --json " +
+      json);
   EXPECT_EQ(isolated.code, 1) << isolated.output;
   const Report report = read_report(json, planted_registry());
   EXPECT_EQ(of_variant(report, 90).at(0).status, Status::incorrect);

@@ -32,8 +32,7 @@ __global__ void planted_naive(float* out, const float* inp1, const float* inp2, 
 
 void launch_out_of_bounds(const ResidualForwardArgs& a, const Launch& l) {
   const int block = l.block_size();
-  WB_LAUNCH(planted_out_of_bounds, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), a.out, a.inp1, a.inp2,
-            a.N);
+  WB_LAUNCH(planted_out_of_bounds, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), a.out, a.inp1, a.inp2, a.N);
 }
 
 void launch_naive(const ResidualForwardArgs& a, const Launch& l) {

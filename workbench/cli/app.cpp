@@ -92,7 +92,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--json", run_o.json, "also write the result as a wb.report report");
   run_cmd->add_option("--repetitions", run_o.repetitions, "timed repetitions (default: cuda 20, cpu 5)");
   run_cmd->add_option("--min-time", run_o.min_time_s, "seconds per repetition (default: cuda 0.01, cpu 0.05)");
-  run_cmd->add_flag("--isolate", run_o.isolate, "run the variant in a child process: a crash becomes an incorrect result");
+  run_cmd->add_flag("--isolate", run_o.isolate,
+                    "run the variant in a child process: a crash becomes an incorrect result");
 
   CheckOptions check_o;
   check_o.command = command;
@@ -110,7 +111,9 @@ int main(int argc, char** argv) {
   check_cmd->add_option("--seed", check_o.seed, "base seed (default: fresh)");
   check_cmd->add_flag("--verbose", check_o.verbose, "a line per launch configuration");
   check_cmd->add_option("--json", check_o.json, "also write the results as a wb.report report");
-  check_cmd->add_flag("--isolate", check_o.isolate, "run each variant in a child process, so that a crash or a device-losing fault costs that variant only");
+  check_cmd->add_flag(
+      "--isolate", check_o.isolate,
+      "run each variant in a child process, so that a crash or a device-losing fault costs that variant only");
 
   SweepOptions sweep_o;
   sweep_o.command = command;
@@ -129,7 +132,9 @@ int main(int argc, char** argv) {
       ->required();
   sweep_cmd->add_option("--repetitions", sweep_o.repetitions, "timed repetitions (default: cuda 20, cpu 5)");
   sweep_cmd->add_option("--min-time", sweep_o.min_time_s, "seconds per repetition (default: cuda 0.01, cpu 0.05)");
-  sweep_cmd->add_flag("--isolate", sweep_o.isolate, "run each variant in a child process, so that a crash or a device-losing fault costs that variant only");
+  sweep_cmd->add_flag(
+      "--isolate", sweep_o.isolate,
+      "run each variant in a child process, so that a crash or a device-losing fault costs that variant only");
   sweep_cmd->add_flag("--isolated-child", sweep_o.isolated_child, "internal: run as a child of --isolate")->group("");
 
   BestOptions best_o;

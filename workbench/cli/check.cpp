@@ -217,7 +217,7 @@ int check(const CheckOptions& o) {
         Tally tally;
         for (const ParamValues& p : configurations(*v, sizes)) {
           progress.step(v->key() + " " + p.describe() + " " + shape_text);
-          Record r = o.isolate  ? isolated(job, *v, p)
+          Record r = o.isolate ? isolated(job, *v, p)
                      : session ? session->evaluate(*v, p, eval)
                                : not_run_record(*job.op, *v, p, shape, job.omit_optional, seed + job.shape, *lost);
           tally.add(r);

@@ -104,7 +104,7 @@ struct SweepOptions {
   std::string out;
   std::optional<int> repetitions;
   std::optional<double> min_time_s;
-  bool isolate = false;        // each (variant, shape) in a child process (isolate.h)
+  bool isolate = false;         // each (variant, shape) in a child process (isolate.h)
   bool isolated_child = false;  // internal: a child of --isolate (measures no ceilings)
   std::string command;
 };

@@ -39,8 +39,7 @@ IsolationDir::IsolationDir() {
   if (ec) base = "/tmp";
   std::string pattern = (base / "wb-isolate-XXXXXX").string();
   if (!mkdtemp(pattern.data()))
-    throw FileError("cannot create a temporary folder for --isolate in " + base.string() + ": " +
-                    std::strerror(errno));
+    throw FileError("cannot create a temporary folder for --isolate in " + base.string() + ": " + std::strerror(errno));
   path_ = pattern;
 }
 
@@ -99,8 +98,7 @@ ChildOutcome run_child(const std::vector<std::string>& args, const std::string& 
     return outcome;
   }
   outcome.failure = "child process exited with status " + std::to_string(code) + " and no report";
-  if (const std::string words_said = last_words(errors_path); !words_said.empty())
-    outcome.failure += ": " + words_said;
+  if (const std::string words_said = last_words(errors_path); !words_said.empty()) outcome.failure += ": " + words_said;
   return outcome;
 }
 

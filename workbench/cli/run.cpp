@@ -83,10 +83,11 @@ int run(const RunOptions& o) {
     check_session_fits(op, shape, *ex);
     IsolationDir isolation;
     const std::string out = isolation.next_file("report");
-    std::vector<std::string> args{"run",       op.name, "--variant", std::to_string(v.id), "--backend",
-                                  std::string(to_string(b)), "--shape", o.shape, "--seed", std::to_string(seed),
-                                  "--json",    out};
-    for (const auto& [name, value] : params.items()) args.insert(args.end(), {"--param", name + "=" + std::to_string(value)});
+    std::vector<std::string> args{
+        "run",     op.name, "--variant", std::to_string(v.id), "--backend", std::string(to_string(b)),
+        "--shape", o.shape, "--seed",    std::to_string(seed), "--json",    out};
+    for (const auto& [name, value] : params.items())
+      args.insert(args.end(), {"--param", name + "=" + std::to_string(value)});
     if (o.repetitions) args.insert(args.end(), {"--repetitions", std::to_string(*o.repetitions)});
     if (o.min_time_s) args.insert(args.end(), {"--min-time", fmt::format("{}", *o.min_time_s)});
     const ChildOutcome child = run_child(args, out, isolation);

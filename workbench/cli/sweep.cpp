@@ -125,7 +125,8 @@ int sweep(const SweepOptions& o) {
   const TimingOptions timing = timing_options(o.repetitions, o.min_time_s);
   const Backend b = resolve_backend(o.backend);
   if (b == Backend::emu)
-    throw UsageError("wb sweep times variants, and the emu backend is never timed; check them with wb check --backend emu");
+    throw UsageError(
+        "wb sweep times variants, and the emu backend is never timed; check them with wb check --backend emu");
   const std::vector<PlanItem> plan = plan_sweep(reg, jobs, b, o);
   const uint64_t seed = resolve_seed(o.seed);
 
@@ -146,11 +147,15 @@ int sweep(const SweepOptions& o) {
     if (it == children.end()) {
       const std::string out = isolation->next_file("report");
       std::string dims;
-      for (const std::string& d : job.op->dims) dims += (dims.empty() ? "" : ",") + d + "=" + std::to_string(job.shape.get(d));
-      std::vector<std::string> args{"sweep",      job.op->name, "--backend", std::string(to_string(b)),
-                                    "--variants", std::to_string(item.variant->id),
-                                    "--shape",    dims,         "--seed",    std::to_string(seed),
-                                    "--out",      out,          "--isolated-child"};
+      for (const std::string& d : job.op->dims)
+        dims += (dims.empty() ? "" : ",") + d + "=" + std::to_string(job.shape.get(d));
+      std::vector<std::string> args{"sweep",           job.op->name,
+                                    "--backend",       std::string(to_string(b)),
+                                    "--variants",      std::to_string(item.variant->id),
+                                    "--shape",         dims,
+                                    "--seed",          std::to_string(seed),
+                                    "--out",           out,
+                                    "--isolated-child"};
       if (o.block_sizes != "all") {
         std::string sizes;
         for (const PlanItem& other : plan)
