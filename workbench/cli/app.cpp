@@ -9,6 +9,13 @@
 #include "workbench/runtime/context.h"
 
 namespace wb::cli {
+namespace {
+
+const Registry* registry_in_use = nullptr;  // set by main; null: the global one
+
+}  // namespace
+
+const Registry& registry() { return registry_in_use ? *registry_in_use : Registry::global(); }
 
 int exit_code_for(const std::exception_ptr& e, std::ostream& err) {
   try {
@@ -40,14 +47,19 @@ int exit_code_for(const std::exception_ptr& e, std::ostream& err) {
   }
 }
 
+int main(int argc, char** argv, const Registry& registry) {
+  registry_in_use = &registry;
+  return main(argc, argv);
+}
+
 int main(int argc, char** argv) {
   CLI::App app{
       "wb: a workbench for the kernels of one GPT-2 training step. Every op has numbered variants;\n"
       "wb checks them against the CPU reference, times them and writes JSON reports."};
   app.require_subcommand(1);
   app.footer(
-      "Exit codes: 0 ok, 1 a check failed, 2 bad usage or input (also: out of memory), 3 no usable device,\n"
-      "4 internal error.\n"
+      "Exit codes: 0 ok, 1 a check failed (also: a variant's fault lost the device and the rest was not run),\n"
+      "2 bad usage or input (also: out of memory), 3 no usable device, 4 internal error.\n"
       "Examples:\n"
       "  wb list layernorm_forward\n"
       "  wb run layernorm_forward --variant 4 --shape llmc-dev\n"
@@ -82,6 +94,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--min-time", run_o.min_time_s, "seconds per repetition (default: cuda 0.01, cpu 0.05)");
   run_cmd->add_flag("--no-flush", run_o.no_flush,
                     "time with warm caches (default: the last-level cache is flushed before every timed launch)");
+  run_cmd->add_flag("--isolate", run_o.isolate,
+                    "run the variant in a child process: a crash becomes an incorrect result");
 
   CheckOptions check_o;
   check_o.command = command;
@@ -102,6 +116,9 @@ int main(int argc, char** argv) {
                         "vector accesses must skip or fall back, never fault");
   check_cmd->add_flag("--verbose", check_o.verbose, "a line per launch configuration");
   check_cmd->add_option("--json", check_o.json, "also write the results as a wb.report report");
+  check_cmd->add_flag(
+      "--isolate", check_o.isolate,
+      "run each variant in a child process, so that a crash or a device-losing fault costs that variant only");
 
   SweepOptions sweep_o;
   sweep_o.command = command;
@@ -122,6 +139,10 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--min-time", sweep_o.min_time_s, "seconds per repetition (default: cuda 0.01, cpu 0.05)");
   sweep_cmd->add_flag("--no-flush", sweep_o.no_flush,
                       "time with warm caches (default: the last-level cache is flushed before every timed launch)");
+  sweep_cmd->add_flag(
+      "--isolate", sweep_o.isolate,
+      "run each variant in a child process, so that a crash or a device-losing fault costs that variant only");
+  sweep_cmd->add_flag("--isolated-child", sweep_o.isolated_child, "internal: run as a child of --isolate")->group("");
 
   BestOptions best_o;
   auto* best_cmd = app.add_subcommand(

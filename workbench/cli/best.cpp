@@ -66,7 +66,7 @@ int best(const BestOptions& o) {
   BestFile file;
   if (!o.replace && std::filesystem::exists(o.out)) file = read_best(o.out);
   std::vector<std::pair<std::string, Report>> reports;
-  for (const auto& path : o.reports) reports.emplace_back(path, read_report(path));
+  for (const auto& path : o.reports) reports.emplace_back(path, read_report(path, registry()));
 
   // One section per device, in the order the reports name them.
   std::vector<std::string> order;

@@ -5,9 +5,13 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
+#include <memory>
+#include <tuple>
 
 #include "kernels/errors.h"
 #include "workbench/cli/commands.h"
+#include "workbench/cli/isolate.h"
 #include "workbench/cli/progress.h"
 #include "workbench/runtime/harness.h"
 #include "workbench/runtime/report.h"
@@ -42,6 +46,7 @@ struct Tally {
         break;
     }
     if ((r.status == Status::skipped || r.status == Status::not_emulated) && note.empty()) note = r.reason;
+    if (r.status == Status::not_run && note.empty()) note = "not run: device lost";
     if (r.status == Status::ok) {
       for (const auto& c : r.errors) worst_err = std::max(worst_err, c.max_abs_err);
       if (r.deterministic) ++(*r.deterministic ? deterministic : nondeterministic);
@@ -79,10 +84,19 @@ std::vector<ParamValues> configurations(const Variant& v, const std::optional<st
   return chosen;
 }
 
+// The optional tensors (a bias) of op, when a pass leaves them out.
+std::vector<std::string> omitted_tensors(const OpSpec& op, bool omit_optional) {
+  std::vector<std::string> out;
+  if (omit_optional)
+    for (const auto& t : op.tensors)
+      if (t.optional) out.push_back(t.name);
+  return out;
+}
+
 }  // namespace
 
 int check(const CheckOptions& o) {
-  const Registry& reg = Registry::global();
+  const Registry& reg = registry();
   if (o.all == !o.op.empty()) throw UsageError("give one op or --all");
   if (o.all && !o.variants.empty() && o.variants != "all")
     throw UsageError("--variants selects ids of one op; with --all leave it out");
@@ -93,12 +107,16 @@ int check(const CheckOptions& o) {
   const Backend b = resolve_backend(o.backend);
   const uint64_t seed = resolve_seed(o.seed);
   std::vector<Shape> shapes;
+  std::vector<std::string> shape_names;  // for the children of --isolate
   {
     const std::vector<CheckShape> named = named_check_shapes(b == Backend::emu);
     std::string known;
     for (const auto& n : named) known += (known.empty() ? "" : ", ") + n.name;
     if (o.shapes.empty() || o.shapes == "all") {
-      for (const auto& n : named) shapes.push_back(n.shape);
+      for (const auto& n : named) {
+        shapes.push_back(n.shape);
+        shape_names.push_back(n.name);
+      }
     } else {
       std::size_t start = 0;
       while (start <= o.shapes.size()) {
@@ -110,6 +128,7 @@ int check(const CheckOptions& o) {
           throw UsageError("--shapes: unknown check shape '" + name + "' (the " + std::string(to_string(b)) +
                            " check shapes: " + known + ")");
         shapes.push_back(it->shape);
+        shape_names.push_back(it->name);
         start = comma + 1;
       }
     }
@@ -153,17 +172,59 @@ int check(const CheckOptions& o) {
   std::vector<std::string> failures;
   EvalOptions eval;
   if (b == Backend::emu) eval.check_launches = 1;  // each emulated launch costs milliseconds
+  // --isolate: one child per (op, check shape, variant), which checks both passes (with
+  // and without the optional tensors) at the seed this process would have used.
+  std::unique_ptr<IsolationDir> isolation;
+  if (o.isolate) isolation = std::make_unique<IsolationDir>();
+  std::map<std::tuple<std::string, std::size_t, int>, ChildOutcome> children;
+  auto isolated = [&](const Job& job, const Variant& v, const ParamValues& p) {
+    auto key = std::make_tuple(job.op->name, job.shape, v.id);
+    auto it = children.find(key);
+    if (it == children.end()) {
+      const std::string out = isolation->next_file("report");
+      std::vector<std::string> args{"check",      job.op->name,
+                                    "--backend",  std::string(to_string(b)),
+                                    "--variants", std::to_string(v.id),
+                                    "--shapes",   shape_names[job.shape],
+                                    "--seed",     std::to_string(seed + job.shape),
+                                    "--json",     out};
+      if (!o.block_sizes.empty()) args.insert(args.end(), {"--block-sizes", o.block_sizes});
+      if (o.misalign) args.insert(args.end(), {"--misalign", std::to_string(o.misalign)});
+      it = children.emplace(key, run_child(args, out, *isolation)).first;
+    }
+    const ChildOutcome& child = it->second;
+    if (child.report)
+      for (const Record& r : child.report->records)
+        if (r.variant == v.id && r.params == p && r.omitted.empty() != job.omit_optional) return r;
+    Record r = record_for(*job.op, v, p, shapes[job.shape]);
+    r.seed = seed + job.shape;
+    r.omitted = omitted_tensors(*job.op, job.omit_optional);
+    r.status = Status::incorrect;
+    r.reason = child.report ? "the child process reported no result for this configuration" : child.failure;
+    return r;
+  };
+  std::optional<std::string> lost;  // the fault that lost the device, once it has
   {
     Progress progress(total);
     for (const Job& job : jobs) {
       const Shape& shape = shapes[job.shape];
-      Session session(*job.op, shape, seed + job.shape, *ex, job.omit_optional, std::size_t(o.misalign));
-      const std::string shape_text = shape_with_omitted(job.op->describe_shape(shape), session.problem().omitted());
+      const std::string shape_text =
+          shape_with_omitted(job.op->describe_shape(shape), omitted_tensors(*job.op, job.omit_optional));
+      // Without --isolate the problem goes on this process's device, unless a fault
+      // has lost it: then what is left is recorded as not run.
+      std::unique_ptr<Session> session;
+      if (!o.isolate) {
+        lost = ex->lost();
+        if (!lost) session = std::make_unique<Session>(*job.op, shape, seed + job.shape, *ex, job.omit_optional,
+                                                  std::size_t(o.misalign));
+      }
       for (const Variant* v : job.variants) {
         Tally tally;
         for (const ParamValues& p : configurations(*v, sizes)) {
           progress.step(v->key() + " " + p.describe() + " " + shape_text);
-          Record r = session.evaluate(*v, p, eval);
+          Record r = o.isolate ? isolated(job, *v, p)
+                     : session ? session->evaluate(*v, p, eval)
+                               : not_run_record(*job.op, *v, p, shape, job.omit_optional, seed + job.shape, *lost);
           tally.add(r);
           if (r.status == Status::incorrect)
             failures.push_back(
@@ -178,23 +239,29 @@ int check(const CheckOptions& o) {
       }
     }
   }
+  lost = ex->lost();
   table.print(std::cout);
-  int ok = 0, skipped = 0, not_emulated = 0;
+  int ok = 0, skipped = 0, not_emulated = 0, not_run = 0;
   for (const auto& r : report.records) {
     ok += r.status == Status::ok;
     skipped += r.status == Status::skipped;
     not_emulated += r.status == Status::not_emulated;
+    not_run += r.status == Status::not_run;
   }
   for (const auto& f : failures) std::cout << "INCORRECT " << f << "\n";
-  std::cout << fmt::format("{} backend on {}: {} configurations, {} ok, {} skipped, {}{} incorrect (seed {})\n",
+  if (lost)
+    std::cout << "DEVICE LOST: " << *lost << "\n  " << not_run
+              << " configurations after the fault were not run (--isolate runs each variant in its own process)\n";
+  std::cout << fmt::format("{} backend on {}: {} configurations, {} ok, {} skipped, {}{} incorrect{} (seed {})\n",
                            to_string(b), ex->device().name, report.records.size(), ok, skipped,
-                           not_emulated ? fmt::format("{} not emulated, ", not_emulated) : "", failures.size(), seed);
+                           not_emulated ? fmt::format("{} not emulated, ", not_emulated) : "", failures.size(),
+                           not_run ? fmt::format(", {} not run", not_run) : "", seed);
   if (!o.json.empty()) {
     const std::string path = output_path(o.json, *ex);
     write_report(report, path);
     std::cout << "wrote " << path << "\n";
   }
-  return failures.empty() ? kOk : kCheckFailed;
+  return failures.empty() && not_run == 0 ? kOk : kCheckFailed;
 }
 
 }  // namespace wb::cli

@@ -1,7 +1,8 @@
 #pragma once
 // The `wb` command line: list, run, check, sweep, dump. Exit codes: 0 ok, 1 a check
-// failed, 2 bad usage or input (or more memory than the machine has), 3 no usable
-// device, 4 an internal error (a bug in wb).
+// failed (also: the device was lost to a variant's fault, and the configurations after
+// it were not run), 2 bad usage or input (or more memory than the machine has), 3 no
+// usable device, 4 an internal error (a bug in wb).
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -20,6 +21,12 @@ namespace wb::cli {
 constexpr int kOk = 0, kCheckFailed = 1, kBadUsage = 2, kNoDevice = 3, kInternalError = 4;
 
 int main(int argc, char** argv);
+// The same with another registry than Registry::global(): a test program that plants
+// variants of its own (a kernel that faults) runs the commands over its registry.
+int main(int argc, char** argv, const Registry& registry);
+
+// The registry the commands read: Registry::global(), or the one given to main.
+const Registry& registry();
 
 // The exit code of an exception that escaped a command, after writing its message to
 // `err`: bad input 2, running out of memory or another resource 2, no usable device or
@@ -67,6 +74,7 @@ struct RunOptions {
   std::optional<int> repetitions;
   std::optional<double> min_time_s;
   bool no_flush = false;  // time with warm caches: no last-level cache flush between launches
+  bool isolate = false;  // in a child process (isolate.h)
   std::string command;
 };
 int run(const RunOptions& o);
@@ -82,6 +90,7 @@ struct CheckOptions {
   int misalign = 0;  // bytes every tensor starts off a 16-byte boundary: 0, 4, 8 or 12
   bool verbose = false;
   std::string json;
+  bool isolate = false;  // each (variant, shape) in a child process (isolate.h)
   std::string command;
 };
 int check(const CheckOptions& o);
@@ -99,6 +108,8 @@ struct SweepOptions {
   std::optional<int> repetitions;
   std::optional<double> min_time_s;
   bool no_flush = false;  // time with warm caches: no last-level cache flush between launches
+  bool isolate = false;         // each (variant, shape) in a child process (isolate.h)
+  bool isolated_child = false;  // internal: a child of --isolate (measures no ceilings)
   std::string command;
 };
 int sweep(const SweepOptions& o);

@@ -27,8 +27,8 @@ int compare(const CompareOptions& o) {
   const double max_slowdown = parse_percent(o.max_slowdown);
   if (o.format != "text" && o.format != "markdown")
     throw UsageError("--format '" + o.format + "' is not known (legal: text, markdown)");
-  const Report base = read_report(o.base);
-  const Report now = read_report(o.now);
+  const Report base = read_report(o.base, registry());
+  const Report now = read_report(o.now, registry());
   const CompareResult r = compare_reports(base, now, max_slowdown);
   std::cout << (o.format == "markdown" ? format_markdown(r) : format_text(r));
   return r.passed() ? kOk : kCheckFailed;

@@ -21,7 +21,7 @@ void write_raw(const std::filesystem::path& path, const void* data, std::size_t 
 }  // namespace
 
 int dump(const DumpOptions& o) {
-  const OpSpec& op = Registry::global().op(o.op);
+  const OpSpec& op = registry().op(o.op);
   const Shape shape = parse_shape(o.shape);
   const Problem problem(op, shape, o.seed);
   namespace fs = std::filesystem;

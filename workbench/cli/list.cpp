@@ -8,7 +8,7 @@
 namespace wb::cli {
 
 int list(const ListOptions& o) {
-  const Registry& reg = Registry::global();
+  const Registry& reg = registry();
   std::vector<const OpSpec*> ops = reg.ops();
   if (!o.op.empty()) ops = {&reg.op(o.op)};
   const VerificationIndex verified = VerificationIndex::scan(o.results_dir);

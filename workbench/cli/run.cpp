@@ -10,6 +10,7 @@
 
 #include "kernels/errors.h"
 #include "workbench/cli/commands.h"
+#include "workbench/cli/isolate.h"
 #include "workbench/cli/progress.h"
 #include "workbench/runtime/harness.h"
 #include "workbench/runtime/report.h"
@@ -62,7 +63,7 @@ void print_record(const Record& r, const Ceilings& ceilings) {
 }  // namespace
 
 int run(const RunOptions& o) {
-  const Registry& reg = Registry::global();
+  const Registry& reg = registry();
   const OpSpec& op = reg.op(o.op);
   const Shape shape = parse_shape(o.shape);
   op.check_shape(shape);
@@ -71,17 +72,49 @@ int run(const RunOptions& o) {
   const Variant& v = reg.variant(op.name, b, o.variant);
   const ParamValues params = parse_params(v, o.block_size, o.params);
 
+  const uint64_t seed = resolve_seed(o.seed);
+
   auto ex = make_executor(b);
-  Session session(op, shape, resolve_seed(o.seed), *ex);
-  EvalOptions eval;
-  if (ex->timed()) {
-    eval.timer = timer_for(*ex, timing);
+  Record r;
+  ReportContext context;
+  if (o.isolate) {
+    // The same command narrowed to nothing else, in a child: its report (context and
+    // ceilings included) stands for this run's, or its death is the variant's failure.
+    check_session_fits(op, shape, *ex);
+    IsolationDir isolation;
+    const std::string out = isolation.next_file("report");
+    std::vector<std::string> args{
+        "run",     op.name, "--variant", std::to_string(v.id), "--backend", std::string(to_string(b)),
+        "--shape", o.shape, "--seed",    std::to_string(seed), "--json",    out};
+    for (const auto& [name, value] : params.items())
+      args.insert(args.end(), {"--param", name + "=" + std::to_string(value)});
+    if (o.repetitions) args.insert(args.end(), {"--repetitions", std::to_string(*o.repetitions)});
+    if (o.min_time_s) args.insert(args.end(), {"--min-time", fmt::format("{}", *o.min_time_s)});
+    if (o.no_flush) args.push_back("--no-flush");
+    const ChildOutcome child = run_child(args, out, isolation);
+    if (child.report && child.report->records.size() == 1) {
+      context = child.report->context;
+      context.command = o.command;
+      r = child.report->records.front();
+    } else {
+      context = make_context(*ex, timing, o.command);
+      r = record_for(op, v, params, shape);
+      r.seed = seed;
+      r.status = Status::incorrect;
+      r.reason = child.report ? "the child process reported no single result" : child.failure;
+    }
   } else {
-    eval.check_launches = 1;
+    Session session(op, shape, seed, *ex);
+    EvalOptions eval;
+    if (ex->timed()) {
+      eval.timer = timer_for(*ex, timing);
+    } else {
+      eval.check_launches = 1;
+    }
+    r = session.evaluate(v, params, eval);
+    context = make_context(*ex, timing, o.command);
+    if (r.timing) context.ceilings = ex->measure_ceilings();
   }
-  const Record r = session.evaluate(v, params, eval);
-  ReportContext context = make_context(*ex, timing, o.command);
-  if (r.timing) context.ceilings = ex->measure_ceilings();
   print_record(r, context.ceilings);
   if (!ex->timed() && r.status == Status::ok)
     std::cout << "  time    not measured: emulation checks logic (bounds, barriers, races), never speed\n";

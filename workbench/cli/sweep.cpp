@@ -6,12 +6,15 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
 
 #include "kernels/errors.h"
 #include "workbench/cli/commands.h"
+#include "workbench/cli/isolate.h"
 #include "workbench/cli/progress.h"
 #include "workbench/runtime/harness.h"
 #include "workbench/runtime/report.h"
@@ -104,7 +107,7 @@ std::vector<SweepJob> read_workloads(const Registry& reg, const std::string& pat
 }  // namespace
 
 int sweep(const SweepOptions& o) {
-  const Registry& reg = Registry::global();
+  const Registry& reg = registry();
   std::vector<SweepJob> jobs;
   if (!o.workloads.empty()) {
     if (o.all || !o.op.empty()) throw UsageError("--workloads names the ops itself: give no op and no --all");
@@ -130,7 +133,52 @@ int sweep(const SweepOptions& o) {
   auto ex = make_executor(b);
   for (const SweepJob& job : jobs) check_session_fits(*job.op, job.shape, *ex);  // before the ceilings are measured
   Report report{make_context(*ex, timing, o.command), {}};
-  report.context.ceilings = ex->measure_ceilings();
+  // A child of --isolate leaves the ceilings to its parent, which measures them once.
+  if (!o.isolated_child) report.context.ceilings = ex->measure_ceilings();
+  // --isolate: one child per (op, shape, variant), the same seed, the planned block
+  // sizes of that variant only.
+  std::unique_ptr<IsolationDir> isolation;
+  if (o.isolate) isolation = std::make_unique<IsolationDir>();
+  std::map<std::pair<std::size_t, int>, ChildOutcome> children;
+  auto isolated = [&](const PlanItem& item) {
+    const SweepJob& job = jobs[item.job];
+    const auto key = std::make_pair(item.job, item.variant->id);
+    auto it = children.find(key);
+    if (it == children.end()) {
+      const std::string out = isolation->next_file("report");
+      std::string dims;
+      for (const std::string& d : job.op->dims)
+        dims += (dims.empty() ? "" : ",") + d + "=" + std::to_string(job.shape.get(d));
+      std::vector<std::string> args{"sweep",           job.op->name,
+                                    "--backend",       std::string(to_string(b)),
+                                    "--variants",      std::to_string(item.variant->id),
+                                    "--shape",         dims,
+                                    "--seed",          std::to_string(seed),
+                                    "--out",           out,
+                                    "--isolated-child"};
+      if (o.block_sizes != "all") {
+        std::string sizes;
+        for (const PlanItem& other : plan)
+          if (other.job == item.job && other.variant == item.variant && other.skip.empty())
+            if (const auto bs = other.params.find("block_size"))
+              sizes += (sizes.empty() ? "" : ",") + std::to_string(*bs);
+        if (!sizes.empty()) args.insert(args.end(), {"--block-sizes", sizes});
+      }
+      if (o.repetitions) args.insert(args.end(), {"--repetitions", std::to_string(*o.repetitions)});
+      if (o.min_time_s) args.insert(args.end(), {"--min-time", fmt::format("{}", *o.min_time_s)});
+      if (o.no_flush) args.push_back("--no-flush");
+      it = children.emplace(key, run_child(args, out, *isolation)).first;
+    }
+    const ChildOutcome& child = it->second;
+    if (child.report)
+      for (const Record& r : child.report->records)
+        if (r.variant == item.variant->id && r.params == item.params) return r;
+    Record r = record_for(*job.op, *item.variant, item.params, job.shape);
+    r.seed = seed;
+    r.status = Status::incorrect;
+    r.reason = child.report ? "the child process reported no result for this configuration" : child.failure;
+    return r;
+  };
   std::vector<std::size_t> job_of;  // per record
   {
     Progress progress(plan.size());
@@ -147,6 +195,14 @@ int sweep(const SweepOptions& o) {
         r.seed = seed;
         r.reason = item.skip;
         report.records.push_back(r);
+        continue;
+      }
+      if (o.isolate) {
+        report.records.push_back(isolated(item));
+        continue;
+      }
+      if (auto fault = ex->lost()) {  // no new problem goes on a lost device
+        report.records.push_back(not_run_record(*job.op, *item.variant, item.params, job.shape, false, seed, *fault));
         continue;
       }
       if (session_job != item.job) {
@@ -170,7 +226,7 @@ int sweep(const SweepOptions& o) {
   });
   std::vector<const Record*> sorted;
   for (std::size_t i : order) sorted.push_back(&report.records[i]);
-  int incorrect = 0;
+  int incorrect = 0, not_run = 0;
   const Ceilings& ceil = report.context.ceilings;
   std::cout << "sweep on " << ex->device().name << " (" << to_string(b) << ", seed " << seed << "); ceilings: copy "
             << fmt::format("{:.1f} GB/s, fp32 GEMM {:.2f} TFLOP/s", ceil.copy_gbps, ceil.fp32_tflops) << "\n"
@@ -189,6 +245,7 @@ int sweep(const SweepOptions& o) {
                                                                    "GB/s", "TFLOP/s", "% peak", "max err", "note"});
     }
     incorrect += r->status == Status::incorrect;
+    not_run += r->status == Status::not_run;
     const bool t = bool(r->timing);
     table->add({r->variant_label(), r->params.describe(), std::string(to_string(r->status)),
                 t ? format_time(r->timing->median_s) : "-", t ? format_time(r->timing->min_s) : "-",
@@ -198,10 +255,14 @@ int sweep(const SweepOptions& o) {
                 r->reason});
   }
   flush();
+  if (auto fault = ex->lost())
+    std::cout << "DEVICE LOST: " << *fault << "\n  " << not_run
+              << " configurations after the fault were not run (--isolate runs each variant in its own process)\n";
   const std::string path = output_path(o.out, *ex);
   write_report(report, path);
-  std::cout << "wrote " << path << " (" << report.records.size() << " records, " << incorrect << " incorrect)\n";
-  return incorrect ? kCheckFailed : kOk;
+  std::cout << "wrote " << path << " (" << report.records.size() << " records, " << incorrect << " incorrect"
+            << (not_run ? fmt::format(", {} not run", not_run) : "") << ")\n";
+  return incorrect || not_run ? kCheckFailed : kOk;
 }
 
 }  // namespace wb::cli

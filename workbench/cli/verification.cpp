@@ -64,6 +64,7 @@ VerificationIndex VerificationIndex::scan(const std::string& results_dir) {
       const Report r = report_from_json(j, path);
       for (const Record& rec : r.records) {
         if (rec.backend == Backend::cpu) continue;
+        if (rec.status == Status::not_run) continue;  // never attempted: says nothing of the variant
         auto& where = rec.backend == Backend::cuda ? index.device_ : index.emulated_;
         where[{rec.op, rec.variant}].push_back(Seen{rec.source_hash, r.context.device.name,
                                                     r.context.created.substr(0, 10),

@@ -14,6 +14,28 @@
 namespace wb {
 namespace {
 
+// The errors after which a CUDA context is unusable until the process ends: every
+// later call returns them again. (A refused launch -- cudaErrorInvalidConfiguration,
+// cudaErrorLaunchOutOfResources -- is not among them: the next launch can succeed.)
+bool is_sticky(cudaError_t e) {
+  switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchFailure:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorContextIsDestroyed:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
 int attribute(cudaDeviceAttr attr, int device) {
@@ -88,6 +110,16 @@ class CudaExecutor final : public Executor {
   void synchronize() override {
     WB_CHECK(cudaStreamSynchronize(stream_));
     WB_CHECK(cudaGetLastError());
+  }
+  std::optional<std::string> lost() override {
+    if (!lost_) {
+      // The stream's synchronisation returns a sticky error of any earlier launch; the
+      // peek returns one that a failed call left without touching the stream.
+      cudaError_t e = cudaStreamSynchronize(stream_);
+      if (!is_sticky(e)) e = cudaPeekAtLastError();
+      if (is_sticky(e)) lost_ = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+    }
+    return lost_;
   }
   void flush_cache() override { WB_CHECK(cudaMemsetAsync(flush_, 0, flush_bytes_, stream_)); }
   std::size_t flush_bytes() const override { return flush_bytes_; }
@@ -171,6 +203,7 @@ class CudaExecutor final : public Executor {
   ExecContext ctx_;
   void* flush_ = nullptr;
   std::size_t flush_bytes_ = 0;
+  std::optional<std::string> lost_;  // once lost, lost for good
 };
 
 }  // namespace

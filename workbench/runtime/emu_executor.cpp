@@ -57,9 +57,11 @@ class EmuExecutor final : public Executor {
   void begin_run(int index, uint64_t seed) override {
     emu::set_schedule(emu::Schedule{index > 0, seed * 2654435761u + uint64_t(index)});
   }
-  bool recover() override {
-    emu::reset();
-    return true;
+  // Like a GPU, the emulated context stays faulted: the rest of the run is lost (the
+  // emulator could reset, but then emu would not rehearse what a GPU does).
+  std::optional<std::string> lost() override {
+    if (const int code = emu::sticky_error()) return std::string(emu::error_name(code)) + ": " + emu::fault_message();
+    return std::nullopt;
   }
 
  private:

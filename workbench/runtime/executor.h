@@ -82,9 +82,13 @@ class Executor {
     (void)index;
     (void)seed;
   }
-  // After a fault that made the context sticky: makes the executor usable again and
-  // returns true where the backend can (the emulator), false where it cannot (a GPU).
-  virtual bool recover() { return false; }
+  // Whether the device is lost, and to what: after a sticky fault (an illegal address,
+  // a trap, a failed launch) a CUDA context answers every later call with the same
+  // error until the process ends, and the emulator behaves alike. Then this returns the
+  // fault ("cudaErrorIllegalAddress: ..."), and keeps returning it; nullopt while the
+  // device works, also after a refused launch configuration, which is not sticky. The
+  // host never gets lost.
+  virtual std::optional<std::string> lost() { return std::nullopt; }
 };
 
 // Throws DeviceUnavailable (with the runtime's own words) when the backend cannot run.

@@ -132,7 +132,23 @@ Session::Outcome Session::run_and_check(const Variant& v, const Launch& launch) 
   return out;
 }
 
+std::string device_lost_reason(const std::string& fault) { return "device lost: " + fault; }
+
+Record not_run_record(const OpSpec& op, const Variant& v, const ParamValues& params, const Shape& shape,
+                      bool omit_optional, uint64_t seed, const std::string& fault) {
+  Record r = record_for(op, v, params, shape);
+  r.seed = seed;
+  if (omit_optional)
+    for (const auto& t : op.tensors)
+      if (t.optional) r.omitted.push_back(t.name);
+  r.status = Status::not_run;
+  r.reason = device_lost_reason(fault);
+  return r;
+}
+
 Record Session::evaluate(const Variant& v, const ParamValues& params, const EvalOptions& options) {
+  if (auto fault = ex_.lost())
+    return not_run_record(op_, v, params, problem_.shape, problem_.omit_optional, problem_.seed, *fault);
   Record r = record_for(op_, v, params, problem_.shape);
   r.seed = problem_.seed;
   r.omitted = problem_.omitted();
@@ -229,11 +245,10 @@ Record Session::evaluate(const Variant& v, const ParamValues& params, const Eval
     r.deterministic.reset();
     r.timing.reset();
   } catch (const std::exception& e) {  // whatever the variant threw: a CUDA error, a refused pointer, ...
+    // A sticky fault also loses the device (ex_.lost() says so from now on): the
+    // caller records what is left as not run. A refused launch loses nothing.
     r.status = Status::incorrect;
     r.reason = e.what();
-    // A fault leaves the context sticky; the emulator can start afresh (the session's
-    // buffers are host memory and survive), a GPU cannot.
-    ex_.recover();
   }
   return r;
 }

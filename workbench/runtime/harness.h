@@ -37,7 +37,9 @@ class Session {
           std::size_t misalign = 0);
 
   // Never throws for a variant's own failures (a wrong result, a CUDA error): they
-  // come back as an incorrect record with the reason.
+  // come back as an incorrect record with the reason. After a sticky fault the
+  // executor is lost (Executor::lost()); every later evaluation comes back not_run,
+  // "device lost: <fault>", without touching the device.
   Record evaluate(const Variant& v, const ParamValues& params, const EvalOptions& options);
 
   const Problem& problem() const { return problem_; }
@@ -65,6 +67,15 @@ class Session {
 // sixth; a CUDA device holds one set. The Session checks this before allocating;
 // commands call it first to refuse a shape before any other work.
 void check_session_fits(const OpSpec& op, const Shape& shape, const Executor& ex);
+
+// "device lost: <fault>": the reason of every configuration not run after a fault.
+std::string device_lost_reason(const std::string& fault);
+
+// A configuration never attempted because the device was lost to `fault` (status
+// not_run), for the configurations a command had planned but could not place on the
+// device any more.
+Record not_run_record(const OpSpec& op, const Variant& v, const ParamValues& params, const Shape& shape,
+                      bool omit_optional, uint64_t seed, const std::string& fault);
 
 // A record with the identity of v and the models of op at shape filled in.
 Record record_for(const OpSpec& op, const Variant& v, const ParamValues& params, const Shape& shape);

@@ -258,8 +258,7 @@ Record record_from(const Reader& r) {
 // A report given to a command names ops, variants and launch parameters this wb knows:
 // a misspelt or foreign one would otherwise be matched against nothing and pass
 // silently. A CUDA variant is known by its emulated twin in a build without nvcc.
-void check_known(const Report& r, const std::string& origin) {
-  const Registry& reg = Registry::global();
+void check_known(const Report& r, const std::string& origin, const Registry& reg) {
   for (std::size_t i = 0; i < r.records.size(); ++i) {
     const Record& rec = r.records[i];
     const std::string where = origin + ": records[" + std::to_string(i) + "].";
@@ -357,7 +356,7 @@ void write_report(const Report& r, const std::string& path) {
   write_file_atomically(path, to_json(r).dump(2) + "\n");
 }
 
-Report read_report(const std::string& path) {
+Report read_report(const std::string& path, const Registry& registry) {
   std::ifstream in(path);
   if (!in) throw UsageError("cannot read the report " + path + ": no such file or not readable");
   json j;
@@ -372,8 +371,10 @@ Report read_report(const std::string& path) {
   } catch (const json::exception& e) {
     throw UsageError(path + ": not a wb.report report: " + e.what());
   }
-  check_known(r, path);
+  check_known(r, path, registry);
   return r;
 }
+
+Report read_report(const std::string& path) { return read_report(path, Registry::global()); }
 
 }  // namespace wb

@@ -11,6 +11,8 @@
 
 namespace wb {
 
+class Registry;
+
 // Written: version 2 (the emu backend, statuses not_emulated and not_run). Read: 2 and 1.
 inline constexpr const char* kReportSchema = "wb.report/2";
 inline constexpr const char* kReportSchemaV1 = "wb.report/1";
@@ -28,7 +30,8 @@ Report report_from_json(const nlohmann::json& j, const std::string& origin);
 
 void write_report(const Report& r, const std::string& path);  // creates parent folders
 // Throws UsageError: besides a malformed report, one naming an op, variant or launch
-// parameter this build does not know.
+// parameter this build (or the registry given) does not know.
 Report read_report(const std::string& path);
+Report read_report(const std::string& path, const Registry& registry);
 
 }  // namespace wb

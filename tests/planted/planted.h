@@ -1,0 +1,19 @@
+#pragma once
+// The test-only variants with planted faults (tests/planted/) and a registry holding
+// them beside every variant of this build's own.
+#include <vector>
+
+#include "kernels/registry.h"
+
+std::vector<wb::Variant> planted_cpu_variants();  // cpu/90 dies by SIGSEGV
+std::vector<wb::Variant> planted_emu_variants();  // emu/90 faults out of bounds, emu/91 is correct
+#if WB_HAVE_CUDA
+std::vector<wb::Variant> planted_cuda_variants();  // cuda/90 and cuda/91, the same on a GPU
+#endif
+
+namespace wb::testing {
+
+// Registry::global() plus the planted variants (backend emu for the emulated build).
+const Registry& planted_registry();
+
+}  // namespace wb::testing
