@@ -72,7 +72,9 @@ std::vector<ParamValues> Variant::all_params() const {
 
 void Variant::check_params(const ParamValues& p) const {
   for (const auto& [param, value] : p.items()) {
-    auto it = std::find_if(params.begin(), params.end(), [&](const TuningParam& t) { return t.name == param; });
+    // An init-capture: C++17 does not let a lambda capture a structured binding (clang refuses).
+    auto it = std::find_if(params.begin(), params.end(),
+                           [&name = param](const TuningParam& t) { return t.name == name; });
     if (it == params.end()) {
       std::string legal;
       for (const auto& t : params) legal += (legal.empty() ? "" : ", ") + t.name;

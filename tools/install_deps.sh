@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages wb needs, and only those that are missing (safe to
 # run again). The CUDA toolkit is not a Debian package: when nvcc is found (on PATH or
 # in /usr/local/cuda/bin) the CUDA variants are built, otherwise wb builds the CPU
-# backend only.
+# backend only. clang and its runtime libraries (libFuzzer, the sanitizers) build the
+# fuzz targets of tools/fuzz.sh.
 set -euo pipefail
 
 packages=(
@@ -10,6 +11,7 @@ packages=(
   libfmt-dev nlohmann-json3-dev libbenchmark-dev libcli11-dev libgtest-dev libgmock-dev
   libopenblas-dev libomp-dev libboost-context-dev
   libicu-dev curl
+  clang libclang-rt-14-dev
   python3 python3-numpy python3-torch python3-jsonschema python3-matplotlib
 )
 

@@ -137,8 +137,20 @@ std::vector<float> init_params(const Config& c, uint64_t seed) {
 }
 
 Checkpoint read_checkpoint(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw UsageError("cannot read the model " + path + ": it is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError("cannot read the model " + path + ": no such file or not readable");
+  return read_checkpoint(in, path);
+}
+
+Checkpoint read_checkpoint(std::istream& in, const std::string& origin) {
+  const std::string& path = origin;  // the messages name the file it came from
+  in.seekg(0, std::ios::end);
+  const std::streamoff end = in.tellg();
+  in.seekg(0, std::ios::beg);
+  if (!in || end < 0) throw UsageError("cannot read the model " + path + ": not a seekable file");
+  const int64_t size = int64_t(end);
   std::array<int32_t, kHeaderInts> header{};
   in.read(reinterpret_cast<char*>(header.data()), sizeof(header));
   if (!in) throw UsageError(path + ": truncated model file (no complete 1024-byte header)");
@@ -160,13 +172,10 @@ Checkpoint read_checkpoint(const std::string& path) {
   } catch (const UsageError& e) {
     throw UsageError(path + ": " + e.what());
   }
-  // The header against the file's size before anything is allocated: a corrupt or
+  // The header against the stream's size before anything is allocated: a corrupt or
   // foreign header (L=100000) would otherwise ask for terabytes.
   const int64_t n = num_params(ck.config);
   const int64_t expected = int64_t(sizeof(header)) + n * int64_t(sizeof(float));
-  std::error_code ec;
-  const auto size = int64_t(std::filesystem::file_size(path, ec));
-  if (ec) throw UsageError("cannot read the model " + path + ": " + ec.message());
   if (size < expected)
     throw UsageError(path + ": truncated model file: the header (" + ck.config.describe() + ") describes " +
                      std::to_string(n) + " parameters, " + std::to_string(expected) +

@@ -5,6 +5,7 @@
 // padded vocabulary, maxT, V, L, NH, C, Vp), then the tensors as float32.
 #include <array>
 #include <cstdint>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,9 @@ struct Checkpoint {
 };
 // Throws UsageError on a missing, truncated or foreign file.
 Checkpoint read_checkpoint(const std::string& path);
+// The same from a seekable binary stream (its size is checked against the header before
+// the parameters are read); `origin` names it in the message of the error.
+Checkpoint read_checkpoint(std::istream& in, const std::string& origin);
 void write_checkpoint(const std::string& path, const Config& c, const float* params);
 
 }  // namespace wb::trainer

@@ -113,6 +113,27 @@ TEST(TokenizerFile, ReaderErrors) {
   expect_rejected(bad, "bad header");
 }
 
+// Found by tests/fuzz/fuzz_tokenizer_file: a header counting 2^31 - 1 tokens made the
+// reader reserve room for all of them (tens of GB) before it read one.
+TEST(TokenizerFile, CountBeyondTheFileIsRefusedBeforeAllocating) {
+  std::string bytes;
+  append_le32(bytes, kTokenizerFileMagic);
+  append_le32(bytes, kTokenizerFileVersion);
+  append_le32(bytes, 0x7fffffff);  // vocabulary size
+  append_le32(bytes, 0);           // end of text
+  bytes.resize(kHeaderInts * 4, '\0');
+  bytes += std::string("\x01" "a" "\x01" "b");  // two one-byte tokens
+  try {
+    token_table::parse(bytes, "huge.bin");
+    ADD_FAILURE() << "a count of 2^31 - 1 tokens in 4 bytes was accepted";
+  } catch (const error& e) {
+    EXPECT_NE(std::string(e.what()).find("hold at most 2"), std::string::npos) << e.what();
+  }
+  bytes.replace(8, 4, std::string("\x02\0\0\0", 4));  // two tokens: the same bytes read
+  const token_table table = token_table::parse(bytes, "two.bin");
+  EXPECT_EQ(table.decode({1, 0}), "ba");
+}
+
 TEST(Dataset, SplitSections) {
   using views = std::vector<std::string_view>;
   EXPECT_EQ(split_sections("a\n\nb", "\n\n"), (views{"a", "b"}));

@@ -28,8 +28,10 @@ void write_token_file(const std::filesystem::path& path, const std::vector<token
 }
 
 std::vector<token_id> read_token_file(const std::filesystem::path& path) {
-  const std::string bytes = read_file(path, "token file");
-  const std::string where = path.string();
+  return parse_token_file(read_file(path, "token file"), path.string());
+}
+
+std::vector<token_id> parse_token_file(std::string_view bytes, const std::string& where) {
   if (bytes.size() < kHeaderInts * 4) throw error(where + ": too short for the 1024-byte header of a token file");
   if (load_le32(bytes.data()) != kTokenFileMagic) {
     throw error(where + ": not a token file (magic " + std::to_string(load_le32(bytes.data())) + ", expected " +

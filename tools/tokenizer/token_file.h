@@ -4,6 +4,8 @@
 // little-endian uint16.
 #include <cstdint>
 #include <filesystem>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "tools/tokenizer/common.h"
@@ -20,5 +22,7 @@ void write_token_file(const std::filesystem::path& path, const std::vector<token
 // Throws error when the file is missing, its header is not a version-1 token file, or
 // its size does not match the count in the header.
 std::vector<token_id> read_token_file(const std::filesystem::path& path);
+// The same from the file's bytes; `where` names them in the message of the error.
+std::vector<token_id> parse_token_file(std::string_view bytes, const std::string& where);
 
 }  // namespace wb::tokenizer

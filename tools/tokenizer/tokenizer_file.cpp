@@ -28,8 +28,10 @@ void write_tokenizer_file(const std::filesystem::path& path, const bpe_tokenizer
 }
 
 token_table token_table::read(const std::filesystem::path& path) {
-  const std::string bytes = read_file(path, "tokenizer file");
-  const std::string where = path.string();
+  return parse(read_file(path, "tokenizer file"), path.string());
+}
+
+token_table token_table::parse(std::string_view bytes, const std::string& where) {
   if (bytes.size() < kHeaderInts * 4) throw error(where + ": too short for the 1024-byte header of a tokenizer file");
   if (load_le32(bytes.data()) != kTokenizerFileMagic) {
     throw error(where + ": not a tokenizer file (magic " + std::to_string(load_le32(bytes.data())) + ", expected " +
@@ -44,6 +46,13 @@ token_table token_table::read(const std::filesystem::path& path) {
   if (size <= 0 || eot < 0 || eot >= size) {
     throw error(where + ": bad header (vocabulary size " + std::to_string(size) + ", end of text " +
                 std::to_string(eot) + ")");
+  }
+  // The header against the file's size before anything is allocated: every token takes
+  // at least two bytes, and a corrupt count (2^31) would otherwise reserve gigabytes.
+  const std::size_t at_most = (bytes.size() - kHeaderInts * 4) / 2;
+  if (static_cast<std::size_t>(size) > at_most) {
+    throw error(where + ": the header says " + std::to_string(size) + " tokens but the file's " +
+                std::to_string(bytes.size()) + " bytes hold at most " + std::to_string(at_most));
   }
   token_table table;
   table.end_of_text_ = eot;

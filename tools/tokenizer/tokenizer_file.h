@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tools/tokenizer/bpe.h"
@@ -25,6 +26,8 @@ class token_table {
  public:
   // Throws error when the file is missing, truncated, or not a version-2 tokenizer file.
   static token_table read(const std::filesystem::path& path);
+  // The same from the file's bytes; `where` names them in the message of the error.
+  static token_table parse(std::string_view bytes, const std::string& where);
 
   std::size_t size() const { return tokens_.size(); }
   token_id end_of_text() const { return end_of_text_; }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "kernels/errors.h"
 #include "kernels/files.h"
@@ -334,15 +335,22 @@ void write_best(const BestFile& b, const std::string& path) {
 }
 
 BestFile read_best(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError("cannot read " + path + ": no such file or not readable");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw UsageError("cannot read " + path + ": read failed");
+  return parse_best(text.str(), path);
+}
+
+BestFile parse_best(std::string_view text, const std::string& origin) {
   nlohmann::json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw UsageError(path + ": malformed JSON: " + e.what());
+    throw UsageError(origin + ": malformed JSON: " + e.what());
   }
-  return best_from_json(j, path);
+  return best_from_json(j, origin);
 }
 
 }  // namespace wb

@@ -13,6 +13,7 @@
 // deviations) and by at least 1%. Otherwise the simpler one stays.
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -93,5 +94,6 @@ nlohmann::json to_json(const BestFile& b);
 BestFile best_from_json(const nlohmann::json& j, const std::string& origin);  // throws UsageError
 void write_best(const BestFile& b, const std::string& path);                  // atomically
 BestFile read_best(const std::string& path);                                  // throws UsageError
+BestFile parse_best(std::string_view text, const std::string& origin);        // the same from the file's text
 
 }  // namespace wb

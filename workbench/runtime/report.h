@@ -4,6 +4,7 @@
 // shape).
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "workbench/runtime/context.h"
@@ -29,8 +30,10 @@ nlohmann::json to_json(const Record& r, const Ceilings& ceilings = {});
 Report report_from_json(const nlohmann::json& j, const std::string& origin);
 
 void write_report(const Report& r, const std::string& path);  // creates parent folders
-// Throws UsageError: besides a malformed report, one naming an op, variant or launch
-// parameter this build (or the registry given) does not know.
+// A report's text: JSON, then report_from_json. Throws UsageError naming `origin`.
+Report parse_report(std::string_view text, const std::string& origin);
+// A report file (report_file.cpp): parse_report, then a UsageError naming any op,
+// variant or launch parameter this build (or the registry given) does not know.
 Report read_report(const std::string& path);
 Report read_report(const std::string& path, const Registry& registry);
 
