@@ -5,8 +5,10 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -418,8 +420,17 @@ int run(const Options& o) {
   std::cout << fmt::format("MFU against {:.2f} TFLOP/s ({}); memory allocated {:.1f} MiB\n", peak, peak_origin,
                            (model.bytes_allocated() + plan.workspace_bytes()) / double(1 << 20));
 
+  // The log is written as the steps go (a killed run keeps its lines, and --resume trims
+  // them to its state): each line is flushed at once, and a failed write (a full disk)
+  // stops the run with exit 2 instead of leaving a log that silently ends early.
   std::ofstream log;
-  if (!o.log.empty()) {
+  const bool logging = !o.log.empty();
+  auto log_line = [&](const std::string& line) {
+    log << line << '\n';
+    log.flush();
+    if (!log) throw FileError("cannot write the log " + o.log + ": " + std::strerror(errno));
+  };
+  if (logging) {
     if (resumed) trim_log(o.log, resumed->step);
     log.open(o.log, resumed ? std::ios::app : std::ios::trunc);
     if (!log) throw UsageError("cannot write the log " + o.log);
@@ -455,7 +466,7 @@ int run(const Options& o) {
     state->v.resize(n_params);
   }
   auto save_state = [&](int step) {
-    if (log) log.flush();  // the log holds every step the state does, should a kill follow
+    if (logging) log.flush();  // the log holds every step the state does, should a kill follow
     state->step = step;
     state->data = train.position();
     state->sampler = sampler_rng.state();
@@ -511,7 +522,7 @@ int run(const Options& o) {
     if (step == 1)
       std::cout << fmt::format("buffers zeroed per step: {} memsets, {:.1f} MiB\n", model.memsets().count,
                                model.memsets().bytes / double(1 << 20));
-    if (log) {
+    if (logging) {
       nlohmann::json line{{"step", step},
                           {"loss", loss},
                           {"ms", seconds * 1e3},
@@ -520,7 +531,7 @@ int run(const Options& o) {
                           {"grad_norm", norm},
                           {"memsets", model.memsets().count}};
       if (val_loss) line["val_loss"] = *val_loss;
-      log << line.dump() << "\n";
+      log_line(line.dump());
     }
     if (state && ((o.checkpoint_every > 0 && step % o.checkpoint_every == 0) || step == o.steps)) {
       save_state(step);

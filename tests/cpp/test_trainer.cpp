@@ -469,6 +469,15 @@ TEST_F(Command, TrainsLogsAndSaves) {
   EXPECT_EQ(read_checkpoint(dir_ / "out.bin").config.describe(), c_.describe());
 }
 
+// A log line that cannot be written (a full disk: /dev/full takes the open and fails
+// every write) stops the run with exit 2 and the reason, not a log that ends early.
+TEST_F(Command, ALogWriteThatFailsIsExitTwo) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+  const Result r = trainer(base_ + "--steps 3 --log /dev/full");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("cannot write the log /dev/full: No space left on device"), std::string::npos) << r.output;
+}
+
 TEST_F(Command, PrintsThePlanWithoutTraining) {
   Shape btc;
   btc.B = 2, btc.T = 8, btc.C = 32;

@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
@@ -72,15 +73,20 @@ TimingStats measure(Executor& ex, const std::function<void()>& launch, const Tim
   } else {
     b->UseRealTime();
   }
-  b->Repetitions(o.repetitions)->MinWarmUpTime(o.warmup_s)->Unit(benchmark::kMicrosecond);
+  b->Repetitions(o.repetitions)->Unit(benchmark::kMicrosecond);
   if (ex.backend() != Backend::cuda && o.flush_cache) {
     // A CPU flush costs milliseconds, far more than a small op: a fixed number of launches
-    // per repetition, enough for min_time by a first flushed launch's time, at most 32.
-    ex.flush_cache();
-    const double once = std::max(ex.time_launch(launch), 1e-7);
-    b->Iterations(benchmark::IterationCount(std::clamp(std::ceil(o.min_time_s / once), 1.0, 32.0)));
+    // per repetition, enough for min_time by a flushed launch's time, at most 32. (Google
+    // Benchmark takes no warm-up with a fixed count: the warm-up launches run here.)
+    double once = 0;
+    const auto start = std::chrono::steady_clock::now();
+    do {  // flushes included: the warm-up is bounded in wall time
+      ex.flush_cache();
+      once = ex.time_launch(launch);
+    } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < o.warmup_s);
+    b->Iterations(benchmark::IterationCount(std::clamp(std::ceil(o.min_time_s / std::max(once, 1e-7)), 1.0, 32.0)));
   } else {
-    b->MinTime(o.min_time_s);
+    b->MinTime(o.min_time_s)->MinWarmUpTime(o.warmup_s);
   }
   Collector collector;
   benchmark::RunSpecifiedBenchmarks(&collector);
