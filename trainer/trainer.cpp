@@ -62,9 +62,7 @@ void write_workloads(const std::string& path, const Config& c, int B, int T, con
     calls.push_back({{"op", x.op}, {"shape", shape}, {"calls", x.calls}});
   }
   const nlohmann::json j{{"schema", "wb.workloads/1"}, {"model", c.describe()}, {"B", B}, {"T", T}, {"calls", calls}};
-  std::ofstream out(path);
-  out << j.dump(2) << "\n";
-  if (!out) throw UsageError("cannot write " + path);
+  write_file_atomically(path, j.dump(2) + "\n");
 }
 
 // Debug state: header of 256 int32 (magic 20261121, version 1, B, T, V, Vp, number of
@@ -80,12 +78,12 @@ void write_debug_state(const std::string& path, const Config& c, int B, int T, c
   header[4] = c.V;
   header[5] = c.Vp;
   header[6] = int32_t(grads.size());
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(header.data()), sizeof(header));
-  out.write(reinterpret_cast<const char*>(logits.data()), std::streamsize(logits.size() * sizeof(float)));
-  out.write(reinterpret_cast<const char*>(&loss), sizeof(float));
-  out.write(reinterpret_cast<const char*>(grads.data()), std::streamsize(grads.size() * sizeof(float)));
-  if (!out) throw UsageError("cannot write " + path);
+  AtomicFile out(path);
+  out.write(header.data(), sizeof(header));
+  out.write(logits.data(), logits.size() * sizeof(float));
+  out.write(&loss, sizeof(float));
+  out.write(grads.data(), grads.size() * sizeof(float));
+  out.commit();
 }
 
 // Samples text from the model: generation starts from the end-of-text token, every
