@@ -165,6 +165,27 @@ TEST(LaunchLimits, SharedMemoryDecidesPerArchitecture) {
   }
 }
 
+// Past the check shapes: fused_residual_layernorm_forward cuda/3 holds a row of up to
+// 2048 floats in registers (16 float4 per lane at C = 2048, above 64 registers per
+// thread whatever ptxas does): 1024 threads cannot launch, 256 can.
+TEST(LaunchLimits, ARowInRegistersCannotLaunchAThousandThreads) {
+  if (!compiled_kernels_known()) GTEST_SKIP() << "a build without nvcc has no table of compiled kernels";
+  const Registry& reg = Registry::global();
+  const Variant& v = reg.variant("fused_residual_layernorm_forward", Backend::cuda, 3);
+  const Shape s = parse_shape("B=1,T=2,C=2048");
+  ParamValues p = v.default_params();
+  for (int cc : kComputeCapabilities) {
+    if (!loaded_arch(cc, compiled_archs())) continue;
+    p.set("block_size", 1024);
+    ASSERT_FALSE(v.skip_reason(s, p));
+    const auto why = cannot_launch(reg, v, s, p, cc);
+    ASSERT_TRUE(why) << "sm_" << cc;
+    EXPECT_NE(why->find("registers per thread: a block of 1024 threads"), std::string::npos) << *why;
+    p.set("block_size", 256);
+    EXPECT_FALSE(cannot_launch(reg, v, s, p, cc)) << "sm_" << cc;
+  }
+}
+
 // The register rule on a real table entry: the largest block that fits is accepted,
 // one more warp is refused with the figures named.
 TEST(LaunchLimits, RegistersPerBlockAreCountedPerWarp) {
