@@ -8,6 +8,7 @@
 // back to the default for its op alone. Every fallback is announced, and every entry
 // of the section the step does not run is listed with the reason. The plan then runs
 // the calls through the registry.
+#include <chrono>
 #include <ostream>
 #include <string>
 #include <typeinfo>
@@ -72,8 +73,17 @@ class KernelPlan {
     launch.workspace = workspace_.data();
     launch.workspace_bytes = workspace_.bytes();
     launch.ctx = ex_.context();
+    if (!times_ops()) return s.variant->run(&args, launch);
+    const auto start = std::chrono::steady_clock::now();
     s.variant->run(&args, launch);
+    op_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
+
+  // The wall time spent inside run() since reset_op_time(), where a call returns when its
+  // work is done (cpu, emu); on cuda a launch returns at once, and the ops are not timed.
+  bool times_ops() const { return ex_.backend() != Backend::cuda; }
+  double op_seconds() const { return op_seconds_; }
+  void reset_op_time() { op_seconds_ = 0; }
 
   const Selection& at(const std::string& op, const Shape& shape) const;  // std::logic_error when not planned
   const std::vector<Selection>& selections() const { return selections_; }
@@ -94,6 +104,7 @@ class KernelPlan {
   std::vector<Selection> selections_;
   std::vector<UnusedEntry> unused_;
   Buffer workspace_;
+  double op_seconds_ = 0;
 };
 
 }  // namespace wb::trainer

@@ -475,13 +475,14 @@ int run(const Options& o) {
   resumed.reset();  // its parameters and moments are on the model now
 
   const int first_step = int(resumed_step) + 1;
-  double total_s = 0;
+  double total_s = 0, total_outside_s = 0;
   int timed_steps = 0;
   float loss = 0;
   for (int step = first_step; step <= o.steps; ++step) {
     NvtxRange range("step");
     train.next(inputs.data(), targets.data());
     const auto start = std::chrono::steady_clock::now();
+    plan.reset_op_time();
     const bool debug = step == 1 && !o.debug_state.empty();
     model.capture_logits_next(debug);
     loss = model.forward(inputs.data(), targets.data());
@@ -501,9 +502,13 @@ int run(const Options& o) {
     u.step = step;
     const float norm = model.update(u);  // synchronises (reads the norm back)
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // The step's time outside its ops: buffer zeroing, host plumbing, the gaps between
+    // calls (measured where ops run synchronously: cpu, emu).
+    const double op_s = plan.op_seconds(), outside_s = seconds - op_s;
     if (!std::isfinite(loss)) throw TrainingFailed("the loss is not finite at step " + std::to_string(step));
     if (step > first_step || first_step == o.steps) {  // the first step warms up
       total_s += seconds;
+      total_outside_s += outside_s;
       ++timed_steps;
     }
     const double tokens_per_s = double(B) * T / seconds;
@@ -528,6 +533,10 @@ int run(const Options& o) {
                           {"lr", u.lr},
                           {"grad_norm", norm},
                           {"memsets", model.memsets().count}};
+      if (plan.times_ops()) {
+        line["op_ms"] = op_s * 1e3;
+        line["outside_ms"] = outside_s * 1e3;
+      }
       if (val_loss) line["val_loss"] = *val_loss;
       log_line(line.dump());
     }
@@ -550,6 +559,9 @@ int run(const Options& o) {
       mean_s > 0 && peak > 0 ? 100.0 * flops_per_token * B * T / mean_s / (peak * 1e12) : 0.0,
       first_step == o.steps ? first_step : first_step + 1, o.steps, loss,
       (model.bytes_allocated() + plan.workspace_bytes()) / double(1 << 20));
+  if (plan.times_ops() && timed_steps)
+    std::cout << fmt::format("time outside the ops: {:.2f} ms/step ({:.1f}% of the step)\n",
+                             total_outside_s / timed_steps * 1e3, 100.0 * total_outside_s / total_s);
   return kOk;
 }
 

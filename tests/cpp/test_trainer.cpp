@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
 #include <sstream>
@@ -464,8 +465,15 @@ TEST_F(Command, TrainsLogsAndSaves) {
   for (std::string line; std::getline(log, line);) {
     ++lines;
     EXPECT_NE(line.find("\"tokens_per_s\""), std::string::npos);
+    // The step's time split into its ops and the rest (the CPU ops run synchronously).
+    const nlohmann::json j = nlohmann::json::parse(line);
+    const double ms = j.at("ms"), op_ms = j.at("op_ms"), outside_ms = j.at("outside_ms");
+    EXPECT_GT(op_ms, 0.0) << line;
+    EXPECT_GE(outside_ms, 0.0) << line;
+    EXPECT_NEAR(op_ms + outside_ms, ms, 1e-6 * ms) << line;
   }
   EXPECT_EQ(lines, 3);
+  EXPECT_NE(r.output.find("time outside the ops:"), std::string::npos) << r.output;
   EXPECT_EQ(read_checkpoint(dir_ / "out.bin").config.describe(), c_.describe());
 }
 
