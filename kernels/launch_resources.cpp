@@ -30,9 +30,12 @@ int loaded_arch(int cc, const std::vector<int>& built) {
 }
 
 std::vector<int> compiled_archs() {
-  std::set<int> archs;
-  for (const CompiledKernel& k : compiled_kernels()) archs.insert(k.arch);
-  return {archs.begin(), archs.end()};
+  static const std::vector<int> archs = [] {  // the table is fixed at build time
+    std::set<int> found;
+    for (const CompiledKernel& k : compiled_kernels()) found.insert(k.arch);
+    return std::vector<int>(found.begin(), found.end());
+  }();
+  return archs;
 }
 
 const CompiledKernel* find_compiled(const PlannedKernel& k, int arch) {

@@ -35,13 +35,8 @@ std::optional<std::vector<PlannedKernel>> plan_launches(const Registry& reg, con
     return std::nullopt;
   };
   if (v.backend == Backend::cpu) return fail("a CPU variant launches no kernel");
-  const Variant* twin = &v;
-  if (v.backend == Backend::cuda) {
-    twin = nullptr;
-    for (const Variant* e : reg.variants(v.op, Backend::emu))
-      if (e->id == v.id) twin = e;
-    if (!twin) return fail("no emulated build of " + v.key());
-  }
+  const Variant* twin = v.backend == Backend::cuda ? reg.find(v.op, Backend::emu, v.id) : &v;
+  if (!twin) return fail("no emulated build of " + v.key());
   if (!twin->not_emulated.empty()) return fail("not emulated: " + twin->not_emulated);
   const OpSpec& op = reg.op(v.op);
   // Placeholder addresses, 256-byte aligned and far apart: nothing reads them.
