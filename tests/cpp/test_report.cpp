@@ -60,6 +60,21 @@ TEST(Report, RoundTripsThroughJson) {
   EXPECT_FALSE(back.records[3].timing);
 }
 
+// The context names the BLAS the process loaded, and it is the build CMake linked: the
+// OpenMP one when Debian's libopenblas-openmp-dev was there, whatever the system's
+// libopenblas.so.0 alternative points at (the binaries' RUNPATH decides).
+TEST(Report, TheContextNamesTheBlasThatWasLoaded) {
+  const std::string blas = build_info().blas;
+  EXPECT_NE(blas.find("OpenBLAS"), std::string::npos) << blas;
+  const bool openmp = blas.find("threading: openmp") != std::string::npos;
+  EXPECT_EQ(openmp, WB_OPENBLAS_OPENMP == 1) << blas;
+  const nlohmann::json j = to_json(sample_report());
+  EXPECT_EQ(j["context"]["build"]["blas"], blas);
+  nlohmann::json old = j;
+  old["context"]["build"].erase("blas");  // a report written before the field
+  EXPECT_EQ(report_from_json(old, "memory").context.build.blas, "");
+}
+
 TEST(Report, WritesAndReadsFiles) {
   const fs::path dir = temp_dir("report");
   const Report r = sample_report();

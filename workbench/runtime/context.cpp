@@ -1,5 +1,6 @@
 #include "workbench/runtime/context.h"
 
+#include <cblas.h>
 #include <unistd.h>
 
 #include <array>
@@ -30,8 +31,15 @@ std::optional<std::string> run_command(const std::string& cmd) {
 
 const BuildInfo& build_info() {
   static const BuildInfo info{WB_VERSION,       WB_BUILD_TYPE, WB_CXX_COMPILER,       WB_CXX_FLAGS,
-                              WB_CUDA_COMPILER, WB_CUDA_FLAGS, WB_CUDA_ARCHITECTURES, "google-benchmark"};
+                              WB_CUDA_COMPILER, WB_CUDA_FLAGS, WB_CUDA_ARCHITECTURES, "google-benchmark",
+                              blas_info()};
   return info;
+}
+
+std::string blas_info() {
+  const int parallel = openblas_get_parallel();
+  const char* threading = parallel == 0 ? "sequential" : parallel == 1 ? "pthread" : parallel == 2 ? "openmp" : "unknown";
+  return std::string(openblas_get_config()) + "; threading: " + threading;
 }
 
 std::string source_dir() { return WB_SOURCE_DIR; }

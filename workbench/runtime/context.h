@@ -18,6 +18,10 @@ struct BuildInfo {
   std::string cuda_flags;
   std::string cuda_architectures;
   std::string benchmark_engine;  // "google-benchmark"
+  // The BLAS loaded at run time (the system's alternatives can swap it): OpenBLAS's
+  // configuration, its micro-kernel set and its threading, e.g. "OpenBLAS 0.3.21 ...
+  // Haswell ...; threading: openmp". Empty in reports written before it was recorded.
+  std::string blas;
 };
 
 struct SourceState {
@@ -37,6 +41,7 @@ struct ReportContext {
 };
 
 const BuildInfo& build_info();
+std::string blas_info();
 // The git commit and dirty flag of the source tree this wb was built from; falls back
 // to the commit recorded when the build was configured.
 SourceState source_state();

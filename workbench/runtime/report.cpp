@@ -127,7 +127,8 @@ json to_json(const ReportContext& c) {
             {"cuda_compiler", b.cuda_compiler},
             {"cuda_flags", b.cuda_flags},
             {"cuda_architectures", b.cuda_architectures},
-            {"benchmark_engine", b.benchmark_engine}}},
+            {"benchmark_engine", b.benchmark_engine},
+            {"blas", b.blas}}},
           {"device", to_json(c.device)},
           {"ceilings",
            {{"copy_gbps", c.ceilings.copy_gbps},
@@ -154,7 +155,8 @@ ReportContext context_from(const Reader& r) {
   const Reader b = r.child("build");
   c.build =
       BuildInfo{b.str("wb_version"),    b.str("build_type"), b.str("cxx_compiler"),       b.str("cxx_flags"),
-                b.str("cuda_compiler"), b.str("cuda_flags"), b.str("cuda_architectures"), b.str("benchmark_engine")};
+                b.str("cuda_compiler"), b.str("cuda_flags"), b.str("cuda_architectures"), b.str("benchmark_engine"),
+                b.has("blas") ? b.str("blas") : std::string()};
   c.device = device_from(r.child("device"));
   const Reader ceil = r.child("ceilings");
   c.ceilings.copy_gbps = ceil.num("copy_gbps");
