@@ -165,6 +165,7 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, const PlanOptions& o, 
     selections_.push_back(s);
   }
   workspace_ = Buffer(ex, workspace);
+  selection_seconds_.assign(selections_.size(), 0.0);
 
   if (section_) {
     for (const BestEntry& e : section_->entries) {
@@ -185,10 +186,35 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, const PlanOptions& o, 
   }
 }
 
-const Selection& KernelPlan::at(const std::string& op, const Shape& shape) const {
-  for (const auto& s : selections_)
-    if (s.op->name == op && same_dims(s.shape, shape, s.op->dims)) return s;
+std::size_t KernelPlan::index_of(const std::string& op, const Shape& shape) const {
+  for (std::size_t i = 0; i < selections_.size(); ++i)
+    if (selections_[i].op->name == op && same_dims(selections_[i].shape, shape, selections_[i].op->dims)) return i;
   throw std::logic_error("the kernel plan has no entry for " + op + " at this shape");
+}
+
+const Selection& KernelPlan::at(const std::string& op, const Shape& shape) const {
+  return selections_[index_of(op, shape)];
+}
+
+void KernelPlan::print_times(std::ostream& out, const std::vector<double>& seconds, int steps,
+                             double step_seconds) const {
+  if (steps <= 0 || step_seconds <= 0 || seconds.size() != selections_.size()) return;
+  std::vector<std::size_t> order(selections_.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return seconds[a] > seconds[b]; });
+  TextTable t({"op", "shape", "variant", "launch", "calls/step", "ms/step", "% of step"});
+  double sum = 0;
+  for (std::size_t i : order) {
+    const Selection& s = selections_[i];
+    sum += seconds[i];
+    t.add({s.op->name, s.op->describe_shape(s.shape),
+           std::string(to_string(s.variant->backend)) + "/" + std::to_string(s.variant->id) + " " + s.variant->name,
+           s.params.describe(), std::to_string(s.calls), fmt::format("{:.2f}", seconds[i] / steps * 1e3),
+           fmt::format("{:.1f}", 100.0 * seconds[i] / step_seconds)});
+  }
+  t.add({"(all ops)", "", "", "", "", fmt::format("{:.2f}", sum / steps * 1e3),
+         fmt::format("{:.1f}", 100.0 * sum / step_seconds)});
+  t.print(out, "  ");
 }
 
 void KernelPlan::print_unused(std::ostream& out) const {

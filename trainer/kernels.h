@@ -65,7 +65,8 @@ class KernelPlan {
   // Runs op at shape with the selected variant; args must be the op's argument struct.
   template <class Args>
   void run(const std::string& op, const Shape& shape, const Args& args) {
-    const Selection& s = at(op, shape);
+    const std::size_t i = index_of(op, shape);
+    const Selection& s = selections_[i];
     if (s.variant->args_type != typeid(Args)) throw std::logic_error(op + ": wrong argument struct");
     NvtxRange range(s.op->name.c_str());
     Launch launch;
@@ -76,14 +77,21 @@ class KernelPlan {
     if (!times_ops()) return s.variant->run(&args, launch);
     const auto start = std::chrono::steady_clock::now();
     s.variant->run(&args, launch);
-    op_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    op_seconds_ += seconds;
+    selection_seconds_[i] += seconds;
   }
 
   // The wall time spent inside run() since reset_op_time(), where a call returns when its
   // work is done (cpu, emu); on cuda a launch returns at once, and the ops are not timed.
+  // selection_seconds()[i]: the part of it spent in the calls of selections()[i].
   bool times_ops() const { return ex_.backend() != Backend::cuda; }
   double op_seconds() const { return op_seconds_; }
-  void reset_op_time() { op_seconds_ = 0; }
+  const std::vector<double>& selection_seconds() const { return selection_seconds_; }
+  void reset_op_time() {
+    op_seconds_ = 0;
+    selection_seconds_.assign(selections_.size(), 0.0);
+  }
 
   const Selection& at(const std::string& op, const Shape& shape) const;  // std::logic_error when not planned
   const std::vector<Selection>& selections() const { return selections_; }
@@ -96,8 +104,14 @@ class KernelPlan {
   std::size_t workspace_bytes() const { return workspace_.bytes(); }
   void print(std::ostream& out) const;  // the table: op, shape, backend, variant, name, launch, class, origin
   void print_unused(std::ostream& out) const;
+  // The table of where a step's op time went: per (op, shape), the variant, its calls per
+  // step, ms per step and share of the step; seconds[i] is the time of selections()[i]
+  // over `steps` steps of step_seconds in all. Sorted by time, longest first.
+  void print_times(std::ostream& out, const std::vector<double>& seconds, int steps, double step_seconds) const;
 
  private:
+  std::size_t index_of(const std::string& op, const Shape& shape) const;  // std::logic_error when not planned
+
   Executor& ex_;
   const BestSection* section_ = nullptr;
   std::string section_choice_;
@@ -105,6 +119,7 @@ class KernelPlan {
   std::vector<UnusedEntry> unused_;
   Buffer workspace_;
   double op_seconds_ = 0;
+  std::vector<double> selection_seconds_;
 };
 
 }  // namespace wb::trainer

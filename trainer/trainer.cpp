@@ -476,6 +476,7 @@ int run(const Options& o) {
 
   const int first_step = int(resumed_step) + 1;
   double total_s = 0, total_outside_s = 0;
+  std::vector<double> total_selection_s(plan.selections().size(), 0.0);
   int timed_steps = 0;
   float loss = 0;
   for (int step = first_step; step <= o.steps; ++step) {
@@ -509,6 +510,7 @@ int run(const Options& o) {
     if (step > first_step || first_step == o.steps) {  // the first step warms up
       total_s += seconds;
       total_outside_s += outside_s;
+      for (std::size_t i = 0; i < total_selection_s.size(); ++i) total_selection_s[i] += plan.selection_seconds()[i];
       ++timed_steps;
     }
     const double tokens_per_s = double(B) * T / seconds;
@@ -562,6 +564,11 @@ int run(const Options& o) {
   if (plan.times_ops() && timed_steps)
     std::cout << fmt::format("time outside the ops: {:.2f} ms/step ({:.1f}% of the step)\n",
                              total_outside_s / timed_steps * 1e3, 100.0 * total_outside_s / total_s);
+  if (o.op_times && plan.times_ops() && timed_steps) {
+    std::cout << fmt::format("time per op call site (steps {}..{}):\n",
+                             first_step == o.steps ? first_step : first_step + 1, o.steps);
+    plan.print_times(std::cout, total_selection_s, timed_steps, total_s);
+  }
   return kOk;
 }
 
@@ -604,6 +611,8 @@ int main(int argc, char** argv) {
   app.add_option("--dump-workloads", o.dump_workloads,
                  "write the shape of every op call of one step (for wb sweep --workloads)");
   app.add_option("--debug-state", o.debug_state, "write the logits, loss and gradients of the first step");
+  app.add_flag("--op-times", o.op_times,
+               "after the run, the time of every op call site per step (cpu and emu, where ops run synchronously)");
   app.add_flag("--print-plan", o.print_plan,
                "print which variant runs each op call (and the best.json entries left unused), then stop");
   app.add_option("--sample-every", o.sample_every, "print a text sample every N steps (0 = never)")

@@ -477,6 +477,34 @@ TEST_F(Command, TrainsLogsAndSaves) {
   EXPECT_EQ(read_checkpoint(dir_ / "out.bin").config.describe(), c_.describe());
 }
 
+// --op-times: every op call site of the step with its share, and the rows add up to the
+// op time the log reports for the same steps.
+TEST_F(Command, OpTimesAccountForTheOpTimeOfTheSteps) {
+  const Result r = trainer(base_ + "--steps 3 --op-times --log " + (dir_ / "log.jsonl"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::size_t at = r.output.find("time per op call site (steps 2..3):");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::string table = r.output.substr(at);
+  for (const char* op : {"encoder_forward", "matmul_backward", "attention_backward", "global_norm", "adamw"})
+    EXPECT_NE(table.find(op), std::string::npos) << op << "\n" << table;
+  const std::size_t all = table.find("(all ops)");
+  ASSERT_NE(all, std::string::npos) << table;
+  std::istringstream row(table.substr(all + 9, table.find('\n', all) - all - 9));
+  double ms_per_step = 0, percent = 0;
+  row >> ms_per_step >> percent;
+  std::ifstream log(dir_ / "log.jsonl");
+  double op_ms = 0, ms = 0;
+  int step = 0;
+  for (std::string line; std::getline(log, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (++step == 1) continue;  // the warm-up step, as in the table
+    op_ms += double(j.at("op_ms")) / 2;
+    ms += double(j.at("ms")) / 2;
+  }
+  EXPECT_NEAR(ms_per_step, op_ms, 0.006) << table;
+  EXPECT_NEAR(percent, 100.0 * op_ms / ms, 0.06) << table;
+}
+
 // A log line that cannot be written (a full disk: /dev/full takes the open and fails
 // every write) stops the run with exit 2 and the reason, not a log that ends early.
 TEST_F(Command, ALogWriteThatFailsIsExitTwo) {
