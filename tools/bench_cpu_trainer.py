@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from gpt2 import NAMES, shapes  # noqa: E402  (the llm.c model file's layout)
 
 
-LAYERED = {"ln1w", "ln1b", "qkvw", "qkvb", "attprojw", "attprojb", "ln2w", "ln2b", "fcw", "fcb", "fcprojw", "fcprojb"}
+LAYERED = set(NAMES) - {"wte", "wpe", "lnfw", "lnfb"}  # the tensors stacked over the layers
 
 
 def read_model(path):

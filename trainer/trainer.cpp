@@ -475,6 +475,7 @@ int run(const Options& o) {
   resumed.reset();  // its parameters and moments are on the model now
 
   const int first_step = int(resumed_step) + 1;
+  const int first_timed = first_step == o.steps ? first_step : first_step + 1;  // the first step warms up
   double total_s = 0, total_outside_s = 0;
   std::vector<double> total_selection_s(plan.selections().size(), 0.0);
   int timed_steps = 0;
@@ -507,7 +508,7 @@ int run(const Options& o) {
     // calls (measured where ops run synchronously: cpu, emu).
     const double op_s = plan.op_seconds(), outside_s = seconds - op_s;
     if (!std::isfinite(loss)) throw TrainingFailed("the loss is not finite at step " + std::to_string(step));
-    if (step > first_step || first_step == o.steps) {  // the first step warms up
+    if (step >= first_timed) {
       total_s += seconds;
       total_outside_s += outside_s;
       for (std::size_t i = 0; i < total_selection_s.size(); ++i) total_selection_s[i] += plan.selection_seconds()[i];
@@ -558,15 +559,13 @@ int run(const Options& o) {
       "{:.1f} "
       "MiB\n",
       o.steps, mean_s * 1e3, mean_s > 0 ? double(B) * T / mean_s : 0.0,
-      mean_s > 0 && peak > 0 ? 100.0 * flops_per_token * B * T / mean_s / (peak * 1e12) : 0.0,
-      first_step == o.steps ? first_step : first_step + 1, o.steps, loss,
-      (model.bytes_allocated() + plan.workspace_bytes()) / double(1 << 20));
+      mean_s > 0 && peak > 0 ? 100.0 * flops_per_token * B * T / mean_s / (peak * 1e12) : 0.0, first_timed, o.steps,
+      loss, (model.bytes_allocated() + plan.workspace_bytes()) / double(1 << 20));
   if (plan.times_ops() && timed_steps)
     std::cout << fmt::format("time outside the ops: {:.2f} ms/step ({:.1f}% of the step)\n",
                              total_outside_s / timed_steps * 1e3, 100.0 * total_outside_s / total_s);
   if (o.op_times && plan.times_ops() && timed_steps) {
-    std::cout << fmt::format("time per op call site (steps {}..{}):\n",
-                             first_step == o.steps ? first_step : first_step + 1, o.steps);
+    std::cout << fmt::format("time per op call site (steps {}..{}):\n", first_timed, o.steps);
     plan.print_times(std::cout, total_selection_s, timed_steps, total_s);
   }
   return kOk;

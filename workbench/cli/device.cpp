@@ -27,7 +27,8 @@ int device(const DeviceOptions& o) {
   } else {
     std::cout << fmt::format("compute   {} logical cores\n", d.multiprocessors);
     std::cout << fmt::format("memory    {:.1f} GiB; last-level cache {:.1f} MiB\n", d.memory_bytes / double(1 << 30),
-                             d.l2_bytes / double(1 << 20));    std::cout << fmt::format("blas      {}\n", build_info().blas);
+                             d.l2_bytes / double(1 << 20));
+    std::cout << fmt::format("blas      {}\n", build_info().blas);
   }
   if (o.measure) {
     const Ceilings c = ex->measure_ceilings();

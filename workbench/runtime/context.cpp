@@ -27,19 +27,20 @@ std::optional<std::string> run_command(const std::string& cmd) {
   return out;
 }
 
+// OpenBLAS's configuration string and its threading (openblas_get_parallel: 0, 1 or 2).
+std::string blas_info() {
+  static constexpr const char* kThreading[] = {"sequential", "pthread", "openmp"};
+  const int parallel = openblas_get_parallel();
+  const char* threading = parallel >= 0 && parallel <= 2 ? kThreading[parallel] : "unknown";
+  return std::string(openblas_get_config()) + "; threading: " + threading;
+}
+
 }  // namespace
 
 const BuildInfo& build_info() {
-  static const BuildInfo info{WB_VERSION,       WB_BUILD_TYPE, WB_CXX_COMPILER,       WB_CXX_FLAGS,
-                              WB_CUDA_COMPILER, WB_CUDA_FLAGS, WB_CUDA_ARCHITECTURES, "google-benchmark",
-                              blas_info()};
+  static const BuildInfo info{WB_VERSION,    WB_BUILD_TYPE,         WB_CXX_COMPILER,    WB_CXX_FLAGS, WB_CUDA_COMPILER,
+                              WB_CUDA_FLAGS, WB_CUDA_ARCHITECTURES, "google-benchmark", blas_info()};
   return info;
-}
-
-std::string blas_info() {
-  const int parallel = openblas_get_parallel();
-  const char* threading = parallel == 0 ? "sequential" : parallel == 1 ? "pthread" : parallel == 2 ? "openmp" : "unknown";
-  return std::string(openblas_get_config()) + "; threading: " + threading;
 }
 
 std::string source_dir() { return WB_SOURCE_DIR; }

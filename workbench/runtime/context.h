@@ -41,7 +41,6 @@ struct ReportContext {
 };
 
 const BuildInfo& build_info();
-std::string blas_info();
 // The git commit and dirty flag of the source tree this wb was built from; falls back
 // to the commit recorded when the build was configured.
 SourceState source_state();
