@@ -8,7 +8,8 @@ const std::vector<const OpSpec*>& all_ops() {
   static const std::vector<const OpSpec*> ops{
       // forward
       &encoder_forward_op(), &layernorm_forward_op(), &matmul_forward_op(), &attention_forward_op(),
-      &residual_forward_op(), &fused_residual_layernorm_forward_op(), &gelu_forward_op(), &softmax_forward_op(),
+      &residual_forward_op(), &fused_residual_layernorm_forward_op(), &gelu_forward_op(), &matmul_gelu_forward_op(),
+      &softmax_forward_op(),
       &crossentropy_forward_op(), &fused_classifier_op(),
       // backward
       &crossentropy_softmax_backward_op(), &matmul_backward_op(), &matmul_backward_bias_op(), &gelu_backward_op(),

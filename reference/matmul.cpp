@@ -1,4 +1,5 @@
-// CPU reference of matmul_forward, matmul_backward and matmul_backward_bias.
+// CPU reference of matmul_forward, matmul_gelu_forward, matmul_backward and
+// matmul_backward_bias.
 #include "reference/reference.h"
 
 namespace wb::reference {
@@ -15,6 +16,13 @@ void matmul_forward(const MatmulForwardArgs& a) {
       a.out[r * OC + o] = float(acc);
     }
   }
+}
+
+// The two references it fuses, one after the other: pre exactly as matmul_forward's
+// out, out exactly as gelu_forward's.
+void matmul_gelu_forward(const MatmulGeluForwardArgs& a) {
+  matmul_forward(MatmulForwardArgs{a.pre, a.inp, a.weight, a.bias, a.B, a.T, a.C, a.OC});
+  gelu_forward(GeluForwardArgs{a.out, a.pre, int64_t(a.B) * a.T * a.OC});
 }
 
 void matmul_backward(const MatmulBackwardArgs& a) {
@@ -55,6 +63,7 @@ namespace wb::references {
 
 std::vector<Variant> matmul() {
   return {Variant::reference("matmul_forward", &reference::matmul_forward),
+          Variant::reference("matmul_gelu_forward", &reference::matmul_gelu_forward),
           Variant::reference("matmul_backward", &reference::matmul_backward),
           Variant::reference("matmul_backward_bias", &reference::matmul_backward_bias)};
 }

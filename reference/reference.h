@@ -17,6 +17,7 @@ void layernorm_forward(const LayernormForwardArgs& a);
 void layernorm_backward(const LayernormBackwardArgs& a);
 void fused_residual_layernorm_forward(const FusedResidualLayernormForwardArgs& a);
 void matmul_forward(const MatmulForwardArgs& a);
+void matmul_gelu_forward(const MatmulGeluForwardArgs& a);
 void matmul_backward(const MatmulBackwardArgs& a);
 void matmul_backward_bias(const MatmulBackwardBiasArgs& a);
 void attention_forward(const AttentionForwardArgs& a);

@@ -55,8 +55,7 @@ std::vector<Workload> step_workloads(const Config& c, int B, int T) {
       {"attention_forward", attention_shape(c, B, T), L},
       {"matmul_forward", matmul_shape(B, T, C, C), L},
       {"fused_residual_layernorm_forward", shape_btc(B, T, C), 2 * L},
-      {"matmul_forward", matmul_shape(B, T, C, 4 * C), L},
-      {"gelu_forward", shape_btc(B, T, 4 * C), L},
+      {"matmul_gelu_forward", matmul_shape(B, T, C, 4 * C), L},
       {"matmul_forward", matmul_shape(B, T, 4 * C, C), L},
       {"matmul_forward", matmul_shape(B, T, C, c.Vp), 1},
       {"fused_classifier", vocab_shape(c, B, T), 1},
@@ -181,9 +180,9 @@ float Gpt2::forward(const int32_t* inputs, const int32_t* targets) {
     plan_.run("fused_residual_layernorm_forward", shape_btc(B, T, C),
               FusedResidualLayernormForwardArgs{residual2, ln2, ln2_mean_ + bt, ln2_rstd_ + bt, residual, attproj,
                                                 p(ln2w) + l * C, p(ln2b) + l * C, B, T, C});
-    plan_.run("matmul_forward", matmul_shape(B, T, C, 4 * C),
-              MatmulForwardArgs{fch, ln2, p(fcw) + l * 4 * C * C, p(fcb) + l * 4 * C, B, T, C, 4 * C});
-    plan_.run("gelu_forward", shape_btc(B, T, 4 * C), GeluForwardArgs{fch_gelu, fch, BT * 4 * C});
+    // The MLP's first layer and its GELU in one op; fch (before the GELU) is kept for gelu_backward.
+    plan_.run("matmul_gelu_forward", matmul_shape(B, T, C, 4 * C),
+              MatmulGeluForwardArgs{fch_gelu, fch, ln2, p(fcw) + l * 4 * C * C, p(fcb) + l * 4 * C, B, T, C, 4 * C});
     plan_.run("matmul_forward", matmul_shape(B, T, 4 * C, C),
               MatmulForwardArgs{fcproj, fch_gelu, p(fcprojw) + l * C * 4 * C, p(fcprojb) + l * C, B, T, 4 * C, C});
     // The residual, and the next layer's first layernorm (or the final one), in one op.

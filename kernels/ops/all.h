@@ -17,5 +17,6 @@
 #include "kernels/ops/matmul_backward.h"
 #include "kernels/ops/matmul_backward_bias.h"
 #include "kernels/ops/matmul_forward.h"
+#include "kernels/ops/matmul_gelu_forward.h"
 #include "kernels/ops/residual_forward.h"
 #include "kernels/ops/softmax_forward.h"

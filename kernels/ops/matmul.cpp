@@ -1,8 +1,10 @@
-// Op definitions: matmul_forward, matmul_backward.
+// Op definitions: matmul_forward, matmul_gelu_forward, matmul_backward,
+// matmul_backward_bias.
 #include "kernels/ops/common.h"
 #include "kernels/ops/matmul_backward.h"
 #include "kernels/ops/matmul_backward_bias.h"
 #include "kernels/ops/matmul_forward.h"
+#include "kernels/ops/matmul_gelu_forward.h"
 
 namespace wb {
 namespace {
@@ -11,6 +13,12 @@ MatmulForwardArgs forward_args(const TensorTable& t) {
   const Shape& s = t.shape();
   return {t.f32("out"),     t.f32("inp"),     t.f32("weight"),  t.f32("bias"),
           ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.OC)};
+}
+
+MatmulGeluForwardArgs gelu_forward_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.f32("out"),     t.f32("pre"),     t.f32("inp"),     t.f32("weight"),
+          t.f32("bias"),    ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.OC)};
 }
 
 MatmulBackwardArgs backward_args(const TensorTable& t) {
@@ -38,6 +46,33 @@ const OpSpec& matmul_forward_op() {
                  optional(input("bias", "OC"))};
     o.flops = [](const Shape& s) { return 2.0 * rows(s) * double(s.C) * double(s.OC) + rows(s) * double(s.OC); };
     o.bind(&forward_args);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& matmul_gelu_forward_op() {
+  static const OpSpec op = [] {
+    OpSpec o("matmul_gelu_forward",
+             "pre (B*T, OC) = inp @ weight^T + bias, out = gelu(pre): the MLP's first layer and its GELU, pre kept "
+             "for the backward");
+    o.dims = {"B", "T", "C", "OC"};
+    o.shape_error = kInt32Limits;
+    // gelu's slope lies within [-0.13, 1.13]: out inherits at most 1.13 times pre's
+    // error, plus gelu_forward's own few roundings.
+    const ToleranceFn pre_tol = ops::summed_over("C");
+    const ToleranceFn out_tol = [pre_tol](NumericClass c, const Shape& s) {
+      Tolerance t = pre_tol(c, s);
+      t.atol *= 1.25;
+      return t;
+    };
+    o.tensors = {output("out", "B,T,OC", out_tol), output("pre", "B,T,OC", pre_tol), input("inp", "B,T,C"),
+                 input("weight", "OC,C"), optional(input("bias", "OC"))};
+    // the linear layer's flops as matmul_forward counts them, gelu's as gelu_forward does
+    o.flops = [](const Shape& s) {
+      return 2.0 * rows(s) * double(s.C) * double(s.OC) + 11.0 * rows(s) * double(s.OC);
+    };
+    o.bind(&gelu_forward_args);
     return o;
   }();
   return op;

@@ -56,6 +56,11 @@ def matmul_forward(t, s, k):
     return {"out": F.linear(t["inp"], t["weight"], t["bias"])}
 
 
+def matmul_gelu_forward(t, s, k):
+    pre = F.linear(t["inp"], t["weight"], t["bias"])
+    return {"pre": pre, "out": F.gelu(pre, approximate="tanh")}
+
+
 def matmul_backward(t, s, k):
     # dinp is overwritten, dweight accumulated; the bias gradient is matmul_backward_bias
     x = t["inp"].clone().requires_grad_()

@@ -21,6 +21,7 @@ TEST(Registry, EveryOpOfTheStepIsCatalogued) {
                                        "layernorm_forward",
                                        "layernorm_backward",
                                        "matmul_forward",
+                                       "matmul_gelu_forward",
                                        "matmul_backward",
                                        "matmul_backward_bias",
                                        "attention_forward",

@@ -193,7 +193,8 @@ BestEntry entry(const std::string& op, const Shape& shape, int variant) {
 }
 
 // Every matmul with a bias (qkv, attention projection, fc, fc projection) is followed
-// by its own matmul_backward_bias; the classifier has none. One entry per (op, dims),
+// by its own matmul_backward_bias; the classifier has none. The fc layer runs fused
+// with its GELU (matmul_gelu_forward). One entry per (op, dims),
 // its calls counted per step.
 TEST(Plan, WorkloadsCountTheBiasGradientCalls) {
   const Config c = config_from_init("3,32,2");
@@ -205,7 +206,10 @@ TEST(Plan, WorkloadsCountTheBiasGradientCalls) {
     const OpSpec& op = Registry::global().op(w.op);
     EXPECT_TRUE(entries.insert(w.op + " " + op.describe_shape(w.shape)).second) << w.op << " listed twice";
   }
-  EXPECT_EQ(calls["matmul_forward"], 4 * L + 1);
+  EXPECT_EQ(calls["matmul_forward"], 3 * L + 1);
+  EXPECT_EQ(calls["matmul_gelu_forward"], L);
+  EXPECT_EQ(calls.count("gelu_forward"), 0u);
+  EXPECT_EQ(calls["gelu_backward"], L);
   EXPECT_EQ(calls["matmul_backward"], 4 * L + 1);
   EXPECT_EQ(calls["matmul_backward_bias"], 4 * L);
   for (const Workload& w : step_workloads(c, 2, 8))
@@ -234,10 +238,10 @@ TEST(Plan, DefaultsBestJsonAndFallbacks) {
   const KernelPlan plan(Registry::global(), *ex, PlanOptions{}, &b, workloads, notices);
   EXPECT_EQ(plan.at("matmul_forward", mm).variant->id, 2);
   EXPECT_EQ(plan.at("matmul_forward", mm).origin, "best.json");
-  Shape fc = mm;
-  fc.OC = 128;
-  EXPECT_EQ(plan.at("matmul_forward", fc).variant->id, 2);
-  EXPECT_NE(plan.at("matmul_forward", fc).origin.find("chosen at"), std::string::npos);
+  Shape attproj = mm;
+  attproj.OC = 32;
+  EXPECT_EQ(plan.at("matmul_forward", attproj).variant->id, 2);
+  EXPECT_NE(plan.at("matmul_forward", attproj).origin.find("chosen at"), std::string::npos);
   EXPECT_NE(notices.str().find("layernorm_forward at B=2 T=8 C=32 is not in best.json"), std::string::npos);
 }
 
@@ -294,15 +298,19 @@ TEST(Plan, ListsTheEntriesItDoesNotRunWithTheReason) {
   Shape other = btc;
   other.T = 64;
   BestEntry lnf = entry("layernorm_forward", other, 1);
+  Shape fc = btc;
+  fc.C = 4 * 32;
   const BestFile b = best_for(*ex, {entry("residual_forward", btc, 1), entry("layernorm_forward", btc, 1), lnf,
-                                    entry("softmax_forward", btc, 1)});
+                                    entry("softmax_forward", btc, 1), entry("gelu_forward", fc, 1)});
   const KernelPlan plan(Registry::global(), *ex, PlanOptions{}, &b, workloads, notices);
-  ASSERT_EQ(plan.unused().size(), 3u);
+  ASSERT_EQ(plan.unused().size(), 4u);
   EXPECT_EQ(plan.unused()[0].entry->op, "residual_forward");
   EXPECT_NE(plan.unused()[0].reason.find("fused_residual_layernorm_forward"), std::string::npos);
   EXPECT_EQ(plan.unused()[1].entry->op, "layernorm_forward");
   EXPECT_NE(plan.unused()[1].reason.find("measured at B=2 T=64 C=32"), std::string::npos);
   EXPECT_NE(plan.unused()[2].reason.find("fused_classifier"), std::string::npos);
+  EXPECT_EQ(plan.unused()[3].entry->op, "gelu_forward");
+  EXPECT_NE(plan.unused()[3].reason.find("matmul_gelu_forward"), std::string::npos);
   std::ostringstream printed;
   plan.print_unused(printed);
   EXPECT_NE(printed.str().find("best.json entries this plan does not run"), std::string::npos);

@@ -5,7 +5,8 @@
 //   dweight (OC x C)   += dout^T          @ inp    (B*T x C)   beta = 1 (accumulated)
 // The bias gradient is the separate op matmul_backward_bias.
 // Why it should beat variant 2: packed, cache-aware panels and tuned micro-kernels.
-// Limits: whatever OpenBLAS's own threading does (its pthread build here); no workspace.
+// Limits: whatever OpenBLAS's own threading does (its OpenMP build where CMake found
+// it, sharing wb's OpenMP team); no workspace.
 #include <cblas.h>
 
 #include "kernels/ops/matmul_backward.h"

@@ -4,7 +4,8 @@
 // out = 1 * inp @ weight^T + 1 * out in one sgemm (row-major, weight transposed).
 // Why it should beat variant 2: OpenBLAS packs panels for the cache hierarchy and
 // runs hand-tuned assembly micro-kernels on every core.
-// Limits: whatever OpenBLAS's own threading does (its pthread build here).
+// Limits: whatever OpenBLAS's own threading does (its OpenMP build where CMake found
+// it, sharing wb's OpenMP team).
 #include <cblas.h>
 
 #include "kernels/ops/matmul_forward.h"

@@ -1,0 +1,22 @@
+#pragma once
+// GPT-2's GELU, tanh approximation, in float and with no libm call, so that a loop
+// over it vectorises:
+//   gelu(x) = 0.5 x (1 + tanh u) = x sigmoid(2u),  u = sqrt(2/pi) (x + 0.044715 x^3)
+// The sigmoid is sigmoid_pair's (kernels/cpu/simd_math.h), which goes through
+// exp(-|2u|) <= 1: very large |x| cannot overflow it (x^3 = inf gives sigmoid 1 or 0,
+// so gelu(x) = x or -0). Within about 1.5e-6 relative of the exact GELU on [-4, 4]
+// (fast_exp 2e-7, sigmoid_pair 4e-7, and the rounding of u), under gelu_forward's
+// tolerance of 1e-5 + 1e-5 |ref|.
+#include "kernels/cpu/simd_math.h"
+
+namespace wb::cpu {
+
+constexpr float kGeluScale = 0.7978845608028654f;  // sqrt(2/pi)
+constexpr float kGeluCubic = 0.044715f;
+
+inline float gelu(float x) {
+  const float u = kGeluScale * (x + kGeluCubic * x * x * x);
+  return x * sigmoid_pair(2.0f * u).sigmoid;
+}
+
+}  // namespace wb::cpu
