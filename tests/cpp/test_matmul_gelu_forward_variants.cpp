@@ -102,33 +102,14 @@ void expect_fused_equals_unfused(Backend backend, int fused_id, int matmul_id, i
   EXPECT_TRUE(same_bits(out.host(), act.host())) << what << ": out is not " << gelu.key() << " of " << matmul.key();
 }
 
-// The CPU rung's GELU is gelu_forward cpu/4's arithmetic (kernels/cpu/gelu.h, compiled
-// for x86-64-v3); its pre is OpenBLAS's product, whose rounding differs from
-// matmul_forward cpu/3's (beta = 0 here, the bias broadcast first there), so only out
-// against its own pre is held to the bit.
-TEST(MatmulGeluForwardVariants, CpuRungsOutIsGeluForwardOfItsPre) {
-  const Registry& reg = Registry::global();
-  const Variant& fused = reg.variant(kOp, Backend::cpu, 2);
-  const Variant& gelu = reg.variant("gelu_forward", Backend::cpu, 4);
+// The CPU rung: matmul_forward cpu/3's bias broadcast and sgemm, and the GELU of
+// gelu_forward cpu/4 (kernels/cpu/gelu.h, compiled for x86-64-v3).
+TEST(MatmulGeluForwardVariants, CpuRungStoresWhatTheUnfusedPairStores) {
+  const Variant& gelu = Registry::global().variant("gelu_forward", Backend::cpu, 4);
   if (gelu.skip_reason(Shape{}, gelu.default_params())) GTEST_SKIP() << "this CPU cannot run gelu_forward cpu/4";
-  const Shape s = parse_shape("B=3,T=37,C=75,OC=221");
-  const int rows = int(s.B * s.T), C = int(s.C), OC = int(s.OC);
-  const std::vector<float> inp = random_floats(std::size_t(rows) * C, 1, 1.0f);
-  const std::vector<float> weight = random_floats(std::size_t(OC) * C, 2, 0.2f);
-  const std::vector<float> bias = random_floats(std::size_t(OC), 3, 1.0f);
-  const std::size_t n = std::size_t(rows) * OC;
-  std::vector<float> out(n), pre(n), act(n);
-  const MatmulGeluForwardArgs f{out.data(), pre.data(), inp.data(), weight.data(), bias.data(), int(s.B), int(s.T),
-                                C, OC};
-  fused.run(&f, Launch{fused.default_params()});
-  const GeluForwardArgs g{act.data(), pre.data(), int64_t(n)};
-  gelu.run(&g, Launch{gelu.default_params()});
-  EXPECT_TRUE(same_bits(out, act));
-  // and pre is the linear layer: against the reference's float result, to the op's tolerance
-  std::vector<float> ref(n);
-  const MatmulForwardArgs m{ref.data(), inp.data(), weight.data(), bias.data(), int(s.B), int(s.T), C, OC};
-  reg.variant("matmul_forward", Backend::cpu, 1).run(&m, Launch{});
-  for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(pre[i], ref[i], 1e-4 + 1e-5 * std::fabs(ref[i])) << i;
+  for (bool with_bias : {true, false})
+    for (const char* dims : {"B=3,T=37,C=75,OC=221", "B=2,T=19,C=64,OC=256"})
+      expect_fused_equals_unfused(Backend::cpu, 2, 3, 4, dims, with_bias);
 }
 
 // In emulation: the register-tiled kernel is shared with matmul_forward cuda/3 and the
