@@ -9,6 +9,7 @@
 // of the section the step does not run is listed with the reason. The plan then runs
 // the calls through the registry.
 #include <chrono>
+#include <numeric>
 #include <ostream>
 #include <string>
 #include <typeinfo>
@@ -77,21 +78,16 @@ class KernelPlan {
     if (!times_ops()) return s.variant->run(&args, launch);
     const auto start = std::chrono::steady_clock::now();
     s.variant->run(&args, launch);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    op_seconds_ += seconds;
-    selection_seconds_[i] += seconds;
+    selection_seconds_[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 
   // The wall time spent inside run() since reset_op_time(), where a call returns when its
   // work is done (cpu, emu); on cuda a launch returns at once, and the ops are not timed.
   // selection_seconds()[i]: the part of it spent in the calls of selections()[i].
   bool times_ops() const { return ex_.backend() != Backend::cuda; }
-  double op_seconds() const { return op_seconds_; }
+  double op_seconds() const { return std::accumulate(selection_seconds_.begin(), selection_seconds_.end(), 0.0); }
   const std::vector<double>& selection_seconds() const { return selection_seconds_; }
-  void reset_op_time() {
-    op_seconds_ = 0;
-    selection_seconds_.assign(selections_.size(), 0.0);
-  }
+  void reset_op_time() { selection_seconds_.assign(selections_.size(), 0.0); }
 
   const Selection& at(const std::string& op, const Shape& shape) const;  // std::logic_error when not planned
   const std::vector<Selection>& selections() const { return selections_; }
@@ -118,7 +114,6 @@ class KernelPlan {
   std::vector<Selection> selections_;
   std::vector<UnusedEntry> unused_;
   Buffer workspace_;
-  double op_seconds_ = 0;
   std::vector<double> selection_seconds_;
 };
 

@@ -7,17 +7,13 @@
 // Limits: neighbouring threads take neighbouring columns o, so each reads its own
 // weight row, C floats away from the next one: no load coalesces and nothing is
 // reused on chip beyond what the caches catch. Every output costs 2*C loads.
-#include <optional>
-#include <string>
-
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_forward.h"
+#include "variants/matmul_forward/common.cuh"
 
 namespace wb::variants {
 namespace {
-
-constexpr int64_t kMaxBlocks = 2147483647;  // gridDim.x
 
 __global__ void matmul_thread_per_output(float* out, const float* inp, const float* weight, const float* bias,
                                          int64_t rows, int C, int OC) {
@@ -49,11 +45,7 @@ Variant matmul_forward_cuda_1() {
   v.name = "naive";
   v.summary = "one thread per output, a dot product of an inp row and a weight row like the CPU loop";
   v.params = {block_size_param()};
-  v.launch_limit = [](const Shape& s, const ParamValues& p) -> std::optional<std::string> {
-    const int64_t blocks = (s.B * s.T * s.OC + p.get("block_size") - 1) / p.get("block_size");
-    if (blocks > kMaxBlocks) return "B*T*OC needs " + std::to_string(blocks) + " blocks, more than gridDim.x allows";
-    return std::nullopt;
-  };
+  v.launch_limit = matmul_forward_common::thread_per_output_limit;
   return v;
 }
 

@@ -1,8 +1,9 @@
 #pragma once
-// Shared by the CUDA variants of matmul_forward: the grid limits of the tiled kernels
-// (x over column tiles of OC, y over row tiles of B*T), the square-block geometry and
-// launch limit of the register-tiled kernels, and the bias kernel of the library
-// variants.
+// Shared by the CUDA variants of matmul_forward (and matmul_gelu_forward, which runs
+// the same products): the grid limits of the naive kernels (one thread per output on
+// gridDim.x) and of the tiled kernels (x over column tiles of OC, y over row tiles of
+// B*T), the square-block geometry and launch limit of the register-tiled kernels, the
+// fp32 cuBLAS product and the bias kernel of the library variants.
 //
 // out (B*T, OC) = inp (B*T, C) @ weight^T + bias, weight (OC, C), all row-major;
 // bias may be null (the classifier has none).
@@ -12,15 +13,25 @@
 
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/dialect.cuh"
+#include "kernels/cuda/libraries.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/shape.h"
 #include "kernels/variant.h"
 
 namespace wb::variants::matmul_forward_common {
 
+constexpr int64_t kMaxGridX = 2147483647;
 constexpr int64_t kMaxGridY = 65535;
 
 inline int64_t rows_of(const Shape& s) { return s.B * s.T; }
+
+// Naive kernels put one thread per output (B*T*OC of them) on a 1-D grid of
+// block_size-thread blocks, at most 2^31-1 blocks.
+inline std::optional<std::string> thread_per_output_limit(const Shape& s, const ParamValues& p) {
+  const int64_t blocks = (rows_of(s) * s.OC + p.get("block_size") - 1) / p.get("block_size");
+  if (blocks > kMaxGridX) return "B*T*OC needs " + std::to_string(blocks) + " blocks, more than gridDim.x allows";
+  return std::nullopt;
+}
 
 // Tiled kernels put the row tiles of B*T on gridDim.y, at most 65535 of them.
 inline std::optional<std::string> row_tile_limit(const Shape& s, int64_t rows_per_tile) {
@@ -57,6 +68,22 @@ inline std::optional<std::string> register_tile_limit(const Shape& s, const Para
            std::to_string(p.get("block_size")) + " threads gives " + std::to_string(tm) + "x" + std::to_string(tm) +
            " outputs per thread; only 4x4 and 8x8 are built";
   return row_tile_limit(s, tile);
+}
+
+// out (rows x OC, row-major) = inp (rows x C) @ weight^T, weight (OC x C): one cuBLAS
+// SGEMM in plain fp32 on the launch's stream. cuBLAS is column-major; a row-major
+// (rows x OC) out is a column-major (OC x rows) matrix, so the call computes
+//   out^T (OC x rows) = weight (OC x C) @ inp^T (C x rows)
+// where weight is the column-major (C x OC) array it is stored as, transposed
+// (CUBLAS_OP_T, ld C), and inp is the column-major (C x rows) array, as is (ld C). The
+// handle is shared by every variant: the math mode is set to CUBLAS_DEFAULT_MATH on
+// every call, which keeps SGEMM off the TF32 tensor cores (the fp32 class).
+inline void sgemm_fp32(const Launch& l, float* out, const float* inp, const float* weight, int rows, int C, int OC) {
+  cublasHandle_t handle = cuda::libraries(l).cublas();
+  WB_CHECK(cublasSetStream(handle, cuda::stream(l)));
+  WB_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
+  const float alpha = 1.0f, beta = 0.0f;
+  WB_CHECK(cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, OC, rows, C, &alpha, weight, C, inp, C, &beta, out, OC));
 }
 
 namespace {

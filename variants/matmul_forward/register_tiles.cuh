@@ -10,6 +10,7 @@
 // kTM x kTM per thread, slabs of kBK channels.
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"

@@ -8,18 +8,14 @@
 // costs no extra pass: the sum is still in a register.
 // Limits: those of matmul_forward cuda/1: neighbouring threads read weight rows C
 // floats apart, nothing coalesces, every output costs 2*C loads.
-#include <optional>
-#include <string>
-
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_gelu_forward.h"
 #include "variants/gelu_forward/common.cuh"
+#include "variants/matmul_forward/common.cuh"
 
 namespace wb::variants {
 namespace {
-
-constexpr int64_t kMaxBlocks = 2147483647;  // gridDim.x
 
 __global__ void matmul_gelu_thread_per_output(float* out, float* pre, const float* inp, const float* weight,
                                               const float* bias, int64_t rows, int C, int OC) {
@@ -52,11 +48,7 @@ Variant matmul_gelu_forward_cuda_1() {
   v.name = "naive";
   v.summary = "one thread per output: the dot product of an inp row and a weight row, plus bias, then its GELU";
   v.params = {block_size_param()};
-  v.launch_limit = [](const Shape& s, const ParamValues& p) -> std::optional<std::string> {
-    const int64_t blocks = (s.B * s.T * s.OC + p.get("block_size") - 1) / p.get("block_size");
-    if (blocks > kMaxBlocks) return "B*T*OC needs " + std::to_string(blocks) + " blocks, more than gridDim.x allows";
-    return std::nullopt;
-  };
+  v.launch_limit = matmul_forward_common::thread_per_output_limit;
   return v;
 }
 

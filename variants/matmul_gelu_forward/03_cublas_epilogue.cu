@@ -1,10 +1,8 @@
 // matmul_gelu_forward, CUDA variant 3: cuBLAS SGEMM, then one kernel for the bias and
 // the GELU.
 //
-// Idea: the product as matmul_forward cuda/5 computes it (cuBLAS SGEMM in plain
-// fp32, the math mode reset to CUBLAS_DEFAULT_MATH on the shared handle, so no TF32;
-// the row-major (rows x OC) pre is the column-major OC x rows result), written to pre
-// with beta = 0; then one elementwise kernel reads pre once, adds the bias, and writes
+// Idea: the product as matmul_forward cuda/5 computes it (variants/matmul_forward/
+// common.cuh's sgemm_fp32: cuBLAS SGEMM in plain fp32, no TF32), written to pre; then one elementwise kernel reads pre once, adds the bias, and writes
 // pre and gelu(pre) (gelu_forward's tanhf formula). With OC % 4 == 0 and every pointer
 // 16-byte aligned it moves float4s.
 // Why it should beat variant 2: cuBLAS picks a kernel tuned for the device and the
@@ -15,10 +13,10 @@
 // kernel's. Any shape runs.
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/libraries.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_gelu_forward.h"
 #include "variants/gelu_forward/common.cuh"
+#include "variants/matmul_forward/common.cuh"
 
 namespace wb::variants {
 namespace {
@@ -55,12 +53,7 @@ __global__ void bias_gelu_vec4(float* out, float* pre, const float* bias, int64_
 void launch(const MatmulGeluForwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
   const cudaStream_t stream = cuda::stream(l);
-  cublasHandle_t handle = cuda::libraries(l).cublas();
-  WB_CHECK(cublasSetStream(handle, stream));
-  WB_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
-  const float alpha = 1.0f, beta = 0.0f;
-  WB_CHECK(cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, a.OC, rows, a.C, &alpha, a.weight, a.C, a.inp, a.C, &beta,
-                       a.pre, a.OC));
+  matmul_forward_common::sgemm_fp32(l, a.pre, a.inp, a.weight, rows, a.C, a.OC);
   const int block = l.block_size();
   const int64_t n = int64_t(rows) * a.OC;
   const bool vec4 = a.OC % 4 == 0 && cuda::aligned16(a.out) && cuda::aligned16(a.pre) &&
