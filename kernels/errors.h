@@ -1,6 +1,6 @@
 #pragma once
-// The error types of the kernels library. The library never exits; the CLI and the
-// trainer turn these into a message and an exit code (see workbench/cli.cpp).
+// The error types of the kernels library. The library never exits; wb, the trainer and
+// prepare_data turn these into a message and an exit code (kernels/program.h).
 #include <stdexcept>
 
 namespace wb {

@@ -83,6 +83,10 @@ struct ScalarSpec {
   std::string doc;
 };
 
+// Runs the CPU reference of an op on host tensors (pointers in the order of its
+// tensors); the runtime hands one to OpSpec::prepare.
+using ReferenceRunner = std::function<void(const OpSpec& op, const Shape& shape, std::vector<void*> tensors)>;
+
 // Pointers to one set of an op's tensors (host or device memory), in the order of
 // OpSpec::tensors, with the shape they were made for. Argument structs are built
 // from it by name.
@@ -121,8 +125,9 @@ class OpSpec {
   // written once, every inout read and written.
   std::function<double(const Shape&)> min_bytes;
   // Optional: after random initialisation, make inputs consistent with each other on
-  // the host (e.g. mean and rstd computed from inp).
-  std::function<void(const TensorTable&)> prepare;
+  // the host (e.g. mean and rstd computed from inp, by the forward op's reference,
+  // which the runtime's ReferenceRunner runs: kernels/ never reaches the registry).
+  std::function<void(const TensorTable&, const ReferenceRunner&)> prepare;
 
   // Ties the op to its argument struct, built from a table of tensors. Every variant
   // of the op must take the same Args type; the registry checks it.

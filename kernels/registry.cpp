@@ -22,6 +22,33 @@ std::string hash_of(const std::string& path) {
   throw std::logic_error("registry: " + v.key() + " (" + v.source + "): " + why);
 }
 
+// A variant made by the factory of its file: what the path says (op, id, name) is
+// filled in, or checked where the factory states it too; `backend` is the one it
+// registers on, as the path says (emu for the emulator's build of a CUDA file).
+Variant from_file(const VariantFactory& factory, Backend backend) {
+  Variant v = factory.make();
+  v.source = factory.source;
+  v.source_hash = hash_of(v.source);
+  const VariantFile file = parse_variant_file(v.source);
+  auto fill = [&](auto& field, const auto& value, const char* what, const std::string& text) {
+    if (field == std::decay_t<decltype(field)>{}) field = value;
+    if (field != value) reject(v, std::string("its factory says ") + what + " " + text + ", its file name another");
+  };
+  fill(v.op, file.op, "op", v.op);
+  fill(v.id, file.id, "id", std::to_string(v.id));
+  fill(v.name, file.name, "name", v.name);
+  v.backend = backend;  // cpu for cpu_NN_*.cpp, cuda for NN_*.cu (emu for the emulator's build of one)
+  if (backend == Backend::emu && !v.run) {
+    // A variant the emulator cannot run (it names why) leaves its launcher out of the
+    // emulator's build: this stub stands in, never called (the harness and the kernel
+    // plan refuse the variant first, can_run.h).
+    if (v.not_emulated.empty()) reject(v, "has nothing to run in the emulator and does not say why");
+    const std::string what = v.key() + " is not emulated: " + v.not_emulated;
+    v.run = [what](const void*, const Launch&) { throw std::logic_error(what); };
+  }
+  return v;
+}
+
 }  // namespace
 
 VariantFile parse_variant_file(std::string_view path) {
@@ -34,7 +61,7 @@ VariantFile parse_variant_file(std::string_view path) {
   if ((b == Backend::cpu) != (m[5].str() == "cpp"))
     throw std::logic_error("registry: '" + std::string(path) +
                            "': CPU variants are .cpp files named cpu_NN_*, CUDA ones .cu");
-  return VariantFile{b, std::stoi(m[3].str())};
+  return VariantFile{m[1].str(), b, std::stoi(m[3].str()), m[4].str()};
 }
 
 Registry::Registry(std::vector<const OpSpec*> ops) : ops_(std::move(ops)) {}
@@ -55,26 +82,15 @@ const Registry& Registry::global() {
       if (!r.find(op->name, Backend::cpu, 1))
         throw std::logic_error("registry: " + op->name + " has no CPU reference (reference/*.cpp registers them)");
     for (const auto& factory : variant_factories()) {
-      Variant v = factory.make();
-      v.source = factory.source;
-      v.source_hash = hash_of(v.source);
-      const VariantFile file = parse_variant_file(v.source);
-      if (file.backend != v.backend || file.id != v.id)
-        reject(v, "its file name says " + std::string(to_string(file.backend)) + "/" + std::to_string(file.id));
-      if (v.source.find("variants/" + v.op + "/") != 0) reject(v, "it lives outside variants/" + v.op + "/");
-      r.add(std::move(v));
+      const VariantFile file = parse_variant_file(factory.source);
+      r.add(from_file(factory, file.backend));
     }
     // The same CUDA sources compiled for the emulator: backend emu, same ids, files
     // and hashes.
     for (const auto& factory : emu_variant_factories()) {
-      Variant v = factory.make();
-      v.source = factory.source;
-      v.source_hash = hash_of(v.source);
-      const VariantFile file = parse_variant_file(v.source);
-      if (v.backend != Backend::cuda || file.backend != Backend::cuda || file.id != v.id)
-        reject(v, "an emulated variant is a CUDA variant of its file's id");
-      v.backend = Backend::emu;
-      r.add(std::move(v));
+      if (parse_variant_file(factory.source).backend != Backend::cuda)
+        throw std::logic_error(std::string("registry: ") + factory.source + ": the emulator builds CUDA files only");
+      r.add(from_file(factory, Backend::emu));
     }
     return r;
   }();

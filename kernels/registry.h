@@ -46,11 +46,15 @@ class Registry {
   std::deque<Variant> variants_;
 };
 
-// Which file of the repository a variant lives in, as "variants/<op>/NN_name.cu":
-// the registry derives the expected backend and id from it.
+// What the path of a variant's file says of it, "variants/<op>/NN_name.cu" or
+// "variants/<op>/cpu_NN_name.cpp": its op, backend, id and name. The registry fills
+// these in for the variant (its file only states what is its own) and refuses a
+// variant whose factory says otherwise.
 struct VariantFile {
+  std::string op;
   Backend backend;
   int id;
+  std::string name;
 };
 VariantFile parse_variant_file(std::string_view path);  // throws std::logic_error
 

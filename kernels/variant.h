@@ -64,6 +64,8 @@ struct Launch {
 };
 
 struct Variant {
+  // What the file's path says, "variants/<op>/NN_name.cu" or "cpu_NN_name.cpp": filled
+  // in by the registry (a variant file states only what is its own).
   std::string op;
   Backend backend = Backend::cpu;
   int id = 0;
@@ -92,12 +94,15 @@ struct Variant {
   std::string source;       // file, relative to the repository (set by the registry)
   std::string source_hash;  // SHA-256 of that file at build time (set by the registry)
 
-  // A variant running fn, an implementation taking the op's argument struct.
+  // A variant running fn, an implementation taking the op's argument struct. A CUDA
+  // variant the emulator cannot run passes no fn in the emulator's build
+  // (WB_DEVICE_ONLY, kernels/cuda/dialect.cuh) and says why in not_emulated; the
+  // registry's stub stands in.
   template <class Args>
   static Variant of(void (*fn)(const Args&, const Launch&)) {
     Variant v;
     v.args_type = typeid(Args);
-    v.run = [fn](const void* args, const Launch& launch) { fn(*static_cast<const Args*>(args), launch); };
+    if (fn) v.run = [fn](const void* args, const Launch& launch) { fn(*static_cast<const Args*>(args), launch); };
     return v;
   }
 

@@ -7,7 +7,8 @@ Layers, lowest first (README "Architecture"):
   variants/, reference/          the implementations (neither includes the other)
   workbench/runtime/             executors, harness, reports, best.json
   workbench/cli/, trainer/       the wb program and the trainer (neither includes the other)
-tools/tokenizer/ is a library beside them that may only use kernels/ (files.h); tests/
+tools/tokenizer/ is a library beside them that may only use kernels/ (files.h,
+file_header.h, errors.h); tests/
 may include anything. Exit 1 with one line per violation.
 
   check_layers.py --root REPO [--trainer build/trainer]
@@ -26,7 +27,7 @@ ALLOWED = {
     "workbench/runtime/": ["kernels/", "workbench/runtime/"],
     "workbench/cli/": ["kernels/", "workbench/runtime/", "workbench/cli/"],
     "trainer/": ["kernels/", "workbench/runtime/", "trainer/", "tools/tokenizer/"],
-    "tools/tokenizer/": ["kernels/files.h", "kernels/errors.h", "tools/tokenizer/"],
+    "tools/tokenizer/": ["kernels/files.h", "kernels/file_header.h", "kernels/errors.h", "tools/tokenizer/"],
 }
 PROJECT_ROOTS = ("kernels/", "variants/", "reference/", "workbench/", "trainer/", "tools/", "tests/")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')

@@ -12,9 +12,11 @@
 #include <filesystem>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "kernels/program.h"
 #include "tools/tokenizer/bpe.h"
 #include "tools/tokenizer/dataset.h"
 #include "tools/tokenizer/io.h"
@@ -28,9 +30,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kOk = 0;
-constexpr int kBug = 1;
-constexpr int kBadInput = 2;
+using program::kBadInput;
+using program::kOk;
 
 void make_folder(const fs::path& dir) {
   std::error_code ec;
@@ -268,22 +269,36 @@ int run(int argc, char** argv) {
     return kBadInput;
   }
 
-  try {
-    if (*shakespeare) return cmd_tinyshakespeare(o);
-    if (*tokenizer) return cmd_tokenizer(o);
-    if (*encode) return cmd_encode(o);
-    if (*decode) return cmd_decode(o);
-  } catch (const error& e) {
-    std::cerr << "prepare_data: error: " << e.what() << "\n";
-    return kBadInput;
-  } catch (const std::exception& e) {
-    std::cerr << "prepare_data: internal error: " << e.what() << "\n";
-    return kBug;
-  }
+  if (*shakespeare) return cmd_tinyshakespeare(o);
+  if (*tokenizer) return cmd_tokenizer(o);
+  if (*encode) return cmd_encode(o);
+  if (*decode) return cmd_decode(o);
   return kBadInput;
+}
+
+// prepare_data's differences from wb's exit codes: the tokenizer's error is bad
+// input, and a bug is exit 1 (it has no failed checks to tell it from).
+program::ExitPolicy exit_policy() {
+  program::ExitPolicy p;
+  p.program = "prepare_data";
+  p.internal_error_code = 1;
+  p.own = [](const std::exception_ptr& e, std::ostream& err) -> std::optional<int> {
+    try {
+      std::rethrow_exception(e);
+    } catch (const error& x) {
+      err << "prepare_data: error: " << x.what() << "\n";
+      return kBadInput;
+    } catch (...) {
+      return std::nullopt;
+    }
+  };
+  return p;
 }
 
 }  // namespace
 }  // namespace wb::tokenizer
 
-int main(int argc, char** argv) { return wb::tokenizer::run(argc, argv); }
+int main(int argc, char** argv) {
+  return wb::program::guarded_main(
+      wb::tokenizer::exit_policy(), [&] { return wb::tokenizer::run(argc, argv); }, std::cerr);
+}

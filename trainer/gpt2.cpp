@@ -46,6 +46,15 @@ Shape params_shape(const Config& c) {
 
 }  // namespace
 
+std::string why_the_step_skips(const std::string& op) {
+  if (op == "residual_forward") return "the step runs fused_residual_layernorm_forward, which adds the residual itself";
+  if (op == "gelu_forward")
+    return "the step runs matmul_gelu_forward, which applies the GELU as the MLP's first layer writes its output";
+  if (op == "softmax_forward" || op == "crossentropy_forward" || op == "crossentropy_softmax_backward")
+    return "the step runs fused_classifier (softmax, loss and its gradient in one op) instead";
+  return "";
+}
+
 std::vector<Workload> step_workloads(const Config& c, int B, int T) {
   const int L = c.L, C = c.C;
   return {

@@ -3,17 +3,22 @@
 // state and activations in executor memory, and a training step -- forward, backward,
 // update -- in which every op call goes through the kernel plan.
 #include <cstdint>
+#include <string>
 #include <vector>
 
-#include "trainer/kernels.h"
 #include "trainer/model.h"
 #include "workbench/runtime/buffers.h"
 #include "workbench/runtime/executor.h"
+#include "workbench/runtime/kernel_plan.h"
 
 namespace wb::trainer {
 
 // Every op call of one step (forward with targets, backward, update), with its shape.
 std::vector<Workload> step_workloads(const Config& c, int B, int T);
+
+// Why the step never calls an op that best.json may hold: it runs a fused form
+// instead. Empty for the ops the step calls (PlanOptions::why_not_called).
+std::string why_the_step_skips(const std::string& op);
 
 struct UpdateSettings {
   float lr = 3e-4f;

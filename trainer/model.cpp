@@ -9,6 +9,7 @@
 
 #include "kernels/checked.h"
 #include "kernels/errors.h"
+#include "kernels/file_header.h"
 #include "kernels/files.h"
 #include "workbench/runtime/rng.h"
 
@@ -151,15 +152,8 @@ Checkpoint read_checkpoint(std::istream& in, const std::string& origin) {
   in.seekg(0, std::ios::beg);
   if (!in || end < 0) throw UsageError("cannot read the model " + path + ": not a seekable file");
   const int64_t size = int64_t(end);
-  std::array<int32_t, kHeaderInts> header{};
-  in.read(reinterpret_cast<char*>(header.data()), sizeof(header));
-  if (!in) throw UsageError(path + ": truncated model file (no complete 1024-byte header)");
-  if (header[0] != kModelMagic)
-    throw UsageError(path + ": not an llm.c model file (magic " + std::to_string(header[0]) + ", expected " +
-                     std::to_string(kModelMagic) + ")");
-  if (header[1] != kModelVersion)
-    throw UsageError(path + ": model file version " + std::to_string(header[1]) + ", this trainer reads version " +
-                     std::to_string(kModelVersion) + " (fp32, padded vocabulary)");
+  const auto header = read_file_header<int32_t>(
+      in, {"model file", "an llm.c model file", kModelMagic, kModelVersion, " (fp32, padded vocabulary)", ""}, path);
   Checkpoint ck;
   ck.config.maxT = header[2];
   ck.config.V = header[3];
@@ -175,7 +169,7 @@ Checkpoint read_checkpoint(std::istream& in, const std::string& origin) {
   // The header against the stream's size before anything is allocated: a corrupt or
   // foreign header (L=100000) would otherwise ask for terabytes.
   const int64_t n = num_params(ck.config);
-  const int64_t expected = int64_t(sizeof(header)) + n * int64_t(sizeof(float));
+  const int64_t expected = int64_t(kFileHeaderBytes) + n * int64_t(sizeof(float));
   if (size < expected)
     throw UsageError(path + ": truncated model file: the header (" + ck.config.describe() + ") describes " +
                      std::to_string(n) + " parameters, " + std::to_string(expected) +

@@ -8,6 +8,7 @@
 
 #include "kernels/checked.h"
 #include "kernels/errors.h"
+#include "kernels/file_header.h"
 #include "kernels/files.h"
 
 namespace wb::trainer {
@@ -166,15 +167,10 @@ void write_state(const std::string& path, const TrainState& s) {
 TrainState read_state(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError("cannot read the state " + path + ": no such file or not readable");
-  Header h{};
-  in.read(reinterpret_cast<char*>(h.data()), sizeof(h));
-  if (!in) throw UsageError(path + ": truncated state file (no complete 1024-byte header)");
-  if (h[0] != kStateMagic)
-    throw UsageError(path + ": not a trainer state file (magic " + std::to_string(h[0]) + ", expected " +
-                     std::to_string(kStateMagic) + "; --save writes a model file, --state a state file)");
-  if (h[1] != kStateVersion)
-    throw UsageError(path + ": state file version " + std::to_string(h[1]) + ", this trainer reads version " +
-                     std::to_string(kStateVersion));
+  const Header h = read_file_header<uint64_t>(in,
+                                             {"state file", "a trainer state file", kStateMagic, kStateVersion, "",
+                                              "; --save writes a model file, --state a state file"},
+                                             path);
   auto corrupt = [&](const std::string& why) { return UsageError(path + ": corrupt state file: " + why); };
   for (int i = kFirstReservedSlot; i < kHeaderSlots; ++i)
     if (h[i] != 0) throw corrupt("reserved header slot " + std::to_string(i) + " is not zero");

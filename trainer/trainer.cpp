@@ -12,29 +12,32 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <new>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
-#include <system_error>
 
 #include "kernels/errors.h"
 #include "kernels/files.h"
+#include "kernels/program.h"
 #include "kernels/registry.h"
 #include "tools/tokenizer/tokenizer_file.h"
 #include "trainer/data.h"
 #include "trainer/gpt2.h"
-#include "trainer/kernels.h"
 #include "trainer/model.h"
-#include "trainer/nvtx.h"
 #include "trainer/state.h"
 #include "workbench/runtime/best.h"
 #include "workbench/runtime/executor.h"
+#include "workbench/runtime/kernel_plan.h"
+#include "workbench/runtime/nvtx.h"
+#include "workbench/runtime/workloads.h"
 
 namespace wb::trainer {
 namespace {
 
-constexpr int kOk = 0, kFailed = 1, kBadInput = 2, kNoDevice = 3, kInternalError = 4;
+using program::kBadInput;
+using program::kFailed;
+using program::kOk;
 
 // The training itself failed (a non-finite loss): exit 1, apart from internal errors.
 struct TrainingFailed : std::runtime_error {
@@ -52,18 +55,6 @@ float learning_rate(const Options& o, int step) {
 }
 
 namespace {
-
-void write_workloads(const std::string& path, const Config& c, int B, int T, const std::vector<Workload>& w) {
-  nlohmann::json calls = nlohmann::json::array();
-  for (const auto& x : w) {
-    const OpSpec& op = Registry::global().op(x.op);
-    nlohmann::json shape = nlohmann::json::object();
-    for (const auto& d : op.dims) shape[d] = x.shape.get(d);
-    calls.push_back({{"op", x.op}, {"shape", shape}, {"calls", x.calls}});
-  }
-  const nlohmann::json j{{"schema", "wb.workloads/1"}, {"model", c.describe()}, {"B", B}, {"T", T}, {"calls", calls}};
-  write_file_atomically(path, j.dump(2) + "\n");
-}
 
 // Debug state: header of 256 int32 (magic 20261121, version 1, B, T, V, Vp, number of
 // parameters), then the logits (B, T, Vp), the mean loss, the gradients of every
@@ -200,13 +191,13 @@ void validate_options(const Options& o) {
 
 // What the batch and sequence sizes must respect once the model is known: its maxT, and
 // the sizes the kernels can take at B x T (32-bit row counts, overflow-checked sizes).
-void validate_sizes(const Config& config, int B, int T, const std::vector<Workload>& workloads) {
+void validate_sizes(const Registry& reg, const Config& config, int B, int T, const std::vector<Workload>& workloads) {
   if (T > config.maxT)
     throw UsageError("--seq-len " + std::to_string(T) + " is longer than the model's maxT " +
                      std::to_string(config.maxT));
   for (const Workload& w : workloads) {
     try {
-      Registry::global().op(w.op).check_shape(w.shape);
+      reg.op(w.op).check_shape(w.shape);
     } catch (const UsageError& e) {
       throw UsageError(fmt::format("--batch {} --seq-len {} is beyond what the kernels take for {}: {}", B, T,
                                    config.describe(), e.what()));
@@ -301,198 +292,236 @@ void trim_log(const std::string& path, int64_t last_step) {
   write_file_atomically(path, kept);
 }
 
-}  // namespace
+// The state a run resumes from (--resume), checked against the options before any work.
+std::optional<TrainState> resumed_state(const Options& o) {
+  if (o.resume.empty()) return std::nullopt;
+  TrainState state = read_state(o.resume);
+  check_resume_options(state, o);
+  check_resume_model(state.config, o);
+  return state;
+}
 
-int run(const Options& o) {
-  validate_options(o);
-  const int B = o.batch, T = o.seq_len;
-  const NumericClass precision = parse_numeric_class(o.precision);
-
-  // The state to resume from, checked against the options before any work.
-  std::optional<TrainState> resumed;
-  if (!o.resume.empty()) {
-    resumed = read_state(o.resume);
-    check_resume_options(*resumed, o);
-    check_resume_model(resumed->config, o);
-  }
-  const int64_t resumed_step = resumed ? resumed->step : 0;
-
-  // Model.
+// Where the model comes from: the resumed state, an llm.c model file, or --init (whose
+// parameters are drawn once the batch and sequence sizes are known to fit).
+struct ModelSource {
   Config config;
-  std::vector<float> params;
-  if (resumed) {
-    config = resumed->config;
-    params = std::move(resumed->params);
-  } else if (!o.model.empty()) {
+  std::vector<float> params;  // empty: --init, not drawn yet
+};
+
+ModelSource model_source(const Options& o, std::optional<TrainState>& resumed) {
+  if (resumed) return {resumed->config, std::move(resumed->params)};
+  if (!o.model.empty()) {
     Checkpoint ck = read_checkpoint(o.model);
-    config = ck.config;
-    params = std::move(ck.params);
-  } else {
-    config = config_from_init(o.init);
+    return {ck.config, std::move(ck.params)};
   }
-  PlanOptions plan_options;
-  plan_options.precision = precision;
-  plan_options.strict_device = o.strict_device;
-  plan_options.deterministic = o.deterministic;
-  const std::vector<Workload> workloads = step_workloads(config, B, T);
-  validate_sizes(config, B, T, workloads);
-  if (params.empty()) params = init_params(config, o.seed);
-  if (!o.dump_workloads.empty()) {
-    write_workloads(o.dump_workloads, config, B, T, workloads);
-    std::cout << "wrote the workloads of one step to " << o.dump_workloads << "\n";
-    if (o.train.empty()) return kOk;
-  }
+  return {config_from_init(o.init), {}};
+}
 
-  if (o.print_plan) {
-    const Backend backend = o.backend.empty() ? default_backend() : parse_backend(o.backend);
-    auto ex = make_executor(backend);
-    std::optional<BestFile> best;
-    if (!o.kernels.empty()) best = read_best(o.kernels);
-    KernelPlan plan(Registry::global(), *ex, plan_options, best ? &*best : nullptr, workloads, std::cout);
-    std::cout << fmt::format("kernel plan of one step: GPT-2 {}, B={} T={}, {} backend on {}, precision {}\n",
-                             config.describe(), B, T, to_string(backend), ex->device().name, to_string(precision));
-    if (plan.section()) std::cout << "kernels from " << o.kernels << ", " << plan.section_choice() << "\n";
-    plan.print(std::cout);
-    plan.print_unused(std::cout);
-    return kOk;
-  }
+// The training and validation tokens and their loaders (which refer to the files: the
+// struct stays where it was made), positioned where a resumed state left them.
+struct TrainingData {
+  TokenFile train_file;
+  std::unique_ptr<DataLoader> train;
+  uint64_t train_hash = 0;  // of the training tokens, when a state is read or written
+  std::optional<TokenFile> val_file;
+  std::unique_ptr<DataLoader> val;
+};
 
-  // Data.
+std::unique_ptr<TrainingData> load_data(const Options& o, const Config& config,
+                                        const std::optional<TrainState>& resumed) {
   if (o.train.empty()) throw UsageError("give --train FILE (an llm.c token file)");
-  const TokenFile train_file = read_tokens(o.train);
-  DataLoader train(train_file, B, T, config.V, o.shuffle, o.seed);
-  const uint64_t train_hash = resumed || !o.state.empty() ? hash_tokens(train_file.tokens) : 0;
+  auto d = std::make_unique<TrainingData>();
+  d->train_file = read_tokens(o.train);
+  d->train = std::make_unique<DataLoader>(d->train_file, o.batch, o.seq_len, config.V, o.shuffle, o.seed);
+  d->train_hash = resumed || !o.state.empty() ? hash_tokens(d->train_file.tokens) : 0;
   if (resumed) {
-    if (train_file.tokens.size() != resumed->train_tokens || train_hash != resumed->train_hash)
+    if (d->train_file.tokens.size() != resumed->train_tokens || d->train_hash != resumed->train_hash)
       throw UsageError(
           fmt::format("--train {}: not the tokens the state {} was trained on ({} tokens here, {} there{})", o.train,
-                      o.resume, train_file.tokens.size(), resumed->train_tokens,
-                      train_file.tokens.size() == resumed->train_tokens ? ", other values" : ""));
+                      o.resume, d->train_file.tokens.size(), resumed->train_tokens,
+                      d->train_file.tokens.size() == resumed->train_tokens ? ", other values" : ""));
     try {
-      train.restore(resumed->data);
+      d->train->restore(resumed->data);
     } catch (const UsageError& e) {
       throw UsageError(o.resume + ": corrupt state file: " + e.what());
     }
   }
-  std::optional<TokenFile> val_file;
-  std::optional<DataLoader> val;
   if (!o.val.empty()) {
-    val_file = read_tokens(o.val);
-    val.emplace(*val_file, B, T, config.V, false, o.seed);
+    d->val_file = read_tokens(o.val);
+    d->val = std::make_unique<DataLoader>(*d->val_file, o.batch, o.seq_len, config.V, false, o.seed);
   }
+  return d;
+}
 
-  // Device and kernels.
-  const Backend backend = o.backend.empty() ? default_backend() : parse_backend(o.backend);
-  auto ex = make_executor(backend);
+// The executor and the kernel plan of the step: built once, for --print-plan and for
+// training alike. The plan points into best.json's sections and runs on the executor,
+// so the three live together, in place.
+struct Kernels {
+  Kernels(const Options& o, const Registry& reg, NumericClass precision, const std::vector<Workload>& workloads)
+      : backend(o.backend.empty() ? default_backend() : parse_backend(o.backend)), ex(make_executor(backend)) {
+    if (!o.kernels.empty()) best = read_best(o.kernels);
+    PlanOptions options;
+    options.precision = precision;
+    options.strict_device = o.strict_device;
+    options.deterministic = o.deterministic;
+    options.why_not_called = why_the_step_skips;
+    plan.emplace(reg, *ex, options, best ? &*best : nullptr, workloads, std::cout);
+  }
+  Kernels(const Kernels&) = delete;
+  Kernels& operator=(const Kernels&) = delete;
+
+  Backend backend;
+  std::unique_ptr<Executor> ex;
   std::optional<BestFile> best;
-  if (!o.kernels.empty()) best = read_best(o.kernels);
-  KernelPlan plan(Registry::global(), *ex, plan_options, best ? &*best : nullptr, workloads, std::cout);
-  Gpt2 model(config, B, T, *ex, plan);
-  model.load_params(params.data());
-  const uint64_t plan_fingerprint = plan_hash(plan);
-  if (resumed) {
-    model.load_moments(resumed->m.data(), resumed->v.data());
-    std::cout << fmt::format("resuming from {} after step {}\n", o.resume, resumed->step);
-    if (resumed->plan_hash != plan_fingerprint)
-      std::cout << "warning: the kernel plan differs from the one that wrote the state (another device, best.json, "
-                   "precision or launch parameters): the losses will not be bitwise those of an uninterrupted run\n";
-  }
+  std::optional<KernelPlan> plan;
+};
 
-  const int64_t n_params = num_params(config);
-  std::cout << fmt::format("GPT-2 {} ({:.2f}M parameters), B={} T={}, {} backend on {}, precision {}\n",
-                           config.describe(), n_params / 1e6, B, T, to_string(backend), ex->device().name,
+void print_plan(const Options& o, const Config& config, NumericClass precision, const Kernels& k) {
+  std::cout << fmt::format("kernel plan of one step: GPT-2 {}, B={} T={}, {} backend on {}, precision {}\n",
+                           config.describe(), o.batch, o.seq_len, to_string(k.backend), k.ex->device().name,
                            to_string(precision));
-  std::cout << "kernels" << (best ? " from " + o.kernels : std::string(" (defaults: no --kernels given)"))
-            << (plan.section() ? ", " + plan.section_choice() : std::string())
+  if (k.plan->section()) std::cout << "kernels from " << o.kernels << ", " << k.plan->section_choice() << "\n";
+  k.plan->print(std::cout);
+  k.plan->print_unused(std::cout);
+}
+
+// What the run prints before its first step; returns the peak that MFU is taken
+// against (given, or the measured GEMM ceiling of the precision).
+double print_header(const Options& o, const Config& config, NumericClass precision, Kernels& k, const Gpt2& model) {
+  std::cout << fmt::format("GPT-2 {} ({:.2f}M parameters), B={} T={}, {} backend on {}, precision {}\n",
+                           config.describe(), num_params(config) / 1e6, o.batch, o.seq_len, to_string(k.backend),
+                           k.ex->device().name, to_string(precision));
+  std::cout << "kernels" << (k.best ? " from " + o.kernels : std::string(" (defaults: no --kernels given)"))
+            << (k.plan->section() ? ", " + k.plan->section_choice() : std::string())
             << (o.deterministic ? ", deterministic variants only" : "") << ":\n";
-  plan.print(std::cout);
-  plan.print_unused(std::cout);
+  k.plan->print(std::cout);
+  k.plan->print_unused(std::cout);
   double peak = o.peak_tflops;
   std::string peak_origin = "given";
   if (peak <= 0) {
-    const Ceilings c = ex->measure_ceilings();
+    const Ceilings c = k.ex->measure_ceilings();
     peak = c.matmul_tflops(precision);
     peak_origin = "measured " + std::string(to_string(precision)) + " GEMM";
   }
-  const double flops_per_token = 6.0 * double(n_params) + 6.0 * config.L * config.C * T;
   std::cout << fmt::format("MFU against {:.2f} TFLOP/s ({}); memory allocated {:.1f} MiB\n", peak, peak_origin,
-                           (model.bytes_allocated() + plan.workspace_bytes()) / double(1 << 20));
+                           (model.bytes_allocated() + k.plan->workspace_bytes()) / double(1 << 20));
+  return peak;
+}
 
-  // The log is written as the steps go (a killed run keeps its lines, and --resume trims
-  // them to its state): each line is flushed at once, and a failed write (a full disk)
-  // stops the run with exit 2 instead of leaving a log that silently ends early.
-  std::ofstream log;
-  const bool logging = !o.log.empty();
-  auto log_line = [&](const std::string& line) {
-    log << line << '\n';
-    log.flush();
-    if (!log) throw FileError("cannot write the log " + o.log + ": " + std::strerror(errno));
-  };
-  if (logging) {
-    if (resumed) trim_log(o.log, resumed->step);
-    log.open(o.log, resumed ? std::ios::app : std::ios::trunc);
-    if (!log) throw UsageError("cannot write the log " + o.log);
+// The log (--log): one JSON object per step, written as the steps go (a killed run
+// keeps its lines, and a resume trims them to its state); each line is flushed at once,
+// and a failed write (a full disk, the file size limit) stops the run with exit 2
+// instead of leaving a log that silently ends early.
+class StepLog {
+ public:
+  StepLog(const Options& o, const std::optional<TrainState>& resumed) : path_(o.log) {
+    if (path_.empty()) return;
+    if (resumed) trim_log(path_, resumed->step);
+    out_.open(path_, resumed ? std::ios::app : std::ios::trunc);
+    if (!out_) throw UsageError("cannot write the log " + path_);
   }
+  bool enabled() const { return !path_.empty(); }
+  void write(const nlohmann::json& line) {
+    out_ << line.dump() << '\n';
+    flush();
+  }
+  void flush() {
+    if (!enabled()) return;
+    out_.flush();
+    if (!out_) throw FileError("cannot write the log " + path_ + ": " + std::strerror(errno));
+  }
+
+ private:
+  std::string path_;
+  std::ofstream out_;
+};
+
+// What the timed steps add up to (the first step of a run warms up and is not timed,
+// unless it is the only one).
+struct StepTotals {
+  int first_timed = 0;
+  int timed_steps = 0;
+  double seconds = 0, outside_seconds = 0;
+  std::vector<double> selection_seconds;  // per selection of the plan
+  float loss = 0;                         // of the last step
+};
+
+// Everything the step loop works with, made by the phases before it.
+struct Loop {
+  const Options& o;
+  const Config& config;
+  Gpt2& model;
+  KernelPlan& plan;
+  TrainingData& data;
+  StepLog& log;
+  double peak_tflops;
+  int first_step;
+  uint64_t plan_fingerprint;
+  std::optional<TrainState>& resumed;  // the sampler generator's state; reset once on the model
+};
+
+StepTotals train_steps(Loop& l) {
+  const Options& o = l.o;
+  const int B = o.batch, T = o.seq_len;
+  const int64_t n_params = num_params(l.config);
+  const double flops_per_token = 6.0 * double(n_params) + 6.0 * l.config.L * l.config.C * T;
   std::vector<int32_t> inputs(int64_t(B) * T), targets(int64_t(B) * T);
   auto validation_loss = [&] {
-    val->reset();
-    const int64_t batches = std::min<int64_t>(o.val_batches, val->batches_per_pass());
+    l.data.val->reset();
+    const int64_t batches = std::min<int64_t>(o.val_batches, l.data.val->batches_per_pass());
     double sum = 0;
     for (int64_t i = 0; i < batches; ++i) {
-      val->next(inputs.data(), targets.data());
-      sum += model.forward(inputs.data(), targets.data());
+      l.data.val->next(inputs.data(), targets.data());
+      sum += l.model.forward(inputs.data(), targets.data());
     }
     return float(sum / double(batches));
   };
 
   Rng sampler_rng(o.seed, "sampler");
-  if (resumed) sampler_rng.restore(resumed->sampler);
+  if (l.resumed) sampler_rng.restore(l.resumed->sampler);
   std::optional<Sampler> sampler;
-  if (o.sample_every > 0) sampler.emplace(o, config, sampler_rng);
+  if (o.sample_every > 0) sampler.emplace(o, l.config, sampler_rng);
 
   // The training state, its buffers allocated once and refilled at every checkpoint.
   std::optional<TrainState> state;
   if (!o.state.empty()) {
     state.emplace();
-    state->config = config;
+    state->config = l.config;
     state->settings = settings_of(o);
-    state->train_tokens = train_file.tokens.size();
-    state->train_hash = train_hash;
-    state->plan_hash = plan_fingerprint;
+    state->train_tokens = l.data.train_file.tokens.size();
+    state->train_hash = l.data.train_hash;
+    state->plan_hash = l.plan_fingerprint;
     state->params.resize(n_params);
     state->m.resize(n_params);
     state->v.resize(n_params);
   }
   auto save_state = [&](int step) {
-    if (logging) log.flush();  // the log holds every step the state does, should a kill follow
+    l.log.flush();  // the log holds every step the state does, should a kill follow
     state->step = step;
-    state->data = train.position();
+    state->data = l.data.train->position();
     state->sampler = sampler_rng.state();
-    model.save_params(state->params.data());
-    model.save_moments(state->m.data(), state->v.data());
+    l.model.save_params(state->params.data());
+    l.model.save_moments(state->m.data(), state->v.data());
     write_state(o.state, *state);
   };
-  resumed.reset();  // its parameters and moments are on the model now
+  l.resumed.reset();  // its parameters and moments are on the model now
 
-  const int first_step = int(resumed_step) + 1;
-  const int first_timed = first_step == o.steps ? first_step : first_step + 1;  // the first step warms up
-  double total_s = 0, total_outside_s = 0;
-  std::vector<double> total_selection_s(plan.selections().size(), 0.0);
-  int timed_steps = 0;
-  float loss = 0;
-  for (int step = first_step; step <= o.steps; ++step) {
+  StepTotals totals;
+  totals.first_timed = l.first_step == o.steps ? l.first_step : l.first_step + 1;  // the first step warms up
+  totals.selection_seconds.assign(l.plan.selections().size(), 0.0);
+  for (int step = l.first_step; step <= o.steps; ++step) {
     NvtxRange range("step");
-    train.next(inputs.data(), targets.data());
+    l.data.train->next(inputs.data(), targets.data());
     const auto start = std::chrono::steady_clock::now();
-    plan.reset_op_time();
+    l.plan.reset_op_time();
     const bool debug = step == 1 && !o.debug_state.empty();
-    model.capture_logits_next(debug);
-    loss = model.forward(inputs.data(), targets.data());
-    model.backward();
+    l.model.capture_logits_next(debug);
+    const float loss = l.model.forward(inputs.data(), targets.data());
+    l.model.backward();
     if (debug) {
       std::vector<float> grads(n_params);
-      model.copy_gradients(grads.data());
-      write_debug_state(o.debug_state, config, B, T, model.captured_logits(), loss, grads);
+      l.model.copy_gradients(grads.data());
+      write_debug_state(o.debug_state, l.config, B, T, l.model.captured_logits(), loss, grads);
     }
     UpdateSettings u;
     u.lr = learning_rate(o, step);
@@ -502,76 +531,158 @@ int run(const Options& o) {
     u.weight_decay = o.weight_decay;
     u.grad_clip = o.grad_clip;
     u.step = step;
-    const float norm = model.update(u);  // synchronises (reads the norm back)
+    const float norm = l.model.update(u);  // synchronises (reads the norm back)
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // The step's time outside its ops: buffer zeroing, host plumbing, the gaps between
     // calls (measured where ops run synchronously: cpu, emu).
-    const double op_s = plan.op_seconds(), outside_s = seconds - op_s;
+    const double op_s = l.plan.op_seconds(), outside_s = seconds - op_s;
     if (!std::isfinite(loss)) throw TrainingFailed("the loss is not finite at step " + std::to_string(step));
-    if (step >= first_timed) {
-      total_s += seconds;
-      total_outside_s += outside_s;
-      for (std::size_t i = 0; i < total_selection_s.size(); ++i) total_selection_s[i] += plan.selection_seconds()[i];
-      ++timed_steps;
+    totals.loss = loss;
+    if (step >= totals.first_timed) {
+      totals.seconds += seconds;
+      totals.outside_seconds += outside_s;
+      for (std::size_t i = 0; i < totals.selection_seconds.size(); ++i)
+        totals.selection_seconds[i] += l.plan.selection_seconds()[i];
+      ++totals.timed_steps;
     }
     const double tokens_per_s = double(B) * T / seconds;
-    const double mfu = peak > 0 ? 100.0 * flops_per_token * B * T / seconds / (peak * 1e12) : 0.0;
+    const double mfu = l.peak_tflops > 0 ? 100.0 * flops_per_token * B * T / seconds / (l.peak_tflops * 1e12) : 0.0;
     std::optional<float> val_loss;
-    if (val && ((o.val_every > 0 && step % o.val_every == 0) || step == o.steps)) val_loss = validation_loss();
+    if (l.data.val && ((o.val_every > 0 && step % o.val_every == 0) || step == o.steps)) val_loss = validation_loss();
     std::cout << fmt::format(
         "step {:5d}/{} | loss {:.6f} | norm {:.4f} | lr {:.2e} | {:.2f} ms | {:.0f} tok/s | MFU {:.2f}%", step, o.steps,
         loss, norm, u.lr, seconds * 1e3, tokens_per_s, mfu);
     if (val_loss) std::cout << fmt::format(" | val loss {:.6f}", *val_loss);
     std::cout << "\n";
     if (sampler && step % o.sample_every == 0)
-      std::cout << "sample at step " << step << ":\n" << sampler->sample(model, B, T) << "\n---\n";
+      std::cout << "sample at step " << step << ":\n" << sampler->sample(l.model, B, T) << "\n---\n";
     if (step == 1)
-      std::cout << fmt::format("buffers zeroed per step: {} memsets, {:.1f} MiB\n", model.memsets().count,
-                               model.memsets().bytes / double(1 << 20));
-    if (logging) {
+      std::cout << fmt::format("buffers zeroed per step: {} memsets, {:.1f} MiB\n", l.model.memsets().count,
+                               l.model.memsets().bytes / double(1 << 20));
+    if (l.log.enabled()) {
       nlohmann::json line{{"step", step},
                           {"loss", loss},
                           {"ms", seconds * 1e3},
                           {"tokens_per_s", tokens_per_s},
                           {"lr", u.lr},
                           {"grad_norm", norm},
-                          {"memsets", model.memsets().count}};
-      if (plan.times_ops()) {
+                          {"memsets", l.model.memsets().count}};
+      if (l.plan.times_ops()) {
         line["op_ms"] = op_s * 1e3;
         line["outside_ms"] = outside_s * 1e3;
       }
       if (val_loss) line["val_loss"] = *val_loss;
-      log_line(line.dump());
+      l.log.write(line);
     }
     if (state && ((o.checkpoint_every > 0 && step % o.checkpoint_every == 0) || step == o.steps)) {
       save_state(step);
       std::cout << "saved the training state after step " << step << " to " << o.state << "\n";
     }
   }
-  if (!o.save.empty()) {
-    model.save_params(params.data());
-    write_checkpoint(o.save, config, params.data());
-    std::cout << "saved the model to " << o.save << "\n";
-  }
-  const double mean_s = timed_steps ? total_s / timed_steps : 0;
+  return totals;
+}
+
+void print_summary(const Options& o, const Config& config, const Gpt2& model, const KernelPlan& plan,
+                   double peak_tflops, const StepTotals& t) {
+  const int B = o.batch, T = o.seq_len;
+  const double flops_per_token = 6.0 * double(num_params(config)) + 6.0 * config.L * config.C * T;
+  const double mean_s = t.timed_steps ? t.seconds / t.timed_steps : 0;
   std::cout << fmt::format(
       "summary: {} steps, {:.2f} ms/step, {:.0f} tokens/s, MFU {:.2f}% (steps {}..{}), final loss {:.6f}, memory "
       "{:.1f} "
       "MiB\n",
       o.steps, mean_s * 1e3, mean_s > 0 ? double(B) * T / mean_s : 0.0,
-      mean_s > 0 && peak > 0 ? 100.0 * flops_per_token * B * T / mean_s / (peak * 1e12) : 0.0, first_timed, o.steps,
-      loss, (model.bytes_allocated() + plan.workspace_bytes()) / double(1 << 20));
-  if (plan.times_ops() && timed_steps)
+      mean_s > 0 && peak_tflops > 0 ? 100.0 * flops_per_token * B * T / mean_s / (peak_tflops * 1e12) : 0.0,
+      t.first_timed, o.steps, t.loss, (model.bytes_allocated() + plan.workspace_bytes()) / double(1 << 20));
+  if (plan.times_ops() && t.timed_steps)
     std::cout << fmt::format("time outside the ops: {:.2f} ms/step ({:.1f}% of the step)\n",
-                             total_outside_s / timed_steps * 1e3, 100.0 * total_outside_s / total_s);
-  if (o.op_times && plan.times_ops() && timed_steps) {
-    std::cout << fmt::format("time per op call site (steps {}..{}):\n", first_timed, o.steps);
-    plan.print_times(std::cout, total_selection_s, timed_steps, total_s);
+                             t.outside_seconds / t.timed_steps * 1e3, 100.0 * t.outside_seconds / t.seconds);
+  if (o.op_times && plan.times_ops() && t.timed_steps) {
+    std::cout << fmt::format("time per op call site (steps {}..{}):\n", t.first_timed, o.steps);
+    plan.print_times(std::cout, t.selection_seconds, t.timed_steps, t.seconds);
   }
+}
+
+// The trainer's differences from wb's exit codes: its own TrainingFailed (a non-finite
+// loss) is exit 1, and so is a failed backend call: for the trainer, the training failed.
+program::ExitPolicy exit_policy() {
+  program::ExitPolicy p;
+  p.program = "trainer";
+  p.backend_error_code = kFailed;
+  p.backend_error_text = "failed: ";
+  p.out_of_memory_hint = "a smaller model, --batch or --seq-len may fit";
+  p.bug_text = "a bug in the trainer; please report it";
+  p.own = [](const std::exception_ptr& e, std::ostream& err) -> std::optional<int> {
+    try {
+      std::rethrow_exception(e);
+    } catch (const TrainingFailed& x) {
+      err << "trainer: failed: " << x.what() << "\n";
+      return kFailed;
+    } catch (...) {
+      return std::nullopt;
+    }
+  };
+  return p;
+}
+
+}  // namespace
+
+int run(const Options& o, const Registry& reg) {
+  // Options.
+  validate_options(o);
+  const int B = o.batch, T = o.seq_len;
+  const NumericClass precision = parse_numeric_class(o.precision);
+  std::optional<TrainState> resumed = resumed_state(o);
+  const int first_step = int(resumed ? resumed->step : 0) + 1;
+
+  // Model source, and the op calls of its step.
+  ModelSource source = model_source(o, resumed);
+  const Config& config = source.config;
+  const std::vector<Workload> workloads = step_workloads(config, B, T);
+  validate_sizes(reg, config, B, T, workloads);
+  if (source.params.empty()) source.params = init_params(config, o.seed);
+  if (!o.dump_workloads.empty()) {
+    write_workloads(o.dump_workloads, reg, config.describe(), B, T, workloads);
+    std::cout << "wrote the workloads of one step to " << o.dump_workloads << "\n";
+    if (o.train.empty()) return kOk;
+  }
+
+  // The data (a plan printed alone needs none), then the kernel plan, built once.
+  std::unique_ptr<TrainingData> data;
+  if (!o.print_plan) data = load_data(o, config, resumed);
+  Kernels kernels(o, reg, precision, workloads);
+  if (o.print_plan) {
+    print_plan(o, config, precision, kernels);
+    return kOk;
+  }
+  KernelPlan& plan = *kernels.plan;
+  Gpt2 model(config, B, T, *kernels.ex, plan);
+  model.load_params(source.params.data());
+  const uint64_t plan_fingerprint = plan_hash(plan);
+  if (resumed) {
+    model.load_moments(resumed->m.data(), resumed->v.data());
+    std::cout << fmt::format("resuming from {} after step {}\n", o.resume, resumed->step);
+    if (resumed->plan_hash != plan_fingerprint)
+      std::cout << "warning: the kernel plan differs from the one that wrote the state (another device, best.json, "
+                   "precision or launch parameters): the losses will not be bitwise those of an uninterrupted run\n";
+  }
+  const double peak = print_header(o, config, precision, kernels, model);
+
+  // The log, the steps, the model file and the summary.
+  StepLog log(o, resumed);
+  Loop loop{o, config, model, plan, *data, log, peak, first_step, plan_fingerprint, resumed};
+  const StepTotals totals = train_steps(loop);
+  if (!o.save.empty()) {
+    model.save_params(source.params.data());
+    write_checkpoint(o.save, config, source.params.data());
+    std::cout << "saved the model to " << o.save << "\n";
+  }
+  print_summary(o, config, model, plan, peak, totals);
   return kOk;
 }
 
 int main(int argc, char** argv) {
+
   CLI::App app{
       "trainer: GPT-2 training on the kernels of the wb registry, each op with the variant named in best.json"};
   Options o;
@@ -635,33 +746,7 @@ int main(int argc, char** argv) {
     std::cerr << "trainer: error: " << e.what() << "\nRun 'trainer --help' for the options.\n";
     return kBadInput;
   }
-  try {
-    return run(o);
-  } catch (const UsageError& e) {
-    std::cerr << "trainer: error: " << e.what() << "\n";
-    return kBadInput;
-  } catch (const DeviceUnavailable& e) {
-    std::cerr << "trainer: error: " << e.what() << "\n";
-    return kNoDevice;
-  } catch (const TrainingFailed& e) {
-    std::cerr << "trainer: failed: " << e.what() << "\n";
-    return kFailed;
-  } catch (const BackendError& e) {
-    std::cerr << "trainer: failed: " << e.what() << "\n";
-    return kFailed;
-  } catch (const std::bad_alloc&) {
-    std::cerr << "trainer: error: out of memory (a smaller model, --batch or --seq-len may fit)\n";
-    return kBadInput;
-  } catch (const std::length_error& e) {
-    std::cerr << "trainer: error: a size this machine cannot allocate: " << e.what() << "\n";
-    return kBadInput;
-  } catch (const std::system_error& e) {
-    std::cerr << "trainer: error: the system refused a resource: " << e.what() << "\n";
-    return kBadInput;
-  } catch (const std::exception& e) {
-    std::cerr << "trainer: internal error: " << e.what() << " (a bug in the trainer; please report it)\n";
-    return kInternalError;
-  }
+  return program::guarded_main(exit_policy(), [&] { return run(o, Registry::global()); }, std::cerr);
 }
 
 }  // namespace wb::trainer

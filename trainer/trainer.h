@@ -3,6 +3,8 @@
 #include <optional>
 #include <string>
 
+#include "kernels/registry.h"
+
 namespace wb::trainer {
 
 struct Options {
@@ -34,7 +36,9 @@ struct Options {
   std::string resume;        // continue from this state file
 };
 
-int run(const Options& o);
+// Runs the trainer's phases in order: options, model source, data, kernel plan (built
+// once), log, step loop, summary. Throws on failure (main maps it to an exit code).
+int run(const Options& o, const Registry& registry);
 int main(int argc, char** argv);
 
 // The learning rate of a step (from 1): linear warm-up, then constant or a cosine decay

@@ -11,6 +11,12 @@
 //   WB_SHARED_ALIGNED(16, float, sa, [8][132]);   __shared__ __align__(16) float sa[8][132];
 //   WB_DYNAMIC_SHARED(float4, smem);              extern __shared__ float4 smem[];
 //
+// And a variant that needs what the emulator lacks (cuDNN, cuBLASLt, tensor cores)
+// compiles its launcher for the GPU only and says why in Variant::not_emulated:
+//   Variant v = Variant::of<MatmulForwardArgs>(WB_DEVICE_ONLY(launch));
+// is Variant::of(&launch) under nvcc; under the emulator there is no launcher, and the
+// registry's stub stands in (never called: the variant is refused before it runs).
+//
 // Under the emulator every block gets its own copy of each shared array, filled with
 // 0xFF and guarded by canaries, and dynamic shared memory is exactly the launch's bytes.
 #include <cstddef>
@@ -22,6 +28,7 @@
 
 #if WB_EMU
 
+#define WB_DEVICE_ONLY(launcher) nullptr
 #define WB_LAUNCH(...) ::wb::cuda::launch(#__VA_ARGS__, __FILE__, __LINE__, __VA_ARGS__)
 #define WB_SHARED(type, name, dims)                                                                   \
   static const ::wb::emu::SharedDecl wb_shared_decl_##name{#name, __FILE__, __LINE__};               \
@@ -57,6 +64,7 @@ void launch(const char* text, const char* file, int line, void (*kernel)(Params.
 
 #else  // nvcc
 
+#define WB_DEVICE_ONLY(launcher) &launcher
 #define WB_LAUNCH(...) ::wb::cuda::launch(#__VA_ARGS__, __FILE__, __LINE__, __VA_ARGS__)
 #define WB_SHARED(type, name, dims) __shared__ type name dims
 #define WB_SHARED_ALIGNED(align, type, name, dims) __shared__ __align__(align) type name dims

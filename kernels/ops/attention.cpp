@@ -4,7 +4,6 @@
 #include "kernels/ops/attention_backward.h"
 #include "kernels/ops/attention_forward.h"
 #include "kernels/ops/common.h"
-#include "kernels/registry.h"
 
 namespace wb {
 namespace {
@@ -62,8 +61,8 @@ const OpSpec& attention_backward_op() {
     // Recomputed scores, dout.v, dq, dk and dv: five multiply-adds per pair and channel.
     o.flops = [](const Shape& s) { return 10.0 * causal_pairs_times_channels(s); };
     // out and lse are those of the forward pass on qkv.
-    o.prepare = [](const TensorTable& t) {
-      Registry::global().run_reference(attention_forward_op(), t.shape(), {t.f32("out"), t.f32("lse"), t.f32("qkv")});
+    o.prepare = [](const TensorTable& t, const ReferenceRunner& run_reference) {
+      run_reference(attention_forward_op(), t.shape(), {t.f32("out"), t.f32("lse"), t.f32("qkv")});
     };
     o.bind(&backward_args);
     return o;

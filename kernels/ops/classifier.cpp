@@ -82,7 +82,7 @@ const OpSpec& softmax_forward_op() {
     o.shape_error = kInt32Limits;
     o.tensors = {output("probs", "B,T,Vp", ops::elementwise(1e-8, 1e-4)),
                  input("logits", "B,T,Vp", Init::uniform(-4, 4))};
-    o.prepare = [](const TensorTable& t) { move_rows_far(t, "logits"); };
+    o.prepare = [](const TensorTable& t, const ReferenceRunner&) { move_rows_far(t, "logits"); };
     o.flops = [](const Shape& s) { return 5.0 * rows(s) * double(s.V); };
     o.bind(&softmax_args);
     return o;
@@ -97,7 +97,7 @@ const OpSpec& crossentropy_forward_op() {
     o.shape_error = kInt32Limits;
     o.tensors = {output("losses", "B,T", ops::elementwise()), input("probs", "B,T,Vp", Init::uniform(-4, 4)),
                  token_input("targets", "B,T")};
-    o.prepare = make_probabilities;
+    o.prepare = [](const TensorTable& t, const ReferenceRunner&) { make_probabilities(t); };
     o.flops = [](const Shape& s) { return rows(s); };
     o.min_bytes = [](const Shape& s) { return 12.0 * rows(s); };  // one probability per row is read
     o.bind(&crossentropy_args);
@@ -113,7 +113,7 @@ const OpSpec& crossentropy_softmax_backward_op() {
     o.shape_error = kInt32Limits;
     o.tensors = {inout("dlogits", "B,T,Vp", ops::elementwise(1e-6, 1e-5)), input("dlosses", "B,T"),
                  input("probs", "B,T,Vp", Init::uniform(-4, 4)), token_input("targets", "B,T")};
-    o.prepare = make_probabilities;
+    o.prepare = [](const TensorTable& t, const ReferenceRunner&) { make_probabilities(t); };
     o.flops = [](const Shape& s) { return 2.0 * rows(s) * double(s.V); };
     o.min_bytes = [](const Shape& s) { return 12.0 * rows(s) * double(s.V) + 8.0 * rows(s); };
     o.bind(&crossentropy_backward_args);
@@ -135,7 +135,7 @@ const OpSpec& fused_classifier_op() {
     };
     o.tensors = {inout("logits", "B,T,Vp", dlogits_tol, Init::uniform(-4, 4)),
                  output("losses", "B,T", ops::elementwise(1e-5, 1e-5)), token_input("targets", "B,T")};
-    o.prepare = [](const TensorTable& t) { move_rows_far(t, "logits"); };
+    o.prepare = [](const TensorTable& t, const ReferenceRunner&) { move_rows_far(t, "logits"); };
     o.scalars = {{"dloss", [](const Shape& s) { return 1.0 / rows(s); }, "gradient of the mean loss, 1/(B*T)"}};
     o.flops = [](const Shape& s) { return 7.0 * rows(s) * double(s.V); };
     o.bind(&classifier_args);

@@ -3,7 +3,6 @@
 #include "kernels/ops/fused_residual_layernorm_forward.h"
 #include "kernels/ops/layernorm_backward.h"
 #include "kernels/ops/layernorm_forward.h"
-#include "kernels/registry.h"
 
 namespace wb {
 namespace {
@@ -70,11 +69,10 @@ const OpSpec& layernorm_backward_op() {
                  input("rstd", "B,T")};
     o.flops = [](const Shape& s) { return 14.0 * elements(s); };
     // mean and rstd are those of inp, as layernorm_forward saves them.
-    o.prepare = [](const TensorTable& t) {
+    o.prepare = [](const TensorTable& t, const ReferenceRunner& run_reference) {
       const Shape& s = t.shape();
       std::vector<float> scratch(s.B * s.T * s.C), weight(s.C, 1.0f), bias(s.C, 0.0f);
-      Registry::global().run_reference(
-          layernorm_forward_op(), s,
+      run_reference(layernorm_forward_op(), s,
           {scratch.data(), t.f32("mean"), t.f32("rstd"), t.f32("inp"), weight.data(), bias.data()});
     };
     o.bind(&backward_args);

@@ -33,7 +33,7 @@ TEST(AttentionBackwardVariants, CpuRecomputeFromLseMatchesTheReference) {
   const Registry& reg = Registry::global();
   const Variant& v = reg.variant(kOp, Backend::cpu, 2);
   auto ex = make_executor(Backend::cpu);
-  Session session(reg.op(kOp), parse_shape("B=2,T=19,C=24,NH=3"), 99, *ex);
+  Session session(Registry::global(), reg.op(kOp), parse_shape("B=2,T=19,C=24,NH=3"), 99, *ex);
   EvalOptions o;
   o.check_launches = 1;
   const Record r = session.evaluate(v, v.default_params(), o);

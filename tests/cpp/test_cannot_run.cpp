@@ -32,7 +32,7 @@ TEST(CannotRun, MisalignedTensorsAreSkippedOrHandledNeverFaulted) {
       const std::optional<Shape> shape = runnable_shape(*v);
       if (!shape) continue;
       for (std::size_t misalign : {std::size_t(4), std::size_t(8)}) {
-        Session session(*op, *shape, 20261123, *ex, false, misalign);
+        Session session(Registry::global(), *op, *shape, 20261123, *ex, false, misalign);
         const Record r = session.evaluate(*v, v->default_params(), EvalOptions{});
         ++variants;
         EXPECT_NE(r.status, Status::incorrect)
@@ -56,9 +56,9 @@ TEST(CannotRun, AFloat4VariantRunsAlignedTensorsAndSkipsMisalignedOnes) {
   const OpSpec& op = reg.op("residual_forward");
   const Variant& vec4 = reg.variant("residual_forward", Backend::emu, 2);
   const Shape shape = parse_shape("B=2,T=3,C=8");
-  Session aligned(op, shape, 1, *ex);
+  Session aligned(Registry::global(), op, shape, 1, *ex);
   EXPECT_EQ(aligned.evaluate(vec4, vec4.default_params(), EvalOptions{}).status, Status::ok);
-  Session off(op, shape, 1, *ex, false, 4);
+  Session off(Registry::global(), op, shape, 1, *ex, false, 4);
   const Record r = off.evaluate(vec4, vec4.default_params(), EvalOptions{});
   EXPECT_EQ(r.status, Status::skipped) << r.reason;
 }
@@ -91,8 +91,8 @@ TEST(CannotRun, ShapesBeyondTheInstantiatedKernelsThrowUnsupported) {
 TEST(CannotRun, MisalignmentIsBadInputUnlessAWholeNumberOfFloats) {
   auto ex = make_executor(Backend::cpu);
   const OpSpec& op = Registry::global().op("residual_forward");
-  EXPECT_THROW(Session(op, parse_shape("B=1,T=1,C=4"), 1, *ex, false, 2), UsageError);
-  EXPECT_THROW(Session(op, parse_shape("B=1,T=1,C=4"), 1, *ex, false, 16), UsageError);
+  EXPECT_THROW(Session(Registry::global(), op, parse_shape("B=1,T=1,C=4"), 1, *ex, false, 2), UsageError);
+  EXPECT_THROW(Session(Registry::global(), op, parse_shape("B=1,T=1,C=4"), 1, *ex, false, 16), UsageError);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "kernels/registry.h"
 #include "test_helpers.h"
 #include "workbench/runtime/executor.h"
 #include "workbench/runtime/report.h"
@@ -95,7 +96,7 @@ TEST(Cli, SweepWritesAReportThatParses) {
   const Result r =
       wb("sweep matmul_forward --backend cpu --repetitions 2 --min-time 0.001 --out " + out + " " + kSmall);
   ASSERT_EQ(r.code, 0) << r.output;
-  const Report report = read_report(out);
+  const Report report = read_report(out, Registry::global());
   ASSERT_EQ(report.records.size(), 3u);
   for (const auto& rec : report.records) {
     EXPECT_EQ(rec.status, Status::ok) << rec.variant_label();

@@ -138,7 +138,7 @@ TEST(CpuLadders, EveryThreadCountGivesTheSameBits) {
   for (const char* shape : {"B=3,T=37,C=75,NH=3,V=101,Vp=128,OC=221,L=1", "B=2,T=40,C=96,V=300,OC=200,L=1,N=70001"}) {
     for (const Variant* v : rungs(true)) {
       const OpSpec& op = Registry::global().op(v->op);
-      const Problem problem(op, parse_shape(shape), 7);
+      const Problem problem(Registry::global(), op, parse_shape(shape), 7);
       const HostTensors one = run_on(problem, *v, threads(1));
       for (int n : {2, 3, 5}) {
         const HostTensors more = run_on(problem, *v, threads(n));

@@ -32,7 +32,7 @@ TEST(Cuda, EveryVariantIsCorrectOnTheCheckShapes) {
     const auto variants = reg.variants(op->name, Backend::cuda);
     if (variants.empty()) continue;
     for (const Shape& shape : check_shapes()) {
-      Session session(*op, shape, ++seed, *ex);
+      Session session(Registry::global(), *op, shape, ++seed, *ex);
       for (const Variant* v : variants)
         for (const ParamValues& p : v->all_params()) {
           const Record r = session.evaluate(*v, p, o);

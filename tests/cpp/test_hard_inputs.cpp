@@ -58,7 +58,7 @@ TEST(HardInputs, ASoftmaxWithoutMaxSubtractionFailsOnEveryCheckShape) {
   const Variant stable = softmax_variant(&softmax_with_max, "with_max");
   for (bool emulated : {false, true}) {
     for (const CheckShape& c : named_check_shapes(emulated)) {
-      Session session(op, c.shape, 20261123, *ex);
+      Session session(Registry::global(), op, c.shape, 20261123, *ex);
       const Record bad = session.evaluate(naive, {}, EvalOptions{});
       EXPECT_EQ(bad.status, Status::incorrect) << c.name << ": a softmax without max-subtraction passed";
       EXPECT_NE(bad.reason.find("probs"), std::string::npos) << bad.reason;
@@ -71,7 +71,7 @@ TEST(HardInputs, ASoftmaxWithoutMaxSubtractionFailsOnEveryCheckShape) {
 TEST(HardInputs, LogitsReachPastWhereExpOverflows) {
   for (const char* name : {"softmax_forward", "fused_classifier"}) {
     const OpSpec& op = Registry::global().op(name);
-    const Problem p(op, parse_shape("B=2,T=3,V=11,Vp=16,L=1"), 7);
+    const Problem p(Registry::global(), op, parse_shape("B=2,T=3,V=11,Vp=16,L=1"), 7);
     const auto* x = static_cast<const float*>(p.initial.buffers[*op.tensor_index("logits")].data());
     float high = 0, low = 0;
     for (int i = 0; i < 2 * 3 * 16; ++i) high = std::max(high, x[i]), low = std::min(low, x[i]);

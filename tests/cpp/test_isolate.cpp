@@ -46,7 +46,7 @@ TEST(DeviceLost, AStickyFaultLosesTheEmulatedDeviceForEverythingAfterIt) {
   const Registry& reg = planted_registry();
   const OpSpec& op = reg.op("residual_forward");
   auto ex = make_executor(Backend::emu);
-  Session session(op, parse_shape("B=2,T=3,C=40"), 7, *ex);
+  Session session(reg, op, parse_shape("B=2,T=3,C=40"), 7, *ex);
   EvalOptions eval;
   eval.check_launches = 1;
   const Variant& naive = reg.variant(op.name, Backend::emu, 1);
@@ -96,8 +96,11 @@ TEST(DeviceLost, CheckReportsTheFaultMarksTheRestNotRunWritesTheReportAndExits1)
   EXPECT_EQ(ok, 6u);
   EXPECT_EQ(incorrect, 1u);
   EXPECT_EQ(not_run, 9u);
-  for (const Record& rec : of_variant(report, 90))
-    if (rec.status == Status::incorrect) EXPECT_TRUE(contains(rec.reason, "memcheck")) << rec.reason;
+  for (const Record& rec : of_variant(report, 90)) {
+    if (rec.status == Status::incorrect) {
+      EXPECT_TRUE(contains(rec.reason, "memcheck")) << rec.reason;
+    }
+  }
   for (const Record& rec : of_variant(report, 91)) {
     EXPECT_EQ(rec.status, Status::not_run);
     EXPECT_EQ(rec.reason.rfind("device lost: ", 0), 0u) << rec.reason;

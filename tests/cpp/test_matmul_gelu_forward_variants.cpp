@@ -113,7 +113,7 @@ TEST(MatmulGeluForwardVariants, CpuRungStoresWhatTheUnfusedPairStores) {
 }
 
 // In emulation: the register-tiled kernel is shared with matmul_forward cuda/3 and the
-// GELU with gelu_forward (variants/gelu_forward/common.cuh); the cuBLAS variant's SGEMM
+// GELU with gelu_forward (kernels/cuda/gelu.cuh); the cuBLAS variant's SGEMM
 // and bias are matmul_forward cuda/5's (emulated cuBLAS: OpenBLAS, column-major).
 TEST(MatmulGeluForwardVariants, EmulatedVariantsStoreWhatTheUnfusedPairStores) {
   for (bool with_bias : {true, false})

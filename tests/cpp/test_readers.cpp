@@ -131,7 +131,7 @@ TEST_F(Files, ReportsWithImpossibleValuesOrUnknownNamesAreRefused) {
     return path(name);
   };
   const std::string good = write("good.json", small_report());
-  EXPECT_NO_THROW(read_report(good));
+  EXPECT_NO_THROW(read_report(good, Registry::global()));
   struct Case {
     const char* name;
     std::function<void(nlohmann::json&)> edit;
@@ -154,7 +154,7 @@ TEST_F(Files, ReportsWithImpossibleValuesOrUnknownNamesAreRefused) {
     nlohmann::json j = small_report();
     c.edit(j);
     const std::string file = write(std::string(c.name) + ".json", j);
-    const std::string e = usage_error([&] { read_report(file); });
+    const std::string e = usage_error([&] { read_report(file, Registry::global()); });
     EXPECT_NE(e.find(c.message), std::string::npos) << c.name << ": " << e;
     const Result r = wb("compare " + good + " " + file);
     EXPECT_EQ(r.code, 2) << c.name << ": " << r.output;

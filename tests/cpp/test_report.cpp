@@ -30,7 +30,7 @@ Report sample_report() {
   auto ex = make_executor(Backend::cpu);
   const Registry& reg = Registry::global();
   const OpSpec& op = reg.op("matmul_forward");
-  Session session(op, parse_shape("B=2,T=4,C=8,OC=12"), 42, *ex);
+  Session session(Registry::global(), op, parse_shape("B=2,T=4,C=8,OC=12"), 42, *ex);
   TimingOptions timing;
   timing.repetitions = 2;
   timing.min_time_s = 0.001;
@@ -80,13 +80,13 @@ TEST(Report, WritesAndReadsFiles) {
   const Report r = sample_report();
   const std::string path = (dir / "nested" / "r.json").string();
   write_report(r, path);
-  EXPECT_TRUE(json_near(to_json(read_report(path)), to_json(r)));
+  EXPECT_TRUE(json_near(to_json(read_report(path, Registry::global())), to_json(r)));
   fs::remove_all(dir);
 }
 
 std::string read_error(const std::string& path) {
   try {
-    read_report(path);
+    read_report(path, Registry::global());
   } catch (const UsageError& e) {
     return e.what();
   }

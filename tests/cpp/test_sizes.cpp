@@ -84,8 +84,8 @@ TEST(Sizes, ShapesPastMemoryAreRefusedBeforeAllocating) {
   EXPECT_USAGE_ERROR(
       check_session_fits(residual_forward_op(), huge, *ex),
       "residual_forward at B=1048576 T=1024 C=1024 needs 72.0 TiB of host memory (6 sets of its tensors");
-  EXPECT_USAGE_ERROR(Session(residual_forward_op(), huge, 1, *ex), "of host memory");
-  EXPECT_USAGE_ERROR(Problem(residual_forward_op(), huge, 1), "needs 24.0 TiB of host memory (2 sets");
+  EXPECT_USAGE_ERROR(Session(Registry::global(), residual_forward_op(), huge, 1, *ex), "of host memory");
+  EXPECT_USAGE_ERROR(Problem(Registry::global(), residual_forward_op(), huge, 1), "needs 24.0 TiB of host memory (2 sets");
   EXPECT_NO_THROW(check_session_fits(residual_forward_op(), parse_shape("B=2,T=8,C=32"), *ex));
 }
 

@@ -19,7 +19,7 @@
 #include "test_helpers.h"
 #include "trainer/data.h"
 #include "trainer/gpt2.h"
-#include "trainer/kernels.h"
+#include "workbench/runtime/kernel_plan.h"
 #include "trainer/model.h"
 #include "trainer/trainer.h"
 #include "workbench/runtime/best.h"
@@ -302,7 +302,9 @@ TEST(Plan, ListsTheEntriesItDoesNotRunWithTheReason) {
   fc.C = 4 * 32;
   const BestFile b = best_for(*ex, {entry("residual_forward", btc, 1), entry("layernorm_forward", btc, 1), lnf,
                                     entry("softmax_forward", btc, 1), entry("gelu_forward", fc, 1)});
-  const KernelPlan plan(Registry::global(), *ex, PlanOptions{}, &b, workloads, notices);
+  PlanOptions trainer_options;  // the trainer says why its step never calls some ops
+  trainer_options.why_not_called = why_the_step_skips;
+  const KernelPlan plan(Registry::global(), *ex, trainer_options, &b, workloads, notices);
   ASSERT_EQ(plan.unused().size(), 4u);
   EXPECT_EQ(plan.unused()[0].entry->op, "residual_forward");
   EXPECT_NE(plan.unused()[0].reason.find("fused_residual_layernorm_forward"), std::string::npos);

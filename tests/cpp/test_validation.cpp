@@ -77,7 +77,7 @@ class Harness : public ::testing::Test {
   Harness()
       : ex_(make_executor(Backend::cpu)),
         op_(Registry::global().op("layernorm_forward")),
-        session_(op_, parse_shape("B=3,T=5,C=24"), 1234, *ex_) {}
+        session_(Registry::global(), op_, parse_shape("B=3,T=5,C=24"), 1234, *ex_) {}
 
   Record evaluate(const Variant& v) {
     EvalOptions o;
@@ -188,7 +188,7 @@ TEST_F(Harness, TimedEvaluationRecordsStatistics) {
 TEST(Problem, InputsAreFreshRandomAndReproducible) {
   const OpSpec& op = Registry::global().op("encoder_forward");
   const Shape s = parse_shape("B=2,T=16,C=8,V=50");
-  const Problem a(op, s, 7), b(op, s, 7), c(op, s, 8);
+  const Problem a(Registry::global(), op, s, 7), b(Registry::global(), op, s, 7), c(Registry::global(), op, s, 8);
   const auto* wte_a = static_cast<const float*>(a.initial.buffers[2].data());
   const auto* wte_b = static_cast<const float*>(b.initial.buffers[2].data());
   const auto* wte_c = static_cast<const float*>(c.initial.buffers[2].data());
@@ -212,7 +212,7 @@ TEST(Problem, PreparedInputsAreConsistent) {
   // crossentropy_forward's probs are proper distributions over the first V columns.
   const OpSpec& op = Registry::global().op("crossentropy_forward");
   const Shape s = parse_shape("B=2,T=3,V=10,Vp=16");
-  const Problem p(op, s, 3);
+  const Problem p(Registry::global(), op, s, 3);
   const auto* probs = static_cast<const float*>(p.initial.buffers[1].data());
   for (int row = 0; row < 6; ++row) {
     double sum = 0;
@@ -224,7 +224,7 @@ TEST(Problem, PreparedInputsAreConsistent) {
 
 TEST(Problem, ShapesTheOpCannotTakeAreUsageErrors) {
   const OpSpec& op = Registry::global().op("attention_forward");
-  EXPECT_THROW(Problem(op, parse_shape("B=1,T=4,C=10,NH=3"), 1), UsageError);
+  EXPECT_THROW(Problem(Registry::global(), op, parse_shape("B=1,T=4,C=10,NH=3"), 1), UsageError);
 }
 
 TEST(Compare, ToleranceIsInclusiveAndNanFails) {

@@ -43,6 +43,15 @@ void write_file(const std::filesystem::path& path, std::string_view bytes) {
   }
 }
 
+std::array<std::int32_t, 256> llmc_header(std::string_view bytes, const FileHeaderFormat& format,
+                                          const std::string& where) {
+  try {
+    return parse_file_header<std::int32_t>(bytes, format, where);
+  } catch (const UsageError& e) {
+    throw error(e.what());
+  }
+}
+
 std::string escape_bytes(std::string_view bytes) {
   static const char kHex[] = "0123456789abcdef";
   std::string out;

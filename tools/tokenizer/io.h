@@ -2,10 +2,13 @@
 // Whole-file reads and writes for the tokenizer tools, with errors (wb::tokenizer::error)
 // that name the file and the reason, and little-endian integer packing for the llm.c
 // file formats.
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
+
+#include "kernels/file_header.h"
 
 namespace wb::tokenizer {
 
@@ -20,6 +23,11 @@ void write_file(const std::filesystem::path& path, std::string_view bytes);
 // \t, and every other byte as \xHH, so that binary or invalid UTF-8 input shows
 // exactly which bytes were wrong.
 std::string escape_bytes(std::string_view bytes);
+
+// The 1024-byte header of an llm.c file (kernels/file_header.h), its errors as
+// wb::tokenizer::error.
+std::array<std::int32_t, 256> llmc_header(std::string_view bytes, const FileHeaderFormat& format,
+                                          const std::string& where);
 
 void append_le32(std::string& out, std::int32_t value);
 void append_le16(std::string& out, std::uint16_t value);

@@ -32,16 +32,8 @@ std::vector<token_id> read_token_file(const std::filesystem::path& path) {
 }
 
 std::vector<token_id> parse_token_file(std::string_view bytes, const std::string& where) {
-  if (bytes.size() < kHeaderInts * 4) throw error(where + ": too short for the 1024-byte header of a token file");
-  if (load_le32(bytes.data()) != kTokenFileMagic) {
-    throw error(where + ": not a token file (magic " + std::to_string(load_le32(bytes.data())) + ", expected " +
-                std::to_string(kTokenFileMagic) + ")");
-  }
-  if (load_le32(bytes.data() + 4) != kTokenFileVersion) {
-    throw error(where + ": token file version " + std::to_string(load_le32(bytes.data() + 4)) + ", expected " +
-                std::to_string(kTokenFileVersion));
-  }
-  const std::int32_t count = load_le32(bytes.data() + 8);
+  const std::int32_t count = llmc_header(bytes, {"token file", "a token file", kTokenFileMagic, kTokenFileVersion, "", ""},
+                                         where)[2];
   if (count < 0 || bytes.size() != kHeaderInts * 4 + static_cast<std::size_t>(count) * 2) {
     throw error(where + ": the header says " + std::to_string(count) + " tokens but the file has " +
                 std::to_string(bytes.size()) + " bytes");

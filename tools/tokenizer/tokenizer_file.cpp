@@ -32,17 +32,10 @@ token_table token_table::read(const std::filesystem::path& path) {
 }
 
 token_table token_table::parse(std::string_view bytes, const std::string& where) {
-  if (bytes.size() < kHeaderInts * 4) throw error(where + ": too short for the 1024-byte header of a tokenizer file");
-  if (load_le32(bytes.data()) != kTokenizerFileMagic) {
-    throw error(where + ": not a tokenizer file (magic " + std::to_string(load_le32(bytes.data())) + ", expected " +
-                std::to_string(kTokenizerFileMagic) + ")");
-  }
-  if (load_le32(bytes.data() + 4) != kTokenizerFileVersion) {
-    throw error(where + ": tokenizer file version " + std::to_string(load_le32(bytes.data() + 4)) + ", expected " +
-                std::to_string(kTokenizerFileVersion));
-  }
-  const std::int32_t size = load_le32(bytes.data() + 8);
-  const std::int32_t eot = load_le32(bytes.data() + 12);
+  const auto header = llmc_header(
+      bytes, {"tokenizer file", "a tokenizer file", kTokenizerFileMagic, kTokenizerFileVersion, "", ""}, where);
+  const std::int32_t size = header[2];
+  const std::int32_t eot = header[3];
   if (size <= 0 || eot < 0 || eot >= size) {
     throw error(where + ": bad header (vocabulary size " + std::to_string(size) + ", end of text " +
                 std::to_string(eot) + ")");

@@ -36,10 +36,6 @@ void launch(const AdamwArgs& a, const Launch& l) {
 
 Variant adamw_cuda_1() {
   Variant v = Variant::of(&launch);
-  v.op = "adamw";
-  v.backend = Backend::cuda;
-  v.id = 1;
-  v.name = "naive";
   v.summary = "one thread per parameter: scale the gradient, update m, v and the parameter";
   v.params = {block_size_param()};
   return v;

@@ -106,10 +106,6 @@ void launch(const AdamwArgs& a, const Launch& l) {
 
 Variant adamw_cuda_2() {
   Variant v = Variant::of(&launch);
-  v.op = "adamw";
-  v.backend = Backend::cuda;
-  v.id = 2;
-  v.name = "vec4";
   v.summary = "float4 accesses, `vecs` float4 per thread loaded before any update, grad_scale in the same pass";
   v.params = {block_size_param(), TuningParam{"vecs", {1, 2, 4}, 2}};
   return v;

@@ -48,10 +48,6 @@ void adamw_simd(const AdamwArgs& a, const Launch& l) {
 
 Variant adamw_cpu_2() {
   Variant v = Variant::of(&adamw_simd);
-  v.op = "adamw";
-  v.backend = Backend::cpu;
-  v.id = 2;
-  v.name = "simd_float";
   v.summary = "one float pass with the step's constants hoisted: SIMD loop (sqrt included), OpenMP chunks";
   v.params = {cpu::threads_param()};
   return v;

@@ -105,10 +105,6 @@ void launch(const AttentionBackwardArgs& a, const Launch& l) {
 
 Variant attention_backward_cuda_1() {
   Variant v = Variant::of(&launch);
-  v.op = "attention_backward";
-  v.backend = Backend::cuda;
-  v.id = 1;
-  v.name = "naive";
   v.summary =
       "one thread per (b, h, t) for dq and one per (b, h, t2) for dk and dv, all recomputed, accumulated in place";
   v.params = {block_size_param()};

@@ -3,7 +3,8 @@
 //
 // Idea: make every head a contiguous (T, hs) matrix and let cuBLAS do the five
 // products, each one strided-batched call over the B*NH heads:
-//   1. permute q, k, v, dout from (B, T, [3]C) into (B, NH, T, hs) buffers;
+//   1. permute q, k, v, dout from (B, T, [3]C) into (B, NH, T, hs) buffers (the
+//      permutes of attention_forward/common.cuh, shared with attention_forward cuda/2);
 //   2. S  = scale * q k^T                  (T x T per head)
 //   3. P  = exp(S - lse), 0 above the diagonal          (kernel, in place)
 //   4. dP = dout v^T                       (T x T per head)
@@ -32,6 +33,7 @@
 #include "kernels/cuda/libraries.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/attention_backward.h"
+#include "variants/attention_forward/common.cuh"
 
 namespace wb::variants {
 namespace {
@@ -50,44 +52,6 @@ struct Workspace {
 
 Workspace workspace_for(int64_t B, int64_t T, int64_t C, int64_t NH) {
   return {aligned(B * T * C), aligned(B * NH * T * T)};
-}
-
-// One thread per (b, t, c) of a (B, T, C) tensor: q, k, v and dout of channel c into
-// their (B, NH, T, hs) buffers.
-__global__ void permute_in(float* q, float* k, float* v, float* dout_p, const float* qkv, const float* dout, int B,
-                           int T, int C, int NH) {
-  const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (idx >= int64_t(B) * T * C) return;
-  const int c = int(idx % C);
-  const int64_t bt = idx / C;
-  const int t = int(bt % T);
-  const int64_t b = bt / T;
-  const int hs = C / NH;
-  const int h = c / hs, i = c % hs;
-  const int64_t dst = ((b * NH + h) * T + t) * hs + i;
-  const float* row = qkv + bt * 3 * C;
-  q[dst] = row[c];
-  k[dst] = row[C + c];
-  v[dst] = row[2 * C + c];
-  dout_p[dst] = dout[idx];
-}
-
-// The inverse for the three gradients: one thread per (b, t, c) writes dq, dk and dv.
-__global__ void permute_out(float* dqkv, const float* dq, const float* dk, const float* dv, int B, int T, int C,
-                            int NH) {
-  const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (idx >= int64_t(B) * T * C) return;
-  const int c = int(idx % C);
-  const int64_t bt = idx / C;
-  const int t = int(bt % T);
-  const int64_t b = bt / T;
-  const int hs = C / NH;
-  const int h = c / hs, i = c % hs;
-  const int64_t src = ((b * NH + h) * T + t) * hs + i;
-  float* row = dqkv + bt * 3 * C;
-  row[c] = dq[src];
-  row[C + c] = dk[src];
-  row[2 * C + c] = dv[src];
 }
 
 // One block per row (b, h, t) of S: P = exp(S - lse_t) for t2 <= t, 0 above the
@@ -146,7 +110,10 @@ void launch(const AttentionBackwardArgs& a, const Launch& l) {
   float* dV = v;
 
   const int64_t elems = int64_t(B) * T * C;
-  WB_LAUNCH(permute_in, cuda::grid_for(elems, block), block, 0, stream, q, k, v, dout, a.qkv, a.dout, B, T, C, NH);
+  WB_LAUNCH(attention::to_heads, cuda::grid_for(elems, block), block, 0, stream, q, k, v, a.qkv, int64_t(3) * C, B, T,
+            C, NH);
+  WB_LAUNCH(attention::to_heads, cuda::grid_for(elems, block), block, 0, stream, dout, nullptr, nullptr, a.dout,
+            int64_t(C), B, T, C, NH);
 
   cublasHandle_t handle = cuda::libraries(l).cublas();
   WB_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));  // fp32, no TF32
@@ -176,17 +143,14 @@ void launch(const AttentionBackwardArgs& a, const Launch& l) {
   // (transposed back from its stored dS^T). Writes over k, read only by the call above.
   gemm(handle, CUBLAS_OP_N, CUBLAS_OP_T, hs, T, T, scale, q, hs, th, dS, T, tt, dK, hs, th, heads);
 
-  WB_LAUNCH(permute_out, cuda::grid_for(elems, block), block, 0, stream, a.dqkv, dQ, dK, dV, B, T, C, NH);
+  WB_LAUNCH(attention::from_heads, cuda::grid_for(elems, block), block, 0, stream, a.dqkv, int64_t(3) * C, dQ, dK, dV,
+            B, T, C, NH);
 }
 
 }  // namespace
 
 Variant attention_backward_cuda_2() {
   Variant v = Variant::of(&launch);
-  v.op = "attention_backward";
-  v.backend = Backend::cuda;
-  v.id = 2;
-  v.name = "cublas_batched";
   v.summary = "heads permuted to (B, NH, T, hs); S, dP, dV, dQ, dK by strided-batched SGEMMs around softmax kernels";
   v.numeric = NumericClass::fp32;
   v.params = {block_size_param()};

@@ -321,6 +321,35 @@ __global__ void row_dots(float* D, float* dqkv, bool zero_dq, const float* dout,
   }
 }
 
+// The thread's share of dq for the query tile at q0 (rows q0 + tx + 16 a, channels
+// 4 ty + 64 e), times scale, into the q part of dqkv: added with atomics (kAtomic: the
+// blocks of other key tiles add into the same rows) or stored (the block owns them).
+template <int kHS, int kTile, bool kAtomic>
+__device__ void write_dq(const HeadView& hv, const float4 (&dq)[kTile / kSide][kHS / 64], int q0, int T, float scale,
+                         int tx, int ty) {
+  using L = Layout<kHS, kTile>;
+#pragma unroll
+  for (int a = 0; a < L::kM; ++a) {
+    const int tq = q0 + tx + kSide * a;
+    if (tq >= T) continue;
+#pragma unroll
+    for (int e = 0; e < L::kE; ++e) {
+      const int c = 4 * ty + 64 * e;
+      if (c >= hv.hs) continue;
+      const float4 g = make_float4(scale * dq[a][e].x, scale * dq[a][e].y, scale * dq[a][e].z, scale * dq[a][e].w);
+      float* dst = hv.dq + int64_t(tq) * hv.C3 + c;
+      if constexpr (kAtomic) {
+        atomicAdd(dst + 0, g.x);
+        atomicAdd(dst + 1, g.y);
+        atomicAdd(dst + 2, g.z);
+        atomicAdd(dst + 3, g.w);
+      } else {
+        cuda::store4(dst, g);
+      }
+    }
+  }
+}
+
 // One block per (key tile j, b, h); block index = rank * heads + bh with j = rank, so
 // key tile 0 (which visits every query tile) goes first.
 template <int kHS, int kTile, bool kAtomicDq>
@@ -365,21 +394,7 @@ __global__ void __launch_bounds__(kThreads)
       float4 dq[kM][kE];
       zero(dq);
       accumulate_direct<kHS, kTile>(dq, sm.ps, sm.k, tx, ty);
-#pragma unroll
-      for (int a = 0; a < kM; ++a) {
-        const int tq = q0 + tx + kSide * a;
-        if (tq >= T) continue;
-#pragma unroll
-        for (int e = 0; e < kE; ++e) {
-          const int c = 4 * ty + 64 * e;
-          if (c >= hv.hs) continue;
-          float* dst = hv.dq + int64_t(tq) * hv.C3 + c;
-          atomicAdd(dst + 0, scale * dq[a][e].x);
-          atomicAdd(dst + 1, scale * dq[a][e].y);
-          atomicAdd(dst + 2, scale * dq[a][e].z);
-          atomicAdd(dst + 3, scale * dq[a][e].w);
-        }
-      }
+      write_dq<kHS, kTile, true>(hv, dq, q0, T, scale, tx, ty);
     }
   }
 
@@ -436,19 +451,7 @@ __global__ void __launch_bounds__(kThreads)
     accumulate_direct<kHS, kTile>(dq, sm.ps, sm.k, tx, ty);
   }
 
-  // Query rows q0 + tx + 16 a, channels 4 ty + 64 e.
-#pragma unroll
-  for (int a = 0; a < kM; ++a) {
-    const int tq = q0 + tx + kSide * a;
-    if (tq >= T) continue;
-#pragma unroll
-    for (int e = 0; e < kE; ++e) {
-      const int c = 4 * ty + 64 * e;
-      if (c >= hv.hs) continue;
-      const float4 g = dq[a][e];
-      cuda::store4(hv.dq + int64_t(tq) * hv.C3 + c, make_float4(scale * g.x, scale * g.y, scale * g.z, scale * g.w));
-    }
-  }
+  write_dq<kHS, kTile, false>(hv, dq, q0, T, scale, tx, ty);
 }
 
 template <class Kernel>
@@ -501,10 +504,6 @@ void launch(const AttentionBackwardArgs& a, const Launch& l) {
 
 Variant attention_backward_cuda_3() {
   Variant v = Variant::of(&launch);
-  v.op = "attention_backward";
-  v.backend = Backend::cuda;
-  v.id = 3;
-  v.name = "flash_tiled";
   v.summary =
       "flash-style fp32 backward: scores recomputed per tile from lse, masked tiles skipped, dk/dv per key tile in "
       "registers, dq by a second pass (deterministic) or atomics";

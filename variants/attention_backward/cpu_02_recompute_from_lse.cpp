@@ -82,10 +82,6 @@ void attention_backward_rows(const AttentionBackwardArgs& a, const Launch&) {
 
 Variant attention_backward_cpu_2() {
   Variant v = Variant::of(&attention_backward_rows);
-  v.op = "attention_backward";
-  v.backend = Backend::cpu;
-  v.id = 2;
-  v.name = "recompute_from_lse";
   v.summary = "per (b, h), row by row: p, dout.v and ds from lse in row buffers, then float SIMD axpys; OpenMP";
   return v;
 }

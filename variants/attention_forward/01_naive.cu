@@ -71,10 +71,6 @@ void launch(const AttentionForwardArgs& a, const Launch& l) {
 
 Variant attention_forward_cuda_1() {
   Variant v = Variant::of(&launch);
-  v.op = "attention_forward";
-  v.backend = Backend::cuda;
-  v.id = 1;
-  v.name = "naive";
   v.summary = "one thread per (b, h, t) row, three passes over the keys (max, sum, p*v into out), scores recomputed";
   v.params = {block_size_param()};
   return v;

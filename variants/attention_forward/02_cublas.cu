@@ -1,7 +1,7 @@
 // attention_forward, CUDA variant 2: cuBLAS batched matmuls around a softmax kernel.
 //
-// Idea: the textbook decomposition. A permute kernel copies q, k and v out of the
-// fused qkv into three (B, NH, T, hs) buffers of the workspace; one
+// Idea: the textbook decomposition. A permute kernel (common.cuh's to_heads) copies q,
+// k and v out of the fused qkv into three (B, NH, T, hs) buffers of the workspace; one
 // cublasSgemmStridedBatched (batch B*NH) forms the scores S = q k^T / sqrt(hs) into a
 // (B, NH, T, T) workspace; a causal softmax kernel (a warp per row) turns each row into
 // probabilities in place -- zero above the diagonal -- and writes lse; a second batched
@@ -32,37 +32,6 @@ namespace {
 
 using attention::out_row;
 using attention::qkv_row;
-
-// qkv (B, T, 3, NH, hs) -> q, k, v (B, NH, T, hs); one thread per element of q.
-__global__ void permute_qkv(float* q, float* k, float* v, const float* qkv, int B, int T, int C, int NH) {
-  const int hs = C / NH;
-  const int64_t n = int64_t(B) * T * C;
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const int d = int(i % hs);
-  const int t = int((i / hs) % T);
-  const int bh = int(i / (int64_t(hs) * T));
-  const int h = bh % NH;
-  const int b = bh / NH;
-  const float* src = qkv + qkv_row(b, t, T, C) + h * hs + d;
-  q[i] = src[0];
-  k[i] = src[C];
-  v[i] = src[2 * C];
-}
-
-// o (B, NH, T, hs) -> out (B, T, NH, hs); one thread per element of out.
-__global__ void unpermute_out(float* out, const float* o, int B, int T, int C, int NH) {
-  const int hs = C / NH;
-  const int64_t n = int64_t(B) * T * C;
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const int c = int(i % C);
-  const int t = int((i / C) % T);
-  const int b = int(i / (int64_t(C) * T));
-  const int h = c / hs;
-  const int d = c % hs;
-  out[i] = o[((int64_t(b) * NH + h) * T + t) * hs + d];
-}
 
 // A warp per row of S (B*NH*T rows of T, already scaled). Row r is query t = r % T:
 // entries 0..t become exp(s - lse), entries above the diagonal 0; lse[r] is written
@@ -114,7 +83,8 @@ void launch(const AttentionForwardArgs& a, const Launch& l) {
   const Workspace w = carve(l.workspace, a);
   const int64_t n = int64_t(a.B) * a.T * a.C;
 
-  WB_LAUNCH(permute_qkv, cuda::grid_for(n, block), block, 0, stream, w.q, w.k, w.v, a.qkv, a.B, a.T, a.C, a.NH);
+  WB_LAUNCH(attention::to_heads, cuda::grid_for(n, block), block, 0, stream, w.q, w.k, w.v, a.qkv, int64_t(3) * a.C,
+            a.B, a.T, a.C, a.NH);
 
   cublasHandle_t handle = cuda::libraries(l).cublas();
   WB_CHECK(cublasSetStream(handle, stream));
@@ -140,17 +110,14 @@ void launch(const AttentionForwardArgs& a, const Launch& l) {
   WB_CHECK(cublasSgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, hs, a.T, a.T, &one, w.v, hs, head, w.S, a.T,
                                      scores, &zero, o, hs, head, batch));
 
-  WB_LAUNCH(unpermute_out, cuda::grid_for(n, block), block, 0, stream, a.out, o, a.B, a.T, a.C, a.NH);
+  WB_LAUNCH(attention::from_heads, cuda::grid_for(n, block), block, 0, stream, a.out, int64_t(a.C), o, nullptr,
+            nullptr, a.B, a.T, a.C, a.NH);
 }
 
 }  // namespace
 
 Variant attention_forward_cuda_2() {
   Variant v = Variant::of(&launch);
-  v.op = "attention_forward";
-  v.backend = Backend::cuda;
-  v.id = 2;
-  v.name = "cublas";
   v.summary =
       "permute q/k/v, batched SGEMM for S = q k^T / sqrt(hs) (B, NH, T, T), causal softmax, SGEMM P v, unpermute";
   v.params = {block_size_param()};

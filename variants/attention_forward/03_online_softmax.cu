@@ -138,10 +138,6 @@ void launch(const AttentionForwardArgs& a, const Launch& l) {
 
 Variant attention_forward_cuda_3() {
   Variant v = Variant::of(&launch);
-  v.op = "attention_forward";
-  v.backend = Backend::cuda;
-  v.id = 3;
-  v.name = "online_softmax";
   v.summary = "warp per query row, keys streamed in chunks of 32, online max/sum in log2 units, one fused kernel";
   v.params = {block_size_param()};
   v.requirements = {{"C / NH <= " + std::to_string(kMaxHeadSize),

@@ -302,10 +302,6 @@ std::optional<std::string> limit(const Shape& s, const ParamValues& p) {
 
 Variant attention_forward_cuda_4() {
   Variant v = Variant::of(&launch);
-  v.op = "attention_forward";
-  v.backend = Backend::cuda;
-  v.id = 4;
-  v.name = "flash_tiled";
   v.summary =
       "flash-style fp32: Q/K/V tiles in shared memory, register micro-tiles, online softmax, no tile above the "
       "diagonal";

@@ -393,20 +393,12 @@ void launch(const AttentionForwardArgs& a, const Launch& l) {
   WB_LAUNCH(from_bf16, cuda::grid_for(n4_out, block), block, 0, stream, a.out, o16, n4_out);
 }
 
-#else  // WB_EMU: not emulated (needs cuDNN); the factory below still describes the variant.
-
-void launch(const AttentionForwardArgs&, const Launch&) { throw std::logic_error("attention_forward cuda/5 is not emulated: needs cuDNN"); }
-
 #endif
 
 }  // namespace
 
 Variant attention_forward_cuda_5() {
-  Variant v = Variant::of(&launch);
-  v.op = "attention_forward";
-  v.backend = Backend::cuda;
-  v.id = 5;
-  v.name = "cudnn_sdpa";
+  Variant v = Variant::of<AttentionForwardArgs>(WB_DEVICE_ONLY(launch));
   v.summary = "qkv to bf16, cuDNN backend-graph fused SDPA (causal, stats = lse), bf16 out back to fp32";
   v.numeric = NumericClass::bf16;
   v.not_emulated = "needs cuDNN";

@@ -78,10 +78,6 @@ void attention_online(const AttentionForwardArgs& a, const Launch&) {
 
 Variant attention_forward_cpu_2() {
   Variant v = Variant::of(&attention_online);
-  v.op = "attention_forward";
-  v.backend = Backend::cpu;
-  v.id = 2;
-  v.name = "online_softmax";
   v.summary = "online max/sum over blocks of 64 keys, one pass over k and v per row, float SIMD, OpenMP over (b, h)";
   return v;
 }

@@ -32,10 +32,6 @@ void launch(const CrossentropyForwardArgs& a, const Launch& l) {
 
 Variant crossentropy_forward_cuda_1() {
   Variant v = Variant::of(&launch);
-  v.op = "crossentropy_forward";
-  v.backend = Backend::cuda;
-  v.id = 1;
-  v.name = "thread_per_row";
   v.summary = "one thread per (b,t) gathers its target's probability";
   v.params = {block_size_param()};
   return v;

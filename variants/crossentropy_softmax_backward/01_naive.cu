@@ -39,10 +39,6 @@ void launch(const CrossentropySoftmaxBackwardArgs& a, const Launch& l) {
 
 Variant crossentropy_softmax_backward_cuda_1() {
   Variant v = Variant::of(&launch);
-  v.op = "crossentropy_softmax_backward";
-  v.backend = Backend::cuda;
-  v.id = 1;
-  v.name = "naive";
   v.summary = "one thread per real logit (B*T*V threads), padding untouched";
   v.params = {block_size_param()};
   return v;

@@ -53,10 +53,6 @@ void launch(const CrossentropySoftmaxBackwardArgs& a, const Launch& l) {
 
 Variant crossentropy_softmax_backward_cuda_2() {
   Variant v = Variant::of(&launch);
-  v.op = "crossentropy_softmax_backward";
-  v.backend = Backend::cuda;
-  v.id = 2;
-  v.name = "block_per_row_vec4";
   v.summary = "one block per row, target and dloss read once, float4 loads and stores over the first V columns";
   v.params = {block_size_param()};
   v.requirements = {{"Vp % 4 == 0", [](const Shape& s) { return s.Vp % 4 == 0; }}};

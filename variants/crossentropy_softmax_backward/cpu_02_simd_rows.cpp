@@ -36,10 +36,6 @@ void crossentropy_backward_simd(const CrossentropySoftmaxBackwardArgs& a, const 
 
 Variant crossentropy_softmax_backward_cpu_2() {
   Variant v = Variant::of(&crossentropy_backward_simd);
-  v.op = "crossentropy_softmax_backward";
-  v.backend = Backend::cpu;
-  v.id = 2;
-  v.name = "simd_rows";
   v.summary = "rows over threads; dlogits += probs * dloss as a SIMD loop, the one-hot term subtracted after it";
   v.params = {cpu::threads_param()};
   return v;

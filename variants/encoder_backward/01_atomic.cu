@@ -40,10 +40,6 @@ void launch(const EncoderBackwardArgs& a, const Launch& l) {
 
 Variant encoder_backward_cuda_1() {
   Variant v = Variant::of(&launch);
-  v.op = "encoder_backward";
-  v.backend = Backend::cuda;
-  v.id = 1;
-  v.name = "atomic";
   v.summary = "one thread per element of dout, atomicAdd into dwte and dwpe";
   v.params = {block_size_param()};
   v.deterministic = [](const ParamValues&) { return false; };  // float atomicAdd: the order of the adds varies

@@ -206,10 +206,6 @@ void launch(const EncoderBackwardArgs& a, const Launch& l) {
 
 Variant encoder_backward_cuda_2() {
   Variant v = Variant::of(&launch);
-  v.op = "encoder_backward";
-  v.backend = Backend::cuda;
-  v.id = 2;
-  v.name = "bucketed";
   v.summary = "deterministic: positions sorted by (token, position) in the workspace, each token's run summed in order";
   v.params = {block_size_param()};
   v.requirements = {{"C <= 2097120", [](const Shape& s) { return s.C <= 65535 * 32; }}};

@@ -45,10 +45,6 @@ void encoder_backward_strips(const EncoderBackwardArgs& a, const Launch& l) {
 
 Variant encoder_backward_cpu_2() {
   Variant v = Variant::of(&encoder_backward_strips);
-  v.op = "encoder_backward";
-  v.backend = Backend::cpu;
-  v.id = 2;
-  v.name = "channel_strips";
   v.summary = "threads own 64-channel strips, rows in order: SIMD adds on whole cache lines, the reference's bits";
   v.params = {cpu::threads_param()};
   return v;

@@ -34,10 +34,6 @@ void launch(const EncoderForwardArgs& a, const Launch& l) {
 
 Variant encoder_forward_cuda_1() {
   Variant v = Variant::of(&launch);
-  v.op = "encoder_forward";
-  v.backend = Backend::cuda;
-  v.id = 1;
-  v.name = "thread_per_token";
   v.summary = "one thread per (b,t) adds its wte and wpe rows serially, like the CPU loop";
   v.params = {block_size_param()};
   return v;

@@ -35,10 +35,6 @@ void launch(const EncoderForwardArgs& a, const Launch& l) {
 
 Variant encoder_forward_cuda_2() {
   Variant v = Variant::of(&launch);
-  v.op = "encoder_forward";
-  v.backend = Backend::cuda;
-  v.id = 2;
-  v.name = "thread_per_element";
   v.summary = "one thread per output element: coalesced loads of wte and wpe rows";
   v.params = {block_size_param()};
   return v;

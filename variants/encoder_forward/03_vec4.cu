@@ -57,10 +57,6 @@ void launch(const EncoderForwardArgs& a, const Launch& l) {
 
 Variant encoder_forward_cuda_3() {
   Variant v = Variant::of(&launch);
-  v.op = "encoder_forward";
-  v.backend = Backend::cuda;
-  v.id = 3;
-  v.name = "vec4";
   v.summary = "one float4 per thread: 128-bit loads of wte and wpe, 128-bit streaming stores";
   v.params = {block_size_param()};
   v.requirements = {{"C % 4 == 0", [](const Shape& s) { return s.C % 4 == 0; }}};

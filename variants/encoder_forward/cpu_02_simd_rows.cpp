@@ -33,10 +33,6 @@ void encoder_simd(const EncoderForwardArgs& a, const Launch& l) {
 
 Variant encoder_forward_cpu_2() {
   Variant v = Variant::of(&encoder_simd);
-  v.op = "encoder_forward";
-  v.backend = Backend::cpu;
-  v.id = 2;
-  v.name = "simd_rows";
   v.summary = "rows over a tunable number of threads, each row a restrict-qualified SIMD add of its wte and wpe rows";
   v.params = {cpu::threads_param()};
   return v;

@@ -79,10 +79,6 @@ void launch(const FusedClassifierArgs& a, const Launch& l) {
 
 Variant fused_classifier_cuda_1() {
   Variant v = Variant::of(&launch);
-  v.op = "fused_classifier";
-  v.backend = Backend::cuda;
-  v.id = 1;
-  v.name = "separate_kernels";
   v.summary = "three kernels: row max and sum (block per row), loss (thread per row), dlogits (thread per element)";
   v.params = {block_size_param()};
   v.workspace = [](const Shape& s, const ParamValues&) { return 2 * size_t(s.B * s.T) * sizeof(float); };

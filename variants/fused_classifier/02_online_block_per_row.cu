@@ -17,7 +17,7 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/fused_classifier.h"
-#include "variants/softmax_forward/common.cuh"
+#include "kernels/cuda/online_softmax.cuh"
 
 namespace wb::variants {
 namespace {
@@ -34,8 +34,8 @@ __global__ void classifier_online_block(float* logits, float* losses, const int3
   const float target_logit = threadIdx.x == 0 ? x[target] : 0.0f;
   const int stride = blockDim.x;
 
-  const softmax::MaxSum acc =
-      softmax::block_merge(softmax::strided_max_sum<kBatch>(x, V, threadIdx.x, stride), scratch);
+  const cuda::softmax::MaxSum acc =
+      cuda::softmax::block_merge(cuda::softmax::strided_max_sum<kBatch>(x, V, threadIdx.x, stride), scratch);
   const float m = acc.max;
   const float inv = 1.0f / acc.sum;
   if (threadIdx.x == 0) losses[row] = m + logf(acc.sum) - target_logit;
@@ -69,10 +69,6 @@ void launch(const FusedClassifierArgs& a, const Launch& l) {
 
 Variant fused_classifier_cuda_2() {
   Variant v = Variant::of(&launch);
-  v.op = "fused_classifier";
-  v.backend = Backend::cuda;
-  v.id = 2;
-  v.name = "online_block_per_row";
   v.summary = "one kernel, block per row: online max and sum in one read, loss, then dlogits in place";
   v.params = {block_size_param()};
   return v;

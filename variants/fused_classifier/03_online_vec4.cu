@@ -23,7 +23,7 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/fused_classifier.h"
-#include "variants/softmax_forward/common.cuh"
+#include "kernels/cuda/online_softmax.cuh"
 
 namespace wb::variants {
 namespace {
@@ -48,8 +48,8 @@ __global__ void classifier_online_vec4(float* logits, float* losses, const int32
   const int real_vecs = (V + 3) / 4;  // chunks holding at least one of the first V columns
   const int all_vecs = Vp / 4;
 
-  const softmax::MaxSum acc =
-      softmax::block_merge(softmax::strided_max_sum4<kBatch>(x, V, threadIdx.x, stride), scratch);
+  const cuda::softmax::MaxSum acc =
+      cuda::softmax::block_merge(cuda::softmax::strided_max_sum4<kBatch>(x, V, threadIdx.x, stride), scratch);
   const float m = acc.max;
   const float inv = 1.0f / acc.sum;
   if (threadIdx.x == 0) losses[row] = m + logf(acc.sum) - target_logit;
@@ -88,10 +88,6 @@ void launch(const FusedClassifierArgs& a, const Launch& l) {
 
 Variant fused_classifier_cuda_3() {
   Variant v = Variant::of(&launch);
-  v.op = "fused_classifier";
-  v.backend = Backend::cuda;
-  v.id = 3;
-  v.name = "online_vec4";
   v.summary = "variant 2 with float4 loads and streaming stores; masks the chunk straddling V, zeros the padding";
   v.params = {block_size_param()};
   v.requirements = {{"Vp % 4 == 0", [](const Shape& s) { return s.Vp % 4 == 0; }}};

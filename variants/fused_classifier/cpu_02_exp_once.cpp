@@ -48,10 +48,6 @@ void classifier_exp_once(const FusedClassifierArgs& a, const Launch& l) {
 
 Variant fused_classifier_cpu_2() {
   Variant v = Variant::of(&classifier_exp_once);
-  v.op = "fused_classifier";
-  v.backend = Backend::cpu;
-  v.id = 2;
-  v.name = "exp_once";
   v.summary = "rows over threads; one float expf per logit, stored in place and scaled by dloss/sum";
   v.params = {cpu::threads_param()};
   return v;

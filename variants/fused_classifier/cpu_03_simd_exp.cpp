@@ -44,10 +44,6 @@ void classifier_simd(const FusedClassifierArgs& a, const Launch& l) {
 
 Variant fused_classifier_cpu_3() {
   Variant v = Variant::of(&classifier_simd);
-  v.op = "fused_classifier";
-  v.backend = Backend::cpu;
-  v.id = 3;
-  v.name = "simd_exp";
   v.summary = "variant 2's passes as SIMD loops: max reduction, inline polynomial exp, float block sums";
   v.params = {cpu::threads_param()};
   return v;

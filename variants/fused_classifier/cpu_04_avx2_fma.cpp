@@ -46,10 +46,6 @@ void classifier_avx2(const FusedClassifierArgs& a, const Launch& l) {
 
 Variant fused_classifier_cpu_4() {
   Variant v = Variant::of(&classifier_avx2);
-  v.op = "fused_classifier";
-  v.backend = Backend::cpu;
-  v.id = 4;
-  v.name = "avx2_fma";
   v.summary = "variant 3's row compiled for x86-64-v3: eight lanes, fused multiply-adds";
   v.params = {cpu::threads_param()};
   v.launch_limit = [](const Shape&, const ParamValues&) { return cpu::x86_64_v3_missing(); };

@@ -3,7 +3,7 @@
 // Idea: what the step does without fusion. A residual kernel (one thread per
 // element) writes residual = inp1 + inp2; then a layernorm kernel (one warp per row,
 // mean, variance around it, normalise; layernorm_forward cuda/3's kernel, from
-// variants/layernorm_forward/warp_per_row.cuh) reads the residual back and writes
+// kernels/cuda/layernorm_warp_per_row.cuh) reads the residual back and writes
 // normed, mean and rstd.
 // Why: the baseline the fused variants are measured against; each kernel is simple
 // and coalesced.
@@ -14,7 +14,7 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/fused_residual_layernorm_forward.h"
-#include "variants/layernorm_forward/warp_per_row.cuh"
+#include "kernels/cuda/layernorm_warp_per_row.cuh"
 
 namespace wb::variants {
 namespace {
@@ -31,7 +31,7 @@ void launch(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
   const cudaStream_t s = cuda::stream(l);
   WB_LAUNCH(residual_add, cuda::grid_for(n, block), block, 0, s, a.residual, a.inp1, a.inp2, n);
   const int rows_per_block = block / cuda::kWarpSize;
-  WB_LAUNCH(layernorm::warp_per_row, cuda::grid_for(rows, rows_per_block), block, 0, s, a.normed, a.mean, a.rstd,
+  WB_LAUNCH(cuda::layernorm::warp_per_row, cuda::grid_for(rows, rows_per_block), block, 0, s, a.normed, a.mean, a.rstd,
             a.residual, a.weight, a.bias, rows, a.C);
 }
 
@@ -39,10 +39,6 @@ void launch(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
 
 Variant fused_residual_layernorm_forward_cuda_1() {
   Variant v = Variant::of(&launch);
-  v.op = "fused_residual_layernorm_forward";
-  v.backend = Backend::cuda;
-  v.id = 1;
-  v.name = "two_kernels";
   v.summary = "unfused: a residual kernel (thread per element), then a warp-per-row layernorm kernel";
   v.params = {block_size_param()};
   return v;

@@ -62,10 +62,6 @@ void launch(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
 
 Variant fused_residual_layernorm_forward_cuda_2() {
   Variant v = Variant::of(&launch);
-  v.op = "fused_residual_layernorm_forward";
-  v.backend = Backend::cuda;
-  v.id = 2;
-  v.name = "warp_per_row";
   v.summary = "fused, one warp per row: add, store the residual, layernorm it from what the lane stored";
   v.params = {block_size_param()};
   return v;

@@ -139,10 +139,6 @@ void launch(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
 
 Variant fused_residual_layernorm_forward_cuda_3() {
   Variant v = Variant::of(&launch);
-  v.op = "fused_residual_layernorm_forward";
-  v.backend = Backend::cuda;
-  v.id = 3;
-  v.name = "vec4_registers";
   v.summary = "fused, warp per row, float4 row in registers, shifted one-pass statistics, streaming stores";
   v.params = {block_size_param()};
   v.requirements = {{"C % 4 == 0", [](const Shape& s) { return s.C % 4 == 0; }},

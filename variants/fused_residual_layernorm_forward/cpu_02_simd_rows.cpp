@@ -46,10 +46,6 @@ void fused_simd(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
 
 Variant fused_residual_layernorm_forward_cpu_2() {
   Variant v = Variant::of(&fused_simd);
-  v.op = "fused_residual_layernorm_forward";
-  v.backend = Backend::cpu;
-  v.id = 2;
-  v.name = "simd_rows";
   v.summary = "rows over threads; the add and the sum in one SIMD pass, then deviations and normalisation from L1";
   v.params = {cpu::threads_param()};
   return v;

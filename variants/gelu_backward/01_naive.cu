@@ -30,10 +30,6 @@ void launch(const GeluBackwardArgs& a, const Launch& l) {
 
 Variant gelu_backward_cuda_1() {
   Variant v = Variant::of(&launch);
-  v.op = "gelu_backward";
-  v.backend = Backend::cuda;
-  v.id = 1;
-  v.name = "naive";
   v.summary = "one thread per element, gelu'(x) * dout in float";
   v.params = {block_size_param()};
   return v;

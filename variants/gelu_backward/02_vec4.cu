@@ -55,10 +55,6 @@ void launch(const GeluBackwardArgs& a, const Launch& l) {
 
 Variant gelu_backward_cuda_2() {
   Variant v = Variant::of(&launch);
-  v.op = "gelu_backward";
-  v.backend = Backend::cuda;
-  v.id = 2;
-  v.name = "vec4";
   v.summary = "four elements per thread through 128-bit streaming loads and stores";
   v.params = {block_size_param()};
   return v;

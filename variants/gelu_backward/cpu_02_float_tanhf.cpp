@@ -38,10 +38,6 @@ void gelu_backward_float(const GeluBackwardArgs& a, const Launch& l) {
 
 Variant gelu_backward_cpu_2() {
   Variant v = Variant::of(&gelu_backward_float);
-  v.op = "gelu_backward";
-  v.backend = Backend::cpu;
-  v.id = 2;
-  v.name = "float_tanhf";
   v.summary = "the derivative in float with libm's tanhf, static chunks over a tunable number of threads";
   v.params = {cpu::threads_param()};
   return v;

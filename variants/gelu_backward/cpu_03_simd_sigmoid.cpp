@@ -44,10 +44,6 @@ void gelu_backward_simd(const GeluBackwardArgs& a, const Launch& l) {
 
 Variant gelu_backward_cpu_3() {
   Variant v = Variant::of(&gelu_backward_simd);
-  v.op = "gelu_backward";
-  v.backend = Backend::cpu;
-  v.id = 3;
-  v.name = "simd_sigmoid";
   v.summary = "s + 2x s(1-s) u' with s = sigmoid(2u) through an inline polynomial exp: SIMD loop, OpenMP chunks";
   v.params = {cpu::threads_param()};
   return v;

@@ -50,10 +50,6 @@ void gelu_backward_avx2(const GeluBackwardArgs& a, const Launch& l) {
 
 Variant gelu_backward_cpu_4() {
   Variant v = Variant::of(&gelu_backward_avx2);
-  v.op = "gelu_backward";
-  v.backend = Backend::cpu;
-  v.id = 4;
-  v.name = "avx2_fma";
   v.summary = "variant 3's loop compiled for x86-64-v3: eight lanes, fused multiply-adds";
   v.params = {cpu::threads_param()};
   v.launch_limit = [](const Shape&, const ParamValues&) { return cpu::x86_64_v3_missing(); };

@@ -8,14 +8,14 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/gelu_forward.h"
-#include "variants/gelu_forward/common.cuh"
+#include "kernels/cuda/gelu.cuh"
 
 namespace wb::variants {
 namespace {
 
 __global__ void gelu_naive(float* out, const float* inp, int64_t n) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = gelu::gelu(inp[i]);
+  if (i < n) out[i] = cuda::gelu::gelu(inp[i]);
 }
 
 void launch(const GeluForwardArgs& a, const Launch& l) {
@@ -27,10 +27,6 @@ void launch(const GeluForwardArgs& a, const Launch& l) {
 
 Variant gelu_forward_cuda_1() {
   Variant v = Variant::of(&launch);
-  v.op = "gelu_forward";
-  v.backend = Backend::cuda;
-  v.id = 1;
-  v.name = "naive";
   v.summary = "one thread per element, tanhf";
   v.params = {block_size_param()};
   return v;

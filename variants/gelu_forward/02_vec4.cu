@@ -17,7 +17,7 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/gelu_forward.h"
-#include "variants/gelu_forward/common.cuh"
+#include "kernels/cuda/gelu.cuh"
 
 namespace wb::variants {
 namespace {
@@ -26,9 +26,9 @@ __global__ void gelu_vec4(float* out, const float* inp, int64_t n4, int64_t n) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n4) {
     const float4 x = cuda::load4_stream(inp + 4 * i);
-    cuda::store4_stream(out + 4 * i, make_float4(gelu::gelu(x.x), gelu::gelu(x.y), gelu::gelu(x.z), gelu::gelu(x.w)));
+    cuda::store4_stream(out + 4 * i, make_float4(cuda::gelu::gelu(x.x), cuda::gelu::gelu(x.y), cuda::gelu::gelu(x.z), cuda::gelu::gelu(x.w)));
   } else if (i == n4) {
-    for (int64_t j = 4 * n4; j < n; ++j) out[j] = gelu::gelu(inp[j]);  // the N % 4 tail
+    for (int64_t j = 4 * n4; j < n; ++j) out[j] = cuda::gelu::gelu(inp[j]);  // the N % 4 tail
   }
 }
 
@@ -44,10 +44,6 @@ void launch(const GeluForwardArgs& a, const Launch& l) {
 
 Variant gelu_forward_cuda_2() {
   Variant v = Variant::of(&launch);
-  v.op = "gelu_forward";
-  v.backend = Backend::cuda;
-  v.id = 2;
-  v.name = "vec4";
   v.summary = "one float4 per thread, 128-bit streaming loads and stores, scalar tail for N % 4";
   v.params = {block_size_param()};
   return v;

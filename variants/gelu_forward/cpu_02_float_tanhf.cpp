@@ -34,10 +34,6 @@ void gelu_float(const GeluForwardArgs& a, const Launch& l) {
 
 Variant gelu_forward_cpu_2() {
   Variant v = Variant::of(&gelu_float);
-  v.op = "gelu_forward";
-  v.backend = Backend::cpu;
-  v.id = 2;
-  v.name = "float_tanhf";
   v.summary = "the formula in float with libm's tanhf, static chunks over a tunable number of threads";
   v.params = {cpu::threads_param()};
   return v;

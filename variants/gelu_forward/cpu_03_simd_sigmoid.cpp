@@ -43,10 +43,6 @@ void gelu_simd(const GeluForwardArgs& a, const Launch& l) {
 
 Variant gelu_forward_cpu_3() {
   Variant v = Variant::of(&gelu_simd);
-  v.op = "gelu_forward";
-  v.backend = Backend::cpu;
-  v.id = 3;
-  v.name = "simd_sigmoid";
   v.summary = "x * sigmoid(2u) through an inline polynomial exp: no libm call, SIMD loop, OpenMP chunks";
   v.params = {cpu::threads_param()};
   return v;

@@ -41,10 +41,6 @@ void launch(const GlobalNormArgs& a, const Launch& l) {
 
 Variant global_norm_cuda_1() {
   Variant v = Variant::of(&launch);
-  v.op = "global_norm";
-  v.backend = Backend::cuda;
-  v.id = 1;
-  v.name = "atomic";
   v.summary = "grid-stride sums of squares, block reduction, one float atomicAdd per block, then sqrt";
   v.params = {block_size_param()};
   v.deterministic = [](const ParamValues&) { return false; };  // float atomicAdd: the order of the adds varies

@@ -69,10 +69,6 @@ void launch(const GlobalNormArgs& a, const Launch& l) {
 
 Variant global_norm_cuda_2() {
   Variant v = Variant::of(&launch);
-  v.op = "global_norm";
-  v.backend = Backend::cuda;
-  v.id = 2;
-  v.name = "two_pass";
   v.summary = "float4 grid-stride block partials to the workspace, then one block sums them in a fixed order";
   v.params = {block_size_param()};
   v.workspace = [](const Shape& s, const ParamValues& p) {

@@ -49,10 +49,6 @@ void global_norm_chunked(const GlobalNormArgs& a, const Launch& l) {
 
 Variant global_norm_cpu_2() {
   Variant v = Variant::of(&global_norm_chunked);
-  v.op = "global_norm";
-  v.backend = Backend::cpu;
-  v.id = 2;
-  v.name = "chunked_simd";
   v.summary = "chunks of 2048 squared in float SIMD lanes, chunk sums added in double in order";
   v.params = {cpu::threads_param()};
   v.workspace = [](const Shape& s, const ParamValues&) { return std::size_t(chunks(s.N)) * sizeof(double); };

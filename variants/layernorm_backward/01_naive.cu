@@ -66,10 +66,6 @@ void launch(const LayernormBackwardArgs& a, const Launch& l) {
 
 Variant layernorm_backward_cuda_1() {
   Variant v = Variant::of(&launch);
-  v.op = "layernorm_backward";
-  v.backend = Backend::cuda;
-  v.id = 1;
-  v.name = "naive";
   v.summary = "one thread per row for dinp, then one thread per channel for dweight and dbias";
   v.params = {block_size_param()};
   return v;

@@ -95,10 +95,6 @@ void launch(const LayernormBackwardArgs& a, const Launch& l) {
 
 Variant layernorm_backward_cuda_2() {
   Variant v = Variant::of(&launch);
-  v.op = "layernorm_backward";
-  v.backend = Backend::cuda;
-  v.id = 2;
-  v.name = "shared_atomic";
   v.summary = "warp per row; dweight/dbias summed per block in shared memory, then global atomics";
   v.params = {block_size_param()};
   v.deterministic = [](const ParamValues&) { return false; };  // float atomicAdd: the order of the adds varies

@@ -98,10 +98,6 @@ void launch(const LayernormBackwardArgs& a, const Launch& l) {
 
 Variant layernorm_backward_cuda_3() {
   Variant v = Variant::of(&launch);
-  v.op = "layernorm_backward";
-  v.backend = Backend::cuda;
-  v.id = 3;
-  v.name = "vec4_deterministic";
   v.summary = "float4 warp per row, row in registers; per-block dweight/dbias partials reduced in a fixed order";
   v.params = {block_size_param(), TuningParam{"rows_per_warp", {1, 2, 4, 8, 16}, 4}};
   v.requirements = {{"C % 4 == 0", [](const Shape& s) { return s.C % 4 == 0; }},

@@ -32,10 +32,6 @@ void launch(const LayernormBackwardArgs& a, const Launch& l) {
 
 Variant layernorm_backward_cuda_4() {
   Variant v = Variant::of(&launch);
-  v.op = "layernorm_backward";
-  v.backend = Backend::cuda;
-  v.id = 4;
-  v.name = "vec4_atomic";
   v.summary = "variant 3's float4 row kernel, block sums added to dweight/dbias with atomics (no workspace)";
   v.params = {block_size_param(), TuningParam{"rows_per_warp", {1, 2, 4, 8, 16}, 4}};
   v.deterministic = [](const ParamValues&) { return false; };  // float atomicAdd: the order of the adds varies

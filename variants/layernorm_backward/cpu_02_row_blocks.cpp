@@ -91,10 +91,6 @@ void layernorm_backward_blocks(const LayernormBackwardArgs& a, const Launch& l) 
 
 Variant layernorm_backward_cpu_2() {
   Variant v = Variant::of(&layernorm_backward_blocks);
-  v.op = "layernorm_backward";
-  v.backend = Backend::cpu;
-  v.id = 2;
-  v.name = "row_blocks";
   v.summary = "one SIMD pass per row for dinp and blocks' dweight/dbias partials, added in block order";
   v.params = {cpu::threads_param()};
   v.workspace = [](const Shape& s, const ParamValues&) {

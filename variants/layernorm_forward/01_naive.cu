@@ -43,10 +43,6 @@ void launch(const LayernormForwardArgs& a, const Launch& l) {
 
 Variant layernorm_forward_cuda_1() {
   Variant v = Variant::of(&launch);
-  v.op = "layernorm_forward";
-  v.backend = Backend::cuda;
-  v.id = 1;
-  v.name = "naive";
   v.summary = "one thread per row, three passes over the row like the CPU loop";
   v.params = {block_size_param()};
   return v;

@@ -60,10 +60,6 @@ void launch(const LayernormForwardArgs& a, const Launch& l) {
 
 Variant layernorm_forward_cuda_2() {
   Variant v = Variant::of(&launch);
-  v.op = "layernorm_forward";
-  v.backend = Backend::cuda;
-  v.id = 2;
-  v.name = "three_kernels";
   v.summary = "mean and rstd kernels (a block per row), then one thread per element normalises";
   v.params = {block_size_param()};
   return v;

@@ -54,10 +54,6 @@ void launch(const LayernormForwardArgs& a, const Launch& l) {
 
 Variant layernorm_forward_cuda_4() {
   Variant v = Variant::of(&launch);
-  v.op = "layernorm_forward";
-  v.backend = Backend::cuda;
-  v.id = 4;
-  v.name = "single_pass";
   v.summary = "warp per row, sum and sum of squares in one pass (var = E[x^2] - mean^2)";
   v.params = {block_size_param()};
   return v;

@@ -51,10 +51,6 @@ void launch(const LayernormForwardArgs& a, const Launch& l) {
 
 Variant layernorm_forward_cuda_5() {
   Variant v = Variant::of(&launch);
-  v.op = "layernorm_forward";
-  v.backend = Backend::cuda;
-  v.id = 5;
-  v.name = "block_per_row";
   v.summary = "one block per row, block-level reductions through shared memory";
   v.params = {block_size_param()};
   return v;

@@ -97,10 +97,6 @@ void launch(const LayernormForwardArgs& a, const Launch& l) {
 
 Variant layernorm_forward_cuda_6() {
   Variant v = Variant::of(&launch);
-  v.op = "layernorm_forward";
-  v.backend = Backend::cuda;
-  v.id = 6;
-  v.name = "vec4_registers";
   v.summary = "warp per row, the row read once into registers with float4 loads, float4 stores";
   v.params = {block_size_param()};
   v.requirements = {{"C % 4 == 0", [](const Shape& s) { return s.C % 4 == 0; }},

@@ -42,10 +42,6 @@ void layernorm_simd(const LayernormForwardArgs& a, const Launch& l) {
 
 Variant layernorm_forward_cpu_2() {
   Variant v = Variant::of(&layernorm_simd);
-  v.op = "layernorm_forward";
-  v.backend = Backend::cpu;
-  v.id = 2;
-  v.name = "simd_rows";
   v.summary = "rows over threads; sum, squared deviations, normalisation as SIMD loops over the row in L1";
   v.params = {cpu::threads_param()};
   return v;

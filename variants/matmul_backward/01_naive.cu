@@ -59,10 +59,6 @@ void launch(const MatmulBackwardArgs& a, const Launch& l) {
 
 Variant matmul_backward_cuda_1() {
   Variant v = Variant::of(&launch);
-  v.op = "matmul_backward";
-  v.backend = Backend::cuda;
-  v.id = 1;
-  v.name = "naive";
   v.summary = "one thread per element of dinp and of dweight; plain dot products";
   v.params = {block_size_param()};
   return v;

@@ -107,10 +107,6 @@ int tile_of(int block_size) { return block_size == 64 ? 8 : block_size == 256 ? 
 
 Variant matmul_backward_cuda_2() {
   Variant v = Variant::of(&launch);
-  v.op = "matmul_backward";
-  v.backend = Backend::cuda;
-  v.id = 2;
-  v.name = "shared_tiles";
   v.summary = "square tiles of A and B staged in shared memory, one output per thread (block size = tile^2)";
   v.params = {block_size_param({64, 256, 1024}, 256)};
   v.launch_limit = [](const Shape& s, const ParamValues& p) -> std::optional<std::string> {

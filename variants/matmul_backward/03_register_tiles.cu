@@ -258,10 +258,6 @@ void launch(const MatmulBackwardArgs& a, const Launch& l) {
 
 Variant matmul_backward_cuda_3() {
   Variant v = Variant::of(&launch);
-  v.op = "matmul_backward";
-  v.backend = Backend::cuda;
-  v.id = 3;
-  v.name = "register_tiles";
   v.summary = "TILE^2 block tiles, TT^2 outputs per thread in registers, float4 shared reads, split-K for dweight";
   // block size = (tile / thread_tile)^2: 64 x 64 tiles with 8 x 8 per thread -> 64
   // threads, 4 x 4 -> 256; 128 x 128 tiles -> 256 or 1024 threads

@@ -43,10 +43,6 @@ void launch(const MatmulBackwardArgs& a, const Launch& l) {
 
 Variant matmul_backward_cuda_4() {
   Variant v = Variant::of(&launch);
-  v.op = "matmul_backward";
-  v.backend = Backend::cuda;
-  v.id = 4;
-  v.name = "cublas";
   v.summary = "two cuBLAS SGEMM calls, beta = 0 for dinp and 1 for dweight (TF32 off)";
   return v;
 }

@@ -29,6 +29,7 @@
 #if !WB_EMU
 #include "kernels/cuda/cublaslt.h"
 #endif
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/libraries.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/errors.h"
@@ -39,7 +40,7 @@ namespace {
 
 constexpr std::size_t kLtWorkspaceBytes = std::size_t(32) << 20;
 
-#if !WB_EMU
+#if !WB_EMU  // the emulator cannot run it (Variant::not_emulated): the GPU build only
 
 using cuda::alignment_of;
 
@@ -121,20 +122,12 @@ void launch(const MatmulBackwardArgs& a, const Launch& l) {
               kLtWorkspaceBytes, stream);
 }
 
-#else  // WB_EMU: not emulated (needs cuBLASLt); the factory below still describes the variant.
-
-void launch(const MatmulBackwardArgs&, const Launch&) { throw std::logic_error("matmul_backward cuda/5 is not emulated: needs cuBLASLt"); }
-
 #endif
 
 }  // namespace
 
 Variant matmul_backward_cuda_5() {
-  Variant v = Variant::of(&launch);
-  v.op = "matmul_backward";
-  v.backend = Backend::cuda;
-  v.id = 5;
-  v.name = "cublaslt_tf32";
+  Variant v = Variant::of<MatmulBackwardArgs>(WB_DEVICE_ONLY(launch));
   v.summary = "two cuBLASLt matmuls on TF32 tensor cores, beta = 0 for dinp and 1 for dweight";
   v.numeric = NumericClass::tf32;
   v.not_emulated = "needs cuBLASLt";

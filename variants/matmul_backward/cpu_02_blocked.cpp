@@ -71,10 +71,6 @@ void matmul_backward_blocked(const MatmulBackwardArgs& a, const Launch&) {
 
 Variant matmul_backward_cpu_2() {
   Variant v = Variant::of(&matmul_backward_blocked);
-  v.op = "matmul_backward";
-  v.backend = Backend::cpu;
-  v.id = 2;
-  v.name = "blocked";
   v.summary = "contiguous SIMD inner loops over C, local accumulators, 4 dweight rows per tile, OpenMP";
   return v;
 }

@@ -27,10 +27,6 @@ void matmul_backward_openblas(const MatmulBackwardArgs& a, const Launch&) {
 
 Variant matmul_backward_cpu_3() {
   Variant v = Variant::of(&matmul_backward_openblas);
-  v.op = "matmul_backward";
-  v.backend = Backend::cpu;
-  v.id = 3;
-  v.name = "openblas";
   v.summary = "two OpenBLAS sgemm calls, beta = 0 for dinp and 1 for dweight";
   return v;
 }

@@ -38,10 +38,6 @@ void launch(const MatmulBackwardBiasArgs& a, const Launch& l) {
 
 Variant matmul_backward_bias_cuda_1() {
   Variant v = Variant::of(&launch);
-  v.op = "matmul_backward_bias";
-  v.backend = Backend::cuda;
-  v.id = 1;
-  v.name = "block_per_column";
   v.summary = "one block per column, threads stride over the rows, block reduction";
   v.params = {block_size_param()};
   return v;

@@ -42,10 +42,6 @@ void launch(const MatmulBackwardBiasArgs& a, const Launch& l) {
 
 Variant matmul_backward_bias_cuda_2() {
   Variant v = Variant::of(&launch);
-  v.op = "matmul_backward_bias";
-  v.backend = Backend::cuda;
-  v.id = 2;
-  v.name = "warp_per_column";
   v.summary = "one warp per column, lanes stride over the rows, shuffle reduction";
   v.params = {block_size_param()};
   return v;

@@ -81,10 +81,6 @@ void launch(const MatmulBackwardBiasArgs& a, const Launch& l) {
 
 Variant matmul_backward_bias_cuda_3() {
   Variant v = Variant::of(&launch);
-  v.op = "matmul_backward_bias";
-  v.backend = Backend::cuda;
-  v.id = 3;
-  v.name = "column_tiles";
   v.summary = "blocks of 32 columns x a slice of rows, coalesced; partials in the workspace, summed in a second pass";
   v.params = {block_size_param(), TuningParam{"rows", {64, 128, 256, 512, 1024}, 256}};
   v.launch_limit = [](const Shape& s, const ParamValues& p) -> std::optional<std::string> {

@@ -42,10 +42,6 @@ void bias_strips(const MatmulBackwardBiasArgs& a, const Launch& l) {
 
 Variant matmul_backward_bias_cpu_2() {
   Variant v = Variant::of(&bias_strips);
-  v.op = "matmul_backward_bias";
-  v.backend = Backend::cpu;
-  v.id = 2;
-  v.name = "column_strips";
   v.summary = "threads own 64-column strips, rows in order into double SIMD accumulators: the reference's bits";
   v.params = {cpu::threads_param()};
   return v;

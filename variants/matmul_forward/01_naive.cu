@@ -10,7 +10,7 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_forward.h"
-#include "variants/matmul_forward/common.cuh"
+#include "kernels/cuda/matmul.cuh"
 
 namespace wb::variants {
 namespace {
@@ -39,13 +39,9 @@ void launch(const MatmulForwardArgs& a, const Launch& l) {
 
 Variant matmul_forward_cuda_1() {
   Variant v = Variant::of(&launch);
-  v.op = "matmul_forward";
-  v.backend = Backend::cuda;
-  v.id = 1;
-  v.name = "naive";
   v.summary = "one thread per output, a dot product of an inp row and a weight row like the CPU loop";
   v.params = {block_size_param()};
-  v.launch_limit = matmul_forward_common::thread_per_output_limit;
+  v.launch_limit = cuda::matmul::thread_per_output_limit;
   return v;
 }
 

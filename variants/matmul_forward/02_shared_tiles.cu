@@ -19,12 +19,12 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_forward.h"
-#include "variants/matmul_forward/common.cuh"
+#include "kernels/cuda/matmul.cuh"
 
 namespace wb::variants {
 namespace {
 
-namespace mf = matmul_forward_common;
+namespace mf = cuda::matmul;
 
 // Block of kTile * kTile threads (1-D); grid x over column tiles, y over row tiles.
 template <int kTile>
@@ -78,10 +78,6 @@ void launch(const MatmulForwardArgs& a, const Launch& l) {
 
 Variant matmul_forward_cuda_2() {
   Variant v = Variant::of(&launch);
-  v.op = "matmul_forward";
-  v.backend = Backend::cuda;
-  v.id = 2;
-  v.name = "shared_tiles";
   v.summary = "square T x T output tile per block (block_size = T*T), inp and weight slabs staged in shared memory";
   v.params = {block_size_param({64, 256, 1024}, 256)};
   v.launch_limit = [](const Shape& s, const ParamValues& p) {

@@ -14,7 +14,8 @@
 // Parameters: block_size (64, 256, 1024 threads, a square of 8, 16, 32) with tile
 // (64 or 128) gives TM = tile / sqrt(block_size); TM = 4 and 8 are instantiated, the
 // other combinations are skipped. tile_k (8 or 16) is the depth of a slab.
-// The kernel lives in register_tiles.cuh, shared with matmul_gelu_forward cuda/2.
+// The kernel lives in kernels/cuda/matmul_register_tiles.cuh, shared with
+// matmul_gelu_forward cuda/2.
 // Limits: scalar global loads (tile_k floats in a row: short coalesced runs) and a
 // single buffer: the loads of the next slab wait behind the math of this one; the
 // strided smem reads of the k-contiguous layout are scalar. Any shape runs: partial
@@ -22,8 +23,8 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_forward.h"
-#include "variants/matmul_forward/common.cuh"
-#include "variants/matmul_forward/register_tiles.cuh"
+#include "kernels/cuda/matmul.cuh"
+#include "kernels/cuda/matmul_register_tiles.cuh"
 
 namespace wb::variants {
 namespace {
@@ -39,20 +40,16 @@ struct StoreWithBias {
 };
 
 void launch(const MatmulForwardArgs& a, const Launch& l) {
-  register_tiles::launch(StoreWithBias{a.out, a.bias, a.OC}, a.inp, a.weight, a.B * a.T, a.C, a.OC, l);
+  cuda::register_tiles::launch(StoreWithBias{a.out, a.bias, a.OC}, a.inp, a.weight, a.B * a.T, a.C, a.OC, l);
 }
 
 }  // namespace
 
 Variant matmul_forward_cuda_3() {
   Variant v = Variant::of(&launch);
-  v.op = "matmul_forward";
-  v.backend = Backend::cuda;
-  v.id = 3;
-  v.name = "register_tiles";
   v.summary = "tile x tile outputs per block, a TM x TM register tile per thread (outer products from shared memory)";
-  v.params = register_tiles::params();
-  v.launch_limit = matmul_forward_common::register_tile_limit;
+  v.params = cuda::register_tiles::params();
+  v.launch_limit = cuda::matmul::register_tile_limit;
   return v;
 }
 

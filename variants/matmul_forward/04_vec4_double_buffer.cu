@@ -29,12 +29,12 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_forward.h"
-#include "variants/matmul_forward/common.cuh"
+#include "kernels/cuda/matmul.cuh"
 
 namespace wb::variants {
 namespace {
 
-namespace mf = matmul_forward_common;
+namespace mf = cuda::matmul;
 
 template <int kTile, int kTM>
 constexpr int threads_of() {
@@ -199,10 +199,6 @@ void launch(const MatmulForwardArgs& a, const Launch& l) {
 
 Variant matmul_forward_cuda_4() {
   Variant v = Variant::of(&launch);
-  v.op = "matmul_forward";
-  v.backend = Backend::cuda;
-  v.id = 4;
-  v.name = "vec4_double_buffer";
   v.summary = "variant 3 with float4 loads, k-major (transposed) slabs in shared memory, double-buffered slabs";
   v.params = {block_size_param({64, 256, 1024}, 256), TuningParam{"tile", {64, 128}, 128},
               TuningParam{"tile_k", {8, 16}, 8}};

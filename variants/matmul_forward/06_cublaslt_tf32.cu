@@ -29,20 +29,21 @@
 #if !WB_EMU
 #include "kernels/cuda/cublaslt.h"
 #endif
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/libraries.h"
 #include "kernels/errors.h"
 #include "kernels/ops/matmul_forward.h"
-#include "variants/matmul_forward/common.cuh"
+#include "kernels/cuda/matmul.cuh"
 
 namespace wb::variants {
 namespace {
 
-namespace mf = matmul_forward_common;
+namespace mf = cuda::matmul;
 
 constexpr std::size_t kWorkspaceBytes = std::size_t(32) << 20;
 constexpr int kBiasBlock = 256;  // block size of the fallback bias kernel
 
-#if !WB_EMU
+#if !WB_EMU  // the emulator cannot run it (Variant::not_emulated): the GPU build only
 
 using cuda::alignment_of;
 
@@ -136,20 +137,12 @@ void launch(const MatmulForwardArgs& a, const Launch& l) {
   if (a.bias && !plan.fused_bias) mf::add_bias(a.out, a.bias, int64_t(a.B) * a.T, a.OC, kBiasBlock, cuda::stream(l));
 }
 
-#else  // WB_EMU: not emulated (needs cuBLASLt); the factory below still describes the variant.
-
-void launch(const MatmulForwardArgs&, const Launch&) { throw std::logic_error("matmul_forward cuda/6 is not emulated: needs cuBLASLt"); }
-
 #endif
 
 }  // namespace
 
 Variant matmul_forward_cuda_6() {
-  Variant v = Variant::of(&launch);
-  v.op = "matmul_forward";
-  v.backend = Backend::cuda;
-  v.id = 6;
-  v.name = "cublaslt_tf32";
+  Variant v = Variant::of<MatmulForwardArgs>(WB_DEVICE_ONLY(launch));
   v.summary = "one cuBLASLt matmul on TF32 tensor cores (32F_FAST_TF32), bias fused into the epilogue, heuristic algo";
   v.numeric = NumericClass::tf32;
   v.not_emulated = "needs cuBLASLt";

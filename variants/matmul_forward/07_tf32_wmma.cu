@@ -32,12 +32,12 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_forward.h"
-#include "variants/matmul_forward/common.cuh"
+#include "kernels/cuda/matmul.cuh"
 
 namespace wb::variants {
 namespace {
 
-namespace mf = matmul_forward_common;
+namespace mf = cuda::matmul;
 
 #if !WB_EMU
 namespace wmma = nvcuda::wmma;
@@ -189,22 +189,12 @@ void launch(const MatmulForwardArgs& a, const Launch& l) {
                          std::to_string(block));
 }
 
-#else  // WB_EMU: not emulated (needs TF32 tensor cores (wmma)); the factory below still describes the variant.
-
-void launch(const MatmulForwardArgs&, const Launch&) {
-  throw std::logic_error("matmul_forward cuda/7 is not emulated: needs TF32 tensor cores (wmma)");
-}
-
 #endif
 
 }  // namespace
 
 Variant matmul_forward_cuda_7() {
-  Variant v = Variant::of(&launch);
-  v.op = "matmul_forward";
-  v.backend = Backend::cuda;
-  v.id = 7;
-  v.name = "tf32_wmma";
+  Variant v = Variant::of<MatmulForwardArgs>(WB_DEVICE_ONLY(launch));
   v.summary = "tile x tile outputs per block on TF32 tensor cores (wmma m16n16k8), double-buffered float4-loaded slabs";
   v.numeric = NumericClass::tf32;
   v.not_emulated = "needs TF32 tensor cores (wmma)";

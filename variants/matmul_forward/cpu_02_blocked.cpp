@@ -54,10 +54,6 @@ void matmul_blocked(const MatmulForwardArgs& a, const Launch& l) {
 
 Variant matmul_forward_cpu_2() {
   Variant v = Variant::of(&matmul_blocked);
-  v.op = "matmul_forward";
-  v.backend = Backend::cpu;
-  v.id = 2;
-  v.name = "blocked";
   v.summary = "weight transposed into the workspace, 4-row x 256-column tiles, SIMD inner loop over columns, OpenMP";
   v.workspace = [](const Shape& s, const ParamValues&) { return std::size_t(s.C * s.OC) * sizeof(float); };
   return v;

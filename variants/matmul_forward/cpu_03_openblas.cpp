@@ -31,10 +31,6 @@ void matmul_openblas(const MatmulForwardArgs& a, const Launch&) {
 
 Variant matmul_forward_cpu_3() {
   Variant v = Variant::of(&matmul_openblas);
-  v.op = "matmul_forward";
-  v.backend = Backend::cpu;
-  v.id = 3;
-  v.name = "openblas";
   v.summary = "bias broadcast into out, then one OpenBLAS sgemm (beta = 1)";
   return v;
 }

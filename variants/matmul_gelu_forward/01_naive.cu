@@ -3,7 +3,7 @@
 // Idea: one thread per output element, as matmul_forward cuda/1: it walks row r of
 // inp and row o of weight together over the C channels, starting from the bias, then
 // writes the sum to pre and its GELU (gelu_forward's tanhf formula,
-// variants/gelu_forward/common.cuh) to out.
+// kernels/cuda/gelu.cuh) to out.
 // Why: the baseline of the ladder; plainly correct for every shape, and the GELU
 // costs no extra pass: the sum is still in a register.
 // Limits: those of matmul_forward cuda/1: neighbouring threads read weight rows C
@@ -11,8 +11,8 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_gelu_forward.h"
-#include "variants/gelu_forward/common.cuh"
-#include "variants/matmul_forward/common.cuh"
+#include "kernels/cuda/gelu.cuh"
+#include "kernels/cuda/matmul.cuh"
 
 namespace wb::variants {
 namespace {
@@ -28,7 +28,7 @@ __global__ void matmul_gelu_thread_per_output(float* out, float* pre, const floa
   float acc = bias ? bias[o] : 0.0f;
   for (int c = 0; c < C; ++c) acc += x[c] * w[c];
   pre[i] = acc;
-  out[i] = gelu::gelu(acc);
+  out[i] = cuda::gelu::gelu(acc);
 }
 
 void launch(const MatmulGeluForwardArgs& a, const Launch& l) {
@@ -42,13 +42,9 @@ void launch(const MatmulGeluForwardArgs& a, const Launch& l) {
 
 Variant matmul_gelu_forward_cuda_1() {
   Variant v = Variant::of(&launch);
-  v.op = "matmul_gelu_forward";
-  v.backend = Backend::cuda;
-  v.id = 1;
-  v.name = "naive";
   v.summary = "one thread per output: the dot product of an inp row and a weight row, plus bias, then its GELU";
   v.params = {block_size_param()};
-  v.launch_limit = matmul_forward_common::thread_per_output_limit;
+  v.launch_limit = cuda::matmul::thread_per_output_limit;
   return v;
 }
 

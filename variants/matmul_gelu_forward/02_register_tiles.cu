@@ -1,7 +1,7 @@
 // matmul_gelu_forward, CUDA variant 2: matmul_forward cuda/3's register tiles, the
 // bias and the GELU applied as each output leaves its register.
 //
-// Idea: the 2D register-blocked kernel of variants/matmul_forward/register_tiles.cuh
+// Idea: the 2D register-blocked kernel of kernels/cuda/matmul_register_tiles.cuh
 // (tile x tile outputs per block, a TM x TM tile per thread, slabs of tile_k channels
 // staged in shared memory), whose store writes acc + bias to pre and its GELU
 // (gelu_forward's tanhf formula) to out.
@@ -16,9 +16,9 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_gelu_forward.h"
-#include "variants/gelu_forward/common.cuh"
-#include "variants/matmul_forward/common.cuh"
-#include "variants/matmul_forward/register_tiles.cuh"
+#include "kernels/cuda/gelu.cuh"
+#include "kernels/cuda/matmul.cuh"
+#include "kernels/cuda/matmul_register_tiles.cuh"
 
 namespace wb::variants {
 namespace {
@@ -33,25 +33,21 @@ struct StoreBiasGelu {
     const int64_t i = int64_t(r) * OC + o;
     const float p = acc + (bias ? bias[o] : 0.0f);
     pre[i] = p;
-    out[i] = gelu::gelu(p);
+    out[i] = cuda::gelu::gelu(p);
   }
 };
 
 void launch(const MatmulGeluForwardArgs& a, const Launch& l) {
-  register_tiles::launch(StoreBiasGelu{a.out, a.pre, a.bias, a.OC}, a.inp, a.weight, a.B * a.T, a.C, a.OC, l);
+  cuda::register_tiles::launch(StoreBiasGelu{a.out, a.pre, a.bias, a.OC}, a.inp, a.weight, a.B * a.T, a.C, a.OC, l);
 }
 
 }  // namespace
 
 Variant matmul_gelu_forward_cuda_2() {
   Variant v = Variant::of(&launch);
-  v.op = "matmul_gelu_forward";
-  v.backend = Backend::cuda;
-  v.id = 2;
-  v.name = "register_tiles";
   v.summary = "matmul_forward cuda/3's register tiles; bias and GELU applied as each output is stored (pre and out)";
-  v.params = register_tiles::params();
-  v.launch_limit = matmul_forward_common::register_tile_limit;
+  v.params = cuda::register_tiles::params();
+  v.launch_limit = cuda::matmul::register_tile_limit;
   return v;
 }
 

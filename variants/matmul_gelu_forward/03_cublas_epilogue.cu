@@ -1,9 +1,9 @@
 // matmul_gelu_forward, CUDA variant 3: cuBLAS SGEMM, then one kernel for the bias and
 // the GELU.
 //
-// Idea: the product as matmul_forward cuda/5 computes it (variants/matmul_forward/
-// common.cuh's sgemm_fp32: cuBLAS SGEMM in plain fp32, no TF32), written to pre; then one elementwise kernel reads pre once, adds the bias, and writes
-// pre and gelu(pre) (gelu_forward's tanhf formula). With OC % 4 == 0 and every pointer
+// Idea: the product as matmul_forward cuda/5 computes it (kernels/cuda/matmul.cuh's
+// sgemm_fp32: cuBLAS SGEMM in plain fp32, no TF32), written to pre; then one
+// elementwise kernel reads pre once, adds the bias, and writes pre and gelu(pre) (gelu_forward's tanhf formula). With OC % 4 == 0 and every pointer
 // 16-byte aligned it moves float4s.
 // Why it should beat variant 2: cuBLAS picks a kernel tuned for the device and the
 // shape. Against matmul_forward cuda/5 followed by gelu_forward, the bias and the
@@ -15,8 +15,8 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_gelu_forward.h"
-#include "variants/gelu_forward/common.cuh"
-#include "variants/matmul_forward/common.cuh"
+#include "kernels/cuda/gelu.cuh"
+#include "kernels/cuda/matmul.cuh"
 
 namespace wb::variants {
 namespace {
@@ -27,12 +27,12 @@ __global__ void bias_gelu_scalar(float* out, float* pre, const float* bias, int6
   if (i >= n) return;
   const float p = pre[i] + (bias ? bias[i % OC] : 0.0f);
   pre[i] = p;
-  out[i] = gelu::gelu(p);
+  out[i] = cuda::gelu::gelu(p);
 }
 
 __device__ inline float bias_gelu_lane(float& p, float b) {
   p += b;
-  return gelu::gelu(p);
+  return cuda::gelu::gelu(p);
 }
 
 // The same, four columns per thread: n4 = rows * OC / 4, oc4 = OC / 4.
@@ -53,7 +53,7 @@ __global__ void bias_gelu_vec4(float* out, float* pre, const float* bias, int64_
 void launch(const MatmulGeluForwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
   const cudaStream_t stream = cuda::stream(l);
-  matmul_forward_common::sgemm_fp32(l, a.pre, a.inp, a.weight, rows, a.C, a.OC);
+  cuda::matmul::sgemm_fp32(l, a.pre, a.inp, a.weight, rows, a.C, a.OC);
   const int block = l.block_size();
   const int64_t n = int64_t(rows) * a.OC;
   const bool vec4 = a.OC % 4 == 0 && cuda::aligned16(a.out) && cuda::aligned16(a.pre) &&
@@ -69,10 +69,6 @@ void launch(const MatmulGeluForwardArgs& a, const Launch& l) {
 
 Variant matmul_gelu_forward_cuda_3() {
   Variant v = Variant::of(&launch);
-  v.op = "matmul_gelu_forward";
-  v.backend = Backend::cuda;
-  v.id = 3;
-  v.name = "cublas_epilogue";
   v.summary = "cuBLAS SGEMM into pre (fp32, no TF32), then one kernel adds the bias and writes pre and gelu(pre)";
   v.params = {block_size_param()};
   return v;

@@ -66,10 +66,6 @@ void matmul_gelu_openblas(const MatmulGeluForwardArgs& a, const Launch&) {
 
 Variant matmul_gelu_forward_cpu_2() {
   Variant v = Variant::of(&matmul_gelu_openblas);
-  v.op = "matmul_gelu_forward";
-  v.backend = Backend::cpu;
-  v.id = 2;
-  v.name = "openblas_epilogue";
   v.summary = "bias broadcast into pre, one OpenBLAS sgemm over it (beta = 1), then the GELU in one vectorised pass";
   return v;
 }

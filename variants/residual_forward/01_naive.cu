@@ -26,10 +26,6 @@ void launch(const ResidualForwardArgs& a, const Launch& l) {
 
 Variant residual_forward_cuda_1() {
   Variant v = Variant::of(&launch);
-  v.op = "residual_forward";
-  v.backend = Backend::cuda;
-  v.id = 1;
-  v.name = "naive";
   v.summary = "one thread per element";
   v.params = {block_size_param()};
   return v;

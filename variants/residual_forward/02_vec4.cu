@@ -45,10 +45,6 @@ void launch(const ResidualForwardArgs& a, const Launch& l) {
 
 Variant residual_forward_cuda_2() {
   Variant v = Variant::of(&launch);
-  v.op = "residual_forward";
-  v.backend = Backend::cuda;
-  v.id = 2;
-  v.name = "vec4";
   v.summary = "one float4 per thread, 128-bit streaming loads and stores, scalar tail for N % 4; safe in place";
   v.params = {block_size_param()};
   return v;

@@ -30,10 +30,6 @@ void residual_simd(const ResidualForwardArgs& a, const Launch& l) {
 
 Variant residual_forward_cpu_2() {
   Variant v = Variant::of(&residual_simd);
-  v.op = "residual_forward";
-  v.backend = Backend::cpu;
-  v.id = 2;
-  v.name = "simd_chunks";
   v.summary = "one parallel SIMD loop over static chunks, a tunable number of threads; safe in place";
   v.params = {cpu::threads_param()};
   return v;

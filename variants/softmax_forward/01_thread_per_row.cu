@@ -39,10 +39,6 @@ void launch(const SoftmaxForwardArgs& a, const Launch& l) {
 
 Variant softmax_forward_cuda_1() {
   Variant v = Variant::of(&launch);
-  v.op = "softmax_forward";
-  v.backend = Backend::cuda;
-  v.id = 1;
-  v.name = "thread_per_row";
   v.summary = "one thread per row: max, sum and output passes like the CPU loop";
   v.params = {block_size_param()};
   return v;

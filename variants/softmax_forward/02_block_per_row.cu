@@ -42,10 +42,6 @@ void launch(const SoftmaxForwardArgs& a, const Launch& l) {
 
 Variant softmax_forward_cuda_2() {
   Variant v = Variant::of(&launch);
-  v.op = "softmax_forward";
-  v.backend = Backend::cuda;
-  v.id = 2;
-  v.name = "block_per_row";
   v.summary = "one block per row: block max, block sum, then the output pass (three reads of the row)";
   v.params = {block_size_param()};
   return v;

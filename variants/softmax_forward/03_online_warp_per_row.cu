@@ -14,7 +14,7 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/softmax_forward.h"
-#include "variants/softmax_forward/common.cuh"
+#include "kernels/cuda/online_softmax.cuh"
 
 namespace wb::variants {
 namespace {
@@ -28,7 +28,7 @@ __global__ void softmax_online_warp(float* probs, const float* logits, int rows,
   const float* x = logits + size_t(row) * Vp;
   float* p = probs + size_t(row) * Vp;
 
-  const softmax::MaxSum acc = softmax::warp_merge(softmax::strided_max_sum<kBatch>(x, V, lane, cuda::kWarpSize));
+  const cuda::softmax::MaxSum acc = cuda::softmax::warp_merge(cuda::softmax::strided_max_sum<kBatch>(x, V, lane, cuda::kWarpSize));
   const float inv = 1.0f / acc.sum;
 
   for (int base = lane; base < Vp; base += kBatch * cuda::kWarpSize) {
@@ -58,10 +58,6 @@ void launch(const SoftmaxForwardArgs& a, const Launch& l) {
 
 Variant softmax_forward_cuda_3() {
   Variant v = Variant::of(&launch);
-  v.op = "softmax_forward";
-  v.backend = Backend::cuda;
-  v.id = 3;
-  v.name = "online_warp_per_row";
   v.summary = "online softmax (running max and sum in one read), one warp per row, shuffle merge";
   v.params = {block_size_param()};
   return v;

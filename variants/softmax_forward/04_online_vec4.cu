@@ -26,7 +26,7 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/softmax_forward.h"
-#include "variants/softmax_forward/common.cuh"
+#include "kernels/cuda/online_softmax.cuh"
 
 namespace wb::variants {
 namespace {
@@ -41,8 +41,8 @@ __global__ void softmax_online_vec4(float* probs, const float* logits, int V, in
   const int real_vecs = (V + 3) / 4;  // chunks holding at least one of the first V columns
   const int all_vecs = Vp / 4;
 
-  const softmax::MaxSum acc =
-      softmax::block_merge(softmax::strided_max_sum4<kBatch>(x, V, threadIdx.x, stride), scratch);
+  const cuda::softmax::MaxSum acc =
+      cuda::softmax::block_merge(cuda::softmax::strided_max_sum4<kBatch>(x, V, threadIdx.x, stride), scratch);
   const float m = acc.max;
   const float inv = 1.0f / acc.sum;
 
@@ -62,7 +62,7 @@ __global__ void softmax_online_vec4(float* probs, const float* logits, int V, in
         o.y = expf(q[u].y - m) * inv;
         o.z = expf(q[u].z - m) * inv;
         o.w = expf(q[u].w - m) * inv;
-        cuda::store4_stream(p + 4 * v, softmax::mask_from(o, 4 * v, V, 0.0f));
+        cuda::store4_stream(p + 4 * v, cuda::softmax::mask_from(o, 4 * v, V, 0.0f));
       }
     }
   }
@@ -78,10 +78,6 @@ void launch(const SoftmaxForwardArgs& a, const Launch& l) {
 
 Variant softmax_forward_cuda_4() {
   Variant v = Variant::of(&launch);
-  v.op = "softmax_forward";
-  v.backend = Backend::cuda;
-  v.id = 4;
-  v.name = "online_vec4";
   v.summary = "online softmax, one block per row, float4 loads, second read from L2, streaming stores";
   v.params = {block_size_param()};
   v.requirements = {{"Vp % 4 == 0", [](const Shape& s) { return s.Vp % 4 == 0; }}};

@@ -14,6 +14,7 @@
 #include <climits>
 #include <stdexcept>
 
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/libraries.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/softmax_forward.h"
@@ -21,7 +22,7 @@
 namespace wb::variants {
 namespace {
 
-#if !WB_EMU
+#if !WB_EMU  // the emulator cannot run it (Variant::not_emulated): the GPU build only
 
 // Owns a cuDNN tensor descriptor for the duration of one launch.
 class TensorDescriptor {
@@ -51,20 +52,12 @@ void launch(const SoftmaxForwardArgs& a, const Launch& l) {
   }
 }
 
-#else  // WB_EMU: not emulated (needs cuDNN); the factory below still describes the variant.
-
-void launch(const SoftmaxForwardArgs&, const Launch&) { throw std::logic_error("softmax_forward cuda/5 is not emulated: needs cuDNN"); }
-
 #endif
 
 }  // namespace
 
 Variant softmax_forward_cuda_5() {
-  Variant v = Variant::of(&launch);
-  v.op = "softmax_forward";
-  v.backend = Backend::cuda;
-  v.id = 5;
-  v.name = "cudnn_softmax";
+  Variant v = Variant::of<SoftmaxForwardArgs>(WB_DEVICE_ONLY(launch));
   v.not_emulated = "needs cuDNN";
   v.summary = "cudnnSoftmaxForward over a descriptor with row stride Vp, then a 2-d memset of the padding";
   v.requirements = {{"B*T*Vp < 2^31", [](const Shape& s) { return s.B * s.T * s.Vp < (int64_t(1) << 31); }}};

@@ -43,10 +43,6 @@ void softmax_exp_once(const SoftmaxForwardArgs& a, const Launch& l) {
 
 Variant softmax_forward_cpu_2() {
   Variant v = Variant::of(&softmax_exp_once);
-  v.op = "softmax_forward";
-  v.backend = Backend::cpu;
-  v.id = 2;
-  v.name = "exp_once";
   v.summary = "rows over threads; one float expf per value, written to probs and scaled by 1/sum";
   v.params = {cpu::threads_param()};
   return v;

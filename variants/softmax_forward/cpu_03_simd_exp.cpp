@@ -40,10 +40,6 @@ void softmax_simd(const SoftmaxForwardArgs& a, const Launch& l) {
 
 Variant softmax_forward_cpu_3() {
   Variant v = Variant::of(&softmax_simd);
-  v.op = "softmax_forward";
-  v.backend = Backend::cpu;
-  v.id = 3;
-  v.name = "simd_exp";
   v.summary = "variant 2's passes as SIMD loops: max reduction, inline polynomial exp, float block sums";
   v.params = {cpu::threads_param()};
   return v;

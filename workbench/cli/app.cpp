@@ -1,10 +1,8 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
-#include <new>
-#include <stdexcept>
-#include <system_error>
 
 #include "kernels/errors.h"
+#include "kernels/program.h"
 #include "workbench/cli/commands.h"
 #include "workbench/runtime/context.h"
 
@@ -13,38 +11,25 @@ namespace {
 
 const Registry* registry_in_use = nullptr;  // set by main; null: the global one
 
+const program::ExitPolicy& exit_policy() {
+  static const program::ExitPolicy policy = [] {
+    program::ExitPolicy p;
+    p.program = "wb";
+    p.backend_error_code = kNoDevice;  // a CUDA call failed outside a variant's evaluation
+    p.backend_error_text = "error: the device failed: ";
+    p.out_of_memory_hint = "a smaller --shape, or fewer variants at once, may fit";
+    p.bug_text = "a bug in wb; please report it with the command line";
+    return p;
+  }();
+  return policy;
+}
+
 }  // namespace
 
 const Registry& registry() { return registry_in_use ? *registry_in_use : Registry::global(); }
 
 int exit_code_for(const std::exception_ptr& e, std::ostream& err) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const UsageError& x) {
-    err << "wb: error: " << x.what() << "\n";
-    return kBadUsage;
-  } catch (const DeviceUnavailable& x) {
-    err << "wb: error: " << x.what() << "\n";
-    return kNoDevice;
-  } catch (const BackendError& x) {  // a CUDA call failed outside a variant's evaluation
-    err << "wb: error: the device failed: " << x.what() << "\n";
-    return kNoDevice;
-  } catch (const std::bad_alloc&) {
-    err << "wb: error: out of memory (a smaller --shape, or fewer variants at once, may fit)\n";
-    return kBadUsage;
-  } catch (const std::length_error& x) {
-    err << "wb: error: a size this machine cannot allocate: " << x.what() << "\n";
-    return kBadUsage;
-  } catch (const std::system_error& x) {  // threads, files: what the system could not give
-    err << "wb: error: the system refused a resource: " << x.what() << "\n";
-    return kBadUsage;
-  } catch (const std::exception& x) {
-    err << "wb: internal error: " << x.what() << " (a bug in wb; please report it with the command line)\n";
-    return kInternalError;
-  } catch (...) {
-    err << "wb: internal error: an exception of unknown type (a bug in wb)\n";
-    return kInternalError;
-  }
+  return program::exit_code_for(e, err, exit_policy());
 }
 
 int main(int argc, char** argv, const Registry& registry) {
@@ -52,7 +37,10 @@ int main(int argc, char** argv, const Registry& registry) {
   return main(argc, argv);
 }
 
-int main(int argc, char** argv) {
+namespace {
+
+// Parses the command line and runs the command (main maps what escapes).
+int run_command(int argc, char** argv) {
   CLI::App app{
       "wb: a workbench for the kernels of one GPT-2 training step. Every op has numbered variants;\n"
       "wb checks them against the CPU reference, times them and writes JSON reports."};
@@ -190,19 +178,21 @@ int main(int argc, char** argv) {
     return kBadUsage;
   }
 
-  try {
-    if (*list_cmd) return list(list_o);
-    if (*run_cmd) return run(run_o);
-    if (*check_cmd) return check(check_o);
-    if (*sweep_cmd) return sweep(sweep_o);
-    if (*dump_cmd) return dump(dump_o);
-    if (*device_cmd) return device(device_o);
-    if (*best_cmd) return best(best_o);
-    if (*compare_cmd) return compare(compare_o);
-  } catch (...) {
-    return exit_code_for(std::current_exception(), std::cerr);
-  }
+  if (*list_cmd) return list(list_o);
+  if (*run_cmd) return run(run_o);
+  if (*check_cmd) return check(check_o);
+  if (*sweep_cmd) return sweep(sweep_o);
+  if (*dump_cmd) return dump(dump_o);
+  if (*device_cmd) return device(device_o);
+  if (*best_cmd) return best(best_o);
+  if (*compare_cmd) return compare(compare_o);
   return kBadUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return program::guarded_main(exit_policy(), [&] { return run_command(argc, argv); }, std::cerr);
 }
 
 }  // namespace wb::cli

@@ -215,7 +215,7 @@ int check(const CheckOptions& o) {
       std::unique_ptr<Session> session;
       if (!o.isolate) {
         lost = ex->lost();
-        if (!lost) session = std::make_unique<Session>(*job.op, shape, seed + job.shape, *ex, job.omit_optional,
+        if (!lost) session = std::make_unique<Session>(reg, *job.op, shape, seed + job.shape, *ex, job.omit_optional,
                                                   std::size_t(o.misalign));
       }
       for (const Variant* v : job.variants) {

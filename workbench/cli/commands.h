@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/program.h"
 #include "kernels/registry.h"
 #include "workbench/runtime/executor.h"
 #include "workbench/runtime/record.h"
@@ -18,7 +19,8 @@
 
 namespace wb::cli {
 
-constexpr int kOk = 0, kCheckFailed = 1, kBadUsage = 2, kNoDevice = 3, kInternalError = 4;
+constexpr int kOk = program::kOk, kCheckFailed = program::kFailed, kBadUsage = program::kBadInput,
+              kNoDevice = program::kNoDevice, kInternalError = program::kInternalError;
 
 int main(int argc, char** argv);
 // The same with another registry than Registry::global(): a test program that plants
@@ -29,9 +31,9 @@ int main(int argc, char** argv, const Registry& registry);
 const Registry& registry();
 
 // The exit code of an exception that escaped a command, after writing its message to
-// `err`: bad input 2, running out of memory or another resource 2, no usable device or
-// a device that failed 3, anything else 4 -- an internal error never reads as a failed
-// check.
+// `err` (kernels/program.h with wb's policy): bad input 2, running out of memory or
+// another resource 2, no usable device or a device that failed 3, anything else 4 --
+// an internal error never reads as a failed check.
 int exit_code_for(const std::exception_ptr& e, std::ostream& err);
 
 // Shared by the commands (cli_common.cpp).

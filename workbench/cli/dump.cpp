@@ -1,11 +1,14 @@
 // wb dump: one op's random inputs and reference outputs as raw little-endian files
 // plus a manifest, for checks outside wb (tests/python/test_reference.py reads them).
+// Every file goes through the atomic writer; the manifest is written last, so that a
+// folder with a manifest holds every file it names.
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "kernels/errors.h"
+#include "kernels/files.h"
 #include "workbench/cli/commands.h"
 #include "workbench/runtime/problem.h"
 
@@ -13,9 +16,7 @@ namespace wb::cli {
 namespace {
 
 void write_raw(const std::filesystem::path& path, const void* data, std::size_t bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(static_cast<const char*>(data), std::streamsize(bytes));
-  if (!out) throw UsageError("cannot write " + path.string());
+  write_file_atomically(path, std::string_view(static_cast<const char*>(data), bytes));
 }
 
 }  // namespace
@@ -23,7 +24,7 @@ void write_raw(const std::filesystem::path& path, const void* data, std::size_t 
 int dump(const DumpOptions& o) {
   const OpSpec& op = registry().op(o.op);
   const Shape shape = parse_shape(o.shape);
-  const Problem problem(op, shape, o.seed);
+  const Problem problem(registry(), op, shape, o.seed);
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(o.out, ec);
@@ -50,9 +51,7 @@ int dump(const DumpOptions& o) {
     }
     manifest["tensors"].push_back(entry);
   }
-  std::ofstream out(fs::path(o.out) / "manifest.json");
-  out << manifest.dump(2) << "\n";
-  if (!out) throw UsageError("cannot write " + (fs::path(o.out) / "manifest.json").string());
+  write_file_atomically(fs::path(o.out) / "manifest.json", manifest.dump(2) + "\n");
   std::cout << "wrote " << op.name << " at " << op.describe_shape(shape) << " to " << o.out << "\n";
   return kOk;
 }

@@ -104,7 +104,7 @@ int run(const RunOptions& o) {
       r.reason = child.report ? "the child process reported no single result" : child.failure;
     }
   } else {
-    Session session(op, shape, seed, *ex);
+    Session session(reg, op, shape, seed, *ex);
     EvalOptions eval;
     if (ex->timed()) {
       eval.timer = timer_for(*ex, timing);

@@ -19,6 +19,7 @@
 #include "workbench/runtime/harness.h"
 #include "workbench/runtime/report.h"
 #include "workbench/runtime/table.h"
+#include "workbench/runtime/workloads.h"
 
 namespace wb::cli {
 namespace {
@@ -78,32 +79,6 @@ std::vector<PlanItem> plan_sweep(const Registry& reg, const std::vector<SweepJob
   return plan;
 }
 
-// The (op, shape) calls of a workloads file written by `trainer --dump-workloads`.
-std::vector<SweepJob> read_workloads(const Registry& reg, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError("cannot read the workloads file " + path);
-  nlohmann::json j;
-  try {
-    in >> j;
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(path + ": malformed JSON: " + e.what());
-  }
-  std::vector<SweepJob> jobs;
-  try {
-    if (j.value("schema", "") != "wb.workloads/1") throw UsageError(path + ": not a wb.workloads/1 file");
-    for (const auto& call : j.at("calls")) {
-      SweepJob job{&reg.op(call.at("op").get<std::string>()), Shape{}};
-      for (const auto& [dim, value] : call.at("shape").items()) job.shape.set(dim, value.get<int64_t>());
-      job.op->check_shape(job.shape);
-      jobs.push_back(job);
-    }
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(path + ": not a wb.workloads/1 file: " + e.what());
-  }
-  if (jobs.empty()) throw UsageError(path + ": no calls");
-  return jobs;
-}
-
 }  // namespace
 
 int sweep(const SweepOptions& o) {
@@ -112,7 +87,7 @@ int sweep(const SweepOptions& o) {
   if (!o.workloads.empty()) {
     if (o.all || !o.op.empty()) throw UsageError("--workloads names the ops itself: give no op and no --all");
     if (o.variants != "all") throw UsageError("--variants selects ids of one op; with --workloads leave it out");
-    jobs = read_workloads(reg, o.workloads);
+    for (const Workload& w : read_workloads(o.workloads, reg)) jobs.push_back({&reg.op(w.op), w.shape});
   } else {
     if (o.all == !o.op.empty()) throw UsageError("give one op, --all or --workloads FILE");
     if (o.all && o.variants != "all") throw UsageError("--variants selects ids of one op; with --all leave it out");
@@ -207,7 +182,7 @@ int sweep(const SweepOptions& o) {
       }
       if (session_job != item.job) {
         session.reset();  // free the previous problem's buffers first
-        session = std::make_unique<Session>(*job.op, job.shape, seed, *ex);
+        session = std::make_unique<Session>(reg, *job.op, job.shape, seed, *ex);
         session_job = item.job;
       }
       report.records.push_back(session->evaluate(*item.variant, item.params, eval));

@@ -4,8 +4,7 @@
 #include <stdexcept>
 
 #include "kernels/errors.h"
-#include "kernels/registry.h"
-#include "workbench/runtime/launch_check.h"
+#include "workbench/runtime/can_run.h"
 
 namespace wb {
 
@@ -52,10 +51,11 @@ std::size_t checked_misalign(std::size_t bytes) {
 
 }  // namespace
 
-Session::Session(const OpSpec& op, const Shape& shape, uint64_t seed, Executor& ex, bool omit_optional,
-                 std::size_t misalign)
-    : op_(op),
-      problem_(op, fitting_shape(op, shape, ex), seed, omit_optional),
+Session::Session(const Registry& registry, const OpSpec& op, const Shape& shape, uint64_t seed, Executor& ex,
+                 bool omit_optional, std::size_t misalign)
+    : registry_(registry),
+      op_(op),
+      problem_(registry, op, fitting_shape(op, shape, ex), seed, omit_optional),
       ex_(ex),
       on_device_(ex, op, shape, checked_misalign(misalign)),
       last_(op, shape),
@@ -118,22 +118,9 @@ Record Session::evaluate(const Variant& v, const ParamValues& params, const Eval
   Record r = record_for(op_, v, params, problem_.shape);
   r.seed = problem_.seed;
   r.omitted = problem_.omitted();
-  if (auto why = cannot_run_on(v, ex_.device())) {
-    r.status = ex_.backend() == Backend::emu ? Status::not_emulated : Status::skipped;
-    r.reason = *why;
-    return r;
-  }
-  if (auto why = v.skip_reason(problem_.shape, params)) {
-    r.status = Status::skipped;
-    r.reason = *why;
-    return r;
-  }
-  // What the compiler gave the kernels this configuration launches (registers, shared
-  // memory) against the device's limits: a configuration a GPU would refuse is skipped.
-  if (auto why = cannot_launch(Registry::global(), v, problem_.shape, params,
-                               compute_capability_number(ex_.device().compute_capability))) {
-    r.status = Status::skipped;
-    r.reason = "cannot launch: " + *why;
+  if (auto refusal = why_cannot_run(registry_, v, problem_.shape, params, ex_.device())) {
+    r.status = refusal->not_emulated(ex_.backend()) ? Status::not_emulated : Status::skipped;
+    r.reason = refusal->reason;
     return r;
   }
   try {

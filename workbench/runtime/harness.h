@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kernels/op.h"
+#include "kernels/registry.h"
 #include "kernels/variant.h"
 #include "workbench/runtime/buffers.h"
 #include "workbench/runtime/executor.h"
@@ -33,8 +34,9 @@ class Session {
   // With misalign (bytes, a multiple of 4 below 16), every tensor on the executor
   // starts that far off a 16-byte boundary: a variant with vector accesses must then
   // skip (Unsupported) or fall back to scalar code, never fault.
-  Session(const OpSpec& op, const Shape& shape, uint64_t seed, Executor& ex, bool omit_optional = false,
-          std::size_t misalign = 0);
+  // The registry gives the reference and the emulated twins that plan launches.
+  Session(const Registry& registry, const OpSpec& op, const Shape& shape, uint64_t seed, Executor& ex,
+          bool omit_optional = false, std::size_t misalign = 0);
 
   // Never throws for a variant's own failures (a wrong result, a CUDA error): they
   // come back as an incorrect record with the reason. After a sticky fault the
@@ -53,6 +55,7 @@ class Session {
   // downloaded outputs in last_.
   Outcome run_and_check(const Variant& v, const Launch& launch);
 
+  const Registry& registry_;
   const OpSpec& op_;
   Problem problem_;
   Executor& ex_;

@@ -49,7 +49,7 @@ void check_fits(const OpSpec& op, const Shape& shape, int64_t sets, int64_t avai
                    "); " + memory + " holds " + format_bytes(double(available)));
 }
 
-void fill_inputs(const HostTensors& t, uint64_t seed) {
+void fill_inputs(const HostTensors& t, uint64_t seed, const Registry& registry) {
   const OpSpec& op = *t.op;
   for (std::size_t i = 0; i < op.tensors.size(); ++i) {
     const TensorSpec& spec = op.tensors[i];
@@ -69,7 +69,10 @@ void fill_inputs(const HostTensors& t, uint64_t seed) {
       for (int64_t k = 0; k < n; ++k) p[k] = float(rng.uniform(spec.init.lo, spec.init.hi));
     }
   }
-  if (op.prepare) op.prepare(t.table());
+  if (op.prepare)
+    op.prepare(t.table(), [&registry](const OpSpec& other, const Shape& shape, std::vector<void*> tensors) {
+      registry.run_reference(other, shape, std::move(tensors));
+    });
 }
 
 std::vector<std::string> Problem::omitted() const {
@@ -79,17 +82,18 @@ std::vector<std::string> Problem::omitted() const {
   return out;
 }
 
-Problem::Problem(const OpSpec& op_, const Shape& shape_, uint64_t seed_, bool omit_optional_)
+Problem::Problem(const Registry& registry, const OpSpec& op_, const Shape& shape_, uint64_t seed_,
+                 bool omit_optional_)
     : op(&op_),
       shape(valid_shape(op_, shape_)),
       seed(seed_),
       omit_optional(omit_optional_),
       initial(op_, shape_),
       expected(op_, shape_) {
-  fill_inputs(initial, seed_);
+  fill_inputs(initial, seed_, registry);
   for (std::size_t i = 0; i < op_.tensors.size(); ++i)
     std::memcpy(expected.buffers[i].data(), initial.buffers[i].data(), initial.buffers[i].bytes());
-  op_.invoke(Registry::global().reference(op_.name), expected.table(omit_optional), Launch{});
+  op_.invoke(registry.reference(op_.name), expected.table(omit_optional), Launch{});
   for (std::size_t i = 0; i < op_.tensors.size(); ++i) {
     const TensorSpec& spec = op_.tensors[i];
     if (!spec.checked() || !present(spec)) continue;

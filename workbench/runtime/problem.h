@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/op.h"
+#include "kernels/registry.h"
 #include "workbench/runtime/buffers.h"
 
 namespace wb {
@@ -14,7 +15,8 @@ struct Problem {
   // Generates the inputs and runs the reference on them. Throws UsageError when the
   // shape is not valid for the op or its two sets of tensors do not fit in host memory.
   // With omit_optional, the op's optional tensors (a bias) are null for the reference.
-  Problem(const OpSpec& op, const Shape& shape, uint64_t seed, bool omit_optional = false);
+  // The registry gives the reference (of this op, and of those OpSpec::prepare runs).
+  Problem(const Registry& registry, const OpSpec& op, const Shape& shape, uint64_t seed, bool omit_optional = false);
 
   // Whether the tensor takes part in this problem.
   bool present(const TensorSpec& t) const { return !(omit_optional && t.optional); }
@@ -39,7 +41,7 @@ void check_fits(const OpSpec& op, const Shape& shape, int64_t sets, int64_t avai
                 const std::string& purpose);
 
 // Fills every tensor of `t` from its Init (outputs are poisoned), then lets the op
-// make its inputs consistent (OpSpec::prepare).
-void fill_inputs(const HostTensors& t, uint64_t seed);
+// make its inputs consistent (OpSpec::prepare, running references of the registry).
+void fill_inputs(const HostTensors& t, uint64_t seed, const Registry& registry);
 
 }  // namespace wb

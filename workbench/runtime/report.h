@@ -33,8 +33,7 @@ void write_report(const Report& r, const std::string& path);  // creates parent 
 // A report's text: JSON, then report_from_json. Throws UsageError naming `origin`.
 Report parse_report(std::string_view text, const std::string& origin);
 // A report file (report_file.cpp): parse_report, then a UsageError naming any op,
-// variant or launch parameter this build (or the registry given) does not know.
-Report read_report(const std::string& path);
+// variant or launch parameter the registry does not know.
 Report read_report(const std::string& path, const Registry& registry);
 
 }  // namespace wb

@@ -47,6 +47,4 @@ Report read_report(const std::string& path, const Registry& registry) {
   return r;
 }
 
-Report read_report(const std::string& path) { return read_report(path, Registry::global()); }
-
 }  // namespace wb

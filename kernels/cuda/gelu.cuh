@@ -5,7 +5,7 @@
 // the hardware approximation's error.
 #include <cuda_runtime.h>
 
-namespace wb::variants::gelu {
+namespace wb::cuda::gelu {
 
 constexpr float kScale = 0.7978845608028654f;  // sqrt(2/pi)
 constexpr float kCubic = 0.044715f;
@@ -15,4 +15,4 @@ __device__ inline float gelu(float x) {
   return 0.5f * x * (1.0f + tanhf(u));
 }
 
-}  // namespace wb::variants::gelu
+}  // namespace wb::cuda::gelu

@@ -14,9 +14,9 @@
 
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
-#include "variants/matmul_forward/common.cuh"
+#include "kernels/cuda/matmul.cuh"
 
-namespace wb::variants::register_tiles {
+namespace wb::cuda::register_tiles {
 
 template <int kTile, int kTM, int kBK, class Store>
 __global__ void __launch_bounds__((kTile / kTM) * (kTile / kTM))
@@ -101,11 +101,11 @@ void launch_k(const Store& store, const float* inp, const float* weight, int row
 }
 
 // The launch parameters are those of matmul_forward cuda/3: block_size, tile, tile_k
-// (register_tile_limit in common.cuh has already refused the combinations not built).
+// (register_tile_limit in matmul.cuh has already refused the combinations not built).
 template <class Store>
 void launch(const Store& store, const float* inp, const float* weight, int rows, int C, int OC, const Launch& l) {
   const int tile = l.get("tile");
-  const int tm = matmul_forward_common::thread_tile_side(tile, l.block_size());
+  const int tm = matmul::thread_tile_side(tile, l.block_size());
   if (l.get("tile_k") == 16) return launch_k<16>(store, inp, weight, rows, C, OC, l, tile, tm);
   return launch_k<8>(store, inp, weight, rows, C, OC, l, tile, tm);
 }
@@ -116,4 +116,4 @@ inline std::vector<TuningParam> params() {
           TuningParam{"tile_k", {8, 16}, 8}};
 }
 
-}  // namespace wb::variants::register_tiles
+}  // namespace wb::cuda::register_tiles

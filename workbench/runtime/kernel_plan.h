@@ -1,13 +1,14 @@
 #pragma once
-// Which variant runs each op call of the trainer. Every call of a step is a workload
-// (op and shape); the plan picks a variant and launch parameters for each, from
-// best.json when one is given (its section for this device, else the closest one; in
-// it the entry for exactly that shape, else the op's entry at another shape when its
-// variant can run this one), otherwise the default: the highest id of an allowed
-// numeric class that can run the shape. An entry this build or device cannot run falls
-// back to the default for its op alone. Every fallback is announced, and every entry
-// of the section the step does not run is listed with the reason. The plan then runs
-// the calls through the registry.
+// Which variant runs each op call of a training step. Every call of a step is a
+// workload (op and shape); the plan picks a variant and launch parameters for each,
+// from best.json when one is given (its section for this device, else the closest one;
+// in it the entry for exactly that shape, else the op's entry at another shape when
+// its variant can run this one), otherwise the default: the highest id that can run
+// the shape here (can_run.h) under the plan's precision. An entry this build or device
+// cannot run falls back to the default for its call alone. Every fallback is
+// announced, and every entry of the section the step does not run is listed with the
+// reason. The plan then runs the calls through the registry. It knows nothing of the
+// model: the trainer gives the workloads and why its step never calls some ops.
 #include <chrono>
 #include <numeric>
 #include <ostream>
@@ -15,19 +16,16 @@
 #include <typeinfo>
 #include <vector>
 
+#include <functional>
+
 #include "kernels/registry.h"
-#include "trainer/nvtx.h"
 #include "workbench/runtime/best.h"
 #include "workbench/runtime/buffers.h"
 #include "workbench/runtime/executor.h"
+#include "workbench/runtime/nvtx.h"
+#include "workbench/runtime/workloads.h"
 
-namespace wb::trainer {
-
-struct Workload {
-  std::string op;
-  Shape shape;
-  int calls = 1;  // per training step
-};
+namespace wb {
 
 struct Selection {
   const OpSpec* op = nullptr;
@@ -45,14 +43,13 @@ struct UnusedEntry {
   std::string reason;
 };
 
-// Why a training step never calls an op that best.json may hold: it runs a fused form.
-// Empty for the ops the step runs.
-std::string why_the_step_skips(const std::string& op);
-
 struct PlanOptions {
   NumericClass precision = NumericClass::fp32;
   bool strict_device = false;  // refuse best.json unless it has a section for this very device
   bool deterministic = false;  // only variants whose outputs are bitwise repeatable
+  // Why the step never calls an op that best.json may hold (it runs a fused form
+  // instead), "" for the ops it calls: what only the model knows. Unset: "".
+  std::function<std::string(const std::string& op)> why_not_called;
 };
 
 class KernelPlan {
@@ -117,4 +114,4 @@ class KernelPlan {
   std::vector<double> selection_seconds_;
 };
 
-}  // namespace wb::trainer
+}  // namespace wb

@@ -1,4 +1,4 @@
-#include "trainer/kernels.h"
+#include "workbench/runtime/kernel_plan.h"
 
 #include <fmt/format.h>
 
@@ -6,33 +6,18 @@
 #include <map>
 
 #include "kernels/errors.h"
-#include "workbench/runtime/best.h"
-#include "workbench/runtime/launch_check.h"
+#include "workbench/runtime/can_run.h"
 #include "workbench/runtime/table.h"
 
-namespace wb::trainer {
+namespace wb {
 namespace {
 
-// Why v cannot run here at all ("" when it can), deterministic mode included.
-std::string cannot_run_here(const Variant& v, const DeviceInfo& d, const ParamValues& params, bool deterministic) {
-  if (auto why = cannot_run_on(v, d)) return *why;
-  if (deterministic && !v.claims_deterministic(params))
-    return "not deterministic (its float atomics add in a varying order)";
-  return "";
-}
-
-// The highest id of an allowed numeric class that can run the shape with its defaults.
-const Variant* default_variant(const Registry& reg, const std::string& op, const DeviceInfo& d, const PlanOptions& o,
+// The highest id that can run the shape here with its default launch parameters.
+const Variant* default_variant(const Registry& reg, const std::string& op, const DeviceInfo& d, const RunFilter& f,
                                const Shape& shape) {
   auto variants = reg.variants(op, d.backend);
-  for (auto it = variants.rbegin(); it != variants.rend(); ++it) {
-    const Variant* v = *it;
-    const ParamValues params = v->default_params();
-    if (allowed_in(v->numeric, o.precision) && cannot_run_here(*v, d, params, o.deterministic).empty() &&
-        !v->skip_reason(shape, params) &&
-        !cannot_launch(reg, *v, shape, params, compute_capability_number(d.compute_capability)))
-      return v;
-  }
+  for (auto it = variants.rbegin(); it != variants.rend(); ++it)
+    if (!why_cannot_run(reg, **it, shape, (*it)->default_params(), d, f)) return *it;
   return nullptr;
 }
 
@@ -54,7 +39,7 @@ std::string unavailable_value(const Variant& v, const ParamValues& params) {
 // The variant an entry names on this backend, or nullptr when this build lacks it (a
 // CUDA variant left out of a build without cuDNN: the emulator's build of every .cu
 // file knows it). Throws UsageError on an id no build has, or a launch parameter the
-// variant does not have (a value it has elsewhere is unavailable_value's).
+// variant does not have (a value it has elsewhere is why_cannot_run's).
 const Variant* entry_variant(const Registry& reg, const BestEntry& e, Backend backend) {
   reg.op(e.op);  // unknown op: UsageError
   const Variant* v = reg.find(e.op, backend, e.variant);
@@ -68,20 +53,14 @@ const Variant* entry_variant(const Registry& reg, const BestEntry& e, Backend ba
 
 }  // namespace
 
-std::string why_the_step_skips(const std::string& op) {
-  if (op == "residual_forward") return "the step runs fused_residual_layernorm_forward, which adds the residual itself";
-  if (op == "gelu_forward")
-    return "the step runs matmul_gelu_forward, which applies the GELU as the MLP's first layer writes its output";
-  if (op == "softmax_forward" || op == "crossentropy_forward" || op == "crossentropy_softmax_backward")
-    return "the step runs fused_classifier (softmax, loss and its gradient in one op) instead";
-  return "";
-}
-
 KernelPlan::KernelPlan(const Registry& reg, Executor& ex, const PlanOptions& o, const BestFile* best,
                        const std::vector<Workload>& workloads, std::ostream& notices)
     : ex_(ex) {
   const DeviceInfo& device = ex.device();
   const Backend backend = ex.backend();
+  RunFilter filter;
+  filter.precision = o.precision;
+  filter.deterministic = o.deterministic;
   if (best) {
     const SectionChoice c = choose_section(*best, device);
     section_ = c.section;
@@ -134,18 +113,10 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, const PlanOptions& o, 
         const ParamValues params = v->complete(e->params);
         if (const std::string unavailable = unavailable_value(*v, params); !unavailable.empty()) {
           refuse("whose " + unavailable);
-        } else if (const std::string why_not = cannot_run_here(*v, device, params, o.deterministic); !why_not.empty()) {
-          refuse("which cannot run here (" + why_not + ")");
+        } else if (auto refusal = why_cannot_run(reg, *v, w.shape, params, device, filter)) {
+          refuse("which cannot run here (" + refusal->reason + ")");
         } else if (o.deterministic && !e->deterministic) {
           refuse("whose report saw two runs differ (not deterministic)");
-        } else if (!allowed_in(v->numeric, o.precision)) {
-          refuse("of class " + std::string(to_string(v->numeric)) + ", not allowed at precision " +
-                 std::string(to_string(o.precision)));
-        } else if (auto reason = v->skip_reason(w.shape, params)) {
-          refuse("which cannot run " + s.op->describe_shape(w.shape) + " (" + *reason + ")");
-        } else if (auto limit =
-                       cannot_launch(reg, *v, w.shape, params, compute_capability_number(device.compute_capability))) {
-          refuse("which this device cannot launch at " + s.op->describe_shape(w.shape) + " (" + *limit + ")");
         } else {
           s.variant = v;
           s.params = params;
@@ -155,7 +126,7 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, const PlanOptions& o, 
       }
     }
     if (!s.variant) {
-      s.variant = default_variant(reg, w.op, device, o, w.shape);
+      s.variant = default_variant(reg, w.op, device, filter, w.shape);
       if (!s.variant)
         throw UsageError("no " + std::string(to_string(backend)) + " variant of class " +
                          std::string(to_string(o.precision)) + " or narrower" +
@@ -174,7 +145,7 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, const PlanOptions& o, 
       const bool used =
           std::any_of(selections_.begin(), selections_.end(), [&](const Selection& sel) { return sel.entry == &e; });
       if (used) continue;
-      std::string reason = why_the_step_skips(e.op);
+      std::string reason = o.why_not_called ? o.why_not_called(e.op) : "";
       if (reason.empty() && rejected.count(&e)) reason = rejected[&e];
       if (reason.empty()) {
         const bool runs_op =
@@ -238,4 +209,4 @@ void KernelPlan::print(std::ostream& out) const {
   t.print(out, "  ");
 }
 
-}  // namespace wb::trainer
+}  // namespace wb

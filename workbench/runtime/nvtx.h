@@ -5,7 +5,7 @@
 #include <nvtx3/nvToolsExt.h>
 #endif
 
-namespace wb::trainer {
+namespace wb {
 
 class NvtxRange {
  public:
@@ -19,4 +19,4 @@ class NvtxRange {
   NvtxRange& operator=(const NvtxRange&) = delete;
 };
 
-}  // namespace wb::trainer
+}  // namespace wb

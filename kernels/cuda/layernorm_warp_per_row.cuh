@@ -15,7 +15,7 @@
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/ops/layernorm_forward.h"
 
-namespace wb::variants::layernorm {
+namespace wb::cuda::layernorm {
 namespace {
 
 __global__ void warp_per_row(float* out, float* mean, float* rstd, const float* inp, const float* weight,
@@ -45,4 +45,4 @@ __global__ void warp_per_row(float* out, float* mean, float* rstd, const float* 
 }
 
 }  // namespace
-}  // namespace wb::variants::layernorm
+}  // namespace wb::cuda::layernorm

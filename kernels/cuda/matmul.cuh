@@ -18,7 +18,7 @@
 #include "kernels/shape.h"
 #include "kernels/variant.h"
 
-namespace wb::variants::matmul_forward_common {
+namespace wb::cuda::matmul {
 
 constexpr int64_t kMaxGridX = 2147483647;
 constexpr int64_t kMaxGridY = 65535;
@@ -120,4 +120,4 @@ inline void add_bias(float* out, const float* bias, int64_t rows, int OC, int bl
 }
 
 }  // namespace
-}  // namespace wb::variants::matmul_forward_common
+}  // namespace wb::cuda::matmul

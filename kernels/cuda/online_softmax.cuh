@@ -9,7 +9,7 @@
 
 #include "kernels/cuda/device_utils.cuh"
 
-namespace wb::variants::softmax {
+namespace wb::cuda::softmax {
 
 struct MaxSum {
   float max;
@@ -130,4 +130,4 @@ __device__ __forceinline__ MaxSum strided_max_sum4(const float* x, int V, int fi
   return acc;
 }
 
-}  // namespace wb::variants::softmax
+}  // namespace wb::cuda::softmax
