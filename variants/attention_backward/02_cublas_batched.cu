@@ -4,7 +4,7 @@
 // Idea: make every head a contiguous (T, hs) matrix and let cuBLAS do the five
 // products, each one strided-batched call over the B*NH heads:
 //   1. permute q, k, v, dout from (B, T, [3]C) into (B, NH, T, hs) buffers (the
-//      permutes of attention_forward/common.cuh, shared with attention_forward cuda/2);
+//      permutes of attention_forward/heads.cuh, shared with attention_forward cuda/2);
 //   2. S  = scale * q k^T                  (T x T per head)
 //   3. P  = exp(S - lse), 0 above the diagonal          (kernel, in place)
 //   4. dP = dout v^T                       (T x T per head)
@@ -33,7 +33,7 @@
 #include "kernels/cuda/libraries.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/attention_backward.h"
-#include "variants/attention_forward/common.cuh"
+#include "variants/attention_forward/heads.cuh"
 
 namespace wb::variants {
 namespace {

@@ -1,6 +1,6 @@
 // attention_forward, CUDA variant 2: cuBLAS batched matmuls around a softmax kernel.
 //
-// Idea: the textbook decomposition. A permute kernel (common.cuh's to_heads) copies q,
+// Idea: the textbook decomposition. A permute kernel (heads.cuh's to_heads) copies q,
 // k and v out of the fused qkv into three (B, NH, T, hs) buffers of the workspace; one
 // cublasSgemmStridedBatched (batch B*NH) forms the scores S = q k^T / sqrt(hs) into a
 // (B, NH, T, T) workspace; a causal softmax kernel (a warp per row) turns each row into
@@ -25,7 +25,7 @@
 #include "kernels/cuda/libraries.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/attention_forward.h"
-#include "variants/attention_forward/common.cuh"
+#include "variants/attention_forward/heads.cuh"
 
 namespace wb::variants {
 namespace {
