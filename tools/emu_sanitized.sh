@@ -6,7 +6,9 @@
 # Builds wb with the sanitizer into build-<flavour> (no CUDA, no tests), then
 #   1. runs the planted bugs of tests/emu/sanitized_controls.cpp: each must be reported
 #      by the sanitizer (address: reads past a shared array or a device buffer; thread:
-#      shared and global write races, a missing barrier), and the clean run must not;
+#      shared and global write races, a missing barrier), the emulator's synccheck
+#      faults by the emulator with no sanitizer report, and the clean run must not
+#      report anything;
 #   2. runs `wb check --all --backend emu` (plus the options given, e.g. --block-sizes
 #      32,128 for the slower thread flavour): every hand-written CUDA variant must pass
 #      with no sanitizer report (the first report aborts the run).
@@ -30,9 +32,16 @@ export UBSAN_OPTIONS="halt_on_error=1 exitcode=66 print_stacktrace=1"
 
 failed=0
 # expect SCENARIO WANTED: the control's output must hold WANTED ("" = no report, exit 0)
+# and, for the emulator's own faults (WANTED starting "launch failed"), no sanitizer
+# report.
 expect() {
   local scenario=$1 wanted=$2 out rc=0
   out=$("$dir/sanitized_controls" "$scenario" 2>&1) || rc=$?
+  if [[ "$wanted" == "launch failed"* ]] && grep -q "Sanitizer" <<<"$out"; then
+    echo "FAIL $flavour control $scenario: a sanitizer report instead of the emulator's fault"; echo "$out" | head -30
+    failed=1
+    return
+  fi
   if [ -z "$wanted" ]; then
     if [ "$rc" -eq 0 ]; then echo "ok   $flavour control $scenario: no report"; return; fi
     echo "FAIL $flavour control $scenario: a report where none is due (exit $rc)"; echo "$out" | head -30
@@ -52,6 +61,8 @@ else
   expect shared_overread "index 64 out of bounds for type 'float \[64\]'"
   expect global_overread "AddressSanitizer: heap-buffer-overflow"
 fi
+expect synccheck_barrier "launch failed: .*synccheck: kernel divergent_barrier"
+expect synccheck_exited "launch failed: .*synccheck: kernel shuffle_with_exited_lanes"
 expect clean ""
 
 start=$(date +%s)

@@ -3,6 +3,11 @@
 // warp collectives, shared memory and faults.
 #include "kernels/emu/emu.h"
 
+#include <signal.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -12,9 +17,11 @@
 #include <mutex>
 #include <new>
 #include <random>
+#include <set>
 #include <stdexcept>
 
 #include "kernels/emu/fiber.h"
+#include "kernels/emu/symbols.h"
 
 #if WB_EMU_ASAN
 #include <sanitizer/asan_interface.h>
@@ -62,14 +69,27 @@ Target& current_target() {
 // ---------------------------------------------------------------------------------
 // The context
 
-constexpr std::size_t kCanary = 256;  // bytes before and after every device buffer
+constexpr std::size_t kCanary = 256;  // bytes before and after every device buffer, at least
 constexpr std::size_t kSharedCanary = 64;
-constexpr unsigned char kCanaryByte = 0xA5;
 constexpr unsigned char kPoisonByte = 0xFF;
+// The plain build puts every device buffer between inaccessible guard regions, so that
+// an access far past it faults (caught and reported as cudaErrorIllegalAddress): the
+// buffer ends kCanary to 2 kCanary bytes before the guard after it.
+constexpr bool kGuardPages = !WB_EMU_ASAN && !WB_EMU_TSAN;
+constexpr std::size_t kGuardBytes = 64 * 1024;
+
+// Canary bytes alternate 0xA5 (even addresses) and 0xFF (odd): every aligned float
+// reads as a NaN (0xFFA5FFA5), so a read past a buffer spoils what it touches, and the
+// pattern differs from the poison of fresh memory (0xFF), so a write of poison past a
+// buffer shows too.
+inline unsigned char canary_byte(const void* at) { return (reinterpret_cast<std::uintptr_t>(at) & 1) ? 0xFF : 0xA5; }
 
 struct Allocation {
-  char* raw;  // what was allocated
+  char* raw;  // what was allocated (mapped, with guard pages)
   std::size_t bytes;
+  std::size_t raw_bytes = 0;  // the mapping's size (0: malloc'ed)
+  char* front = nullptr;      // the canary before the data: [front, data)
+  char* back = nullptr;       // the canary after it ends here
 };
 
 struct Context {
@@ -82,12 +102,19 @@ struct Context {
   std::map<const void*, int> max_dynamic_shared;     // cudaFuncSetAttribute
   Schedule schedule;
   std::atomic<uint64_t> launches{0};
+  bool strict_sync = false;
+  std::set<const void*> polling_kernels;  // kernels seen polling (a volatile or atomic read)
+  std::vector<std::string> notes;
+  std::set<std::string> noted;  // kernel and site of each note: one note each
 };
 
 Context& context() {
   static Context c;
   return c;
 }
+
+// Catches a kernel's access to a guard page (below).
+void install_fault_handler();
 
 void set_sticky(int code, const std::string& message) {
   Context& c = context();
@@ -101,7 +128,7 @@ void set_sticky(int code, const std::string& message) {
 
 WB_EMU_NO_TSAN bool canary_intact(const char* p, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i)
-    if (static_cast<unsigned char>(p[i]) != kCanaryByte) return false;
+    if (static_cast<unsigned char>(p[i]) != canary_byte(p + i)) return false;
   return true;
 }
 
@@ -110,6 +137,11 @@ WB_EMU_NO_TSAN bool canary_intact(const char* p, std::size_t n) {
 WB_EMU_NO_TSAN void fill(void* p, unsigned char value, std::size_t n) {
   volatile unsigned char* q = static_cast<unsigned char*>(p);
   for (std::size_t i = 0; i < n; ++i) q[i] = value;
+}
+
+WB_EMU_NO_TSAN void fill_canary(void* p, std::size_t n) {
+  volatile unsigned char* q = static_cast<unsigned char*>(p);
+  for (std::size_t i = 0; i < n; ++i) q[i] = canary_byte(static_cast<char*>(p) + i);
 }
 
 std::string dim_text(const Dim3& d) {
@@ -156,6 +188,8 @@ struct Fault {
 
 enum class State { ready, barrier, collective, done };
 
+enum class Collective { shuffle, vote, syncwarp, match_any, match_all, converge };
+
 struct Thread {
   Builtins builtins;
   int linear = 0, lane = 0, warp = 0;
@@ -165,21 +199,62 @@ struct Thread {
   fiber::Sanitizer san;
   Site wait_site{nullptr, 0};  // the barrier or collective it waits at
   bool started = false;
+  // Its part in a warp collective: what it deposits, the lane it reads (-1: poison,
+  // 32 + lane: its own value), what it gets back.
+  uint64_t value = 0;
+  int source = -1;
+  uint64_t result = 0;
+  // ThreadSanitizer: the lanes of its last __syncwarp and the slot each of them
+  // released (per lane, two slots used in turn: a lane runs at most one __syncwarp
+  // ahead of a lane that has not yet acquired).
+  unsigned syncwarp_count = 0;
+  unsigned synced_mask = 0, synced_slots = 0;
+  // The watchdog: polls (volatile or atomic reads) since the thread last made progress
+  // (a write, a poll of an address or value it had not seen lately, a barrier or a
+  // collective), what it polled lately, and the poll it last repeated.
+  uint64_t quiet = 0;
+  struct Poll {
+    const void* address = nullptr;
+    uint64_t value = 0;
+  };
+  Poll recent[4];
+  unsigned recent_next = 0;
+  const void* spin_address = nullptr;
+  const void* spin_pc = nullptr;
 };
 
-enum class Collective { shuffle, vote, syncwarp };
+// Launches of at most this many threads interleave at every access in the
+// interleaving pass, larger ones at one in the schedule's period.
+constexpr uint64_t kFullStrengthThreads = 256;
+
+// Polls without progress after which a thread counts as spinning.
+constexpr uint64_t kSpinLimit = 20000;
+
+// Lanes of one warp waiting at one collective: those named in `mask` at one call site
+// (groups with disjoint masks at one site complete independently, as two half-warps
+// each reducing with its own mask do on a GPU). __activemask is a collective without a
+// mask (converge): the lanes that reach its site together, resolved by the scheduler
+// when no lane of the warp can run any further.
+struct Group {
+  Collective kind = Collective::shuffle;
+  Site site{nullptr, 0};
+  unsigned mask = 0;
+  unsigned arrived = 0;
+};
 
 struct Warp {
   unsigned exists = 0;  // lanes this block has in the warp
   unsigned live = 0;    // lanes that have not exited
-  bool pending = false;
-  Collective kind = Collective::shuffle;
-  Site site{nullptr, 0};
-  unsigned mask = 0, arrived = 0;
-  uint64_t value[32] = {};
-  int source[32] = {};  // lane to read from; -1: poison; 32 + lane: its own value
-  uint64_t result[32] = {};
-  unsigned generation = 0;
+  // Its pending groups (each lane waits in one at most): a fixed array, so that no
+  // fiber allocates (ThreadSanitizer would see the scheduler free what a fiber made).
+  Group groups[32];
+  int pending = 0;
+  Group* begin() { return groups; }
+  Group* end() { return groups + pending; }
+  const Group* begin() const { return groups; }
+  const Group* end() const { return groups + pending; }
+  Group* add(const Group& g) { return &(groups[pending++] = g); }
+  void remove(const Group* g) { groups[g - groups] = groups[--pending]; }
 };
 
 struct SharedArray {
@@ -198,7 +273,8 @@ struct BlockSyncs {
   char start = 0;         // the scheduler set the block up -> its threads
   char barrier[2] = {};   // alternating per barrier generation
   char shared = 0;        // an array's allocation -> its use
-  char warp[32][2] = {};  // __syncwarp, per warp and generation
+  char lane[1024][2] = {};  // __syncwarp: per thread, its two slots in turn
+  char fault = 0;           // a thread that records the block's fault -> the scheduler
 };
 
 struct Block {
@@ -219,6 +295,16 @@ struct Block {
   char* dynamic = nullptr;
   bool faulted = false;
   Fault fault{kSuccess, ""};
+  // A memory fault a thread took (an access to a guard page), recorded by the signal
+  // handler and turned into the block's fault by the scheduler.
+  bool memory_fault = false;
+  const void* fault_address = nullptr;
+  const void* fault_pc = nullptr;
+  const Thread* fault_thread = nullptr;
+  bool maybe_stuck = false;  // a thread has polled kSpinLimit times without progress
+  bool interleave = false;   // yield at plain accesses too, one in `period`
+  unsigned period = 1;
+  uint64_t rng = 0;  // which accesses yield (xorshift, seeded per launch and block)
 };
 
 struct Launch {
@@ -228,6 +314,9 @@ struct Launch {
   Schedule schedule;
   uint64_t number;
   std::size_t shared_limit;  // static + dynamic shared memory a block may use
+  uint64_t threads = 0;      // in the grid
+  std::atomic<bool> polled{false};  // a thread polled (a volatile or atomic read)
+  bool strict_sync = false;  // a barrier with exited threads is a fault, not a note
   std::atomic<bool> faulted{false};
   std::mutex fault_mutex;
   long fault_block = -1;
@@ -262,6 +351,19 @@ thread_local Worker* tls_worker = nullptr;
 Worker& worker() {
   static thread_local Worker w;
   tls_worker = &w;
+  if (kGuardPages) {
+    // The fault handler runs on a stack of its own, so that a fiber whose stack
+    // overflowed into its guard page is reported too.
+    static thread_local std::vector<char> signal_stack = [] {
+      std::vector<char> bytes(64 * 1024);
+      stack_t ss{};
+      ss.ss_sp = bytes.data();
+      ss.ss_size = bytes.size();
+      ::sigaltstack(&ss, nullptr);
+      return bytes;
+    }();
+    (void)signal_stack;
+  }
   return w;
 }
 
@@ -288,69 +390,6 @@ WB_EMU_NO_TSAN void yield(Worker& w, Thread& t) {
   fiber::after_switch(t.san, &w.scheduler_stack, &w.scheduler_stack_size);
 }
 
-WB_EMU_NO_TSAN void on_exit(Block& b, Thread& t) {
-  t.state = State::done;
-  --b.live;
-  Warp& wp = b.warps[t.warp];
-  const unsigned me = 1u << t.lane;
-  wp.live &= ~me;
-  if (wp.pending && (wp.mask & me) && !(wp.arrived & me) && !b.faulted) {
-    b.faulted = true;
-    b.fault = Fault{kLaunchFailure, "synccheck: " + where(b, &t) + ": lane " + std::to_string(t.lane) +
-                                        " exits while lanes of its warp wait for it at the collective at " +
-                                        site_text(wp.site) + " (its mask 0x" +
-                                        [&] {
-                                          char buf[16];
-                                          std::snprintf(buf, sizeof buf, "%08x", wp.mask);
-                                          return std::string(buf);
-                                        }() +
-                                        " names it)"};
-  }
-}
-
-WB_EMU_NO_TSAN void thread_entry(fiber::transfer tr) {
-  Thread* t = static_cast<Thread*>(tr.data);
-  Worker& w = *tls_worker;
-  w.scheduler = tr.fctx;
-  fiber::after_switch(t->san, &w.scheduler_stack, &w.scheduler_stack_size);
-  Block& b = *w.block;
-  fiber::acquire(&b.syncs->start);
-  try {
-    (*b.launch->body)();
-  } catch (const Fault& f) {
-    if (!b.faulted) {
-      b.faulted = true;
-      b.fault = f;
-    }
-  } catch (const std::exception& e) {
-    if (!b.faulted) {
-      b.faulted = true;
-      b.fault = Fault{kLaunchFailure, "exception: " + where(b, t) + ": " + e.what()};
-    }
-  } catch (...) {
-    if (!b.faulted) {
-      b.faulted = true;
-      b.fault = Fault{kLaunchFailure, "exception: " + where(b, t) + ": unknown"};
-    }
-  }
-  on_exit(b, *t);
-  fiber::release(&b.launch->end_sync);
-  fiber::before_switch(t->san, w.scheduler_san, w.scheduler_stack, w.scheduler_stack_size, true);
-  boost::context::detail::jump_fcontext(w.scheduler, nullptr);
-  std::abort();  // a finished thread is never resumed
-}
-
-WB_EMU_NO_TSAN void resume(Worker& w, Thread& t) {
-  w.current = &t;
-  detail::current_builtins = &t.builtins;
-  fiber::before_switch(w.scheduler_san, t.san, t.stack.base, t.stack.size, false);
-  const fiber::transfer tr = boost::context::detail::jump_fcontext(t.ctx, &t);
-  fiber::after_switch(w.scheduler_san, nullptr, nullptr);
-  t.ctx = tr.fctx;
-  w.current = nullptr;
-  detail::current_builtins = nullptr;
-}
-
 std::string mask_text(unsigned m) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "0x%08x", m);
@@ -364,9 +403,129 @@ std::string lanes_text(unsigned m) {
   return s;
 }
 
-// No thread is ready: release a barrier every live thread reached at the same call,
-// or describe the deadlock.
+// The block's first fault wins. Recorded by a thread (inside its fiber), it is handed
+// to the scheduler through a sync object, so that ThreadSanitizer sees the message
+// passed on, not raced for.
+WB_EMU_NO_TSAN void record_fault(Block& b, Fault f) {
+  if (b.faulted) return;
+  b.faulted = true;
+  b.fault = std::move(f);
+  fiber::release(&b.syncs->fault);
+}
+
+WB_EMU_NO_TSAN void on_exit(Block& b, Thread& t) {
+  t.state = State::done;
+  --b.live;
+  Warp& wp = b.warps[t.warp];
+  const unsigned me = 1u << t.lane;
+  wp.live &= ~me;
+  for (const Group& g : wp) {
+    if (g.kind == Collective::converge || !(g.mask & me) || (g.arrived & me)) continue;
+    record_fault(b, Fault{kLaunchFailure, "synccheck: " + where(b, &t) + ": lane " + std::to_string(t.lane) +
+                                              " exits while lanes of its warp wait for it at the collective at " +
+                                              site_text(g.site) + " (its mask " + mask_text(g.mask) +
+                                              " names it; lanes " + lanes_text(g.arrived) + " wait)"});
+    break;
+  }
+}
+
+WB_EMU_NO_TSAN void thread_entry(fiber::transfer tr) {
+  Thread* t = static_cast<Thread*>(tr.data);
+  Worker& w = *tls_worker;
+  w.scheduler = tr.fctx;
+  fiber::after_switch(t->san, &w.scheduler_stack, &w.scheduler_stack_size);
+  Block& b = *w.block;
+  fiber::acquire(&b.syncs->start);
+  try {
+    (*b.launch->body)();
+  } catch (const Fault& f) {
+    record_fault(b, f);
+  } catch (const std::exception& e) {
+    record_fault(b, Fault{kLaunchFailure, "exception: " + where(b, t) + ": " + e.what()});
+  } catch (...) {
+    record_fault(b, Fault{kLaunchFailure, "exception: " + where(b, t) + ": unknown"});
+  }
+  on_exit(b, *t);
+  fiber::release(&b.launch->end_sync);
+  fiber::before_switch(t->san, w.scheduler_san, w.scheduler_stack, w.scheduler_stack_size, true);
+  boost::context::detail::jump_fcontext(w.scheduler, nullptr);
+  std::abort();  // a finished thread is never resumed
+}
+
+WB_EMU_NO_TSAN void resume(Worker& w, Thread& t) {
+  w.current = &t;
+  detail::current_builtins = &t.builtins;
+  detail::interleaving = w.block->interleave;
+  fiber::before_switch(w.scheduler_san, t.san, t.stack.base, t.stack.size, false);
+  const fiber::transfer tr = boost::context::detail::jump_fcontext(t.ctx, &t);
+  fiber::after_switch(w.scheduler_san, nullptr, nullptr);
+  t.ctx = tr.fctx;
+  w.current = nullptr;
+  detail::current_builtins = nullptr;
+  detail::interleaving = false;
+}
+
+// The group of w's pending collectives that lane waits in.
+const Group* group_of(const Warp& w, int lane) {
+  for (const Group& g : w)
+    if (g.arrived & (1u << lane)) return &g;
+  return nullptr;
+}
+
+// __activemask: with no thread of the block able to run, the lanes at each converge
+// site are the lanes that reached it together. Returns whether any group resolved.
+WB_EMU_NO_TSAN bool resolve_converge(Block& b) {
+  bool resolved = false;
+  for (std::size_t w = 0; w < b.warps.size(); ++w) {
+    Warp& warp = b.warps[w];
+    for (Group* g = warp.begin(); g != warp.end();) {
+      if (g->kind != Collective::converge) {
+        ++g;
+        continue;
+      }
+      for (int l = 0; l < 32; ++l) {
+        if (!(g->arrived & (1u << l))) continue;
+        Thread& t = b.threads[w * 32 + std::size_t(l)];
+        t.result = g->arrived;
+        t.state = State::ready;
+      }
+      warp.remove(g);  // the last group moves into its place: look at g again
+      resolved = true;
+    }
+  }
+  return resolved;
+}
+
+// A barrier that every live thread reached while other threads of the block had
+// exited: a GPU since Volta counts exited threads as arrived, but the CUDA guide
+// allows __syncthreads in conditional code only when the condition is uniform across
+// the block. A note by default, a synccheck fault when strict.
+WB_EMU_NO_TSAN void barrier_with_exited_threads(Block& b, const Thread& waiting, std::string* fault) {
+  const Thread* gone = nullptr;
+  int exited = 0;
+  for (const Thread& t : b.threads)
+    if (t.state == State::done) {
+      ++exited;
+      if (!gone) gone = &t;
+    }
+  const std::string what = "__syncthreads at " + site_text(waiting.wait_site) + " in kernel " + b.launch->name +
+                           " is reached while threads of the block have exited (block " + dim_text(b.idx) + ": " +
+                           std::to_string(exited) + " of " + std::to_string(b.threads.size()) +
+                           " exited, the first thread " + dim_text(gone->builtins.thread_idx) + ")";
+  Context& c = context();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  if (b.launch->strict_sync) {
+    *fault = "synccheck: " + what + "; the CUDA guide allows __syncthreads in conditional code only when the "
+             "condition is uniform across the block (--strict-sync)";
+    return;
+  }
+  if (c.noted.insert(b.launch->name + " " + site_text(waiting.wait_site)).second) c.notes.push_back("synccheck note: " + what);
+}
+
+// No thread is ready: resolve the converge groups, release a barrier every live thread
+// reached at the same call, or describe the deadlock (false, with *why).
 WB_EMU_NO_TSAN bool resolve(Block& b, std::string* why) {
+  if (resolve_converge(b)) return true;
   const Thread* at_barrier = nullptr;
   const Thread* other_barrier = nullptr;
   const Thread* at_collective = nullptr;
@@ -379,6 +538,10 @@ WB_EMU_NO_TSAN bool resolve(Block& b, std::string* why) {
     }
   }
   if (at_barrier && !other_barrier && !at_collective) {
+    if (b.live < int(b.threads.size())) {
+      barrier_with_exited_threads(b, *at_barrier, why);
+      if (!why->empty()) return false;
+    }
     for (Thread& t : b.threads)
       if (t.state == State::barrier) t.state = State::ready;
     ++b.barrier_generation;
@@ -391,7 +554,8 @@ WB_EMU_NO_TSAN bool resolve(Block& b, std::string* why) {
     return false;
   }
   const Warp& wp = b.warps[at_collective->warp];
-  const unsigned missing = wp.mask & ~wp.arrived;
+  const Group& g = *group_of(wp, at_collective->lane);
+  const unsigned missing = g.mask & ~g.arrived;
   std::string elsewhere;
   for (int l = 0; l < 32; ++l) {
     if (!(missing & (1u << l))) continue;
@@ -401,7 +565,7 @@ WB_EMU_NO_TSAN bool resolve(Block& b, std::string* why) {
     break;
   }
   *why = "synccheck: " + where(b, at_collective) + ": warp " + std::to_string(at_collective->warp) + ": lanes " +
-         lanes_text(wp.arrived) + " wait at the collective at " + site_text(wp.site) + " (mask " + mask_text(wp.mask) +
+         lanes_text(g.arrived) + " wait at the collective at " + site_text(g.site) + " (mask " + mask_text(g.mask) +
          ") for lanes " + lanes_text(missing) + "; " + elsewhere;
   return false;
 }
@@ -457,10 +621,102 @@ char* allocate_with_canaries(std::size_t bytes, std::size_t canary, std::size_t 
     throw std::bad_alloc();
   *raw = static_cast<char*>(p);
   char* data = *raw + canary;
-  fill(*raw, kCanaryByte, canary);
+  fill_canary(*raw, canary);
   fill(data, kPoisonByte, bytes);
-  fill(data + bytes, kCanaryByte, canary);
+  fill_canary(data + bytes, canary);
   return data;
+}
+
+// Whether every thread that can run has spun for kSpinLimit accesses (and one has).
+WB_EMU_NO_TSAN bool only_spinning(const Block& b) {
+  bool spinning = false;
+  for (const Thread& t : b.threads) {
+    if (t.state != State::ready) continue;
+    if (t.quiet < kSpinLimit) return false;
+    spinning = true;
+  }
+  return spinning;
+}
+
+// What the address is to the kernel: a shared array of the block, its dynamic shared
+// memory, or a device buffer.
+WB_EMU_NO_TSAN std::string describe_address(const Block& b, const void* address) {
+  const char* a = static_cast<const char*>(address);
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "%p", address);
+  for (int i = 0; i < b.shared_count; ++i) {
+    const SharedArray& s = b.shared[i];
+    if (a >= s.data && a < s.data + s.bytes)
+      return std::string(hex) + " (byte " + std::to_string(a - s.data) + " of shared array '" + s.decl->name +
+             "', declared at " + site_text(Site{s.decl->file, s.decl->line}) + ")";
+  }
+  const std::size_t dynamic = b.launch->spec->dynamic_shared;
+  if (b.dynamic && a >= b.dynamic && a < b.dynamic + dynamic)
+    return std::string(hex) + " (byte " + std::to_string(a - b.dynamic) + " of dynamic shared memory)";
+  Context& c = context();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto it = c.allocations.upper_bound(reinterpret_cast<std::uintptr_t>(address));
+  if (it != c.allocations.begin()) {
+    --it;
+    const std::uintptr_t offset = reinterpret_cast<std::uintptr_t>(address) - it->first;
+    if (offset < it->second.bytes)
+      return std::string(hex) + " (byte " + std::to_string(offset) + " of a device buffer of " +
+             std::to_string(it->second.bytes) + " bytes)";
+  }
+  return hex;
+}
+
+WB_EMU_NO_TSAN std::string watchdog_message(const Block& b) {
+  std::string spins;
+  int spinning = 0, at_barrier = 0, at_collective = 0, exited = 0;
+  for (const Thread& t : b.threads) {
+    if (t.state == State::barrier) ++at_barrier;
+    if (t.state == State::collective) ++at_collective;
+    if (t.state == State::done) ++exited;
+    if (t.state != State::ready) continue;
+    if (++spinning > 2) continue;
+    spins += (spins.empty() ? "" : "; ") + std::string("thread ") + dim_text(t.builtins.thread_idx) +
+             " spins reading " + describe_address(b, t.spin_address) + " in " + code_location(t.spin_pc);
+  }
+  if (spinning > 2) spins += "; and " + std::to_string(spinning - 2) + " more threads spin";
+  std::string others;
+  if (at_barrier) others += ", " + std::to_string(at_barrier) + " wait at __syncthreads";
+  if (at_collective) others += ", " + std::to_string(at_collective) + " wait at warp collectives";
+  if (exited) others += ", " + std::to_string(exited) + " have exited";
+  return "watchdog: " + where(b, nullptr) + ": no thread can make progress (" + std::to_string(kSpinLimit) +
+         " polls each of what it had read lately, and no write): " + spins + others +
+         ". A flag that only another block sets is never set here: blocks run one after another, and a GPU does "
+         "not promise that the blocks of a grid run concurrently";
+}
+
+// The access to a guard page that the fault handler caught, in words.
+std::string memory_fault_message(const Block& b) {
+  const auto address = reinterpret_cast<std::uintptr_t>(b.fault_address);
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "%p", b.fault_address);
+  std::string what = std::string("an access at ") + hex;
+  const Thread& t = *b.fault_thread;
+  const auto stack = reinterpret_cast<std::uintptr_t>(t.stack.base);
+  const std::size_t page = std::size_t(::sysconf(_SC_PAGESIZE));
+  if (address < stack && address + page >= stack) {
+    what = "the thread's stack overflowed (" + std::to_string(t.stack.size / 1024) +
+           " KiB; WB_EMU_STACK_KIB sets it)";
+  } else {
+    Context& c = context();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    bool found = false;
+    for (const auto& [data, a] : c.allocations) {
+      const auto raw = reinterpret_cast<std::uintptr_t>(a.raw);
+      if (!a.raw_bytes || address < raw || address >= raw + a.raw_bytes) continue;
+      what += address < data ? ", " + std::to_string(data - address) + " bytes before the start"
+                             : ", " + std::to_string(address - data - a.bytes) + " bytes past the end";
+      what += " of a device buffer of " + std::to_string(a.bytes) + " bytes (in the guard region around it)";
+      found = true;
+      break;
+    }
+    if (!found) what += ", outside every device buffer";
+  }
+  return "memcheck: " + where(b, &t) + ": " + what + ", in " + code_location(b.fault_pc);
 }
 
 WB_EMU_NO_TSAN void run_block(Worker& w, Launch& launch, long linear) {
@@ -500,10 +756,14 @@ WB_EMU_NO_TSAN void run_block(Worker& w, Launch& launch, long linear) {
 
   std::vector<int> order(n);
   for (int i = 0; i < n; ++i) order[i] = i;
+  const uint64_t block_seed = mix(launch.schedule.seed ^ mix(launch.number * 1000003ull + uint64_t(linear)));
   if (launch.schedule.shuffled) {
-    std::mt19937_64 rng(mix(launch.schedule.seed ^ mix(launch.number * 1000003ull + uint64_t(linear))));
+    std::mt19937_64 rng(block_seed);
     std::shuffle(order.begin(), order.end(), rng);
   }
+  b.interleave = launch.schedule.interleave && reports_accesses();
+  b.period = launch.threads <= kFullStrengthThreads ? 1 : std::max(1u, launch.schedule.period);
+  b.rng = mix(block_seed + 1) | 1;
   w.scheduler_san.tsan_fiber = fiber::current_tsan_fiber();
   // The threads start after the block was set up (ThreadSanitizer: the scheduler wrote
   // what they read).
@@ -518,13 +778,25 @@ WB_EMU_NO_TSAN void run_block(Worker& w, Launch& launch, long linear) {
       progress = true;
       if (b.faulted) break;
     }
-    if (b.faulted || b.live == 0 || progress) continue;
+    if (b.faulted || b.live == 0) continue;
+    if (progress) {
+      // The watchdog: the threads that can run only spin (the others wait or have
+      // exited). An __activemask among them resolves first; else no thread of the
+      // block can ever make progress.
+      if (b.maybe_stuck && only_spinning(b) && !resolve_converge(b)) {
+        b.faulted = true;
+        b.fault = Fault{kLaunchFailure, watchdog_message(b)};
+      }
+      continue;
+    }
     std::string why;
     if (!resolve(b, &why)) {
       b.faulted = true;
       b.fault = Fault{kLaunchFailure, why};
     }
   }
+  if (b.memory_fault) b.fault = Fault{kIllegalAddress, memory_fault_message(b)};
+  fiber::acquire(&b.syncs->fault);  // a fault a thread recorded, with its message
   release_shared(b);
   if (WB_EMU_TSAN) {
     std::lock_guard<std::mutex> lock(launch.deferred_mutex);
@@ -553,17 +825,48 @@ std::string device_canaries(const std::string& kernel) {
   Context& c = context();
   std::lock_guard<std::mutex> lock(c.mutex);
   for (auto& [address, a] : c.allocations) {
-    const char* data = reinterpret_cast<const char*>(address);
-    const bool before = !canary_intact(a.raw, kCanary);
-    const bool after = !canary_intact(data + a.bytes, kCanary);
+    char* data = reinterpret_cast<char*>(address);
+    const bool before = !canary_intact(a.front, std::size_t(data - a.front));
+    const bool after = !canary_intact(data + a.bytes, std::size_t(a.back - (data + a.bytes)));
     if (before || after) {
-      fill(a.raw, kCanaryByte, kCanary);
-      fill(const_cast<char*>(data) + a.bytes, kCanaryByte, kCanary);
+      fill_canary(a.front, std::size_t(data - a.front));
+      fill_canary(data + a.bytes, std::size_t(a.back - (data + a.bytes)));
       return "memcheck: kernel " + kernel + " wrote " + (before ? "before the start" : "past the end") +
              " of a device buffer of " + std::to_string(a.bytes) + " bytes";
     }
   }
   return "";
+}
+
+struct sigaction previous_segv;
+
+// A fault of kernel code on a guard page (or its stack's): recorded for the block, and
+// back to the block's scheduler, the thread abandoned as a fault abandons it on a GPU.
+// Any other SIGSEGV gets the disposition it had before the emulator's.
+void on_segv(int, siginfo_t* info, void* uc) {
+  Worker* w = tls_worker;
+  if (!w || !w->current || !w->block || w->block->memory_fault) {
+    ::sigaction(SIGSEGV, &previous_segv, nullptr);
+    return;  // the access faults again, as if the emulator had not been here
+  }
+  Block& b = *w->block;
+  b.memory_fault = true;
+  b.faulted = true;
+  b.fault_address = info->si_addr;
+  b.fault_pc = reinterpret_cast<const void*>(static_cast<ucontext_t*>(uc)->uc_mcontext.gregs[REG_RIP] + 1);
+  b.fault_thread = w->current;
+  boost::context::detail::jump_fcontext(w->scheduler, nullptr);
+}
+
+void install_fault_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = &on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGSEGV, &sa, &previous_segv);
+  });
 }
 
 }  // namespace
@@ -683,11 +986,36 @@ void reset() {
 }
 
 void* device_malloc(std::size_t bytes) {
-  char* raw = nullptr;
-  char* data = allocate_with_canaries(bytes, kCanary, 256, &raw);
+  Allocation a{nullptr, bytes};
+  char* data = nullptr;
+  if (kGuardPages) {
+    // [guard][front canary, data (256-byte aligned, as cudaMalloc's), back canary][guard]
+    install_fault_handler();
+    const std::size_t page = std::size_t(::sysconf(_SC_PAGESIZE));
+    const std::size_t region = (bytes + 3 * kCanary + page - 1) / page * page;
+    a.raw_bytes = region + 2 * kGuardBytes;
+    void* map = ::mmap(nullptr, a.raw_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (map == MAP_FAILED) throw std::bad_alloc();
+    a.raw = static_cast<char*>(map);
+    char* start = a.raw + kGuardBytes;
+    if (::mprotect(start, region, PROT_READ | PROT_WRITE) != 0) {
+      ::munmap(map, a.raw_bytes);
+      throw std::bad_alloc();
+    }
+    a.back = start + region;
+    data = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(a.back - kCanary - bytes)) & ~std::uintptr_t(255));
+    a.front = start;
+    fill_canary(a.front, std::size_t(data - a.front));
+    fill(data, kPoisonByte, bytes);
+    fill_canary(data + bytes, std::size_t(a.back - (data + bytes)));
+  } else {
+    data = allocate_with_canaries(bytes, kCanary, 256, &a.raw);
+    a.front = data - (WB_EMU_ASAN ? 0 : kCanary);
+    a.back = data + bytes + (WB_EMU_ASAN ? 0 : kCanary);
+  }
   Context& c = context();
   std::lock_guard<std::mutex> lock(c.mutex);
-  c.allocations[reinterpret_cast<std::uintptr_t>(data)] = Allocation{raw, bytes};
+  c.allocations[reinterpret_cast<std::uintptr_t>(data)] = a;
   return data;
 }
 
@@ -697,7 +1025,10 @@ void device_free(void* p) noexcept {
   std::lock_guard<std::mutex> lock(c.mutex);
   auto it = c.allocations.find(reinterpret_cast<std::uintptr_t>(p));
   if (it == c.allocations.end()) return;
-  std::free(it->second.raw);
+  if (it->second.raw_bytes)
+    ::munmap(it->second.raw, it->second.raw_bytes);
+  else
+    std::free(it->second.raw);
   c.allocations.erase(it);
 }
 
@@ -738,6 +1069,21 @@ Schedule schedule() {
 }
 
 bool parallel_blocks() { return !WB_EMU_TSAN; }
+
+void set_strict_sync(bool strict) {
+  Context& c = context();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.strict_sync = strict;
+}
+
+std::vector<std::string> take_notes() {
+  Context& c = context();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  std::vector<std::string> notes;
+  notes.swap(c.notes);
+  c.noted.clear();
+  return notes;
+}
 
 const char* flavour() { return WB_EMU_ASAN ? "address" : WB_EMU_TSAN ? "thread" : "plain"; }
 
@@ -816,17 +1162,40 @@ int launch(const LaunchSpec& spec, const std::function<void()>& body) {
   run.schedule = schedule();
   run.number = c.launches++;
   run.shared_limit = limit;
+  run.threads = threads * uint64_t(g.x) * g.y * g.z;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    run.strict_sync = c.strict_sync;
+  }
   const long blocks = long(g.x) * long(g.y) * long(g.z);
-  if (parallel_blocks() && blocks > 1) {
+  bool parallel = run.schedule.blocks == Schedule::Blocks::parallel;
+  if (run.schedule.blocks == Schedule::Blocks::serial_if_polling) {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    parallel = c.polling_kernels.count(spec.kernel) == 0;
+  }
+  if (parallel && parallel_blocks() && blocks > 1) {
 #pragma omp parallel for schedule(dynamic, 1)
     for (long i = 0; i < blocks; ++i) {
       if (run.faulted) continue;
       run_block(worker(), run, i);
     }
   } else {
-    for (long i = 0; i < blocks && !run.faulted; ++i) run_block(worker(), run, i);
+    std::vector<long> order(static_cast<std::size_t>(blocks));
+    for (long i = 0; i < blocks; ++i) order[std::size_t(i)] = i;
+    if (run.schedule.blocks != Schedule::Blocks::forward && blocks > 2) {
+      std::mt19937_64 rng(mix(run.schedule.seed ^ mix(run.number + 0x5bd1e995ull)));
+      std::shuffle(order.begin() + 1, order.end(), rng);  // block 0 first: see Schedule
+    }
+    for (long i : order) {
+      if (run.faulted) break;
+      run_block(worker(), run, i);
+    }
   }
   fiber::acquire(&run.end_sync);
+  if (run.polled) {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    c.polling_kernels.insert(spec.kernel);
+  }
   for (char* p : run.deferred_frees) std::free(p);
   for (BlockSyncs* p : run.deferred_syncs) delete p;
   if (run.faulted) {
@@ -841,10 +1210,58 @@ int launch(const LaunchSpec& spec, const std::function<void()>& body) {
   return kSuccess;
 }
 
+bool reports_accesses() { return WB_EMU_REPORTS_ACCESSES; }
+
+WB_EMU_NO_TSAN void on_access(const void* address, std::size_t bytes, Access kind, const void* pc) {
+  Worker* w = tls_worker;
+  if (!w || !w->current) return;
+  Thread& t = *w->current;
+  const char* a = static_cast<const char*>(address);
+  const char* stack = static_cast<const char*>(t.stack.base);
+  if (a >= stack && a < stack + t.stack.size) return;  // its own local memory
+  const char* builtins = reinterpret_cast<const char*>(&t.builtins);
+  if (a >= builtins && a < builtins + sizeof t.builtins) return;  // threadIdx and friends: registers on a GPU
+  Block& b = *w->block;
+  switch (kind) {
+    case Access::read:
+    case Access::write:
+    case Access::volatile_write:
+    case Access::atomic_write:
+      if (kind != Access::read) t.quiet = 0;  // a write: progress
+      if (kind == Access::atomic_write || !b.interleave) return;
+      b.rng ^= b.rng << 13;
+      b.rng ^= b.rng >> 7;
+      b.rng ^= b.rng << 17;
+      if (b.period > 1 && b.rng % b.period != 0) return;
+      break;
+    case Access::volatile_read:
+    case Access::atomic_read: {
+      if (!b.launch->polled.load(std::memory_order_relaxed)) b.launch->polled = true;
+      // A poll. Reading an (address, value) it read lately is no progress; after
+      // kSpinLimit of them the thread counts as spinning (the watchdog looks then).
+      uint64_t value = 0;
+      std::memcpy(&value, address, std::min<std::size_t>(bytes, sizeof value));
+      bool seen = false;
+      for (const Thread::Poll& p : t.recent) seen |= p.address == address && p.value == value;
+      if (seen) {
+        if (++t.quiet == kSpinLimit) b.maybe_stuck = true;
+        t.spin_address = address;
+        t.spin_pc = pc;
+      } else {
+        t.recent[t.recent_next++ & 3] = Thread::Poll{address, value};
+        t.quiet = 0;
+      }
+      break;
+    }
+  }
+  yield(*w, t);
+}
+
 WB_EMU_NO_TSAN void syncthreads(Site site) {
   Worker& w = *tls_worker;
   Thread& t = *w.current;
   Block& b = *w.block;
+  t.quiet = 0;
   t.state = State::barrier;
   t.wait_site = site;
   const unsigned generation = b.barrier_generation;
@@ -855,79 +1272,152 @@ WB_EMU_NO_TSAN void syncthreads(Site site) {
 
 namespace {
 
+const char* collective_name(Collective kind) {
+  switch (kind) {
+    case Collective::shuffle:
+      return "shuffle";
+    case Collective::vote:
+      return "warp vote";
+    case Collective::syncwarp:
+      return "__syncwarp";
+    case Collective::match_any:
+    case Collective::match_all:
+      return "warp match";
+    case Collective::converge:
+      return "__activemask";
+  }
+  return "collective";
+}
+
+// The results of a group whose lanes have all arrived; every lane is made ready (the
+// one completing it too: it is suspended like the others until the scheduler resumes
+// it).
+WB_EMU_NO_TSAN void complete(Block& b, int warp, const Group& g, unsigned syncwarp_slots) {
+  Thread* lanes = &b.threads[std::size_t(warp) * 32];
+  const unsigned mask = g.mask;
+  unsigned votes = 0;
+  for (int l = 0; l < 32; ++l)
+    if ((mask & (1u << l)) && lanes[l].value) votes |= 1u << l;
+  bool all_equal = true;
+  for (int l = 0; l < 32; ++l)
+    if ((mask & (1u << l)) && lanes[l].value != lanes[__builtin_ctz(mask)].value) all_equal = false;
+  for (int l = 0; l < 32; ++l) {
+    if (!(mask & (1u << l))) continue;
+    Thread& t = lanes[l];
+    uint64_t r = ~uint64_t(0);  // poison: the source lane takes no part
+    switch (g.kind) {
+      case Collective::vote:
+        r = votes;
+        break;
+      case Collective::shuffle: {
+        const int src = t.source;
+        if (src >= 32)
+          r = lanes[src - 32].value;
+        else if (src >= 0 && (mask & (1u << src)))
+          r = lanes[src].value;
+        break;
+      }
+      case Collective::match_any: {
+        unsigned same = 0;
+        for (int j = 0; j < 32; ++j)
+          if ((mask & (1u << j)) && lanes[j].value == t.value) same |= 1u << j;
+        r = same;
+        break;
+      }
+      case Collective::match_all:
+        r = all_equal ? (uint64_t(1) << 32) | mask : 0;
+        break;
+      case Collective::syncwarp:
+        r = 0;
+        t.synced_mask = mask;
+        t.synced_slots = syncwarp_slots;
+        break;
+      case Collective::converge:
+        break;
+    }
+    t.result = r;
+    t.state = State::ready;
+  }
+}
+
+// A lane arrives at a collective: it joins the group of lanes at this call site with
+// this mask, or starts one; a lane that other lanes wait for at another collective, or
+// a mask that overlaps another group's at this very call, is a synccheck fault.
 WB_EMU_NO_TSAN uint64_t collective(Site site, Collective kind, unsigned mask, uint64_t value, int source) {
   Worker& w = *tls_worker;
   Thread& t = *w.current;
   Block& b = *w.block;
   Warp& wp = b.warps[t.warp];
   const unsigned me = 1u << t.lane;
-  const char* what = kind == Collective::syncwarp ? "__syncwarp" : kind == Collective::vote ? "warp vote" : "shuffle";
-  if (!(mask & me))
-    raise(kLaunchFailure, "synccheck",
-          std::string(what) + " at " + site_text(site) + ": its mask " + mask_text(mask) +
-              " does not name the calling lane " + std::to_string(t.lane));
-  if (mask & ~wp.exists)
-    raise(kLaunchFailure, "synccheck",
-          std::string(what) + " at " + site_text(site) + ": its mask " + mask_text(mask) + " names lanes " +
-              lanes_text(mask & ~wp.exists) + ", which this block (" + std::to_string(b.threads.size()) +
-              " threads) does not have");
-  if (mask & ~wp.live)
-    raise(kLaunchFailure, "synccheck",
-          std::string(what) + " at " + site_text(site) + ": its mask " + mask_text(mask) + " names lanes " +
-              lanes_text(mask & ~wp.live) + ", which have exited");
-  if (wp.pending) {
-    if (!same_site(wp.site, site) || wp.mask != mask || wp.kind != kind)
+  const char* what = collective_name(kind);
+  const bool converge = kind == Collective::converge;
+  if (!converge) {
+    if (!(mask & me))
       raise(kLaunchFailure, "synccheck",
-            "lane " + std::to_string(t.lane) + " reaches the " + what + " at " + site_text(site) + " (mask " +
-                mask_text(mask) + ") while lanes " + lanes_text(wp.arrived) + " wait at the collective at " +
-                site_text(wp.site) + " (mask " + mask_text(wp.mask) + ")");
-  } else {
-    wp.pending = true;
-    wp.kind = kind;
-    wp.site = site;
-    wp.mask = mask;
-    wp.arrived = 0;
+            std::string(what) + " at " + site_text(site) + ": its mask " + mask_text(mask) +
+                " does not name the calling lane " + std::to_string(t.lane));
+    if (mask & ~wp.exists)
+      raise(kLaunchFailure, "synccheck",
+            std::string(what) + " at " + site_text(site) + ": its mask " + mask_text(mask) + " names lanes " +
+                lanes_text(mask & ~wp.exists) + ", which this block (" + std::to_string(b.threads.size()) +
+                " threads) does not have");
+    if (mask & ~wp.live)
+      raise(kLaunchFailure, "synccheck",
+            std::string(what) + " at " + site_text(site) + ": its mask " + mask_text(mask) + " names lanes " +
+                lanes_text(mask & ~wp.live) + ", which have exited");
   }
-  wp.value[t.lane] = value;
-  wp.source[t.lane] = source;
-  wp.arrived |= me;
-  const unsigned generation = wp.generation;
+  Group* group = nullptr;
+  for (Group& g : wp) {
+    const bool here = same_site(g.site, site) && g.kind == kind;
+    if (here && (converge || g.mask == mask)) {
+      group = &g;
+      break;
+    }
+    if (g.kind != Collective::converge && (g.mask & me))
+      raise(kLaunchFailure, "synccheck",
+            "lane " + std::to_string(t.lane) + " reaches the " + what + " at " + site_text(site) +
+                (converge ? "" : " (mask " + mask_text(mask) + ")") + " while lanes " + lanes_text(g.arrived) +
+                " wait for it at the " + collective_name(g.kind) + " at " + site_text(g.site) + " (mask " +
+                mask_text(g.mask) + ")");
+    if (here && (g.mask & mask))
+      raise(kLaunchFailure, "synccheck",
+            std::string(what) + " at " + site_text(site) + ": lane " + std::to_string(t.lane) + " arrives with mask " +
+                mask_text(mask) + ", lanes " + lanes_text(g.arrived) + " with mask " + mask_text(g.mask) +
+                ": the lanes of one collective must name the same lanes");
+  }
+  if (!group) {
+    group = wp.add(Group{kind, site, converge ? 0u : mask, 0});
+  }
+  t.value = value;
+  t.source = source;
+  t.quiet = 0;
+  group->arrived |= me;
   // Only __syncwarp orders memory among the lanes; a shuffle or a vote exchanges
   // registers and orders nothing (CUDA's memory model), so ThreadSanitizer sees no
   // edge for them.
   const bool orders_memory = kind == Collective::syncwarp;
-  if (orders_memory) fiber::release(&b.syncs->warp[t.warp][generation & 1]);
-  if (wp.arrived == mask) {
-    unsigned votes = 0;
-    for (int l = 0; l < 32; ++l)
-      if ((mask & (1u << l)) && wp.value[l]) votes |= 1u << l;
-    for (int l = 0; l < 32; ++l) {
-      if (!(mask & (1u << l))) continue;
-      uint64_t r = ~uint64_t(0);  // poison: the source lane takes no part
-      if (kind == Collective::vote) {
-        r = votes;
-      } else if (kind == Collective::shuffle) {
-        const int s = wp.source[l];
-        if (s >= 32)
-          r = wp.value[s - 32];
-        else if (s >= 0 && (mask & (1u << s)))
-          r = wp.value[s];
-      } else {
-        r = 0;
-      }
-      wp.result[l] = r;
-      Thread& lane = b.threads[t.warp * 32 + l];
-      if (&lane != &t) lane.state = State::ready;
-    }
-    wp.pending = false;
-    ++wp.generation;
-  } else {
-    t.state = State::collective;
-    t.wait_site = site;
-    yield(w, t);
+  if (orders_memory) {
+    const unsigned slot = t.syncwarp_count++ & 1;
+    fiber::release(&b.syncs->lane[t.linear][slot]);
+    t.synced_slots = (t.synced_slots & ~me) | (slot << t.lane);
   }
-  if (orders_memory) fiber::acquire(&b.syncs->warp[t.warp][generation & 1]);
-  return wp.result[t.lane];
+  t.state = State::collective;
+  t.wait_site = site;
+  if (!converge && group->arrived == mask) {
+    // The slot each lane released at is kept in its own synced_slots bit (set above,
+    // as it arrived); gather them for the lanes' acquires.
+    unsigned slots = 0;
+    for (int l = 0; l < 32; ++l)
+      if (mask & (1u << l)) slots |= b.threads[std::size_t(t.warp) * 32 + l].synced_slots & (1u << l);
+    complete(b, t.warp, *group, slots);
+    wp.remove(group);
+  }
+  yield(w, t);
+  if (orders_memory)
+    for (int l = 0; l < 32; ++l)
+      if (t.synced_mask & (1u << l))
+        fiber::acquire(&b.syncs->lane[std::size_t(t.warp) * 32 + l][(t.synced_slots >> l) & 1]);
+  return t.result;
 }
 
 }  // namespace
@@ -965,9 +1455,16 @@ WB_EMU_NO_TSAN unsigned ballot(Site site, unsigned mask, bool predicate) {
 
 WB_EMU_NO_TSAN void syncwarp(Site site, unsigned mask) { collective(site, Collective::syncwarp, mask, 0, -1); }
 
-WB_EMU_NO_TSAN unsigned active_mask() {
-  Worker& w = *tls_worker;
-  return w.block->warps[w.current->warp].live;
+WB_EMU_NO_TSAN unsigned active_mask(Site site) { return unsigned(collective(site, Collective::converge, 0, 0, -1)); }
+
+WB_EMU_NO_TSAN unsigned match_any(Site site, unsigned mask, uint64_t value) {
+  return unsigned(collective(site, Collective::match_any, mask, value, -1));
+}
+
+WB_EMU_NO_TSAN unsigned match_all(Site site, unsigned mask, uint64_t value, int* predicate) {
+  const uint64_t r = collective(site, Collective::match_all, mask, value, -1);
+  *predicate = int(r >> 32);
+  return unsigned(r);
 }
 
 [[noreturn]] void trap(Site site, const char* what) {

@@ -97,14 +97,45 @@ bool in_device_memory(const void* p, std::size_t bytes);
 // memset on device memory; kIllegalAddress outside every allocation.
 int device_memset(void* p, int value, std::size_t bytes);
 
-// The order in which a block's threads are resumed: forward, or a permutation seeded
-// by (seed, launch, block).
+// How a launch's threads and blocks take turns.
+//   shuffled     a block's threads are resumed in a permutation seeded by (seed,
+//                launch, block) instead of forward;
+//   interleave   threads also yield at global and shared memory accesses, so that a
+//                read-modify-write race loses updates: at every access in launches of
+//                up to 4096 threads, at one in `period` (picked by a generator seeded
+//                like the order) in larger ones. The plain build only
+//                (kernels/emu/access.cpp: the accesses are reported by the compiler's
+//                ThreadSanitizer instrumentation, with the emulator's own runtime
+//                behind it);
+//   blocks       in parallel on OpenMP threads, or one at a time: forward, or block 0
+//                first and the others in a seeded shuffled order. One at a time, a
+//                block that waits for a block run after it faults (the watchdog): a GPU
+//                does not promise that the blocks of a grid run concurrently. Block 0
+//                goes first because it is the usual victim (it waits for a flag or a
+//                counter that a later block sets). serial_if_polling: one at a time
+//                for the kernels seen polling (a volatile or atomic read) in an earlier
+//                launch, in parallel for the others (which cannot wait for a flag).
+// Atomic and volatile accesses always yield (where accesses are reported), so that a
+// thread spinning on a flag lets the thread that sets it run, and a watchdog turns a
+// block whose threads can only spin into a fault.
 struct Schedule {
   bool shuffled = false;
   uint64_t seed = 0;
+  bool interleave = false;
+  unsigned period = 1;
+  enum class Blocks { parallel, forward, shuffled, serial_if_polling } blocks = Blocks::parallel;
 };
 void set_schedule(Schedule s);
 Schedule schedule();
+// A __syncthreads reached while other threads of the block have exited: a note by
+// default (take_notes), a synccheck fault when strict.
+void set_strict_sync(bool strict);
+// What the checks noted since the last call (one note per kernel and call site), and
+// forgets them.
+std::vector<std::string> take_notes();
+// Whether this build reports memory accesses to the scheduler (the plain build's
+// instrumented kernels), so that threads can yield at them.
+bool reports_accesses();
 // Whether this build can run blocks on several OS threads (not under TSan).
 bool parallel_blocks();
 // "plain", "address" (ASan + UBSan) or "thread" (TSan): which checks this build has.
@@ -165,6 +196,9 @@ namespace detail {
 // Set by the scheduler at every switch. An inline variable with a constant initialiser,
 // so that no translation unit calls a TLS wrapper that might (re)initialise it.
 inline thread_local const Builtins* current_builtins = nullptr;
+// Whether this OS thread runs a kernel's thread of a block in the interleaving pass:
+// plain accesses are reported only then.
+inline thread_local bool interleaving = false;
 }  // namespace detail
 #if defined(__SANITIZE_THREAD__)
 // A copy, made where ThreadSanitizer does not look: the scheduler writes the builtins,
@@ -174,6 +208,16 @@ __attribute__((no_sanitize("thread"))) inline Builtins builtins() { return *deta
 inline const Builtins& builtins() { return *detail::current_builtins; }
 #endif
 
+// A memory access of a kernel, as the instrumented build reports it
+// (kernels/emu/access.cpp): plain and volatile ones before they happen, atomic ones
+// after (a read-modify-write that left the value as it was is an atomic_read).
+enum class Access : uint8_t { read, write, volatile_read, volatile_write, atomic_read, atomic_write };
+// Called only inside a kernel (detail::current_builtins set). Yields to another thread
+// of the block at volatile and atomic reads (polls), and at one plain access in the
+// schedule's period in the interleaving pass; feeds the watchdog. `pc` is the
+// instruction after the access's call, for messages.
+void on_access(const void* address, std::size_t bytes, Access kind, const void* pc);
+
 // Where in the source a barrier or collective was called, for messages.
 struct Site {
   const char* file;
@@ -182,7 +226,8 @@ struct Site {
 
 void syncthreads(Site site);
 // Warp collectives. Each lane in `mask` (which must include the calling lane) deposits
-// `value`; when all of them have arrived at the same call, each gets the value of
+// `value`; when all of them have arrived at the same call with the same mask (lanes
+// with disjoint masks at one call form separate groups), each gets the value of
 // its source lane: shfl (lane src), xor (lane ^ arg), up (lane - arg), down (lane +
 // arg) within segments of `width` lanes (its own value past the segment's edge, as
 // CUDA), and a poison value (all bits set) when the source lane is not in the mask.
@@ -191,7 +236,13 @@ uint64_t shuffle(Site site, unsigned mask, uint64_t value, Exchange kind, int ar
 // __ballot_sync: the mask of lanes (within mask) whose predicate is non-zero.
 unsigned ballot(Site site, unsigned mask, bool predicate);
 void syncwarp(Site site, unsigned mask);
-unsigned active_mask();
+// __activemask: the lanes of the warp that reach this call together (the others are
+// elsewhere: at another barrier or collective, or exited).
+unsigned active_mask(Site site);
+// __match_any_sync: the lanes (within mask) whose value equals the caller's;
+// __match_all_sync: mask when all values are equal (and *predicate 1), else 0.
+unsigned match_any(Site site, unsigned mask, uint64_t value);
+unsigned match_all(Site site, unsigned mask, uint64_t value, int* predicate);
 [[noreturn]] void trap(Site site, const char* what);
 // A vector access of `bytes` (8 or 16) must be aligned to its size, as on a GPU; a
 // misaligned one is a sticky cudaErrorMisalignedAddress fault.
@@ -208,6 +259,12 @@ void* shared_array(const SharedDecl& decl, std::size_t bytes, std::size_t align)
 // The block's dynamic shared memory (the launch's dynamic_shared bytes).
 void* dynamic_shared();
 
+#if WB_EMU_INSTRUMENTED
+// Float atomic add in the plain build's instrumented kernels: one reported access
+// (kernels/emu/access.cpp), not the load and the compare-and-swap of its loop.
+float atomic_add_float(float* address, float value);
+inline float atomic_add(float* address, float value) { return atomic_add_float(address, value); }
+#else
 // Float atomic add: a compare-and-swap loop on the bits. Inline, so that it is
 // compiled (and, under ThreadSanitizer, instrumented as an atomic) with the kernel.
 inline float atomic_add(float* address, float value) {
@@ -222,5 +279,6 @@ inline float atomic_add(float* address, float value) {
     if (__atomic_compare_exchange_n(p, &old, bits, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return f;
   }
 }
+#endif
 
 }  // namespace wb::emu

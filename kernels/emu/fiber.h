@@ -19,6 +19,12 @@
 #define WB_EMU_TSAN 0
 #endif
 
+// Whether the kernels report their memory accesses (kernels/emu/access.cpp): set for
+// emu.cpp by the build, in the plain flavour.
+#ifndef WB_EMU_REPORTS_ACCESSES
+#define WB_EMU_REPORTS_ACCESSES 0
+#endif
+
 // The emulator's own bookkeeping is shared by the fibers of a block by design (they
 // take turns on one OS thread); ThreadSanitizer must not see it as kernel memory.
 #if WB_EMU_TSAN

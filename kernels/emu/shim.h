@@ -259,6 +259,34 @@ struct AllAt {
   int operator()(unsigned mask, int predicate) const { return ballot(site, mask, predicate != 0) == mask; }
 };
 
+struct ActiveMaskAt {
+  Site site;
+  unsigned operator()() const { return active_mask(site); }
+};
+
+template <class T>
+uint64_t match_bits(T value) {
+  static_assert((sizeof(T) == 4 || sizeof(T) == 8) && std::is_trivially_copyable_v<T>,
+                "warp match compares 32- or 64-bit values");
+  uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(T));
+  return bits;
+}
+struct MatchAnyAt {
+  Site site;
+  template <class T>
+  unsigned operator()(unsigned mask, T value) const {
+    return match_any(site, mask, match_bits(value));
+  }
+};
+struct MatchAllAt {
+  Site site;
+  template <class T>
+  unsigned operator()(unsigned mask, T value, int* predicate) const {
+    return match_all(site, mask, match_bits(value), predicate);
+  }
+};
+
 struct TrapAt {
   Site site;
   [[noreturn]] void operator()() const { trap(site, "__trap()"); }
@@ -284,7 +312,12 @@ struct TrapAt {
   ::wb::emu::AnyAt { WB_EMU_SITE }
 #define __all_sync \
   ::wb::emu::AllAt { WB_EMU_SITE }
-#define __activemask ::wb::emu::active_mask
+#define __activemask \
+  ::wb::emu::ActiveMaskAt { WB_EMU_SITE }
+#define __match_any_sync \
+  ::wb::emu::MatchAnyAt { WB_EMU_SITE }
+#define __match_all_sync \
+  ::wb::emu::MatchAllAt { WB_EMU_SITE }
 #define __trap \
   ::wb::emu::TrapAt { WB_EMU_SITE }
 

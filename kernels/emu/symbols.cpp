@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -62,6 +63,8 @@ class SymbolTable {
     ::munmap(map, std::size_t(st.st_size));
   }
 
+  uintptr_t bias() const { return bias_; }
+
   const Symbol* find(std::uintptr_t address) const {
     auto it = by_address_.upper_bound(address);
     if (it == by_address_.begin()) return nullptr;
@@ -76,6 +79,7 @@ class SymbolTable {
     if (eh->e_shoff == 0 || eh->e_shoff + std::size_t(eh->e_shnum) * sizeof(Elf64_Shdr) > size) return;
     const auto* sections = reinterpret_cast<const Elf64_Shdr*>(image + eh->e_shoff);
     const uintptr_t bias = load_bias();
+    bias_ = bias;
     for (int s = 0; s < eh->e_shnum; ++s) {
       if (sections[s].sh_type != SHT_SYMTAB || sections[s].sh_link >= eh->e_shnum) continue;
       const Elf64_Shdr& strings = sections[sections[s].sh_link];
@@ -112,7 +116,47 @@ class SymbolTable {
   }
 
   std::map<std::uintptr_t, Symbol> by_address_;
+  uintptr_t bias_ = 0;
 };
+
+const SymbolTable& symbol_table() {
+  static const SymbolTable table;
+  return table;
+}
+
+std::string demangled(const std::string& mangled) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), std::free);
+  return status == 0 && d ? d.get() : mangled;
+}
+
+// "variants/op/NN_name.cu:76" from addr2line, for the program's address `offset`, or
+// "" when addr2line or the line tables are missing. Of the functions inlined there, the
+// innermost one that is not the emulator's own (an atomicAdd of the shim names the
+// kernel's line that called it).
+std::string source_line(std::uintptr_t offset) {
+  char command[160];
+  std::snprintf(command, sizeof command, "addr2line -i -e /proc/%d/exe 0x%llx 2>/dev/null", int(::getpid()),
+                static_cast<unsigned long long>(offset));
+  FILE* pipe = ::popen(command, "r");
+  if (!pipe) return "";
+  std::string found;
+  char line[1024];
+  while (std::fgets(line, sizeof line, pipe)) {
+    std::string text = line;
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    const std::size_t paren = text.find(" (discriminator");
+    if (paren != std::string::npos) text.resize(paren);
+    if (text.empty() || text[0] == '?' || text.size() < 2 || text.compare(text.size() - 2, 2, ":0") == 0) continue;
+#ifdef WB_SOURCE_DIR
+    const std::string root = std::string(WB_SOURCE_DIR) + "/";
+    if (text.rfind(root, 0) == 0) text.erase(0, root.size());
+#endif
+    if (found.empty() || found.rfind("kernels/emu/", 0) == 0) found = text;
+  }
+  ::pclose(pipe);
+  return found;
+}
 
 // "06_vec4_registers.emu.cpp" -> "06_vec4_registers"
 std::string stem(std::string file) {
@@ -126,14 +170,19 @@ std::string stem(std::string file) {
 }  // namespace
 
 std::optional<KernelSymbol> kernel_symbol(const void* kernel) {
-  static const SymbolTable table;
-  const Symbol* s = table.find(reinterpret_cast<std::uintptr_t>(kernel));
+  const Symbol* s = symbol_table().find(reinterpret_cast<std::uintptr_t>(kernel));
   if (!s) return std::nullopt;
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> demangled(abi::__cxa_demangle(s->mangled.c_str(), nullptr, nullptr, &status),
-                                                   std::free);
-  const std::string name = status == 0 && demangled ? demangled.get() : s->mangled;
-  return KernelSymbol{reduced_kernel_name(name), stem(s->unit)};
+  return KernelSymbol{reduced_kernel_name(demangled(s->mangled)), stem(s->unit)};
+}
+
+std::string code_location(const void* pc) {
+  // The return address follows the call: the instruction before it is the access.
+  const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(pc) - 1;
+  const SymbolTable& table = symbol_table();
+  const Symbol* s = table.find(address);
+  std::string where = s ? reduced_kernel_name(demangled(s->mangled)) : "an unknown function";
+  const std::string line = source_line(address - table.bias());
+  return line.empty() ? where : where + " at " + line;
 }
 
 }  // namespace wb::emu

@@ -17,6 +17,12 @@ struct KernelSymbol {
 // stripped binary) or none covers it.
 std::optional<KernelSymbol> kernel_symbol(const void* kernel);
 
+// Where an instruction of the program is: its function ("variants::flag_spin") and,
+// where the build has line tables and addr2line is installed, its source line
+// ("variants::flag_spin at tests/emu/controls.h:120"). `pc` is a return address (the
+// instruction after a call).
+std::string code_location(const void* pc);
+
 // A demangled name reduced as tools/launch_resources.py reduces nvcc's: no return type,
 // no parameter list, no "wb::", "emu_build::" or anonymous namespaces.
 std::string reduced_kernel_name(const std::string& demangled);

@@ -7,6 +7,9 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/emu/shim.h"  // first: this file is CUDA source compiled for the emulator
 
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+
 namespace wb::emu_controls {
 
 constexpr int kThreads = 64;
@@ -132,10 +135,136 @@ __global__ void shuffle_against_barrier(float* out) {
 
 namespace wb::emu_controls {
 
+// ---------------------------------------------------------------------------------
+// Correct CUDA that an emulator with too simple a model of the hardware fails
+
+// Each half of the warp sums its 16 values with its own mask, at one call site.
+__global__ void half_warp_sums(float* out, const float* in) {
+  const unsigned mask = threadIdx.x % 32 < 16 ? 0x0000ffffu : 0xffff0000u;
+  float v = in[threadIdx.x];
+  for (int offset = 8; offset > 0; offset /= 2) v += __shfl_xor_sync(mask, v, offset);
+  out[threadIdx.x] = v;
+}
+
+// Appends the positive inputs to out, one atomic per warp: the lanes in the branch
+// find each other with __activemask, elect the lowest as leader, and it reserves room
+// for all of them.
+__global__ void append_positive(float* out, int* count, const float* in) {
+  const float x = in[blockIdx.x * blockDim.x + threadIdx.x];
+  if (x > 0.0f) {
+    const unsigned active = __activemask();
+    const int lane = int(threadIdx.x % 32);
+    const int leader = __ffs(active) - 1;
+    int base = 0;
+    if (lane == leader) base = atomicAdd(count, __popc(active));
+    base = __shfl_sync(active, base, leader);
+    out[base + __popc(active & ((1u << lane) - 1))] = x;
+  }
+}
+
+// Warp 0 waits for a flag in shared memory that warp 1 sets (legal since Volta: the
+// warps of a block make progress independently), polling it with a volatile read or
+// with an atomic.
+__global__ void flag_handoff(float* out, bool atomics) {
+  WB_SHARED(int, flag, [1]);
+  WB_SHARED(float, value, [1]);
+  if (threadIdx.x == 0) flag[0] = 0;
+  __syncthreads();
+  if (threadIdx.x == 32) {
+    value[0] = 42.0f;
+    __threadfence_block();
+    if (atomics)
+      atomicExch(&flag[0], 1);
+    else
+      *static_cast<volatile int*>(&flag[0]) = 1;
+  }
+  if (threadIdx.x == 0) {
+    if (atomics)
+      while (atomicAdd(&flag[0], 0) == 0) {
+      }
+    else
+      while (*static_cast<volatile int*>(&flag[0]) == 0) {
+      }
+    __threadfence_block();
+    out[0] = value[0];
+  }
+}
+
+// Each tile of N threads sums its inputs and finds their largest with cooperative
+// groups; the tile's first thread writes both.
+template <unsigned N>
+__global__ void tile_reductions(float* out, const float* in) {
+  namespace cg = cooperative_groups;
+  const cg::thread_block block = cg::this_thread_block();
+  const cg::thread_block_tile<N> tile = cg::tiled_partition<N>(block);
+  const float v = in[block.thread_rank()];
+  const float sum = cg::reduce(tile, v, cg::plus<float>());
+  const float largest = cg::reduce(tile, v, cg::greater<float>());
+  tile.sync();
+  if (tile.thread_rank() == 0) {
+    out[2 * tile.meta_group_rank()] = sum;
+    out[2 * tile.meta_group_rank() + 1] = largest;
+  }
+}
+
+// __match_any_sync groups the lanes by lane % 3; __match_all_sync over a value every
+// lane shares, and over one they do not.
+__global__ void match_lanes(unsigned* out) {
+  const unsigned lane = threadIdx.x % 32;
+  out[threadIdx.x] = __match_any_sync(0xffffffffu, int(lane % 3));
+  int all_same = 0, all_lanes = 0;
+  out[32 + threadIdx.x] = __match_all_sync(0xffffffffu, 7LL, &all_same);
+  out[64 + threadIdx.x] = __match_all_sync(0xffffffffu, lane, &all_lanes);
+  out[96 + threadIdx.x] = unsigned(all_same) + 2u * unsigned(all_lanes);
+}
+
+// ---------------------------------------------------------------------------------
+// Bugs a GPU exposes
+
 // Reads one float past the end of its input.
 __global__ void global_overread(float* out, const float* in, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = in[i + 1];
+}
+
+// Writes `offset` floats past the end of its n-float output (past the canary: into the
+// guard region after it).
+__global__ void far_write(float* out, int n, int offset) {
+  if (threadIdx.x == 0) out[n + offset] = 1.0f;
+}
+
+// Every thread adds one to a shared counter without an atomic: a read-modify-write
+// race that loses updates when threads interleave between the read and the write.
+__global__ void shared_count(float* out) {
+  WB_SHARED(int, count, [1]);
+  if (threadIdx.x == 0) count[0] = 0;
+  __syncthreads();
+  count[0] += 1;
+  __syncthreads();
+  if (threadIdx.x == 0) out[0] = float(count[0]);
+}
+
+// Block 0 waits for a flag that the grid's last block sets: blocks depending on each
+// other's progress, which a GPU does not promise (it may run them one at a time).
+__global__ void wait_for_last_block(float* out, int* flag) {
+  if (threadIdx.x != 0) return;
+  if (blockIdx.x == gridDim.x - 1) atomicExch(flag, 1);
+  if (blockIdx.x == 0) {
+    while (atomicAdd(flag, 0) == 0) {
+    }
+    out[0] = 1.0f;
+  }
+}
+
+// Threads past n leave before the barrier that the others wait at: a __syncthreads in
+// conditional code whose condition is not uniform across the block.
+__global__ void exit_before_barrier(float* out, const float* in, int n) {
+  WB_SHARED(float, s, [kThreads]);
+  const int i = int(threadIdx.x);
+  if (i >= n) return;
+  s[i] = in[i];
+  __syncthreads();
+  out[i] = s[(i + 1) % n];
 }
 
 }  // namespace wb::emu_controls

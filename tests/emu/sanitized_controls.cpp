@@ -6,9 +6,16 @@
 //     shared_race      threads write one shared word with no barrier    (TSan: race)
 //     missing_barrier  thread 0 reads words the others wrote, no barrier (TSan: race)
 //     global_race      two blocks add to one global word, no atomics     (TSan: race)
-//     clean            the same three done right                         (no report)
+//     clean            the same three done right, and the correct CUDA of the false
+//                      faults (half warps with their own masks, __activemask in a
+//                      branch)                                              (no report)
+//     synccheck_barrier  two halves of a block at different __syncthreads (synccheck)
+//     synccheck_exited   a shuffle naming lanes that have exited            (synccheck)
 //     shared_overread  a read one past a shared array                    (ASan: overflow)
 //     global_overread  a read one past a device buffer                   (ASan: overflow)
+// A launch that fails prints the error ("launch failed: ...") and exits 1: the
+// synccheck scenarios must end so, with no sanitizer report on the way (the fault's
+// message passes from the faulting thread to the scheduler through a sync object).
 #include "tests/emu/controls.h"  // first: CUDA source compiled for the emulator
 
 #include <cstdio>
@@ -39,6 +46,7 @@ int main(int argc, char** argv) {
   float* in = device_floats(kThreads, 1.0f);
   float* out = device_floats(kThreads, 0.0f);
   std::printf("flavour %s, scenario %s\n", emu::flavour(), s.c_str());
+  try {
   if (s == "shared_race") {
     WB_LAUNCH(shared_write_race, 1, kThreads, 0, nullptr, out);
   } else if (s == "missing_barrier") {
@@ -49,6 +57,15 @@ int main(int argc, char** argv) {
     WB_LAUNCH(block_sum, 1, kThreads, 0, nullptr, out, in, true);
     WB_LAUNCH(global_atomic_add, 2, 32, 0, nullptr, out);
     WB_LAUNCH(uninitialised_shared, 1, kThreads - 1, 0, nullptr, out);
+    WB_LAUNCH(half_warp_sums, 1, kThreads, 0, nullptr, out, in);
+    int* count = static_cast<int*>(emu::device_malloc(sizeof(int)));
+    *count = 0;
+    WB_LAUNCH(append_positive, 1, kThreads, 0, nullptr, out, count, in);
+    emu::device_free(count);
+  } else if (s == "synccheck_barrier") {
+    WB_LAUNCH(divergent_barrier, 1, 32, 0, nullptr, out);
+  } else if (s == "synccheck_exited") {
+    WB_LAUNCH(shuffle_with_exited_lanes, 1, 32, 0, nullptr, out);
   } else if (s == "shared_overread") {
     WB_LAUNCH(shared_overread, 1, kThreads, 0, nullptr, out);
   } else if (s == "global_overread") {
@@ -56,6 +73,10 @@ int main(int argc, char** argv) {
   } else {
     std::fprintf(stderr, "unknown scenario %s\n", s.c_str());
     return 2;
+  }
+  } catch (const std::exception& e) {
+    std::printf("launch failed: %s\n", e.what());
+    return 1;
   }
   std::printf("finished, out[0] = %g\n", double(out[0]));
   emu::device_free(in);

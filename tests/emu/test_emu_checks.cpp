@@ -3,7 +3,9 @@
 // passes. Compiled for the emulator (WB_EMU), like a variant.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -181,6 +183,198 @@ TEST_F(EmuChecks, AtomicsAreExactAcrossParallelBlocks) {
   DeviceFloats out(1);
   WB_LAUNCH(global_atomic_add, 1000, 32, 0, nullptr, out.p);
   EXPECT_EQ(out.p[0], 1000.0f);
+}
+
+// ---------------------------------------------------------------------------------
+// Correct CUDA passes (positive controls of the false faults)
+
+// The schedules a check runs: forward, shuffled, and the interleaving pass.
+std::vector<emu::Schedule> schedules() {
+  emu::Schedule forward, shuffled, interleaved;
+  shuffled.shuffled = true;
+  shuffled.seed = 7;
+  interleaved = shuffled;
+  interleaved.interleave = true;
+  interleaved.blocks = emu::Schedule::Blocks::shuffled;
+  return {forward, shuffled, interleaved};
+}
+
+TEST_F(EmuChecks, HalfWarpsWithDisjointMasksShuffleAtOneCallIndependently) {
+  DeviceFloats in(64), out(64);
+  for (int i = 0; i < 64; ++i) in.p[i] = float(i);
+  for (const emu::Schedule& schedule : schedules()) {
+    emu::set_schedule(schedule);
+    EXPECT_EQ(launch_error([&] { WB_LAUNCH(half_warp_sums, 1, 64, 0, nullptr, out.p, in.p); }), "");
+    for (int i = 0; i < 64; ++i) {
+      const int first = i / 16 * 16;  // 16 consecutive values first..first+15
+      EXPECT_EQ(out.p[i], float(16 * first + 120)) << i;
+    }
+  }
+}
+
+TEST_F(EmuChecks, ActiveMaskInABranchIsTheLanesThatReachItTogether) {
+  const int n = 128;
+  DeviceFloats in(n), out(n, -1.0f);
+  int* count = static_cast<int*>(emu::device_malloc(sizeof(int)));
+  std::mt19937 rng(3);
+  std::vector<float> positive;
+  for (int i = 0; i < n; ++i) {
+    in.p[i] = float(int(rng() % 200) - 100) + 0.5f;
+    if (in.p[i] > 0.0f) positive.push_back(in.p[i]);
+  }
+  for (const emu::Schedule& schedule : schedules()) {
+    emu::set_schedule(schedule);
+    *count = 0;
+    EXPECT_EQ(launch_error([&] { WB_LAUNCH(append_positive, 2, 64, 0, nullptr, out.p, count, in.p); }), "");
+    ASSERT_EQ(*count, int(positive.size()));
+    std::vector<float> appended(out.p, out.p + *count), expected = positive;
+    std::sort(appended.begin(), appended.end());
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(appended, expected);
+  }
+  emu::device_free(count);
+}
+
+TEST_F(EmuChecks, AWarpSpinningOnAFlagThatAnotherWarpSetsIsLetThrough) {
+  if (!emu::reports_accesses()) GTEST_SKIP() << "this build does not report accesses: a spinning thread never yields";
+  DeviceFloats out(1);
+  for (const bool atomics : {false, true})
+    for (const emu::Schedule& schedule : schedules()) {
+      emu::set_schedule(schedule);
+      out.p[0] = 0.0f;
+      EXPECT_EQ(launch_error([&] { WB_LAUNCH(flag_handoff, 1, 64, 0, nullptr, out.p, atomics); }), "");
+      EXPECT_EQ(out.p[0], 42.0f) << (atomics ? "atomics" : "volatile");
+    }
+}
+
+TEST_F(EmuChecks, CooperativeGroupsReduceWithinTiles) {
+  DeviceFloats in(96), out(2 * 96 / 16);
+  for (int i = 0; i < 96; ++i) in.p[i] = float((i * 37) % 101);
+  for (const emu::Schedule& schedule : schedules()) {
+    emu::set_schedule(schedule);
+    EXPECT_EQ(launch_error([&] { WB_LAUNCH(tile_reductions<16>, 1, 96, 0, nullptr, out.p, in.p); }), "");
+    for (int t = 0; t < 96 / 16; ++t) {
+      float sum = 0.0f, largest = 0.0f;
+      for (int i = 16 * t; i < 16 * t + 16; ++i) sum += in.p[i], largest = std::max(largest, in.p[i]);
+      EXPECT_EQ(out.p[2 * t], sum) << t;
+      EXPECT_EQ(out.p[2 * t + 1], largest) << t;
+    }
+    EXPECT_EQ(launch_error([&] { WB_LAUNCH(tile_reductions<32>, 1, 96, 0, nullptr, out.p, in.p); }), "");
+    float last = 0.0f;
+    for (int i = 64; i < 96; ++i) last += in.p[i];
+    EXPECT_EQ(out.p[4], last);
+  }
+}
+
+TEST_F(EmuChecks, WarpMatchGroupsLanesByValue) {
+  unsigned* out = static_cast<unsigned*>(emu::device_malloc(128 * sizeof(unsigned)));
+  EXPECT_EQ(launch_error([&] { WB_LAUNCH(match_lanes, 1, 32, 0, nullptr, out); }), "");
+  for (unsigned lane = 0; lane < 32; ++lane) {
+    unsigned same = 0;
+    for (unsigned j = 0; j < 32; ++j)
+      if (j % 3 == lane % 3) same |= 1u << j;
+    EXPECT_EQ(out[lane], same) << lane;
+    EXPECT_EQ(out[32 + lane], 0xffffffffu);
+    EXPECT_EQ(out[64 + lane], 0u);
+    EXPECT_EQ(out[96 + lane], 1u) << "all equal for 7, not for the lane numbers";
+  }
+  emu::device_free(out);
+}
+
+// ---------------------------------------------------------------------------------
+// Bugs a GPU exposes are caught by the plain build (negative controls)
+
+TEST_F(EmuChecks, OutOfBoundsReadReadsNaN) {
+  DeviceFloats in(64, 1.0f), out(64);
+  EXPECT_EQ(launch_error([&] { WB_LAUNCH(global_overread, 1, 64, 0, nullptr, out.p, in.p, 64); }), "");
+  for (int i = 0; i + 1 < 64; ++i) EXPECT_EQ(out.p[i], 1.0f);
+  EXPECT_TRUE(std::isnan(out.p[63])) << "the canary past the input reads as NaN: " << out.p[63];
+}
+
+TEST_F(EmuChecks, WriteFarPastABufferIsAnIllegalAddressFault) {
+  if (emu::flavour() != std::string("plain")) GTEST_SKIP() << "guard pages are the plain build's";
+  DeviceFloats out(100), neighbour(100, 5.0f);
+  const std::string e = launch_error([&] { WB_LAUNCH(far_write, 1, 32, 0, nullptr, out.p, 100, 1000); });
+  EXPECT_NE(e.find("cudaErrorIllegalAddress"), std::string::npos) << e;
+  EXPECT_NE(e.find("memcheck: kernel far_write, block (0,0,0), thread (0,0,0): an access at 0x"), std::string::npos)
+      << e;
+  EXPECT_NE(e.find("4000 bytes past the end of a device buffer of 400 bytes (in the guard region around it)"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find(", in emu_controls::far_write"), std::string::npos) << "names the kernel's code: " << e;
+  EXPECT_EQ(emu::sticky_error(), cudaErrorIllegalAddress) << "sticky, as on a GPU";
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(neighbour.p[i], 5.0f) << "the neighbouring buffer is untouched";
+}
+
+TEST_F(EmuChecks, WriteJustPastTheCanaryIsCaughtToo) {
+  DeviceFloats out(100);
+  // 64 floats past the end: in the canary (256 bytes or more), caught after the launch.
+  const std::string e = launch_error([&] { WB_LAUNCH(far_write, 1, 32, 0, nullptr, out.p, 100, 63); });
+  EXPECT_NE(e.find("cudaErrorIllegalAddress"), std::string::npos) << e;
+  EXPECT_NE(e.find("past the end of a device buffer of 400 bytes"), std::string::npos) << e;
+}
+
+TEST_F(EmuChecks, SharedReadModifyWriteRaceLosesUpdatesInTheInterleavingPass) {
+  if (!emu::reports_accesses()) GTEST_SKIP() << "this build does not report accesses";
+  DeviceFloats out(1);
+  WB_LAUNCH(shared_count, 1, kThreads, 0, nullptr, out.p);
+  EXPECT_EQ(out.p[0], float(kThreads)) << "without interleaving each += runs whole";
+  emu::Schedule interleaved;
+  interleaved.interleave = true;
+  emu::set_schedule(interleaved);
+  WB_LAUNCH(shared_count, 1, kThreads, 0, nullptr, out.p);
+  EXPECT_LT(out.p[0], float(kThreads)) << "threads switching between the read and the write lose updates";
+  interleaved.shuffled = true;
+  interleaved.seed = 5;
+  interleaved.period = 4;  // a switch at one access in four
+  emu::set_schedule(interleaved);
+  WB_LAUNCH(shared_count, 1, kThreads, 0, nullptr, out.p);
+  EXPECT_LT(out.p[0], float(kThreads));
+}
+
+TEST_F(EmuChecks, BlockWaitingForALaterBlockIsAWatchdogFault) {
+  if (!emu::reports_accesses()) GTEST_SKIP() << "this build does not report accesses: a spinning thread never yields";
+  DeviceFloats out(1);
+  int* flag = static_cast<int*>(emu::device_malloc(sizeof(int)));
+  *flag = 0;
+  emu::Schedule forward;
+  forward.blocks = emu::Schedule::Blocks::forward;
+  emu::set_schedule(forward);
+  const std::string e = launch_error([&] { WB_LAUNCH(wait_for_last_block, 4, 32, 0, nullptr, out.p, flag); });
+  EXPECT_NE(e.find("cudaErrorLaunchFailure"), std::string::npos) << e;
+  EXPECT_NE(e.find("watchdog: kernel wait_for_last_block, block (0,0,0): no thread can make progress"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("thread (0,0,0) spins reading 0x"), std::string::npos) << e;
+  EXPECT_NE(e.find("(byte 0 of a device buffer of 4 bytes)"), std::string::npos) << e;
+  EXPECT_NE(e.find("in emu_controls::wait_for_last_block at tests/emu/controls.h:"), std::string::npos)
+      << "names the line of the spin (addr2line on the build's line tables): " << e;
+  EXPECT_NE(e.find("31 have exited"), std::string::npos) << e;
+  emu::device_free(flag);
+}
+
+TEST_F(EmuChecks, BarrierAfterSomeThreadsExitedIsANoteOrAStrictFault) {
+  DeviceFloats in(kThreads, 2.0f), out(kThreads);
+  emu::take_notes();
+  EXPECT_EQ(launch_error([&] { WB_LAUNCH(exit_before_barrier, 1, kThreads, 0, nullptr, out.p, in.p, 40); }), "");
+  EXPECT_EQ(out.p[0], 2.0f) << "runs as a GPU since Volta runs it";
+  const std::vector<std::string> notes = emu::take_notes();
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("synccheck note: __syncthreads at tests/emu/controls.h:"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("in kernel exit_before_barrier is reached while threads of the block have exited "
+                          "(block (0,0,0): 24 of 64 exited, the first thread (40,0,0))"),
+            std::string::npos)
+      << notes[0];
+  EXPECT_TRUE(emu::take_notes().empty());
+  // All threads at the barrier: no note.
+  WB_LAUNCH(exit_before_barrier, 1, kThreads, 0, nullptr, out.p, in.p, kThreads);
+  EXPECT_TRUE(emu::take_notes().empty());
+  emu::set_strict_sync(true);
+  const std::string e = launch_error([&] { WB_LAUNCH(exit_before_barrier, 1, kThreads, 0, nullptr, out.p, in.p, 40); });
+  emu::set_strict_sync(false);
+  EXPECT_NE(e.find("cudaErrorLaunchFailure"), std::string::npos) << e;
+  EXPECT_NE(e.find("synccheck: __syncthreads at tests/emu/controls.h:"), std::string::npos) << e;
+  EXPECT_NE(e.find("(--strict-sync)"), std::string::npos) << e;
 }
 
 TEST_F(EmuChecks, TargetsHaveTheirOwnLimits) {
