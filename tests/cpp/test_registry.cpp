@@ -74,9 +74,13 @@ TEST(Registry, LayernormForwardCudaVariantsSweepTheBlockSize) {
 #if WB_HAVE_CUDA
   for (const Variant* v : Registry::global().variants("layernorm_forward", Backend::cuda)) {
     EXPECT_EQ(v->numeric, NumericClass::fp32);
-    ASSERT_EQ(v->params.size(), 1u);
+    ASSERT_EQ(v->params.size(), v->id == 7 ? 2u : 1u);  // cuda/7 also sweeps its tile width
     EXPECT_EQ(v->params[0].name, "block_size");
     EXPECT_EQ(v->params[0].values, (std::vector<int>{32, 64, 128, 256, 512, 1024}));
+    if (v->id == 7) {
+      EXPECT_EQ(v->params[1].name, "tile");
+      EXPECT_EQ(v->params[1].values, (std::vector<int>{8, 16, 32}));
+    }
   }
 #else
   GTEST_SKIP() << "built without CUDA: no CUDA variants are compiled";

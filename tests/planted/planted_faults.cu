@@ -7,6 +7,19 @@
 //                     (its memcheck canary), far out of the allocation on a GPU (an
 //                     illegal address). The context is lost, on both.
 //   91 naive_again    correct: the naive port, to be run (or not) after the fault.
+// And one per class of bug that the emulator's plain build catches (see the README's
+// "Running CUDA kernels without a GPU"), each otherwise a correct residual_forward:
+//   92 shared_race       each thread claims the element it computes with a shared
+//                        `next++` instead of atomicAdd: lost updates leave elements
+//                        unwritten (caught in the interleaving pass);
+//   93 waits_for_last    block 0 waits for a flag that the grid's last block sets
+//                        (the watchdog, when blocks run one at a time);
+//   94 exits_before_barrier  threads past the end return before a __syncthreads the
+//                        others wait at (a note; a fault with --strict-sync);
+//   95 far_write         thread 0 also writes 16 KiB past the end of `out` (the
+//                        guard region after it: an illegal address);
+//   96 reads_past_end    adds 1e-30 times the element after its own: past the end of
+//                        inp1 for the last one (the canary reads as NaN).
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/residual_forward.h"
@@ -29,6 +42,67 @@ __global__ void planted_naive(float* out, const float* inp1, const float* inp2, 
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) out[i] = inp1[i] + inp2[i];
 }
+
+constexpr int kPlantedBlock = 32;
+
+__global__ void planted_shared_race(float* out, const float* inp1, const float* inp2, int64_t n) {
+  WB_SHARED(int, next, [1]);
+  if (threadIdx.x == 0) next[0] = 0;
+  __syncthreads();
+  const int slot = next[0]++;  // the bug: atomicAdd(&next[0], 1)
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + slot;
+  if (slot < int(blockDim.x) && i < n) out[i] = inp1[i] + inp2[i];
+}
+
+__global__ void planted_waits_for_last(int* done, float* out, const float* inp1, const float* inp2, int64_t n) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    while (atomicCAS(done, 0, 0) == 0) {  // the bug: no block may wait for another
+    }
+  if (i < n) out[i] = inp1[i] + inp2[i];
+  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) atomicExch(done, 1);
+}
+
+// The flag block 0 waits for, zeroed before every launch (the workspace).
+void launch_waits_for_last(const ResidualForwardArgs& a, const Launch& l) {
+  const int block = l.block_size();
+  int* done = static_cast<int*>(l.workspace);
+  WB_CHECK(cudaMemsetAsync(done, 0, sizeof(int), cuda::stream(l)));
+  WB_LAUNCH(planted_waits_for_last, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), done, a.out, a.inp1,
+            a.inp2, a.N);
+}
+
+__global__ void planted_exits_before_barrier(float* out, const float* inp1, const float* inp2, int64_t n) {
+  WB_SHARED(float, staged, [kPlantedBlock]);
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  staged[threadIdx.x] = inp1[i] + inp2[i];
+  __syncthreads();
+  out[i] = staged[threadIdx.x];
+}
+
+__global__ void planted_far_write(float* out, const float* inp1, const float* inp2, int64_t n) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = inp1[i] + inp2[i];
+  if (i == 0) out[n + 4096] = 1.0f;
+}
+
+__global__ void planted_reads_past_end(float* out, const float* inp1, const float* inp2, int64_t n) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = inp1[i] + inp2[i] + 1e-30f * inp1[i + 1];
+}
+
+// A launcher per kernel, so that messages name the kernel (the launch's text).
+#define WB_PLANTED_LAUNCHER(kernel)                                                                       \
+  void launch_##kernel(const ResidualForwardArgs& a, const Launch& l) {                                    \
+    const int block = l.block_size();                                                                      \
+    WB_LAUNCH(kernel, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), a.out, a.inp1, a.inp2, a.N); \
+  }
+WB_PLANTED_LAUNCHER(planted_shared_race)
+WB_PLANTED_LAUNCHER(planted_exits_before_barrier)
+WB_PLANTED_LAUNCHER(planted_far_write)
+WB_PLANTED_LAUNCHER(planted_reads_past_end)
+#undef WB_PLANTED_LAUNCHER
 
 void launch_out_of_bounds(const ResidualForwardArgs& a, const Launch& l) {
   const int block = l.block_size();
@@ -55,7 +129,30 @@ std::vector<Variant> planted() {
   naive.name = "planted_naive_again";
   naive.summary = "test only: the naive port, correct";
   naive.params = {block_size_param({128}, 128)};
-  return {fault, naive};
+  auto bug = [](void (*fn)(const ResidualForwardArgs&, const Launch&), int id, const char* name,
+                const char* summary) {
+    Variant v = Variant::of(fn);
+    v.op = "residual_forward";
+    v.backend = Backend::cuda;
+    v.id = id;
+    v.name = name;
+    v.summary = summary;
+    v.params = {block_size_param({kPlantedBlock}, kPlantedBlock)};
+    return v;
+  };
+  Variant waits = bug(&launch_waits_for_last, 93, "planted_waits_for_last", "test only: block 0 waits for the last block");
+  waits.workspace = [](const Shape&, const ParamValues&) { return sizeof(int); };
+  return {fault,
+          naive,
+          bug(&launch_planted_shared_race, 92, "planted_shared_race",
+              "test only: claims elements with a racy shared next++"),
+          waits,
+          bug(&launch_planted_exits_before_barrier, 94, "planted_exits_before_barrier",
+              "test only: threads past the end skip a __syncthreads"),
+          bug(&launch_planted_far_write, 95, "planted_far_write",
+              "test only: writes 16 KiB past the end of its output"),
+          bug(&launch_planted_reads_past_end, 96, "planted_reads_past_end",
+              "test only: reads one element past the end of an input")};
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/dialect.cuh"
+#include "kernels/cuda/layernorm.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/fused_residual_layernorm_forward.h"
 #include "kernels/ops/layernorm_forward.h"
@@ -95,14 +96,8 @@ __global__ void fused_residual_layernorm_vec4(float* residual, float* normed, fl
   for (int i = 0; i < kVecs; ++i) {
     const int v = lane + i * cuda::kWarpSize;
     if (v < vecs) {
-      const float4 w = cuda::load4(weight + 4 * v);
-      const float4 bv = cuda::load4(bias + 4 * v);
-      float4 o;
-      o.x = (r[i].x - m) * s * w.x + bv.x;
-      o.y = (r[i].y - m) * s * w.y + bv.y;
-      o.z = (r[i].z - m) * s * w.z + bv.z;
-      o.w = (r[i].w - m) * s * w.w + bv.w;
-      cuda::store4_stream(y + 4 * v, o);
+      cuda::store4_stream(y + 4 * v, cuda::layernorm::normalize4(r[i], m, s, cuda::load4(weight + 4 * v),
+                                                        cuda::load4(bias + 4 * v)));
     }
   }
   if (lane == 0) {

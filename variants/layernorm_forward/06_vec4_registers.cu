@@ -14,6 +14,7 @@
 
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/dialect.cuh"
+#include "kernels/cuda/layernorm.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/layernorm_forward.h"
 
@@ -57,14 +58,8 @@ __global__ void layernorm_vec4_registers(float* out, float* mean, float* rstd, c
   for (int i = 0; i < kVecs; ++i) {
     const int v = lane + i * cuda::kWarpSize;
     if (v < vecs) {
-      const float4 w = cuda::load4(weight + 4 * v);
-      const float4 b = cuda::load4(bias + 4 * v);
-      float4 o;
-      o.x = (r[i].x - m) * s * w.x + b.x;
-      o.y = (r[i].y - m) * s * w.y + b.y;
-      o.z = (r[i].z - m) * s * w.z + b.z;
-      o.w = (r[i].w - m) * s * w.w + b.w;
-      cuda::store4(y + 4 * v, o);
+      cuda::store4(y + 4 * v, cuda::layernorm::normalize4(r[i], m, s, cuda::load4(weight + 4 * v),
+                                                        cuda::load4(bias + 4 * v)));
     }
   }
   if (lane == 0) {

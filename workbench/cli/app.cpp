@@ -82,6 +82,9 @@ int run_command(int argc, char** argv) {
   run_cmd->add_option("--min-time", run_o.min_time_s, "seconds per repetition (default: cuda 0.01, cpu 0.05)");
   run_cmd->add_flag("--no-flush", run_o.no_flush,
                     "time with warm caches (default: the last-level cache is flushed before every timed launch)");
+  run_cmd->add_flag("--strict-sync", run_o.strict_sync,
+                    "emu: a __syncthreads reached while threads of the block have exited is a synccheck fault "
+                    "(default: a note)");
   run_cmd->add_flag("--isolate", run_o.isolate,
                     "run the variant in a child process: a crash becomes an incorrect result");
 
@@ -102,6 +105,9 @@ int run_command(int argc, char** argv) {
   check_cmd->add_option("--misalign", check_o.misalign,
                         "start every tensor this many bytes (4, 8 or 12) off a 16-byte boundary: variants with "
                         "vector accesses must skip or fall back, never fault");
+  check_cmd->add_flag("--strict-sync", check_o.strict_sync,
+                      "emu: a __syncthreads reached while threads of the block have exited is a synccheck fault "
+                      "(default: a note on the record)");
   check_cmd->add_flag("--verbose", check_o.verbose, "a line per launch configuration");
   check_cmd->add_option("--json", check_o.json, "also write the results as a wb.report report");
   check_cmd->add_flag(

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <tuple>
 
 #include "kernels/errors.h"
@@ -167,9 +168,12 @@ int check(const CheckOptions& o) {
   }
 
   auto ex = make_executor(b);
+  ex->set_strict_sync(o.strict_sync);
   Report report{make_context(*ex, TimingOptions{}, o.command), {}};
   TextTable table({"op", "variant", "shape", "configurations", "max err", "deterministic", "note"});
   std::vector<std::string> failures;
+  std::vector<std::string> notes;  // each once, with the first configuration that noted it
+  std::set<std::string> noted;
   EvalOptions eval;
   if (b == Backend::emu) eval.check_launches = 1;  // each emulated launch costs milliseconds
   // --isolate: one child per (op, check shape, variant), which checks both passes (with
@@ -190,6 +194,7 @@ int check(const CheckOptions& o) {
                                     "--json",     out};
       if (!o.block_sizes.empty()) args.insert(args.end(), {"--block-sizes", o.block_sizes});
       if (o.misalign) args.insert(args.end(), {"--misalign", std::to_string(o.misalign)});
+      if (o.strict_sync) args.push_back("--strict-sync");
       it = children.emplace(key, run_child(args, out, *isolation)).first;
     }
     const ChildOutcome& child = it->second;
@@ -226,6 +231,9 @@ int check(const CheckOptions& o) {
                      : session ? session->evaluate(*v, p, eval)
                                : not_run_record(*job.op, *v, p, shape, job.omit_optional, seed + job.shape, *lost);
           tally.add(r);
+          for (const std::string& n : r.notes)
+            if (noted.insert(n).second)
+              notes.push_back(fmt::format("{} {} {} at {}: {}", job.op->name, v->label(), p.describe(), shape_text, n));
           if (r.status == Status::incorrect)
             failures.push_back(
                 fmt::format("{} {} {} at {}: {}", job.op->name, v->label(), p.describe(), shape_text, r.reason));
@@ -248,6 +256,7 @@ int check(const CheckOptions& o) {
     not_emulated += r.status == Status::not_emulated;
     not_run += r.status == Status::not_run;
   }
+  for (const auto& n : notes) std::cout << "NOTE " << n << "\n";
   for (const auto& f : failures) std::cout << "INCORRECT " << f << "\n";
   if (lost)
     std::cout << "DEVICE LOST: " << *lost << "\n  " << not_run

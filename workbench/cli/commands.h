@@ -77,6 +77,7 @@ struct RunOptions {
   std::optional<double> min_time_s;
   bool no_flush = false;  // time with warm caches: no last-level cache flush between launches
   bool isolate = false;  // in a child process (isolate.h)
+  bool strict_sync = false;  // emu: a barrier after threads of the block exited is a fault
   std::string command;
 };
 int run(const RunOptions& o);
@@ -90,6 +91,7 @@ struct CheckOptions {
   std::string shapes;       // "" or "all": every check shape; else names, e.g. "tiny,odd"
   std::optional<uint64_t> seed;
   int misalign = 0;  // bytes every tensor starts off a 16-byte boundary: 0, 4, 8 or 12
+  bool strict_sync = false;  // emu: a barrier after threads of the block exited is a fault
   bool verbose = false;
   std::string json;
   bool isolate = false;  // each (variant, shape) in a child process (isolate.h)

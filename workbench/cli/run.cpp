@@ -75,6 +75,7 @@ int run(const RunOptions& o) {
   const uint64_t seed = resolve_seed(o.seed);
 
   auto ex = make_executor(b);
+  ex->set_strict_sync(o.strict_sync);
   Record r;
   ReportContext context;
   if (o.isolate) {
@@ -91,6 +92,7 @@ int run(const RunOptions& o) {
     if (o.repetitions) args.insert(args.end(), {"--repetitions", std::to_string(*o.repetitions)});
     if (o.min_time_s) args.insert(args.end(), {"--min-time", fmt::format("{}", *o.min_time_s)});
     if (o.no_flush) args.push_back("--no-flush");
+    if (o.strict_sync) args.push_back("--strict-sync");
     const ChildOutcome child = run_child(args, out, isolation);
     if (child.report && child.report->records.size() == 1) {
       context = child.report->context;
@@ -116,6 +118,7 @@ int run(const RunOptions& o) {
     if (r.timing) context.ceilings = ex->measure_ceilings();
   }
   print_record(r, context.ceilings);
+  for (const std::string& n : r.notes) std::cout << "  note    " << n << "\n";
   if (!ex->timed() && r.status == Status::ok)
     std::cout << "  time    not measured: emulation checks logic (bounds, barriers, races), never speed\n";
   if (!o.json.empty()) {

@@ -54,9 +54,26 @@ class EmuExecutor final : public Executor {
     return c;
   }
   bool timed() const override { return false; }
+  // The runs of a configuration (Executor::begin_run): the first in forward thread
+  // order, blocks in parallel; the second, compared with it bit for bit, is the
+  // interleaving pass (threads in a shuffled order, switching at global and shared
+  // memory accesses: at every one in launches of up to 256 threads, at one in 16 in
+  // larger ones); the third (an unvalidated launch of wb check) runs the blocks of a
+  // kernel that polls one at a time, block 0 first, so that a block waiting for
+  // another one faults.
   void begin_run(int index, uint64_t seed) override {
-    emu::set_schedule(emu::Schedule{index > 0, seed * 2654435761u + uint64_t(index)});
+    emu::Schedule s;
+    s.seed = seed * 2654435761u + uint64_t(index);
+    s.shuffled = index > 0;
+    if (index == 1) {
+      s.interleave = true;
+      s.period = 16;
+    }
+    if (index >= 2) s.blocks = emu::Schedule::Blocks::serial_if_polling;
+    emu::set_schedule(s);
   }
+  std::vector<std::string> take_notes() override { return emu::take_notes(); }
+  void set_strict_sync(bool strict) override { emu::set_strict_sync(strict); }
   // Like a GPU, the emulated context stays faulted: the rest of the run is lost (the
   // emulator could reset, but then emu would not rehearse what a GPU does).
   std::optional<std::string> lost() override {

@@ -82,6 +82,12 @@ class Executor {
     (void)index;
     (void)seed;
   }
+  // What the device's checks noted since the last call, without failing anything (the
+  // emulator's synccheck notes); and forgets them.
+  virtual std::vector<std::string> take_notes() { return {}; }
+  // emu: a __syncthreads reached while threads of the block have exited is a synccheck
+  // fault instead of a note. Other backends have no such check: UsageError.
+  virtual void set_strict_sync(bool strict);
   // Whether the device is lost, and to what: after a sticky fault (an illegal address,
   // a trap, a failed launch) a CUDA context answers every later call with the same
   // error until the process ends, and the emulator behaves alike. Then this returns the

@@ -19,6 +19,12 @@ std::optional<std::string> cuda_unavailable_reason() {
 #endif
 }
 
+void Executor::set_strict_sync(bool strict) {
+  if (strict)
+    throw UsageError("--strict-sync is a check of the emulator (--backend emu), not of the " +
+                     std::string(to_string(backend())) + " backend");
+}
+
 std::unique_ptr<Executor> make_executor(Backend b) {
   if (b == Backend::cpu) return make_host_executor();
   if (b == Backend::emu) return make_emu_executor();

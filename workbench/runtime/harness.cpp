@@ -113,6 +113,13 @@ Record not_run_record(const OpSpec& op, const Variant& v, const ParamValues& par
 }
 
 Record Session::evaluate(const Variant& v, const ParamValues& params, const EvalOptions& options) {
+  ex_.take_notes();  // what earlier work noted is not this configuration's
+  Record r = evaluate_once(v, params, options);
+  r.notes = ex_.take_notes();
+  return r;
+}
+
+Record Session::evaluate_once(const Variant& v, const ParamValues& params, const EvalOptions& options) {
   if (auto fault = ex_.lost())
     return not_run_record(op_, v, params, problem_.shape, problem_.omit_optional, problem_.seed, *fault);
   Record r = record_for(op_, v, params, problem_.shape);

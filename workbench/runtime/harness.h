@@ -47,6 +47,7 @@ class Session {
   const Problem& problem() const { return problem_; }
 
  private:
+  Record evaluate_once(const Variant& v, const ParamValues& params, const EvalOptions& options);
   struct Outcome {
     std::vector<TensorCheck> checks;
     std::string failure;  // empty when every check passed

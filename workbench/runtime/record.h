@@ -42,6 +42,9 @@ struct Record {
   std::string reason;  // why skipped or incorrect
   std::vector<TensorCheck> errors;
   std::optional<bool> deterministic;  // two runs on the same inputs bitwise equal
+  // What a check noticed without failing the configuration (the emulator's synccheck
+  // note on a __syncthreads reached after threads of the block exited).
+  std::vector<std::string> notes;
   std::optional<TimingStats> timing;
   uint64_t seed = 0;  // of the inputs
   double bytes = 0;   // the op's byte model at this shape

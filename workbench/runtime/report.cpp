@@ -234,6 +234,13 @@ Record record_from(const Reader& r) {
   rec.status = translated(r, [&] { return parse_status(r.str("status")); });
   rec.reason = r.str("reason");
   if (r.has("deterministic")) rec.deterministic = r.boolean("deterministic");
+  if (r.has("notes")) {
+    if (!r.at("notes").is_array()) r.fail("'notes' is not an array");
+    for (const json& n : r.at("notes")) {
+      if (!n.is_string()) r.fail("'notes' holds something other than strings");
+      rec.notes.push_back(n.get<std::string>());
+    }
+  }
   const json& errors = r.at("errors");
   if (!errors.is_array()) r.fail("'errors' is not an array");
   for (std::size_t i = 0; i < errors.size(); ++i)
@@ -281,6 +288,7 @@ json to_json(const Record& r, const Ceilings& ceilings) {
             {"deterministic", r.deterministic ? json(*r.deterministic) : json(nullptr)},
             {"errors", errors},
             {"model", {{"bytes", r.bytes}, {"flops", r.flops}}}};
+  if (!r.notes.empty()) j["notes"] = r.notes;
   if (r.timing) {
     const TimingStats& t = *r.timing;
     j["timing"] = {{"median_us", t.median_s * 1e6},
