@@ -11,6 +11,8 @@ const std::vector<const OpSpec*>& all_ops() {
       &residual_forward_op(), &fused_residual_layernorm_forward_op(), &gelu_forward_op(), &matmul_gelu_forward_op(),
       &softmax_forward_op(),
       &crossentropy_forward_op(), &fused_classifier_op(),
+      // forward, on bf16 storage
+      &residual_forward_bf16_op(),
       // backward
       &crossentropy_softmax_backward_op(), &matmul_backward_op(), &matmul_backward_bias_op(), &gelu_backward_op(),
       &attention_backward_op(), &layernorm_backward_op(), &encoder_backward_op(),

@@ -1,6 +1,10 @@
 #include "kernels/op.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
+
+#include "kernels/bf16.h"
 
 #include "kernels/checked.h"
 #include "kernels/errors.h"
@@ -121,6 +125,19 @@ TensorSpec optional(TensorSpec t) {
   return t;
 }
 
+TensorSpec as_bf16(TensorSpec t) {
+  if (t.dtype != DType::f32) throw std::logic_error("as_bf16(" + t.name + "): only an fp32 tensor can be stored in bf16");
+  t.dtype = DType::bf16;
+  return t;
+}
+
+double bf16_ulp(double x) {
+  int e = 0;
+  const double m = std::frexp(std::fabs(x), &e);  // |x| = m * 2^e, m in [0.5, 1)
+  if (m == 0) return std::ldexp(1.0, -133);
+  return std::ldexp(1.0, std::max(e - 1, -126) - 7);
+}
+
 TensorTable::TensorTable(const OpSpec& op, const Shape& shape, std::vector<void*> data)
     : op_(&op), shape_(shape), data_(std::move(data)) {
   if (data_.size() != op.tensors.size())
@@ -137,6 +154,8 @@ void* TensorTable::find(std::string_view name, DType dtype) const {
 }
 
 float* TensorTable::f32(std::string_view name) const { return static_cast<float*>(find(name, DType::f32)); }
+
+bf16* TensorTable::bfloat16(std::string_view name) const { return static_cast<bf16*>(find(name, DType::bf16)); }
 
 int32_t* TensorTable::i32(std::string_view name) const { return static_cast<int32_t*>(find(name, DType::i32)); }
 
@@ -164,6 +183,12 @@ const ScalarSpec& OpSpec::scalar(std::string_view scalar_name) const {
   for (const auto& s : scalars)
     if (s.name == scalar_name) return s;
   throw std::out_of_range(name + " has no scalar '" + std::string(scalar_name) + "'");
+}
+
+std::string OpSpec::storage() const {
+  for (const auto& t : tensors)
+    if (t.dtype == DType::bf16) return "bf16";
+  return "fp32";
 }
 
 double OpSpec::bytes(const Shape& s) const {

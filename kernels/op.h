@@ -21,13 +21,20 @@ namespace wb {
 
 struct Launch;
 struct Variant;
+struct bf16;
 class OpSpec;
 
-// |out - ref| <= atol + rtol * |ref|, elementwise.
+// |out - ref| <= atol + rtol * |ref| + ulps * ulp(ref), elementwise, where ulp(ref) is
+// the spacing of bf16 values at |ref| (2^(e-7) for |ref| in [2^e, 2^(e+1)); 2^-133 below
+// 2^-126): a bf16 output rounded once from the exact value is within half an ulp.
 struct Tolerance {
   double atol = 0;
   double rtol = 0;
+  double ulps = 0;
 };
+
+// The spacing of bf16 values at |x| (x finite).
+double bf16_ulp(double x);
 using ToleranceFn = std::function<Tolerance(NumericClass, const Shape&)>;
 
 // The same tolerance whatever the shape, one per numeric class.
@@ -67,13 +74,16 @@ struct TensorSpec {
   bool checked() const { return role != Role::input; }
 };
 
-// Builders for the op catalogue: input("inp", "B,T,C"), output("out", "B,T,C", tol).
+// Builders for the op catalogue: input("inp", "B,T,C"), output("out", "B,T,C", tol);
+// as_bf16(t) stores t in bf16.
 TensorSpec input(std::string name, std::string_view extents, Init init = Init::uniform(-1, 1));
 TensorSpec token_input(std::string name, std::string_view extents, std::string upper_dim = "V");
 TensorSpec output(std::string name, std::string_view extents, ToleranceFn tol);
 TensorSpec inout(std::string name, std::string_view extents, ToleranceFn tol, Init init = Init::uniform(-1, 1));
 // The same tensor, allowed to be null.
 TensorSpec optional(TensorSpec t);
+// The same tensor, stored in bf16.
+TensorSpec as_bf16(TensorSpec t);
 
 // A scalar argument the op is called with (learning rate, step, dloss...). The
 // workbench uses value(shape); the trainer passes its own.
@@ -96,6 +106,7 @@ class TensorTable {
 
   float* f32(std::string_view name) const;
   int32_t* i32(std::string_view name) const;
+  bf16* bfloat16(std::string_view name) const;
   double scalar(std::string_view name) const;
   void* data(std::size_t index) const { return data_.at(index); }
   const Shape& shape() const { return shape_; }
@@ -117,6 +128,11 @@ class OpSpec {
   std::vector<std::string> dims;  // the shape dims this op reads
   std::vector<TensorSpec> tensors;
   std::vector<ScalarSpec> scalars;
+  // An op on bf16 storage names its twin on fp32 storage: the same tensors in the same
+  // order, the same scalars. The twin's reference, run on this op's inputs widened to
+  // fp32, is this op's ground truth; its outputs are compared with this op's outputs
+  // widened. Empty for the fp32 ops.
+  std::string fp32_twin;
 
   // Why a shape is not valid for this op at all (e.g. C % NH != 0); nullopt if valid.
   std::function<std::optional<std::string>(const Shape&)> shape_error;
@@ -144,6 +160,9 @@ class OpSpec {
   void invoke(const Variant& v, const TensorTable& t, const Launch& launch) const;
 
   std::type_index args_type() const { return args_type_; }
+  // "fp32", or "bf16" when any of its tensors is stored in bf16 (the rest are then
+  // fp32 or integers by design: layernorm statistics, losses, master weights).
+  std::string storage() const;
 
   const TensorSpec& tensor(std::string_view name) const;  // throws std::out_of_range
   std::optional<std::size_t> tensor_index(std::string_view name) const;

@@ -30,7 +30,17 @@ std::string_view to_string(NumericClass c) {
   return "?";
 }
 
-std::string_view to_string(DType t) { return t == DType::f32 ? "f32" : "i32"; }
+std::string_view to_string(DType t) {
+  switch (t) {
+    case DType::f32:
+      return "f32";
+    case DType::i32:
+      return "i32";
+    case DType::bf16:
+      return "bf16";
+  }
+  return "?";
+}
 
 std::string_view to_string(Role r) {
   switch (r) {

@@ -14,7 +14,9 @@ enum class Backend { cpu, cuda, emu };
 // fp32 (plain float math), tf32 (tensor cores on fp32 data), bf16 (bf16 copies).
 enum class NumericClass { fp32, tf32, bf16 };
 
-enum class DType { f32, i32 };
+// Element types of tensors. bf16 is a storage type (kernels/bf16.h): variants compute
+// in fp32 and round to it.
+enum class DType { f32, i32, bf16 };
 
 // How a tensor takes part in an op: read only, written (poisoned before each run so
 // every element must be written), or read and written (accumulated gradients and
@@ -30,6 +32,6 @@ std::string_view to_string(Role r);
 Backend parse_backend(std::string_view s);
 NumericClass parse_numeric_class(std::string_view s);
 
-constexpr std::size_t dtype_size(DType) { return 4; }  // f32 and i32
+constexpr std::size_t dtype_size(DType t) { return t == DType::bf16 ? 2 : 4; }
 
 }  // namespace wb

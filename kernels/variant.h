@@ -120,6 +120,16 @@ struct Variant {
     return v;
   }
 
+  // The CPU reference of an op on bf16 storage (the ground truth is its fp32 twin's):
+  // fp32 arithmetic on the widened inputs, each output rounded once.
+  template <class Args>
+  static Variant reference_port(std::string op, void (*fn)(const Args&)) {
+    Variant v = reference(std::move(op), fn);
+    v.summary = "the CPU reference port: the fp32 twin's arithmetic on the widened inputs, outputs rounded once to "
+                "nearest even";
+    return v;
+  }
+
   ParamValues default_params() const;
   bool claims_deterministic(const ParamValues& p) const { return !deterministic || deterministic(p); }
   // Every combination of legal values (a single empty set when there are none).

@@ -35,6 +35,12 @@ void residual_forward(const ResidualForwardArgs& a) {
   for (int64_t i = 0; i < a.N; ++i) a.out[i] = a.inp1[i] + a.inp2[i];
 }
 
+// The bf16 port: the fp32 sum of the widened inputs, rounded once to nearest even.
+void residual_forward_bf16(const ResidualForwardBf16Args& a) {
+#pragma omp parallel for
+  for (int64_t i = 0; i < a.N; ++i) a.out[i] = to_bf16(to_float(a.inp1[i]) + to_float(a.inp2[i]));
+}
+
 }  // namespace wb::reference
 
 namespace wb::references {
@@ -42,7 +48,8 @@ namespace wb::references {
 std::vector<Variant> elementwise() {
   return {Variant::reference("gelu_forward", &reference::gelu_forward),
           Variant::reference("gelu_backward", &reference::gelu_backward),
-          Variant::reference("residual_forward", &reference::residual_forward)};
+          Variant::reference("residual_forward", &reference::residual_forward),
+          Variant::reference_port("residual_forward_bf16", &reference::residual_forward_bf16)};
 }
 
 }  // namespace wb::references

@@ -22,6 +22,16 @@ inline ToleranceFn elementwise(double atol = 1e-5, double rtol = 1e-5) {
                    {std::max(atol, 2e-2), std::max(rtol, 2e-2)});
 }
 
+// A bf16 output of fp32 arithmetic, rounded once to nearest even: the fp32 op's
+// tolerance plus half an ulp of bf16 at the reference.
+inline ToleranceFn rounded_to_bf16(ToleranceFn fp32) {
+  return [fp32](NumericClass c, const Shape& s) {
+    Tolerance t = fp32(c, s);
+    t.ulps += 0.5;
+    return t;
+  };
+}
+
 // Results that sum K = length(shape) terms of magnitude about one: the absolute error
 // of a float sum grows like sqrt(K) (random rounding), more so with tf32 or bf16
 // inputs (10 and 7 bits of mantissa).

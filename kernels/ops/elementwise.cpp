@@ -1,4 +1,4 @@
-// Op definitions: gelu_forward, gelu_backward, residual_forward. They run over
+// Op definitions: gelu_forward, gelu_backward, residual_forward (and on bf16 storage). They run over
 // N = B*T*C values (in GPT-2's MLP, gelu sees C = 4*768).
 #include "kernels/ops/common.h"
 #include "kernels/ops/gelu_backward.h"
@@ -20,6 +20,10 @@ GeluBackwardArgs gelu_backward_args(const TensorTable& t) {
 
 ResidualForwardArgs residual_args(const TensorTable& t) {
   return {t.f32("out"), t.f32("inp1"), t.f32("inp2"), count(t.shape())};
+}
+
+ResidualForwardBf16Args residual_bf16_args(const TensorTable& t) {
+  return {t.bfloat16("out"), t.bfloat16("inp1"), t.bfloat16("inp2"), count(t.shape())};
 }
 
 }  // namespace
@@ -56,6 +60,20 @@ const OpSpec& residual_forward_op() {
     o.tensors = {output("out", "B,T,C", ops::elementwise()), input("inp1", "B,T,C"), input("inp2", "B,T,C")};
     o.flops = [](const Shape& s) { return elements(s); };
     o.bind(&residual_args);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& residual_forward_bf16_op() {
+  static const OpSpec op = [] {
+    OpSpec o("residual_forward_bf16", "out = inp1 + inp2, elementwise, on bf16 storage");
+    o.dims = {"B", "T", "C"};
+    o.fp32_twin = "residual_forward";
+    o.tensors = {as_bf16(output("out", "B,T,C", ops::rounded_to_bf16(ops::elementwise()))),
+                 as_bf16(input("inp1", "B,T,C")), as_bf16(input("inp2", "B,T,C"))};
+    o.flops = [](const Shape& s) { return elements(s); };
+    o.bind(&residual_bf16_args);
     return o;
   }();
   return op;

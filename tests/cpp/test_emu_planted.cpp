@@ -90,5 +90,18 @@ TEST_F(EmuPlanted, ABarrierAfterThreadsExitedIsANoteAndAFaultWhenStrict) {
   expect_all(strict[1], Status::ok);
 }
 
+// A bf16 variant that rounds toward zero: outside half an ulp in many elements, and
+// the mean signed error shows the truncation. Every flavour.
+TEST(PlantedBf16, TruncationFailsTheCheckNamingTheBias) {
+  const Result r = run_command(WB_PLANTED, "check residual_forward_bf16 --backend emu --variants 1,90 --shapes wide "
+                                           "--seed 4 --verbose");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "INCORRECT residual_forward_bf16 emu/90 planted_truncates")) << r.output;
+  // The sum of two bf16 often has a single bit past bf16's: truncation takes off half an
+  // ulp from those and nothing from the exact ones, about -0.25 ulp on average.
+  EXPECT_TRUE(contains(r.output, "mean signed error -0.2")) << r.output;
+  EXPECT_FALSE(contains(r.output, "INCORRECT residual_forward_bf16 emu/1 ")) << r.output;
+}
+
 }  // namespace
 }  // namespace wb

@@ -35,10 +35,34 @@ TEST(Registry, EveryOpOfTheStepIsCatalogued) {
                                        "crossentropy_softmax_backward",
                                        "fused_classifier",
                                        "adamw",
-                                       "global_norm"};
+                                       "global_norm",
+                                       // on bf16 storage
+                                       "residual_forward_bf16"};
   std::set<std::string> names;
   for (const OpSpec* op : Registry::global().ops()) names.insert(op->name);
   EXPECT_EQ(names, expected);
+}
+
+TEST(Registry, EveryOpOnBf16StorageHasAnFp32TwinWithItsTensors) {
+  const Registry& reg = Registry::global();
+  for (const OpSpec* op : reg.ops()) {
+    if (op->storage() != "bf16") {
+      EXPECT_TRUE(op->fp32_twin.empty()) << op->name;
+      continue;
+    }
+    ASSERT_FALSE(op->fp32_twin.empty()) << op->name << " stores bf16 but names no fp32 twin";
+    const OpSpec& twin = reg.op(op->fp32_twin);
+    EXPECT_EQ(twin.storage(), "fp32") << op->name;
+    ASSERT_EQ(twin.tensors.size(), op->tensors.size()) << op->name;
+    for (std::size_t i = 0; i < op->tensors.size(); ++i) {
+      EXPECT_EQ(twin.tensors[i].name, op->tensors[i].name) << op->name;
+      EXPECT_EQ(twin.tensors[i].role, op->tensors[i].role) << op->name;
+      // bf16 outputs are held to half an ulp beyond the twin's tolerance (one rounding).
+      if (op->tensors[i].dtype == DType::bf16 && op->tensors[i].checked()) {
+        EXPECT_GE(op->tensors[i].tol(NumericClass::fp32, Shape{}).ulps, 0.5) << op->name << " " << op->tensors[i].name;
+      }
+    }
+  }
 }
 
 TEST(Registry, EveryOpHasItsReferenceAsCpuVariantOne) {

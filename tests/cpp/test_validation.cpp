@@ -4,6 +4,10 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/bf16.h"
 
 #include "kernels/errors.h"
 #include "kernels/registry.h"
@@ -240,6 +244,59 @@ TEST(Compare, ToleranceIsInclusiveAndNanFails) {
   const float nan_ref[1] = {kNaN};
   const float one[1] = {1.0f};
   EXPECT_FALSE(compare(spec, one, nan_ref, 1, Tolerance{1e9, 1e9}).passed());
+}
+
+// bf16 outputs against an fp32 reference: half an ulp for one rounding, and the bias test.
+class CompareBf16 : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::mt19937 rng(12);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (float& x : ref) x = u(rng) * scale;
+  }
+  TensorCheck check(bf16 (*round)(float), Tolerance tol) {
+    std::vector<bf16> got(ref.size());
+    for (std::size_t i = 0; i < ref.size(); ++i) got[i] = round(ref[i]);
+    return compare(spec, got.data(), DType::f32, ref.data(), int64_t(ref.size()), tol);
+  }
+  TensorSpec spec = as_bf16(output("y", "B", ToleranceFn{}));
+  std::vector<float> ref = std::vector<float>(4096);
+  float scale = 1.0f;
+};
+
+TEST_F(CompareBf16, RoundingToNearestIsWithinHalfAnUlpAndUnbiased) {
+  const TensorCheck c = check(&to_bf16, Tolerance{0, 0, 0.5});
+  EXPECT_TRUE(c.passed()) << c.describe();
+  ASSERT_TRUE(c.bias_ulps);
+  EXPECT_LT(std::fabs(*c.bias_ulps), 0.05) << c.describe();
+  EXPECT_EQ(c.bias_elements, 4096);
+}
+
+TEST_F(CompareBf16, TruncationFailsHalfAnUlp) {
+  const TensorCheck c = check(&to_bf16_rz, Tolerance{0, 0, 0.5});
+  EXPECT_FALSE(c.passed());
+  EXPECT_GT(c.mismatches, 1000) << c.describe();
+  EXPECT_NEAR(*c.bias_ulps, -0.5, 0.05) << "toward zero: about half an ulp";
+}
+
+TEST_F(CompareBf16, TruncationWithinALooseToleranceIsCaughtByTheBias) {
+  // Small outputs held to an absolute floor (as summed gradients are): every truncated
+  // value is within it, only the bias test sees the truncation.
+  scale = 1e-3f;
+  SetUp();
+  const TensorCheck c = check(&to_bf16_rz, Tolerance{1e-4, 0, 0.5});
+  EXPECT_EQ(c.mismatches, 0) << c.describe();
+  EXPECT_TRUE(c.biased());
+  EXPECT_FALSE(c.passed());
+  EXPECT_NE(c.describe().find("biased: the mean signed error is -0.5"), std::string::npos) << c.describe();
+  // Rounding to nearest within the same tolerance passes.
+  EXPECT_TRUE(check(&to_bf16, Tolerance{1e-4, 0, 0.5}).passed());
+}
+
+TEST_F(CompareBf16, TheBiasTestNeedsEnoughElements) {
+  ref.resize(kBiasMinElements - 1);
+  const TensorCheck c = check(&to_bf16_rz, Tolerance{1.0, 0, 0});
+  EXPECT_TRUE(c.passed()) << "too few elements for the bias test: " << c.describe();
 }
 
 }  // namespace

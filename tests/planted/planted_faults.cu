@@ -20,8 +20,15 @@
 //                        guard region after it: an illegal address);
 //   96 reads_past_end    adds 1e-30 times the element after its own: past the end of
 //                        inp1 for the last one (the canary reads as NaN).
+// And of residual_forward_bf16, bf16 faults that loose checks let through:
+//   90 truncates         rounds the fp32 sum toward zero (__float2bfloat16_rz) instead
+//                        of to nearest even: every value about half an ulp low in
+//                        magnitude (llm.c's 7.9% relative check passes it).
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
+#include <cuda_bf16.h>
+
+#include "kernels/cuda/packed.cuh"
 #include "kernels/ops/residual_forward.h"
 
 namespace wb::variants {
@@ -104,6 +111,18 @@ WB_PLANTED_LAUNCHER(planted_far_write)
 WB_PLANTED_LAUNCHER(planted_reads_past_end)
 #undef WB_PLANTED_LAUNCHER
 
+__global__ void planted_bf16_truncates(__nv_bfloat16* out, const __nv_bfloat16* inp1, const __nv_bfloat16* inp2,
+                                       int64_t n) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = __float2bfloat16_rz(__bfloat162float(inp1[i]) + __bfloat162float(inp2[i]));
+}
+
+void launch_bf16_truncates(const ResidualForwardBf16Args& a, const Launch& l) {
+  const int block = l.block_size();
+  WB_LAUNCH(planted_bf16_truncates, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), cuda::as_cuda(a.out),
+            cuda::as_cuda(a.inp1), cuda::as_cuda(a.inp2), a.N);
+}
+
 void launch_out_of_bounds(const ResidualForwardArgs& a, const Launch& l) {
   const int block = l.block_size();
   WB_LAUNCH(planted_out_of_bounds, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), a.out, a.inp1, a.inp2, a.N);
@@ -142,6 +161,13 @@ std::vector<Variant> planted() {
   };
   Variant waits = bug(&launch_waits_for_last, 93, "planted_waits_for_last", "test only: block 0 waits for the last block");
   waits.workspace = [](const Shape&, const ParamValues&) { return sizeof(int); };
+  Variant truncates = Variant::of(&launch_bf16_truncates);
+  truncates.op = "residual_forward_bf16";
+  truncates.backend = Backend::cuda;
+  truncates.id = 90;
+  truncates.name = "planted_truncates";
+  truncates.summary = "test only: rounds toward zero instead of to nearest even";
+  truncates.params = {block_size_param({kPlantedBlock}, kPlantedBlock)};
   return {fault,
           naive,
           bug(&launch_planted_shared_race, 92, "planted_shared_race",
@@ -152,7 +178,8 @@ std::vector<Variant> planted() {
           bug(&launch_planted_far_write, 95, "planted_far_write",
               "test only: writes 16 KiB past the end of its output"),
           bug(&launch_planted_reads_past_end, 96, "planted_reads_past_end",
-              "test only: reads one element past the end of an input")};
+              "test only: reads one element past the end of an input"),
+          truncates};
 }
 
 }  // namespace

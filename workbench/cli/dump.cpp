@@ -44,10 +44,12 @@ int dump(const DumpOptions& o) {
       write_raw(fs::path(o.out) / entry["initial"].get<std::string>(), problem.initial.buffers[i].data(),
                 t.bytes(shape));
     }
-    if (t.checked()) {
+    if (t.checked()) {  // the reference's, in its storage (fp32 for an op on bf16 storage)
+      const TensorSpec& truth = problem.truth->tensors[i];
       entry["expected"] = t.name + ".expected.bin";
+      entry["expected_dtype"] = to_string(truth.dtype);
       write_raw(fs::path(o.out) / entry["expected"].get<std::string>(), problem.expected.buffers[i].data(),
-                t.bytes(shape));
+                truth.bytes(shape));
     }
     manifest["tensors"].push_back(entry);
   }

@@ -17,7 +17,9 @@ int list(const ListOptions& o) {
   for (const OpSpec* op : ops) {
     std::string dims;
     for (const auto& d : op->dims) dims += (dims.empty() ? "" : " ") + d;
-    std::cout << op->name << "  [" << dims << "]\n  " << op->summary << "\n";
+    std::cout << op->name << "  [" << dims << "]  " << op->storage() << " storage"
+              << (op->fp32_twin.empty() ? "" : ", checked against " + op->fp32_twin + "'s reference on widened inputs")
+              << "\n  " << op->summary << "\n";
     if (!o.op.empty()) {
       for (const auto& t : op->tensors)
         std::cout << "    " << to_string(t.role) << " " << t.name << " " << t.extents_text() << " "
@@ -29,13 +31,14 @@ int list(const ListOptions& o) {
       for (const auto& s : op->scalars) std::cout << "    scalar " << s.name << ": " << s.doc << "\n";
     }
     TextTable table(
-        {"backend", "id", "name", "class", "launch", "requires", "on a device", "in emulation", "summary"});
+        {"backend", "id", "name", "storage", "class", "launch", "requires", "on a device", "in emulation", "summary"});
     for (const Variant* v : reg.variants(op->name)) {
       // A CUDA variant is one row, whether this build compiled it for a GPU, for the
       // emulator, or both (the emulated copy is the same source).
       if (v->backend == Backend::emu && reg.find(v->op, Backend::cuda, v->id)) continue;
       const bool gpu_code = v->backend != Backend::cpu;
-      table.add({gpu_code ? "cuda" : "cpu", std::to_string(v->id), v->name, std::string(to_string(v->numeric)),
+      table.add({gpu_code ? "cuda" : "cpu", std::to_string(v->id), v->name, op->storage(),
+                 std::string(to_string(v->numeric)),
                  v->params_text(), v->requirements_text(), gpu_code ? verified.status(*v).text() : "-",
                  gpu_code ? verified.emulation(*v).text() : "-", v->summary});
     }

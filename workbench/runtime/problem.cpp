@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "kernels/bf16.h"
 #include "kernels/checked.h"
 #include "kernels/errors.h"
 #include "kernels/registry.h"
@@ -21,6 +22,21 @@ std::string format_bytes(double bytes) {
   int u = 0;
   while (bytes >= 1024 && u < 6) bytes /= 1024, ++u;
   return u == 0 ? fmt::format("{:.0f} bytes", bytes) : fmt::format("{:.1f} {}", bytes, units[u]);
+}
+
+// The op whose reference is the ground truth: the op, or its fp32 twin, which must have
+// the same tensors in the same order (stored in fp32 where the op stores bf16).
+const OpSpec* truth_of(const Registry& registry, const OpSpec& op) {
+  if (op.fp32_twin.empty()) return &op;
+  const OpSpec& twin = registry.op(op.fp32_twin);
+  bool same = twin.tensors.size() == op.tensors.size() && twin.dims == op.dims;
+  for (std::size_t i = 0; same && i < op.tensors.size(); ++i) {
+    const TensorSpec &a = op.tensors[i], &b = twin.tensors[i];
+    same = a.name == b.name && a.role == b.role && a.extents_text() == b.extents_text() &&
+           (a.dtype == b.dtype || (a.dtype == DType::bf16 && b.dtype == DType::f32));
+  }
+  if (!same) throw std::logic_error(op.name + ": its fp32 twin " + twin.name + " does not have the same tensors");
+  return &twin;
 }
 
 // The shape, once valid for the op and small enough for the Problem's two host sets.
@@ -64,6 +80,9 @@ void fill_inputs(const HostTensors& t, uint64_t seed, const Registry& registry) 
       const int64_t upper = t.shape.get(spec.init.upper_dim);
       auto* p = static_cast<int32_t*>(data);
       for (int64_t k = 0; k < n; ++k) p[k] = int32_t(rng.below(upper));
+    } else if (spec.dtype == DType::bf16) {
+      auto* p = static_cast<bf16*>(data);
+      for (int64_t k = 0; k < n; ++k) p[k] = to_bf16(float(rng.uniform(spec.init.lo, spec.init.hi)));
     } else {
       auto* p = static_cast<float*>(data);
       for (int64_t k = 0; k < n; ++k) p[k] = float(rng.uniform(spec.init.lo, spec.init.hi));
@@ -85,17 +104,27 @@ std::vector<std::string> Problem::omitted() const {
 Problem::Problem(const Registry& registry, const OpSpec& op_, const Shape& shape_, uint64_t seed_,
                  bool omit_optional_)
     : op(&op_),
+      truth(truth_of(registry, op_)),
       shape(valid_shape(op_, shape_)),
       seed(seed_),
       omit_optional(omit_optional_),
       initial(op_, shape_),
-      expected(op_, shape_) {
+      expected(*truth, shape_) {
   fill_inputs(initial, seed_, registry);
-  for (std::size_t i = 0; i < op_.tensors.size(); ++i)
-    std::memcpy(expected.buffers[i].data(), initial.buffers[i].data(), initial.buffers[i].bytes());
-  op_.invoke(registry.reference(op_.name), expected.table(omit_optional), Launch{});
   for (std::size_t i = 0; i < op_.tensors.size(); ++i) {
-    const TensorSpec& spec = op_.tensors[i];
+    const TensorSpec& t = op_.tensors[i];
+    if (t.dtype == DType::bf16) {  // widened: the reference sees exactly the values the variants see
+      const auto* from = static_cast<const bf16*>(initial.buffers[i].data());
+      auto* to = static_cast<float*>(expected.buffers[i].data());
+      const int64_t n = t.numel(shape_);
+      for (int64_t k = 0; k < n; ++k) to[k] = to_float(from[k]);
+    } else {
+      std::memcpy(expected.buffers[i].data(), initial.buffers[i].data(), initial.buffers[i].bytes());
+    }
+  }
+  truth->invoke(registry.reference(truth->name), expected.table(omit_optional), Launch{});
+  for (std::size_t i = 0; i < truth->tensors.size(); ++i) {
+    const TensorSpec& spec = truth->tensors[i];
     if (!spec.checked() || !present(spec)) continue;
     const int64_t n = spec.numel(shape_);
     const TensorCheck self = compare(spec, expected.buffers[i].data(), expected.buffers[i].data(), n, Tolerance{});

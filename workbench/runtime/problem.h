@@ -23,11 +23,14 @@ struct Problem {
   std::vector<std::string> omitted() const;
 
   const OpSpec* op;
+  // The op whose reference makes `expected`: op itself, or for an op on bf16 storage
+  // its fp32 twin (OpSpec::fp32_twin), run on the inputs widened to fp32.
+  const OpSpec* truth;
   Shape shape;
   uint64_t seed;
   bool omit_optional;
   HostTensors initial;   // inputs, and the starting values of inouts; outputs poisoned
-  HostTensors expected;  // after the reference ran on a copy of initial
+  HostTensors expected;  // truth's tensors after its reference ran on (a widened copy of) initial
 };
 
 // Bytes of one set of the op's tensors at a shape that passed op.check_shape.
@@ -40,8 +43,9 @@ int64_t tensor_set_bytes(const OpSpec& op, const Shape& shape);
 void check_fits(const OpSpec& op, const Shape& shape, int64_t sets, int64_t available, const std::string& memory,
                 const std::string& purpose);
 
-// Fills every tensor of `t` from its Init (outputs are poisoned), then lets the op
-// make its inputs consistent (OpSpec::prepare, running references of the registry).
+// Fills every tensor of `t` from its Init (outputs are poisoned; a bf16 tensor gets
+// the values an fp32 one would, rounded to nearest even), then lets the op make its
+// inputs consistent (OpSpec::prepare, running references of the registry).
 void fill_inputs(const HostTensors& t, uint64_t seed, const Registry& registry);
 
 }  // namespace wb

@@ -174,17 +174,23 @@ ReportContext context_from(const Reader& r) {
 }
 
 json to_json(const TensorCheck& c) {
-  return {{"tensor", c.tensor},
-          {"count", c.count},
-          {"mismatches", c.mismatches},
-          {"non_finite", c.non_finite},
-          {"max_abs_err", c.max_abs_err},
-          {"max_rel_err", c.max_rel_err},
-          {"atol", c.tol.atol},
-          {"rtol", c.tol.rtol},
-          {"first_bad", c.first_bad},
-          {"first_bad_value", number_or_null(c.first_bad_value)},
-          {"first_bad_expected", number_or_null(c.first_bad_expected)}};
+  json j = {{"tensor", c.tensor},
+            {"count", c.count},
+            {"mismatches", c.mismatches},
+            {"non_finite", c.non_finite},
+            {"max_abs_err", c.max_abs_err},
+            {"max_rel_err", c.max_rel_err},
+            {"atol", c.tol.atol},
+            {"rtol", c.tol.rtol},
+            {"first_bad", c.first_bad},
+            {"first_bad_value", number_or_null(c.first_bad_value)},
+            {"first_bad_expected", number_or_null(c.first_bad_expected)}};
+  if (c.tol.ulps > 0) j["ulps"] = c.tol.ulps;
+  if (c.bias_ulps) {
+    j["bias_ulps"] = number_or_null(*c.bias_ulps);
+    j["bias_elements"] = c.bias_elements;
+  }
+  return j;
 }
 
 TensorCheck check_from(const Reader& r) {
@@ -195,7 +201,11 @@ TensorCheck check_from(const Reader& r) {
   c.non_finite = r.integer("non_finite");
   c.max_abs_err = r.num("max_abs_err");
   c.max_rel_err = r.num("max_rel_err");
-  c.tol = Tolerance{r.num("atol"), r.num("rtol")};
+  c.tol = Tolerance{r.num("atol"), r.num("rtol"), r.has("ulps") ? r.num("ulps") : 0.0};
+  if (r.has("bias_ulps")) {
+    c.bias_ulps = r.num("bias_ulps");
+    c.bias_elements = r.integer("bias_elements");
+  }
   c.first_bad = r.integer("first_bad");
   c.first_bad_value = r.num("first_bad_value");
   c.first_bad_expected = r.num("first_bad_expected");

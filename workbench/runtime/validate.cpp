@@ -2,21 +2,43 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+
+#include "kernels/bf16.h"
 
 namespace wb {
 
-TensorCheck compare(const TensorSpec& spec, const void* got, const void* expected, int64_t count, Tolerance tol) {
+namespace {
+
+double element(DType dtype, const void* base, int64_t i) {
+  switch (dtype) {
+    case DType::f32:
+      return double(static_cast<const float*>(base)[i]);
+    case DType::i32:
+      return double(static_cast<const int32_t*>(base)[i]);
+    case DType::bf16:
+      return double(to_float(static_cast<const bf16*>(base)[i]));
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool TensorCheck::biased() const {
+  return bias_ulps && bias_elements >= kBiasMinElements && std::fabs(*bias_ulps) > kBiasLimitUlps;
+}
+
+TensorCheck compare(const TensorSpec& spec, const void* got, DType expected_dtype, const void* expected, int64_t count,
+                    Tolerance tol) {
   TensorCheck c;
   c.tensor = spec.name;
   c.tol = tol;
   c.count = count;
-  auto value = [&](const void* base, int64_t i) -> double {
-    return spec.dtype == DType::f32 ? double(static_cast<const float*>(base)[i])
-                                    : double(static_cast<const int32_t*>(base)[i]);
-  };
+  const bool bf16_out = spec.dtype == DType::bf16;
+  double bias_sum = 0;
   for (int64_t i = 0; i < count; ++i) {
-    const double out = value(got, i), ref = value(expected, i);
+    const double out = element(spec.dtype, got, i), ref = element(expected_dtype, expected, i);
     bool bad;
     if (!std::isfinite(out) || !std::isfinite(ref)) {
       c.non_finite += !std::isfinite(out);
@@ -25,7 +47,12 @@ TensorCheck compare(const TensorSpec& spec, const void* got, const void* expecte
       const double err = std::fabs(out - ref);
       c.max_abs_err = std::max(c.max_abs_err, err);
       if (ref != 0) c.max_rel_err = std::max(c.max_rel_err, err / std::fabs(ref));
-      bad = !(err <= tol.atol + tol.rtol * std::fabs(ref));
+      const double ulp = tol.ulps > 0 || bf16_out ? bf16_ulp(ref) : 0.0;
+      bad = !(err <= tol.atol + tol.rtol * std::fabs(ref) + tol.ulps * ulp);
+      if (bf16_out && ref != 0) {
+        bias_sum += (out - ref) * (ref > 0 ? 1.0 : -1.0) / ulp;
+        ++c.bias_elements;
+      }
     }
     if (bad) {
       if (c.first_bad < 0) {
@@ -36,16 +63,24 @@ TensorCheck compare(const TensorSpec& spec, const void* got, const void* expecte
       ++c.mismatches;
     }
   }
+  if (bf16_out && c.bias_elements) c.bias_ulps = bias_sum / double(c.bias_elements);
   return c;
 }
 
 std::string TensorCheck::describe() const {
   if (count == 0) return tensor + ": empty";
-  if (passed()) return fmt::format("{}: max abs {:.2e}, max rel {:.2e}", tensor, max_abs_err, max_rel_err);
-  return fmt::format("{}: {} of {} outside atol {:.1e} + rtol {:.1e}*|ref|{} (first at {}: {} vs {})", tensor,
+  const std::string bias =
+      bias_ulps ? fmt::format(", mean signed error {:+.3f} ulp over {} elements", *bias_ulps, bias_elements) : "";
+  if (passed()) return fmt::format("{}: max abs {:.2e}, max rel {:.2e}{}", tensor, max_abs_err, max_rel_err, bias);
+  if (mismatches == 0)
+    return fmt::format("{}: biased: the mean signed error is {:+.3f} ulp over {} elements (more than {} from zero: "
+                       "a conversion that truncates, or a rounding mode other than nearest even)",
+                       tensor, *bias_ulps, bias_elements, kBiasLimitUlps);
+  return fmt::format("{}: {} of {} outside atol {:.1e} + rtol {:.1e}*|ref|{}{} (first at {}: {} vs {}){}", tensor,
                      mismatches, count, tol.atol, tol.rtol,
+                     tol.ulps > 0 ? fmt::format(" + {} ulp", tol.ulps) : std::string(),
                      non_finite ? fmt::format(", {} not finite", non_finite) : std::string(), first_bad,
-                     first_bad_value, first_bad_expected);
+                     first_bad_value, first_bad_expected, bias);
 }
 
 }  // namespace wb

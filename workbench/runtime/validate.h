@@ -3,6 +3,7 @@
 // |out - ref| <= atol + rtol * |ref|. NaN or Inf never passes, nor does a NaN in the
 // reference (a poisoned element the reference failed to write).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,13 @@ struct TensorCheck {
   std::string tensor;
   Tolerance tol;
   int64_t count = 0;
+  // bf16 outputs: the mean of (out - ref) * sign(ref) in units of ulp(ref), over the
+  // finite elements with ref != 0. Rounding to nearest leaves it near zero; a
+  // conversion that truncates pulls every value toward zero by about half an ulp, and
+  // a plain mean of signed errors would cancel on zero-mean outputs. Checked when
+  // enough elements take part (kBiasMinElements): |bias| above kBiasLimitUlps fails.
+  std::optional<double> bias_ulps;
+  int64_t bias_elements = 0;
   int64_t mismatches = 0;  // elements outside the tolerance (non-finite ones included)
   int64_t non_finite = 0;  // NaN or Inf in the output
   double max_abs_err = 0;  // over finite elements
@@ -22,10 +30,25 @@ struct TensorCheck {
   double first_bad_value = 0;
   double first_bad_expected = 0;
 
-  bool passed() const { return mismatches == 0 && count > 0; }
+  bool biased() const;
+  bool passed() const { return mismatches == 0 && count > 0 && !biased(); }
   std::string describe() const;  // "out: 3 of 1024 outside atol 1e-05 + rtol 1e-05*|ref| (first at 17: 0.5 vs 0.25)"
 };
 
-TensorCheck compare(const TensorSpec& spec, const void* got, const void* expected, int64_t count, Tolerance tol);
+// Elements, and the bound in ulps, of the bias test of bf16 outputs. With one rounding
+// to nearest the error in ulps is spread over [-1/2, 1/2] (standard deviation about
+// 0.29): over 256 elements its mean strays past 0.15 ulp with odds of about 1 in
+// 10^16, while a truncation's mean is about -0.5 ulp.
+inline constexpr int64_t kBiasMinElements = 256;
+inline constexpr double kBiasLimitUlps = 0.15;
+
+// `got` holds spec's elements (f32, i32 or bf16), `expected` the reference's, of
+// `expected_dtype` (f32 where the reference ran on fp32 storage for a bf16 op).
+TensorCheck compare(const TensorSpec& spec, const void* got, DType expected_dtype, const void* expected, int64_t count,
+                    Tolerance tol);
+inline TensorCheck compare(const TensorSpec& spec, const void* got, const void* expected, int64_t count,
+                           Tolerance tol) {
+  return compare(spec, got, spec.dtype, expected, count, tol);
+}
 
 }  // namespace wb

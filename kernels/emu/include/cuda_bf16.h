@@ -18,6 +18,7 @@
 // Defined in wb::emu_build (kernels/emu/shim.h says why): variants reach them by the
 // usual names from inside namespace wb.
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/bf16.h"
 #include "kernels/emu/shim.h"
@@ -26,7 +27,7 @@ namespace wb {
 inline namespace emu_build {
 
 struct __nv_bfloat16 {
-  uint16_t __x = 0;
+  uint16_t __x;  // no initialiser: trivially constructible, as CUDA's (packed arrays of it are memcpy'd)
   __nv_bfloat16() = default;
   __nv_bfloat16(float f) : __x(::wb::to_bf16(f).bits) {}  // round to nearest even, as CUDA's
   __nv_bfloat16(double d) : __x(::wb::to_bf16(d).bits) {}
@@ -38,6 +39,8 @@ struct __nv_bfloat16 {
   }
 };
 static_assert(sizeof(__nv_bfloat16) == 2, "a bf16 is two bytes");
+static_assert(std::is_trivially_copyable_v<__nv_bfloat16> && std::is_trivially_default_constructible_v<__nv_bfloat16>,
+              "as CUDA's: copied and packed by memcpy");
 
 struct alignas(4) __nv_bfloat162 {
   __nv_bfloat16 x, y;
