@@ -31,6 +31,27 @@ void layernorm_forward(const LayernormForwardArgs& a) {
     normalize_row(a.inp + row * C, a.weight, a.bias, C, a.out + row * C, a.mean + row, a.rstd + row);
 }
 
+// The bf16 port: the row widened, the statistics as the fp32 reference computes them
+// (in double), each output rounded once from double to bf16.
+void layernorm_forward_bf16(const LayernormForwardBf16Args& a) {
+  const int64_t C = a.C;
+  std::vector<double> w(C), b(C);
+  for (int64_t c = 0; c < C; ++c) w[c] = to_float(a.weight[c]), b[c] = to_float(a.bias[c]);
+#pragma omp parallel for
+  for (int64_t row = 0; row < int64_t(a.B) * a.T; ++row) {
+    const bf16* x = a.inp + row * C;
+    double sum = 0;
+    for (int64_t c = 0; c < C; ++c) sum += to_float(x[c]);
+    const double m = sum / C;
+    double var = 0;
+    for (int64_t c = 0; c < C; ++c) var += (to_float(x[c]) - m) * (to_float(x[c]) - m);
+    const double s = 1.0 / std::sqrt(var / C + double(kLayernormEps));
+    for (int64_t c = 0; c < C; ++c) a.out[row * C + c] = to_bf16((to_float(x[c]) - m) * s * w[c] + b[c]);
+    a.mean[row] = float(m);
+    a.rstd[row] = float(s);
+  }
+}
+
 void fused_residual_layernorm_forward(const FusedResidualLayernormForwardArgs& a) {
   const int64_t C = a.C;
 #pragma omp parallel for
@@ -85,7 +106,8 @@ namespace wb::references {
 std::vector<Variant> layernorm() {
   return {Variant::reference("layernorm_forward", &reference::layernorm_forward),
           Variant::reference("layernorm_backward", &reference::layernorm_backward),
-          Variant::reference("fused_residual_layernorm_forward", &reference::fused_residual_layernorm_forward)};
+          Variant::reference("fused_residual_layernorm_forward", &reference::fused_residual_layernorm_forward),
+          Variant::reference_port("layernorm_forward_bf16", &reference::layernorm_forward_bf16)};
 }
 
 }  // namespace wb::references

@@ -32,4 +32,10 @@ void fused_classifier(const FusedClassifierArgs& a);
 void adamw(const AdamwArgs& a);
 void global_norm(const GlobalNormArgs& a);
 
+// The ops on bf16 storage: ports of the fp32 references (the fp32 arithmetic on the
+// widened inputs, each output rounded once), their ops' CPU variant 1; the ground truth
+// of those ops is their fp32 twin's reference (OpSpec::fp32_twin).
+void residual_forward_bf16(const ResidualForwardBf16Args& a);
+void layernorm_forward_bf16(const LayernormForwardBf16Args& a);
+
 }  // namespace wb::reference

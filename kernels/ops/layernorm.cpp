@@ -13,6 +13,12 @@ LayernormForwardArgs forward_args(const TensorTable& t) {
           t.f32("bias"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
 }
 
+LayernormForwardBf16Args forward_bf16_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.bfloat16("out"), t.f32("mean"),          t.f32("rstd"),    t.bfloat16("inp"), t.bfloat16("weight"),
+          t.bfloat16("bias"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
+}
+
 LayernormBackwardArgs backward_args(const TensorTable& t) {
   const Shape& s = t.shape();
   return {t.f32("dinp"), t.f32("dweight"), t.f32("dbias"),   t.f32("dout"),    t.f32("inp"),    t.f32("weight"),
@@ -49,6 +55,25 @@ const OpSpec& layernorm_forward_op() {
     o.tensors.push_back(input("bias", "C"));
     o.flops = layernorm_flops;
     o.bind(&forward_args);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& layernorm_forward_bf16_op() {
+  static const OpSpec op = [] {
+    OpSpec o("layernorm_forward_bf16",
+             "normalise every row of C channels (eps 1e-5), then scale and shift, on bf16 storage (statistics fp32)");
+    o.dims = {"B", "T", "C"};
+    o.fp32_twin = "layernorm_forward";
+    o.shape_error = kInt32Limits;
+    o.tensors = {as_bf16(output("out", "B,T,C", ops::rounded_to_bf16(ops::elementwise(2e-5, 1e-5))))};
+    for (auto& t : statistics()) o.tensors.push_back(t);
+    o.tensors.push_back(as_bf16(input("inp", "B,T,C")));
+    o.tensors.push_back(as_bf16(input("weight", "C")));
+    o.tensors.push_back(as_bf16(input("bias", "C")));
+    o.flops = layernorm_flops;
+    o.bind(&forward_bf16_args);
     return o;
   }();
   return op;

@@ -103,5 +103,21 @@ TEST(PlantedBf16, TruncationFailsTheCheckNamingTheBias) {
   EXPECT_FALSE(contains(r.output, "INCORRECT residual_forward_bf16 emu/1 ")) << r.output;
 }
 
+// A bf16 layernorm that accumulates in bf16 (its statistics off, every output with
+// them), and one that rounds an intermediate to bf16 (more than half an ulp in some
+// elements), fail on their outputs.
+TEST(PlantedBf16, AccumulatingInBf16AndRoundingTwiceFailTheCheck) {
+  const Result r = run_command(WB_PLANTED, "check layernorm_forward_bf16 --backend emu --variants 1,2,90,91 --seed 4");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "INCORRECT layernorm_forward_bf16 emu/90 planted_accumulates_in_bf16 block_size=32 at "
+                                 "B=2 T=19 C=1024: out: "))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "INCORRECT layernorm_forward_bf16 emu/91 planted_rounds_twice block_size=32 at "
+                                 "B=2 T=19 C=1024: out: "))
+      << r.output;
+  EXPECT_FALSE(contains(r.output, "INCORRECT layernorm_forward_bf16 emu/1 ")) << r.output;
+  EXPECT_FALSE(contains(r.output, "INCORRECT layernorm_forward_bf16 emu/2 ")) << r.output;
+}
+
 }  // namespace
 }  // namespace wb

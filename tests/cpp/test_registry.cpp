@@ -37,7 +37,8 @@ TEST(Registry, EveryOpOfTheStepIsCatalogued) {
                                        "adamw",
                                        "global_norm",
                                        // on bf16 storage
-                                       "residual_forward_bf16"};
+                                       "residual_forward_bf16",
+                                       "layernorm_forward_bf16"};
   std::set<std::string> names;
   for (const OpSpec* op : Registry::global().ops()) names.insert(op->name);
   EXPECT_EQ(names, expected);

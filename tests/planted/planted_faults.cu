@@ -24,11 +24,18 @@
 //   90 truncates         rounds the fp32 sum toward zero (__float2bfloat16_rz) instead
 //                        of to nearest even: every value about half an ulp low in
 //                        magnitude (llm.c's 7.9% relative check passes it).
+// And of layernorm_forward_bf16 (one thread per row, otherwise its naive port):
+//   90 accumulates_in_bf16  sums the row and the squared deviations in bf16
+//                        (__hadd): every partial sum rounded to 8 bits;
+//   91 rounds_twice      rounds the normalised value to bf16 before scaling and
+//                        shifting it, then rounds the output: two roundings where the
+//                        contract says one.
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include <cuda_bf16.h>
 
 #include "kernels/cuda/packed.cuh"
+#include "kernels/ops/layernorm_forward.h"
 #include "kernels/ops/residual_forward.h"
 
 namespace wb::variants {
@@ -123,6 +130,55 @@ void launch_bf16_truncates(const ResidualForwardBf16Args& a, const Launch& l) {
             cuda::as_cuda(a.inp1), cuda::as_cuda(a.inp2), a.N);
 }
 
+// The two bf16 faults of layernorm_forward_bf16 emu/90 and emu/91.
+enum class LayernormBug { accumulate_in_bf16, round_twice };
+
+template <LayernormBug kBug>
+__global__ void planted_layernorm_bf16(__nv_bfloat16* out, float* mean, float* rstd, const __nv_bfloat16* inp,
+                                       const __nv_bfloat16* weight, const __nv_bfloat16* bias, int rows, int C) {
+  const int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  const __nv_bfloat16* x = inp + size_t(row) * C;
+  float m, var;
+  if (kBug == LayernormBug::accumulate_in_bf16) {
+    __nv_bfloat16 sum = __float2bfloat16(0.0f);
+    for (int c = 0; c < C; ++c) sum = __hadd(sum, x[c]);
+    m = __bfloat162float(sum) / C;
+    __nv_bfloat16 squares = __float2bfloat16(0.0f);
+    for (int c = 0; c < C; ++c) {
+      const __nv_bfloat16 d = __float2bfloat16(__bfloat162float(x[c]) - m);
+      squares = __hfma(d, d, squares);
+    }
+    var = __bfloat162float(squares);
+  } else {
+    float sum = 0.0f;
+    for (int c = 0; c < C; ++c) sum += __bfloat162float(x[c]);
+    m = sum / C;
+    var = 0.0f;
+    for (int c = 0; c < C; ++c) {
+      const float d = __bfloat162float(x[c]) - m;
+      var += d * d;
+    }
+  }
+  const float s = rsqrtf(var / C + kLayernormEps);
+  __nv_bfloat16* y = out + size_t(row) * C;
+  for (int c = 0; c < C; ++c) {
+    float normed = (__bfloat162float(x[c]) - m) * s;
+    if (kBug == LayernormBug::round_twice) normed = __bfloat162float(__float2bfloat16(normed));
+    y[c] = __float2bfloat16(normed * __bfloat162float(weight[c]) + __bfloat162float(bias[c]));
+  }
+  mean[row] = m;
+  rstd[row] = s;
+}
+
+template <LayernormBug kBug>
+void launch_layernorm_bf16(const LayernormForwardBf16Args& a, const Launch& l) {
+  const int rows = a.B * a.T;
+  const int block = l.block_size();
+  WB_LAUNCH(planted_layernorm_bf16<kBug>, cuda::grid_for(rows, block), block, 0, cuda::stream(l), cuda::as_cuda(a.out),
+            a.mean, a.rstd, cuda::as_cuda(a.inp), cuda::as_cuda(a.weight), cuda::as_cuda(a.bias), rows, a.C);
+}
+
 void launch_out_of_bounds(const ResidualForwardArgs& a, const Launch& l) {
   const int block = l.block_size();
   WB_LAUNCH(planted_out_of_bounds, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), a.out, a.inp1, a.inp2, a.N);
@@ -161,6 +217,17 @@ std::vector<Variant> planted() {
   };
   Variant waits = bug(&launch_waits_for_last, 93, "planted_waits_for_last", "test only: block 0 waits for the last block");
   waits.workspace = [](const Shape&, const ParamValues&) { return sizeof(int); };
+  auto layernorm_bug = [](void (*fn)(const LayernormForwardBf16Args&, const Launch&), int id, const char* name,
+                          const char* summary) {
+    Variant v = Variant::of(fn);
+    v.op = "layernorm_forward_bf16";
+    v.backend = Backend::cuda;
+    v.id = id;
+    v.name = name;
+    v.summary = summary;
+    v.params = {block_size_param({kPlantedBlock}, kPlantedBlock)};
+    return v;
+  };
   Variant truncates = Variant::of(&launch_bf16_truncates);
   truncates.op = "residual_forward_bf16";
   truncates.backend = Backend::cuda;
@@ -179,7 +246,11 @@ std::vector<Variant> planted() {
               "test only: writes 16 KiB past the end of its output"),
           bug(&launch_planted_reads_past_end, 96, "planted_reads_past_end",
               "test only: reads one element past the end of an input"),
-          truncates};
+          truncates,
+          layernorm_bug(&launch_layernorm_bf16<LayernormBug::accumulate_in_bf16>, 90, "planted_accumulates_in_bf16",
+                        "test only: sums the row in bf16"),
+          layernorm_bug(&launch_layernorm_bf16<LayernormBug::round_twice>, 91, "planted_rounds_twice",
+                        "test only: rounds the normalised value to bf16, then the output")};
 }
 
 }  // namespace

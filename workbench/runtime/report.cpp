@@ -190,6 +190,7 @@ json to_json(const TensorCheck& c) {
     j["bias_ulps"] = number_or_null(*c.bias_ulps);
     j["bias_elements"] = c.bias_elements;
   }
+  j["tol_used"] = number_or_null(c.tol_used);
   return j;
 }
 
@@ -206,6 +207,7 @@ TensorCheck check_from(const Reader& r) {
     c.bias_ulps = r.num("bias_ulps");
     c.bias_elements = r.integer("bias_elements");
   }
+  if (r.has("tol_used")) c.tol_used = r.num("tol_used");
   c.first_bad = r.integer("first_bad");
   c.first_bad_value = r.num("first_bad_value");
   c.first_bad_expected = r.num("first_bad_expected");

@@ -48,7 +48,9 @@ TensorCheck compare(const TensorSpec& spec, const void* got, DType expected_dtyp
       c.max_abs_err = std::max(c.max_abs_err, err);
       if (ref != 0) c.max_rel_err = std::max(c.max_rel_err, err / std::fabs(ref));
       const double ulp = tol.ulps > 0 || bf16_out ? bf16_ulp(ref) : 0.0;
-      bad = !(err <= tol.atol + tol.rtol * std::fabs(ref) + tol.ulps * ulp);
+      const double allowed = tol.atol + tol.rtol * std::fabs(ref) + tol.ulps * ulp;
+      bad = !(err <= allowed);
+      if (allowed > 0) c.tol_used = std::max(c.tol_used, err / allowed);
       if (bf16_out && ref != 0) {
         bias_sum += (out - ref) * (ref > 0 ? 1.0 : -1.0) / ulp;
         ++c.bias_elements;
@@ -71,7 +73,9 @@ std::string TensorCheck::describe() const {
   if (count == 0) return tensor + ": empty";
   const std::string bias =
       bias_ulps ? fmt::format(", mean signed error {:+.3f} ulp over {} elements", *bias_ulps, bias_elements) : "";
-  if (passed()) return fmt::format("{}: max abs {:.2e}, max rel {:.2e}{}", tensor, max_abs_err, max_rel_err, bias);
+  if (passed())
+    return fmt::format("{}: max abs {:.2e}, max rel {:.2e}, {:.0f}% of the tolerance{}", tensor, max_abs_err,
+                       max_rel_err, 100 * tol_used, bias);
   if (mismatches == 0)
     return fmt::format("{}: biased: the mean signed error is {:+.3f} ulp over {} elements (more than {} from zero: "
                        "a conversion that truncates, or a rounding mode other than nearest even)",

@@ -22,6 +22,9 @@ struct TensorCheck {
   // enough elements take part (kBiasMinElements): |bias| above kBiasLimitUlps fails.
   std::optional<double> bias_ulps;
   int64_t bias_elements = 0;
+  // The largest |out - ref| as a fraction of what the tolerance allows there (above 1:
+  // a mismatch), over the finite elements: how much of its tolerance a variant uses.
+  double tol_used = 0;
   int64_t mismatches = 0;  // elements outside the tolerance (non-finite ones included)
   int64_t non_finite = 0;  // NaN or Inf in the output
   double max_abs_err = 0;  // over finite elements
