@@ -35,6 +35,27 @@ void residual_forward(const ResidualForwardArgs& a) {
   for (int64_t i = 0; i < a.N; ++i) a.out[i] = a.inp1[i] + a.inp2[i];
 }
 
+// The bf16 ports: the fp32 references' arithmetic (in double) on the widened inputs,
+// each result rounded once from double to bf16.
+void gelu_forward_bf16(const GeluForwardBf16Args& a) {
+#pragma omp parallel for
+  for (int64_t i = 0; i < a.N; ++i) {
+    const double x = to_float(a.inp[i]);
+    a.out[i] = to_bf16(0.5 * x * (1.0 + std::tanh(kGeluScale * (x + kGeluCubic * x * x * x))));
+  }
+}
+
+void gelu_backward_bf16(const GeluBackwardBf16Args& a) {
+#pragma omp parallel for
+  for (int64_t i = 0; i < a.N; ++i) {
+    const double x = to_float(a.inp[i]);
+    const double th = std::tanh(kGeluScale * (x + kGeluCubic * x * x * x));
+    const double dudx = kGeluScale * (1.0 + 3.0 * kGeluCubic * x * x);
+    const double grad = 0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * dudx;
+    a.dinp[i] = to_bf16(grad * double(to_float(a.dout[i])));
+  }
+}
+
 // The bf16 port: the fp32 sum of the widened inputs, rounded once to nearest even.
 void residual_forward_bf16(const ResidualForwardBf16Args& a) {
 #pragma omp parallel for
@@ -49,7 +70,9 @@ std::vector<Variant> elementwise() {
   return {Variant::reference("gelu_forward", &reference::gelu_forward),
           Variant::reference("gelu_backward", &reference::gelu_backward),
           Variant::reference("residual_forward", &reference::residual_forward),
-          Variant::reference_port("residual_forward_bf16", &reference::residual_forward_bf16)};
+          Variant::reference_port("residual_forward_bf16", &reference::residual_forward_bf16),
+          Variant::reference_port("gelu_forward_bf16", &reference::gelu_forward_bf16),
+          Variant::reference_port("gelu_backward_bf16", &reference::gelu_backward_bf16)};
 }
 
 }  // namespace wb::references

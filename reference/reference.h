@@ -37,5 +37,7 @@ void global_norm(const GlobalNormArgs& a);
 // of those ops is their fp32 twin's reference (OpSpec::fp32_twin).
 void residual_forward_bf16(const ResidualForwardBf16Args& a);
 void layernorm_forward_bf16(const LayernormForwardBf16Args& a);
+void gelu_forward_bf16(const GeluForwardBf16Args& a);
+void gelu_backward_bf16(const GeluBackwardBf16Args& a);
 
 }  // namespace wb::reference

@@ -22,6 +22,14 @@ ResidualForwardArgs residual_args(const TensorTable& t) {
   return {t.f32("out"), t.f32("inp1"), t.f32("inp2"), count(t.shape())};
 }
 
+GeluForwardBf16Args gelu_forward_bf16_args(const TensorTable& t) {
+  return {t.bfloat16("out"), t.bfloat16("inp"), count(t.shape())};
+}
+
+GeluBackwardBf16Args gelu_backward_bf16_args(const TensorTable& t) {
+  return {t.bfloat16("dinp"), t.bfloat16("inp"), t.bfloat16("dout"), count(t.shape())};
+}
+
 ResidualForwardBf16Args residual_bf16_args(const TensorTable& t) {
   return {t.bfloat16("out"), t.bfloat16("inp1"), t.bfloat16("inp2"), count(t.shape())};
 }
@@ -74,6 +82,34 @@ const OpSpec& residual_forward_bf16_op() {
                  as_bf16(input("inp1", "B,T,C")), as_bf16(input("inp2", "B,T,C"))};
     o.flops = [](const Shape& s) { return elements(s); };
     o.bind(&residual_bf16_args);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& gelu_forward_bf16_op() {
+  static const OpSpec op = [] {
+    OpSpec o("gelu_forward_bf16", "GELU, tanh approximation, elementwise, on bf16 storage");
+    o.dims = {"B", "T", "C"};
+    o.fp32_twin = "gelu_forward";
+    o.tensors = {as_bf16(output("out", "B,T,C", ops::rounded_to_bf16(ops::elementwise()))),
+                 as_bf16(input("inp", "B,T,C", Init::uniform(-4, 4)))};
+    o.flops = [](const Shape& s) { return 10.0 * elements(s); };
+    o.bind(&gelu_forward_bf16_args);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& gelu_backward_bf16_op() {
+  static const OpSpec op = [] {
+    OpSpec o("gelu_backward_bf16", "dinp = gelu'(inp) * dout, elementwise, on bf16 storage (written)");
+    o.dims = {"B", "T", "C"};
+    o.fp32_twin = "gelu_backward";
+    o.tensors = {as_bf16(output("dinp", "B,T,C", ops::rounded_to_bf16(ops::elementwise()))),
+                 as_bf16(input("inp", "B,T,C", Init::uniform(-4, 4))), as_bf16(input("dout", "B,T,C"))};
+    o.flops = [](const Shape& s) { return 18.0 * elements(s); };
+    o.bind(&gelu_backward_bf16_args);
     return o;
   }();
   return op;

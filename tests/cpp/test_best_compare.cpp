@@ -341,6 +341,28 @@ TEST_F(Commands, BestMergesSectionsPerDeviceAndReplaces) {
   EXPECT_EQ(f.sections[0].device_slug, "gpu-b");
 }
 
+// Within a device's section, new entries replace those of the same op and shape only: a
+// bf16 op's choices join the fp32 ones instead of erasing them.
+TEST_F(Commands, BestMergesEntriesPerOpAndShapeWithinASection) {
+  const std::string fp32 = write("fp32.json", report({rec("gelu_forward", 2, 10, 0.1)}, "GPU A"));
+  const std::string bf16 = write("bf16.json", report({rec("residual_forward_bf16", 1, 10, 0.1)}, "GPU A"));
+  const std::string out = (dir_ / "best.json").string();
+  ASSERT_EQ(wb("best " + fp32 + " --out " + out).code, 0);
+  const Result r = wb("best " + bf16 + " --out " + out);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("with 1 entries of other ops or shapes kept from before"), std::string::npos) << r.output;
+  const BestFile f = read_best(out);
+  ASSERT_EQ(f.sections.size(), 1u);
+  const BestSection& s = f.sections[0];
+  ASSERT_EQ(s.entries.size(), 2u);
+  EXPECT_EQ(s.entries[0].op, "gelu_forward");
+  EXPECT_EQ(s.entries[1].op, "residual_forward_bf16");
+  EXPECT_EQ(s.reports.size(), 2u) << "the reports of both entries";
+  // --replace starts the section afresh.
+  ASSERT_EQ(wb("best " + bf16 + " --replace --out " + out).code, 0);
+  EXPECT_EQ(read_best(out).sections[0].entries.size(), 1u);
+}
+
 TEST_F(Commands, BestRefusesBadFilesAndLeavesTheOutputAlone) {
   const std::string a = write("a.json", report({rec("gelu_forward", 1, 10, 0.1)}, "GPU A"));
   Result r = wb("best " + (dir_ / "missing.json").string() + " --out " + (dir_ / "x.json").string());

@@ -38,7 +38,9 @@ TEST(Registry, EveryOpOfTheStepIsCatalogued) {
                                        "global_norm",
                                        // on bf16 storage
                                        "residual_forward_bf16",
-                                       "layernorm_forward_bf16"};
+                                       "layernorm_forward_bf16",
+                                       "gelu_forward_bf16",
+                                       "gelu_backward_bf16"};
   std::set<std::string> names;
   for (const OpSpec* op : Registry::global().ops()) names.insert(op->name);
   EXPECT_EQ(names, expected);

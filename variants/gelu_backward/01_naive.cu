@@ -7,14 +7,14 @@
 // Limits: one 32-bit load per tensor and thread: four times the load and store
 // instructions of a 128-bit access, and one element of work per thread.
 #include "kernels/cuda/dialect.cuh"
+#include "kernels/cuda/gelu.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/gelu_backward.h"
-#include "variants/gelu_backward/common.cuh"
 
 namespace wb::variants {
 namespace {
 
-using gelu_backward_detail::gelu_grad;
+using cuda::gelu::gelu_grad;
 
 __global__ void gelu_backward_naive(float* dinp, const float* inp, const float* dout, int64_t n) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;

@@ -14,14 +14,14 @@
 
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/dialect.cuh"
+#include "kernels/cuda/gelu.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/gelu_backward.h"
-#include "variants/gelu_backward/common.cuh"
 
 namespace wb::variants {
 namespace {
 
-using gelu_backward_detail::gelu_grad;
+using cuda::gelu::gelu_grad;
 
 __global__ void gelu_backward_vec4(float* dinp, const float* inp, const float* dout, int64_t n) {
   const int64_t vecs = n / 4;

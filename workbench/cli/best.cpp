@@ -77,14 +77,16 @@ int best(const BestOptions& o) {
     if (!per_device.count(key)) order.push_back(key);
     per_device[key].emplace_back(path, std::move(report));
   }
+  std::size_t kept = 0;
   for (const auto& key : order) {
     BestSection s = choose_best(per_device[key], precision, o.deterministic);
     s.created = utc_now();
     print_section(s, per_device[key].size());
-    file.merge(std::move(s));
+    kept += file.merge(std::move(s));
   }
   write_best(file, o.out);
   std::cout << "wrote " << o.out << ": " << order.size() << " section(s) from these reports";
+  if (kept) std::cout << " (with " << kept << " entries of other ops or shapes kept from before)";
   if (file.sections.size() > order.size())
     std::cout << ", " << file.sections.size() - order.size() << " of other devices kept";
   std::cout << "\n";

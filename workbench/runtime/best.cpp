@@ -1,5 +1,7 @@
 #include "workbench/runtime/best.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -23,14 +25,24 @@ const BestEntry* BestSection::find(const std::string& op, const Shape& shape) co
 
 std::string BestSection::key() const { return std::string(to_string(backend)) + "/" + device_slug; }
 
-void BestFile::merge(BestSection s) {
+std::size_t BestFile::merge(BestSection s) {
   for (auto& old : sections) {
-    if (old.backend == s.backend && old.device_slug == s.device_slug) {
-      old = std::move(s);
-      return;
-    }
+    if (old.backend != s.backend || old.device_slug != s.device_slug) continue;
+    std::vector<BestEntry> kept;
+    for (const BestEntry& e : old.entries)
+      if (!s.find(e.op, e.shape)) kept.push_back(e);
+    for (const std::string& r : old.reports)  // the reports the kept entries came from
+      if (std::find(s.reports.begin(), s.reports.end(), r) == s.reports.end() &&
+          std::any_of(kept.begin(), kept.end(), [&](const BestEntry& e) { return e.report == r; }))
+        s.reports.push_back(r);
+    const std::size_t count = kept.size();
+    kept.insert(kept.end(), s.entries.begin(), s.entries.end());
+    s.entries = std::move(kept);
+    old = std::move(s);
+    return count;
   }
   sections.push_back(std::move(s));
+  return 0;
 }
 
 const BestSection* BestFile::find(Backend b, const std::string& slug) const {

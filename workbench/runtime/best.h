@@ -69,8 +69,11 @@ struct BestFile {
   std::vector<BestSection> sections;  // one per (backend, device slug), in order of addition
   bool from_v1 = false;               // read from a wb.best/1 file
 
-  // Replaces the section of s's device, or adds s.
-  void merge(BestSection s);
+  // Adds s, or merges it into the section of its device: s's entries replace the entries
+  // of the same op and shape, the section's other entries stay (a bf16 `wb best` keeps
+  // the fp32 ops' choices; a sweep of one op keeps the others'). Returns how many entries
+  // of the old section were kept.
+  std::size_t merge(BestSection s);
   const BestSection* find(Backend b, const std::string& slug) const;
 };
 
