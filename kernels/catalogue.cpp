@@ -12,14 +12,17 @@ const std::vector<const OpSpec*>& all_ops() {
       &softmax_forward_op(),
       &crossentropy_forward_op(), &fused_classifier_op(),
       // forward, on bf16 storage
-      &residual_forward_bf16_op(), &layernorm_forward_bf16_op(), &gelu_forward_bf16_op(),
+      &encoder_forward_bf16_op(), &matmul_forward_bf16_op(), &residual_forward_bf16_op(), &layernorm_forward_bf16_op(),
+      &fused_residual_layernorm_forward_bf16_op(), &gelu_forward_bf16_op(),
       // backward, on bf16 storage
       &gelu_backward_bf16_op(),
       // backward
       &crossentropy_softmax_backward_op(), &matmul_backward_op(), &matmul_backward_bias_op(), &gelu_backward_op(),
       &attention_backward_op(), &layernorm_backward_op(), &encoder_backward_op(),
       // update
-      &global_norm_op(), &adamw_op()};
+      &global_norm_op(), &adamw_op(),
+      // update, from bf16 gradients
+      &global_norm_bf16_op(), &adamw_bf16_op()};
   return ops;
 }
 

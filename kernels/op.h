@@ -133,6 +133,12 @@ class OpSpec {
   // fp32, is this op's ground truth; its outputs are compared with this op's outputs
   // widened. Empty for the fp32 ops.
   std::string fp32_twin;
+  // An op on bf16 storage whose contract no fp32 op states -- it rounds an
+  // intermediate that a later op reads back (fused_residual_layernorm_forward_bf16
+  // normalises the stored bf16 residual), or it has tensors no fp32 op has (adamw_bf16's
+  // master weights) -- has no twin and states its truth itself: its reference variant
+  // carries it (Variant::truth). own_truth says why the op has no twin; empty otherwise.
+  std::string own_truth;
 
   // Why a shape is not valid for this op at all (e.g. C % NH != 0); nullopt if valid.
   std::function<std::optional<std::string>(const Shape&)> shape_error;

@@ -20,6 +20,8 @@
 namespace wb {
 
 // A tunable launch parameter and its legal values; block sizes come first.
+class TensorTable;  // kernels/op.h
+
 struct TuningParam {
   std::string name;
   std::vector<int> values;
@@ -91,6 +93,13 @@ struct Variant {
   int min_compute_capability = 0;
   std::type_index args_type = typeid(void);
   std::function<void(const void*, const Launch&)> run;
+  // The ground truth of an op with no fp32 twin (OpSpec::own_truth), on its reference
+  // variant only: it runs on a table of the op's tensors with every bf16 one widened to
+  // fp32 storage, and leaves there what the outputs are before their final rounding (in
+  // double where it helps; the intermediates the contract rounds rounded to bf16
+  // values). So, as with a twin, bf16 outputs are compared with unrounded values: one
+  // rounding is half an ulp beyond the fp32 tolerance.
+  std::function<void(const TensorTable&)> truth;
   std::string source;       // file, relative to the repository (set by the registry)
   std::string source_hash;  // SHA-256 of that file at build time (set by the registry)
 
@@ -127,6 +136,15 @@ struct Variant {
     Variant v = reference(std::move(op), fn);
     v.summary = "the CPU reference port: the fp32 twin's arithmetic on the widened inputs, outputs rounded once to "
                 "nearest even";
+    return v;
+  }
+
+  // The CPU reference port of an op on bf16 storage that states its own truth.
+  template <class Args>
+  static Variant reference_port(std::string op, void (*fn)(const Args&), void (*truth)(const TensorTable&)) {
+    Variant v = reference(std::move(op), fn);
+    v.summary = "the CPU reference port: its truth's arithmetic, outputs rounded once to nearest even";
+    v.truth = truth;
     return v;
   }
 

@@ -15,6 +15,18 @@ void encoder_forward(const EncoderForwardArgs& a) {
   }
 }
 
+// The bf16 port: the fp32 sum of the widened rows, rounded once to nearest even.
+void encoder_forward_bf16(const EncoderForwardBf16Args& a) {
+  const int64_t C = a.C;
+#pragma omp parallel for
+  for (int64_t bt = 0; bt < int64_t(a.B) * a.T; ++bt) {
+    const bf16* wte_row = a.wte + int64_t(a.inp[bt]) * C;
+    const bf16* wpe_row = a.wpe + (bt % a.T) * C;
+    bf16* out_row = a.out + bt * C;
+    for (int64_t c = 0; c < C; ++c) out_row[c] = to_bf16(to_float(wte_row[c]) + to_float(wpe_row[c]));
+  }
+}
+
 void encoder_backward(const EncoderBackwardArgs& a) {
   const int64_t C = a.C;
   // Parallel over channels: rows of dwte that several tokens share never race.
@@ -35,7 +47,8 @@ namespace wb::references {
 
 std::vector<Variant> encoder() {
   return {Variant::reference("encoder_forward", &reference::encoder_forward),
-          Variant::reference("encoder_backward", &reference::encoder_backward)};
+          Variant::reference("encoder_backward", &reference::encoder_backward),
+          Variant::reference_port("encoder_forward_bf16", &reference::encoder_forward_bf16)};
 }
 
 }  // namespace wb::references

@@ -31,24 +31,66 @@ void layernorm_forward(const LayernormForwardArgs& a) {
     normalize_row(a.inp + row * C, a.weight, a.bias, C, a.out + row * C, a.mean + row, a.rstd + row);
 }
 
-// The bf16 port: the row widened, the statistics as the fp32 reference computes them
-// (in double), each output rounded once from double to bf16.
+namespace {
+
+// Normalises one stored bf16 row: the row widened, the statistics in double as
+// normalize_row, each output rounded once from double to bf16.
+void normalize_bf16_row(const bf16* x, const std::vector<double>& w, const std::vector<double>& b, int64_t C,
+                        bf16* out, float* mean, float* rstd) {
+  double sum = 0;
+  for (int64_t c = 0; c < C; ++c) sum += to_float(x[c]);
+  const double m = sum / C;
+  double var = 0;
+  for (int64_t c = 0; c < C; ++c) var += (to_float(x[c]) - m) * (to_float(x[c]) - m);
+  const double s = 1.0 / std::sqrt(var / C + double(kLayernormEps));
+  for (int64_t c = 0; c < C; ++c) out[c] = to_bf16((to_float(x[c]) - m) * s * w[c] + b[c]);
+  *mean = float(m);
+  *rstd = float(s);
+}
+
+std::vector<double> widened(const bf16* x, int64_t n) {
+  std::vector<double> out(n);
+  for (int64_t i = 0; i < n; ++i) out[i] = to_float(x[i]);
+  return out;
+}
+
+}  // namespace
+
+// The bf16 port of layernorm_forward.
 void layernorm_forward_bf16(const LayernormForwardBf16Args& a) {
   const int64_t C = a.C;
-  std::vector<double> w(C), b(C);
-  for (int64_t c = 0; c < C; ++c) w[c] = to_float(a.weight[c]), b[c] = to_float(a.bias[c]);
+  const std::vector<double> w = widened(a.weight, C), b = widened(a.bias, C);
+#pragma omp parallel for
+  for (int64_t row = 0; row < int64_t(a.B) * a.T; ++row)
+    normalize_bf16_row(a.inp + row * C, w, b, C, a.out + row * C, a.mean + row, a.rstd + row);
+}
+
+// The port: the residual's fp32 sum rounded once (exact before the rounding: two bf16
+// add exactly in fp32 unless 2^16 apart, and then the smaller is below half an ulp of
+// the larger), then the layernorm of that stored row as layernorm_forward_bf16's.
+void fused_residual_layernorm_forward_bf16(const FusedResidualLayernormForwardBf16Args& a) {
+  const int64_t C = a.C;
+  const std::vector<double> w = widened(a.weight, C), b = widened(a.bias, C);
 #pragma omp parallel for
   for (int64_t row = 0; row < int64_t(a.B) * a.T; ++row) {
-    const bf16* x = a.inp + row * C;
-    double sum = 0;
-    for (int64_t c = 0; c < C; ++c) sum += to_float(x[c]);
-    const double m = sum / C;
-    double var = 0;
-    for (int64_t c = 0; c < C; ++c) var += (to_float(x[c]) - m) * (to_float(x[c]) - m);
-    const double s = 1.0 / std::sqrt(var / C + double(kLayernormEps));
-    for (int64_t c = 0; c < C; ++c) a.out[row * C + c] = to_bf16((to_float(x[c]) - m) * s * w[c] + b[c]);
-    a.mean[row] = float(m);
-    a.rstd[row] = float(s);
+    bf16* residual = a.residual + row * C;
+    for (int64_t c = 0; c < C; ++c) residual[c] = to_bf16(to_float(a.inp1[row * C + c]) + to_float(a.inp2[row * C + c]));
+    normalize_bf16_row(residual, w, b, C, a.normed + row * C, a.mean + row, a.rstd + row);
+  }
+}
+
+// Its truth, on the widened tensors: the residual rounded to a bf16 value (the stored
+// one), the layernorm of it as the fp32 reference's, normed left unrounded.
+void fused_residual_layernorm_forward_bf16_truth(const TensorTable& t) {
+  const Shape& s = t.shape();
+  const int64_t C = s.C;
+  const float *inp1 = t.f32("inp1"), *inp2 = t.f32("inp2"), *weight = t.f32("weight"), *bias = t.f32("bias");
+  float *residual = t.f32("residual"), *normed = t.f32("normed"), *mean = t.f32("mean"), *rstd = t.f32("rstd");
+#pragma omp parallel for
+  for (int64_t row = 0; row < s.B * s.T; ++row) {
+    for (int64_t c = 0; c < C; ++c)
+      residual[row * C + c] = to_float(to_bf16(inp1[row * C + c] + inp2[row * C + c]));
+    normalize_row(residual + row * C, weight, bias, C, normed + row * C, mean + row, rstd + row);
   }
 }
 
@@ -107,7 +149,10 @@ std::vector<Variant> layernorm() {
   return {Variant::reference("layernorm_forward", &reference::layernorm_forward),
           Variant::reference("layernorm_backward", &reference::layernorm_backward),
           Variant::reference("fused_residual_layernorm_forward", &reference::fused_residual_layernorm_forward),
-          Variant::reference_port("layernorm_forward_bf16", &reference::layernorm_forward_bf16)};
+          Variant::reference_port("layernorm_forward_bf16", &reference::layernorm_forward_bf16),
+          Variant::reference_port("fused_residual_layernorm_forward_bf16",
+                                  &reference::fused_residual_layernorm_forward_bf16,
+                                  &reference::fused_residual_layernorm_forward_bf16_truth)};
 }
 
 }  // namespace wb::references

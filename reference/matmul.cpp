@@ -1,5 +1,7 @@
 // CPU reference of matmul_forward, matmul_gelu_forward, matmul_backward and
 // matmul_backward_bias.
+#include <vector>
+
 #include "reference/reference.h"
 
 namespace wb::reference {
@@ -14,6 +16,23 @@ void matmul_forward(const MatmulForwardArgs& a) {
       double acc = a.bias ? a.bias[o] : 0.0;
       for (int64_t c = 0; c < C; ++c) acc += double(x[c]) * w[c];
       a.out[r * OC + o] = float(acc);
+    }
+  }
+}
+
+// The bf16 port: the same sums in double over the widened inputs, rounded once.
+void matmul_forward_bf16(const MatmulForwardBf16Args& a) {
+  const int64_t rows = int64_t(a.B) * a.T, C = a.C, OC = a.OC;
+  std::vector<float> w(OC * C);
+  for (int64_t i = 0; i < OC * C; ++i) w[i] = to_float(a.weight[i]);
+#pragma omp parallel for
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<float> x(C);
+    for (int64_t c = 0; c < C; ++c) x[c] = to_float(a.inp[r * C + c]);
+    for (int64_t o = 0; o < OC; ++o) {
+      double acc = a.bias ? to_float(a.bias[o]) : 0.0;
+      for (int64_t c = 0; c < C; ++c) acc += double(x[c]) * w[o * C + c];
+      a.out[r * OC + o] = to_bf16(acc);
     }
   }
 }
@@ -63,6 +82,7 @@ namespace wb::references {
 
 std::vector<Variant> matmul() {
   return {Variant::reference("matmul_forward", &reference::matmul_forward),
+          Variant::reference_port("matmul_forward_bf16", &reference::matmul_forward_bf16),
           Variant::reference("matmul_gelu_forward", &reference::matmul_gelu_forward),
           Variant::reference("matmul_backward", &reference::matmul_backward),
           Variant::reference("matmul_backward_bias", &reference::matmul_backward_bias)};

@@ -5,13 +5,16 @@
 # of its tolerance any variant used and the largest |mean signed error| in ulps of the
 # bf16 outputs (over records of at least 256 elements).
 #
-#   bash tools/bf16_error_study.sh [SEEDS]     (default 20; needs build/wb)
+#   bash tools/bf16_error_study.sh [SEEDS] [OP...]   (default 20 seeds, every bf16 op;
+#                                                    needs build/wb)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seeds="${1:-20}"
+shift || true
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-ops=$(build/wb list 2>/dev/null | awk '/^[a-z].*]  bf16 storage/ {print $1}')
+ops="$*"
+[[ -n "$ops" ]] || ops=$(build/wb list 2>/dev/null | awk '/^[a-z].*]  bf16 storage/ {print $1}')
 for seed in $(seq 1 "$seeds"); do
   for op in $ops; do
     for backend in emu cpu; do

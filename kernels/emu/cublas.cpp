@@ -2,7 +2,11 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
+
+#include "kernels/bf16.h"
 
 namespace wb {
 inline namespace emu_build {
@@ -17,8 +21,8 @@ namespace {
 // Elements a column-major rows x cols matrix with leading dimension ld spans.
 long long span(int rows, int cols, int ld) { return rows == 0 || cols == 0 ? 0 : (long long)(cols - 1) * ld + rows; }
 
-bool inside(const float* p, long long elements) {
-  return elements == 0 || ::wb::emu::in_device_memory(p, std::size_t(elements) * sizeof(float));
+bool inside(const void* p, long long elements, std::size_t element_bytes = sizeof(float)) {
+  return elements == 0 || ::wb::emu::in_device_memory(p, std::size_t(elements) * element_bytes);
 }
 
 cublasStatus_t fault(const std::string& what) {
@@ -56,7 +60,56 @@ cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb
   return CUBLAS_STATUS_SUCCESS;
 }
 
+std::size_t bytes_of(cudaDataType_t t) { return t == CUDA_R_32F ? 4 : 2; }
+
+// The span elements of a column-major matrix of type t, as fp32 (bf16 widened exactly).
+std::vector<float> widened(const void* p, cudaDataType_t t, long long elements) {
+  std::vector<float> out(std::size_t(std::max(elements, 1LL)));
+  for (long long i = 0; i < elements; ++i)
+    out[std::size_t(i)] = t == CUDA_R_32F ? static_cast<const float*>(p)[i] : to_float(static_cast<const bf16*>(p)[i]);
+  return out;
+}
+
 }  // namespace
+
+cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                            const void* alpha, const void* A, cudaDataType_t Atype, int lda, const void* B,
+                            cudaDataType_t Btype, int ldb, const void* beta, void* C, cudaDataType_t Ctype, int ldc,
+                            cublasComputeType_t compute, cublasGemmAlgo_t) {
+  if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
+  auto supported = [](cudaDataType_t t) { return t == CUDA_R_32F || t == CUDA_R_16BF; };
+  if (compute != CUBLAS_COMPUTE_32F || !supported(Atype) || Atype != Btype || !supported(Ctype))
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  if (::wb::emu::planning()) return CUBLAS_STATUS_SUCCESS;
+  if (::wb::emu::sticky_error()) return CUBLAS_STATUS_EXECUTION_FAILED;
+  if (m < 0 || n < 0 || k < 0 || lda < (ta == CUBLAS_OP_N ? m : k) || ldb < (tb == CUBLAS_OP_N ? k : n) || ldc < m ||
+      lda < 1 || ldb < 1 || ldc < 1)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  if (h->pointers == CUBLAS_POINTER_MODE_DEVICE && (!inside(alpha, 1) || !inside(beta, 1)))
+    return fault("cublasGemmEx: alpha or beta is not in device memory (pointer mode device)");
+  const long long a_span = ta == CUBLAS_OP_N ? span(m, k, lda) : span(k, m, lda);
+  const long long b_span = tb == CUBLAS_OP_N ? span(k, n, ldb) : span(n, k, ldb);
+  const long long c_span = span(m, n, ldc);
+  if (!inside(A, a_span, bytes_of(Atype))) return fault("cublasGemmEx: matrix A reaches outside device memory");
+  if (!inside(B, b_span, bytes_of(Btype))) return fault("cublasGemmEx: matrix B reaches outside device memory");
+  if (!inside(C, c_span, bytes_of(Ctype))) return fault("cublasGemmEx: matrix C reaches outside device memory");
+  const float a = *static_cast<const float*>(alpha), b = *static_cast<const float*>(beta);
+  const std::vector<float> a_f = widened(A, Atype, a_span), b_f = widened(B, Btype, b_span);
+  // Only the m x n elements of C are read (beta != 0) and written; the gaps between
+  // columns (ldc > m) keep what they held.
+  std::vector<float> c_f = b != 0.0f ? widened(C, Ctype, c_span) : std::vector<float>(std::size_t(std::max(c_span, 1LL)));
+  if (m > 0 && n > 0)
+    cblas_sgemm(CblasColMajor, trans(ta), trans(tb), m, n, k, a, a_f.data(), lda, b_f.data(), ldb, b, c_f.data(), ldc);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) {
+      const long long e = (long long)j * ldc + i;
+      if (Ctype == CUDA_R_32F)
+        static_cast<float*>(C)[e] = c_f[std::size_t(e)];
+      else
+        static_cast<bf16*>(C)[e] = to_bf16(c_f[std::size_t(e)]);
+    }
+  return CUBLAS_STATUS_SUCCESS;
+}
 
 cublasStatus_t cublasCreate(cublasHandle_t* handle) {
   *handle = new cublasContext;

@@ -3,7 +3,11 @@
 // run by OpenBLAS with the same (column-major) transposes, leading dimensions, alpha
 // and beta, so that the composed library variants run under emulation. Every matrix
 // is checked to lie inside device memory first (memcheck). The math mode is recorded
-// and ignored: products are plain fp32.
+// and ignored: products are plain fp32. cublasGemmEx with bf16 (or fp32) matrices and
+// fp32 compute is what cuBLAS computes up to the order of the sums: A and B widened to
+// fp32 (exact), an fp32 SGEMM with alpha and beta (C widened when beta != 0), the
+// result rounded once to C's type, to nearest even. Other types or compute types are
+// CUBLAS_STATUS_NOT_SUPPORTED.
 #include <cstdint>
 
 #include "kernels/emu/shim.h"
@@ -28,6 +32,15 @@ enum cublasMath_t : int {
   CUBLAS_PEDANTIC_MATH = 2,
   CUBLAS_TF32_TENSOR_OP_MATH = 3,
 };
+enum cudaDataType_t : int { CUDA_R_32F = 0, CUDA_R_16F = 2, CUDA_R_16BF = 14 };
+enum cublasComputeType_t : int {
+  CUBLAS_COMPUTE_16F = 64,
+  CUBLAS_COMPUTE_32F = 68,
+  CUBLAS_COMPUTE_32F_FAST_16F = 74,
+  CUBLAS_COMPUTE_32F_FAST_16BF = 75,
+  CUBLAS_COMPUTE_32F_FAST_TF32 = 77,
+};
+enum cublasGemmAlgo_t : int { CUBLAS_GEMM_DEFAULT = -1, CUBLAS_GEMM_DEFAULT_TENSOR_OP = 99 };
 enum cublasPointerMode_t : int { CUBLAS_POINTER_MODE_HOST = 0, CUBLAS_POINTER_MODE_DEVICE = 1 };
 enum cublasAtomicsMode_t : int { CUBLAS_ATOMICS_NOT_ALLOWED = 0, CUBLAS_ATOMICS_ALLOWED = 1 };
 
@@ -48,6 +61,13 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_
                                          int m, int n, int k, const float* alpha, const float* A, int lda,
                                          long long stride_a, const float* B, int ldb, long long stride_b,
                                          const float* beta, float* C, int ldc, long long stride_c, int batch);
+
+// C = alpha op(A) op(B) + beta C with typed matrices (alpha and beta fp32 for
+// CUBLAS_COMPUTE_32F).
+cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+                            int k, const void* alpha, const void* A, cudaDataType_t Atype, int lda, const void* B,
+                            cudaDataType_t Btype, int ldb, const void* beta, void* C, cudaDataType_t Ctype, int ldc,
+                            cublasComputeType_t computeType, cublasGemmAlgo_t algo);
 
 }  // namespace emu_build
 }  // namespace wb

@@ -5,6 +5,7 @@
 //   param -= lr * (m / (1-b1^t) / (sqrt(v / (1-b2^t)) + eps) + weight_decay * param)
 #include <cstdint>
 
+#include "kernels/bf16.h"
 #include "kernels/op.h"
 
 namespace wb {
@@ -20,5 +21,29 @@ struct AdamwArgs {
 };
 
 const OpSpec& adamw_op();
+
+// adamw_bf16: the step of llm.c's bf16 training: the gradients in bf16, the fp32 master
+// weights, m and v updated in fp32 as adamw updates params, m and v; then the bf16
+// parameters the forward pass reads are written from the new master weights, rounded
+// stochastically (kernels/stochastic_rounding.h: element i with `seed`, the same bits
+// on every backend and launch configuration) or, with stochastic == 0, to nearest even.
+// No fp32 op has master weights, so the op states its own truth: adamw's arithmetic
+// in double on the widened gradients, the master weights unrounded. Tolerances: master,
+// m and v as adamw's params, m and v; params one ulp of bf16 beyond adamw's (a
+// stochastic rounding lands on either neighbour), and the bias test holds it unbiased.
+struct AdamwBf16Args {
+  bf16* params;        // (N), written from the master weights
+  float* master;       // (N) fp32 master weights, updated
+  float* m;            // (N) first moment, updated
+  float* v;            // (N) second moment, updated
+  const bf16* grads;   // (N)
+  int64_t N;
+  float lr, beta1, beta2, eps, weight_decay, grad_scale;
+  int t;              // step, from 1
+  uint32_t seed;      // of the stochastic rounding, one per step
+  int stochastic;     // 1: stochastic rounding of params; 0: to nearest even
+};
+
+const OpSpec& adamw_bf16_op();
 
 }  // namespace wb

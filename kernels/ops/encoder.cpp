@@ -11,6 +11,12 @@ EncoderForwardArgs forward_args(const TensorTable& t) {
   return {t.f32("out"), t.i32("inp"), t.f32("wte"), t.f32("wpe"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
 }
 
+EncoderForwardBf16Args forward_bf16_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.bfloat16("out"), t.i32("inp"),     t.bfloat16("wte"), t.bfloat16("wpe"),
+          ops::as_int(s.B),  ops::as_int(s.T), ops::as_int(s.C)};
+}
+
 EncoderBackwardArgs backward_args(const TensorTable& t) {
   const Shape& s = t.shape();
   return {t.f32("dwte"),    t.f32("dwpe"),    t.f32("dout"),   t.i32("inp"),
@@ -20,6 +26,12 @@ EncoderBackwardArgs backward_args(const TensorTable& t) {
 // Tokens are int32 below V.
 const ops::ShapeCheck kInt32Limits = ops::int32_limits({"B", "T", "C", "V", "B*T"});
 double rows(const Shape& s) { return double(s.B) * double(s.T); }
+double forward_flops(const Shape& s) { return rows(s) * double(s.C); }
+// Only the gathered rows of wte are read, not all V of them: per row a token, the wte
+// and wpe rows read and the output row written (wpe's T rows at least once).
+double forward_bytes(const Shape& s, double element) {
+  return 4.0 * rows(s) + element * (2 * rows(s) * double(s.C) + double(s.T) * double(s.C));
+}
 
 }  // namespace
 
@@ -30,12 +42,25 @@ const OpSpec& encoder_forward_op() {
     o.shape_error = kInt32Limits;
     o.tensors = {output("out", "B,T,C", ops::elementwise()), token_input("inp", "B,T"), input("wte", "V,C"),
                  input("wpe", "T,C")};
-    o.flops = [](const Shape& s) { return rows(s) * double(s.C); };
-    // Only the gathered rows of wte are read, not all V of them.
-    o.min_bytes = [](const Shape& s) {
-      return 4.0 * (rows(s) + 2 * rows(s) * double(s.C) + double(s.T) * double(s.C));
-    };
+    o.flops = forward_flops;
+    o.min_bytes = [](const Shape& s) { return forward_bytes(s, 4.0); };
     o.bind(&forward_args);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& encoder_forward_bf16_op() {
+  static const OpSpec op = [] {
+    OpSpec o("encoder_forward_bf16", "token plus position embedding, on bf16 storage");
+    o.dims = {"B", "T", "C", "V"};
+    o.fp32_twin = "encoder_forward";
+    o.shape_error = kInt32Limits;
+    o.tensors = {as_bf16(output("out", "B,T,C", ops::rounded_to_bf16(ops::elementwise()))), token_input("inp", "B,T"),
+                 as_bf16(input("wte", "V,C")), as_bf16(input("wpe", "T,C"))};
+    o.flops = forward_flops;
+    o.min_bytes = [](const Shape& s) { return forward_bytes(s, 2.0); };
+    o.bind(&forward_bf16_args);
     return o;
   }();
   return op;

@@ -3,6 +3,7 @@
 //   out[b,t,:] = wte[inp[b,t], :] + wpe[t, :]
 #include <cstdint>
 
+#include "kernels/bf16.h"
 #include "kernels/op.h"
 
 namespace wb {
@@ -16,5 +17,20 @@ struct EncoderForwardArgs {
 };
 
 const OpSpec& encoder_forward_op();
+
+// encoder_forward_bf16: the same on bf16 storage (wte, wpe and out), as llm.c's bf16
+// step keeps it: each sum taken in fp32 and rounded once to nearest even. Its twin is
+// encoder_forward. Tolerance of out: encoder_forward's plus half an ulp of bf16 at the
+// reference (one rounding: the sum of two bf16 is exact in fp32, so the only error is
+// that rounding).
+struct EncoderForwardBf16Args {
+  bf16* out;           // (B, T, C)
+  const int32_t* inp;  // (B, T) token ids in [0, V)
+  const bf16* wte;     // (V, C)
+  const bf16* wpe;     // (T, C)
+  int B, T, C;
+};
+
+const OpSpec& encoder_forward_bf16_op();
 
 }  // namespace wb

@@ -3,6 +3,7 @@
 //   out[0] = sqrt(sum_i grads[i]^2)
 #include <cstdint>
 
+#include "kernels/bf16.h"
 #include "kernels/op.h"
 
 namespace wb {
@@ -14,5 +15,16 @@ struct GlobalNormArgs {
 };
 
 const OpSpec& global_norm_op();
+
+// global_norm_bf16: the same over bf16 gradients, the sum of squares in fp32 and the
+// norm in fp32, as llm.c's bf16 step clips. Its twin is global_norm, whose tolerance
+// (1e-4 relative) it keeps: the inputs are exact in fp32 and there is no bf16 output.
+struct GlobalNormBf16Args {
+  float* out;         // (1)
+  const bf16* grads;  // (N)
+  int64_t N;
+};
+
+const OpSpec& global_norm_bf16_op();
 
 }  // namespace wb

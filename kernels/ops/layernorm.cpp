@@ -31,6 +31,13 @@ FusedResidualLayernormForwardArgs fused_args(const TensorTable& t) {
           t.f32("weight"),   t.f32("bias"),   ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
 }
 
+FusedResidualLayernormForwardBf16Args fused_bf16_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.bfloat16("residual"), t.bfloat16("normed"), t.f32("mean"),    t.f32("rstd"),
+          t.bfloat16("inp1"),     t.bfloat16("inp2"),   t.bfloat16("weight"), t.bfloat16("bias"),
+          ops::as_int(s.B),       ops::as_int(s.T),     ops::as_int(s.C)};
+}
+
 // Statistics of a row of C values: the mean, and rstd (about 1.7 for uniform inputs).
 std::vector<TensorSpec> statistics() {
   return {output("mean", "B,T", ops::elementwise(1e-6, 1e-5)), output("rstd", "B,T", ops::elementwise(1e-5, 1e-5))};
@@ -120,6 +127,27 @@ const OpSpec& fused_residual_layernorm_forward_op() {
     o.tensors.push_back(input("bias", "C"));
     o.flops = [](const Shape& s) { return layernorm_flops(s) + elements(s); };
     o.bind(&fused_args);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& fused_residual_layernorm_forward_bf16_op() {
+  static const OpSpec op = [] {
+    OpSpec o("fused_residual_layernorm_forward_bf16",
+             "residual = bf16(inp1 + inp2), then layernorm of the stored residual, on bf16 storage (statistics fp32)");
+    o.dims = {"B", "T", "C"};
+    o.own_truth = "the layernorm of the residual as stored in bf16, which no fp32 op rounds";
+    o.shape_error = kInt32Limits;
+    o.tensors = {as_bf16(output("residual", "B,T,C", ops::rounded_to_bf16(ops::elementwise()))),
+                 as_bf16(output("normed", "B,T,C", ops::rounded_to_bf16(ops::elementwise(2e-5, 1e-5))))};
+    for (auto& t : statistics()) o.tensors.push_back(t);
+    o.tensors.push_back(as_bf16(input("inp1", "B,T,C")));
+    o.tensors.push_back(as_bf16(input("inp2", "B,T,C")));
+    o.tensors.push_back(as_bf16(input("weight", "C")));
+    o.tensors.push_back(as_bf16(input("bias", "C")));
+    o.flops = [](const Shape& s) { return layernorm_flops(s) + elements(s); };
+    o.bind(&fused_bf16_args);
     return o;
   }();
   return op;

@@ -15,6 +15,12 @@ MatmulForwardArgs forward_args(const TensorTable& t) {
           ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.OC)};
 }
 
+MatmulForwardBf16Args forward_bf16_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.bfloat16("out"), t.bfloat16("inp"), t.bfloat16("weight"), t.bfloat16("bias"),
+          ops::as_int(s.B),  ops::as_int(s.T),  ops::as_int(s.C),      ops::as_int(s.OC)};
+}
+
 MatmulGeluForwardArgs gelu_forward_args(const TensorTable& t) {
   const Shape& s = t.shape();
   return {t.f32("out"),     t.f32("pre"),     t.f32("inp"),     t.f32("weight"),
@@ -34,6 +40,7 @@ MatmulBackwardBiasArgs bias_args(const TensorTable& t) {
 
 const ops::ShapeCheck kInt32Limits = ops::int32_limits({"B", "T", "C", "OC", "B*T"});
 double rows(const Shape& s) { return double(s.B) * double(s.T); }
+double forward_flops(const Shape& s) { return 2.0 * rows(s) * double(s.C) * double(s.OC) + rows(s) * double(s.OC); }
 
 }  // namespace
 
@@ -44,8 +51,23 @@ const OpSpec& matmul_forward_op() {
     o.shape_error = kInt32Limits;
     o.tensors = {output("out", "B,T,OC", ops::summed_over("C")), input("inp", "B,T,C"), input("weight", "OC,C"),
                  optional(input("bias", "OC"))};
-    o.flops = [](const Shape& s) { return 2.0 * rows(s) * double(s.C) * double(s.OC) + rows(s) * double(s.OC); };
+    o.flops = forward_flops;
     o.bind(&forward_args);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& matmul_forward_bf16_op() {
+  static const OpSpec op = [] {
+    OpSpec o("matmul_forward_bf16", "linear layer on bf16 storage, fp32 accumulation: out = inp @ weight^T + bias");
+    o.dims = {"B", "T", "C", "OC"};
+    o.fp32_twin = "matmul_forward";
+    o.shape_error = kInt32Limits;
+    o.tensors = {as_bf16(output("out", "B,T,OC", ops::rounded_to_bf16(ops::summed_over("C")))),
+                 as_bf16(input("inp", "B,T,C")), as_bf16(input("weight", "OC,C")), optional(as_bf16(input("bias", "OC")))};
+    o.flops = forward_flops;
+    o.bind(&forward_bf16_args);
     return o;
   }();
   return op;

@@ -3,6 +3,7 @@
 //   out = inp @ weight^T + bias,  weight of shape (OC, C)
 #include <cstdint>
 
+#include "kernels/bf16.h"
 #include "kernels/op.h"
 
 namespace wb {
@@ -16,5 +17,20 @@ struct MatmulForwardArgs {
 };
 
 const OpSpec& matmul_forward_op();
+
+// matmul_forward_bf16: the same on bf16 storage, as llm.c's bf16 step runs its linear
+// layers: the products of bf16 inputs (exact in fp32) summed in fp32 with the bias,
+// each output rounded once to nearest even. Its twin is matmul_forward. Tolerance of
+// out: matmul_forward's (a sum over C in fp32) plus half an ulp of bf16 at the
+// reference.
+struct MatmulForwardBf16Args {
+  bf16* out;           // (B, T, OC)
+  const bf16* inp;     // (B, T, C)
+  const bf16* weight;  // (OC, C)
+  const bf16* bias;    // (OC), may be null (no bias)
+  int B, T, C, OC;
+};
+
+const OpSpec& matmul_forward_bf16_op();
 
 }  // namespace wb

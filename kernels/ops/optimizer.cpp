@@ -1,5 +1,6 @@
-// Op definitions: adamw, global_norm. Both run over the N parameters of the model
-// (by default GPT-2's count at the shape's V, C, L and T).
+// Op definitions: adamw, global_norm, and their forms on bf16 gradients (adamw_bf16,
+// global_norm_bf16). All run over the N parameters of the model (by default GPT-2's
+// count at the shape's V, C, L and T).
 #include "kernels/ops/adamw.h"
 #include "kernels/ops/common.h"
 #include "kernels/ops/global_norm.h"
@@ -7,26 +8,63 @@
 namespace wb {
 namespace {
 
+// The scalars of one AdamW step, the same in AdamwArgs and AdamwBf16Args.
+template <class Args>
+Args with_step_scalars(Args a, const TensorTable& t) {
+  a.N = t.shape().N;
+  a.lr = float(t.scalar("lr"));
+  a.beta1 = float(t.scalar("beta1"));
+  a.beta2 = float(t.scalar("beta2"));
+  a.eps = float(t.scalar("eps"));
+  a.weight_decay = float(t.scalar("weight_decay"));
+  a.grad_scale = float(t.scalar("grad_scale"));
+  a.t = int(t.scalar("t"));
+  return a;
+}
+
 AdamwArgs adamw_args(const TensorTable& t) {
-  return {t.f32("params"),
-          t.f32("m"),
-          t.f32("v"),
-          t.f32("grads"),
-          t.shape().N,
-          float(t.scalar("lr")),
-          float(t.scalar("beta1")),
-          float(t.scalar("beta2")),
-          float(t.scalar("eps")),
-          float(t.scalar("weight_decay")),
-          float(t.scalar("grad_scale")),
-          int(t.scalar("t"))};
+  AdamwArgs a{};
+  a.params = t.f32("params");
+  a.m = t.f32("m");
+  a.v = t.f32("v");
+  a.grads = t.f32("grads");
+  return with_step_scalars(a, t);
+}
+
+AdamwBf16Args adamw_bf16_args(const TensorTable& t) {
+  AdamwBf16Args a{};
+  a.params = t.bfloat16("params");
+  a.master = t.f32("master");
+  a.m = t.f32("m");
+  a.v = t.f32("v");
+  a.grads = t.bfloat16("grads");
+  a.seed = uint32_t(t.scalar("seed"));
+  a.stochastic = int(t.scalar("stochastic"));
+  return with_step_scalars(a, t);
 }
 
 GlobalNormArgs global_norm_args(const TensorTable& t) { return {t.f32("out"), t.f32("grads"), t.shape().N}; }
+GlobalNormBf16Args global_norm_bf16_args(const TensorTable& t) {
+  return {t.f32("out"), t.bfloat16("grads"), t.shape().N};
+}
 
 ScalarSpec constant(std::string name, double value, std::string doc) {
   return {std::move(name), [value](const Shape&) { return value; }, std::move(doc)};
 }
+
+std::vector<ScalarSpec> adamw_scalars() {
+  return {constant("lr", 1e-3, "learning rate"),
+          constant("beta1", 0.9, "first-moment decay"),
+          constant("beta2", 0.999, "second-moment decay"),
+          constant("eps", 1e-8, "added to sqrt(v_hat)"),
+          constant("weight_decay", 0.1, "decoupled weight decay"),
+          constant("grad_scale", 0.5, "gradient multiplier from clipping"),
+          constant("t", 3, "step number, from 1")};
+}
+
+// The moments start where a few steps would have left them.
+TensorSpec first_moment() { return inout("m", "N", ops::elementwise(1e-8, 1e-5), Init::uniform(-0.1, 0.1)); }
+TensorSpec second_moment() { return inout("v", "N", ops::elementwise(1e-9, 1e-5), Init::uniform(0, 0.01)); }
 
 }  // namespace
 
@@ -34,18 +72,35 @@ const OpSpec& adamw_op() {
   static const OpSpec op = [] {
     OpSpec o("adamw", "AdamW step with bias correction and weight decay; gradients scaled by grad_scale first");
     o.dims = {"N"};
-    o.tensors = {inout("params", "N", ops::elementwise(1e-6, 1e-5)),
-                 inout("m", "N", ops::elementwise(1e-8, 1e-5), Init::uniform(-0.1, 0.1)),
-                 inout("v", "N", ops::elementwise(1e-9, 1e-5), Init::uniform(0, 0.01)), input("grads", "N")};
-    o.scalars = {constant("lr", 1e-3, "learning rate"),
-                 constant("beta1", 0.9, "first-moment decay"),
-                 constant("beta2", 0.999, "second-moment decay"),
-                 constant("eps", 1e-8, "added to sqrt(v_hat)"),
-                 constant("weight_decay", 0.1, "decoupled weight decay"),
-                 constant("grad_scale", 0.5, "gradient multiplier from clipping"),
-                 constant("t", 3, "step number, from 1")};
+    o.tensors = {inout("params", "N", ops::elementwise(1e-6, 1e-5)), first_moment(), second_moment(),
+                 input("grads", "N")};
+    o.scalars = adamw_scalars();
     o.flops = [](const Shape& s) { return 16.0 * s.N; };
     o.bind(&adamw_args);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& adamw_bf16_op() {
+  static const OpSpec op = [] {
+    OpSpec o("adamw_bf16",
+             "AdamW step on fp32 master weights from bf16 gradients, the bf16 parameters written from them, rounded "
+             "stochastically");
+    o.dims = {"N"};
+    o.own_truth = "the fp32 master weights, which no fp32 op has";
+    ToleranceFn one_ulp = [](NumericClass c, const Shape& s) {  // either neighbour of the master weight
+      Tolerance t = ops::elementwise(1e-6, 1e-5)(c, s);
+      t.ulps += 1.0;
+      return t;
+    };
+    o.tensors = {as_bf16(output("params", "N", one_ulp)), inout("master", "N", ops::elementwise(1e-6, 1e-5)),
+                 first_moment(), second_moment(), as_bf16(input("grads", "N"))};
+    o.scalars = adamw_scalars();
+    o.scalars.push_back(constant("seed", 1234567, "of the stochastic rounding"));
+    o.scalars.push_back(constant("stochastic", 1, "1: params rounded stochastically; 0: to nearest even"));
+    o.flops = [](const Shape& s) { return 18.0 * s.N; };
+    o.bind(&adamw_bf16_args);
     return o;
   }();
   return op;
@@ -58,6 +113,19 @@ const OpSpec& global_norm_op() {
     o.tensors = {output("out", "1", ops::elementwise(0, 1e-4)), input("grads", "N")};
     o.flops = [](const Shape& s) { return 2.0 * s.N; };
     o.bind(&global_norm_args);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& global_norm_bf16_op() {
+  static const OpSpec op = [] {
+    OpSpec o("global_norm_bf16", "L2 norm of all gradients, from bf16 gradients, in fp32");
+    o.dims = {"N"};
+    o.fp32_twin = "global_norm";
+    o.tensors = {output("out", "1", ops::elementwise(0, 1e-4)), as_bf16(input("grads", "N"))};
+    o.flops = [](const Shape& s) { return 2.0 * s.N; };
+    o.bind(&global_norm_bf16_args);
     return o;
   }();
   return op;

@@ -119,5 +119,26 @@ TEST(PlantedBf16, AccumulatingInBf16AndRoundingTwiceFailTheCheck) {
   EXPECT_FALSE(contains(r.output, "INCORRECT layernorm_forward_bf16 emu/2 ")) << r.output;
 }
 
+// A fused residual + layernorm that normalises the fp32 sums instead of the residual it
+// stored fails on normed; an AdamW that truncates the bf16 parameters stays within one
+// ulp of the master weights everywhere, and the bias test catches it.
+TEST(PlantedBf16, NormalisingTheUnroundedResidualAndTruncatingParametersFail) {
+  const Result fused = run_command(
+      WB_PLANTED, "check fused_residual_layernorm_forward_bf16 --backend emu --variants 1,2,90 --seed 4");
+  EXPECT_EQ(fused.code, 1) << fused.output;
+  EXPECT_TRUE(contains(fused.output, "INCORRECT fused_residual_layernorm_forward_bf16 emu/90 "
+                                     "planted_normalises_unrounded block_size=32 at B=2 T=19 C=1024: normed: "))
+      << fused.output;
+  EXPECT_FALSE(contains(fused.output, "INCORRECT fused_residual_layernorm_forward_bf16 emu/1 ")) << fused.output;
+  EXPECT_FALSE(contains(fused.output, "INCORRECT fused_residual_layernorm_forward_bf16 emu/2 ")) << fused.output;
+
+  const Result adamw = run_command(WB_PLANTED, "check adamw_bf16 --backend emu --variants 1,2,90 --seed 4 --verbose");
+  EXPECT_EQ(adamw.code, 1) << adamw.output;
+  EXPECT_TRUE(contains(adamw.output, "INCORRECT adamw_bf16 emu/90 planted_truncates_params")) << adamw.output;
+  EXPECT_TRUE(contains(adamw.output, "params: biased: the mean signed error is -0.")) << adamw.output;
+  EXPECT_FALSE(contains(adamw.output, "INCORRECT adamw_bf16 emu/1 ")) << adamw.output;
+  EXPECT_FALSE(contains(adamw.output, "INCORRECT adamw_bf16 emu/2 ")) << adamw.output;
+}
+
 }  // namespace
 }  // namespace wb

@@ -30,11 +30,22 @@
 //   91 rounds_twice      rounds the normalised value to bf16 before scaling and
 //                        shifting it, then rounds the output: two roundings where the
 //                        contract says one.
+// And of fused_residual_layernorm_forward_bf16 (one thread per row):
+//   90 normalises_unrounded  stores the rounded residual but takes the statistics and
+//                        the normalised values from the fp32 sums: not the residual the
+//                        backward pass reads.
+// And of adamw_bf16 (one thread per parameter):
+//   90 truncates_params  writes the bf16 parameters rounded toward zero instead of
+//                        stochastically: within one ulp of the master weight, so only
+//                        the bias test (about -0.5 ulp) catches it.
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include <cuda_bf16.h>
 
+#include "kernels/cuda/adamw.cuh"
 #include "kernels/cuda/packed.cuh"
+#include "kernels/ops/adamw.h"
+#include "kernels/ops/fused_residual_layernorm_forward.h"
 #include "kernels/ops/layernorm_forward.h"
 #include "kernels/ops/residual_forward.h"
 
@@ -189,6 +200,53 @@ void launch_naive(const ResidualForwardArgs& a, const Launch& l) {
   WB_LAUNCH(planted_naive, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), a.out, a.inp1, a.inp2, a.N);
 }
 
+__global__ void planted_fused_normalises_unrounded(__nv_bfloat16* residual, __nv_bfloat16* normed, float* mean,
+                                                  float* rstd, const __nv_bfloat16* inp1, const __nv_bfloat16* inp2,
+                                                  const __nv_bfloat16* weight, const __nv_bfloat16* bias, int rows,
+                                                  int C) {
+  const int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  const size_t offset = size_t(row) * C;
+  auto x = [&](int c) { return __bfloat162float(inp1[offset + c]) + __bfloat162float(inp2[offset + c]); };
+  float sum = 0.0f;
+  for (int c = 0; c < C; ++c) {
+    residual[offset + c] = __float2bfloat16(x(c));
+    sum += x(c);  // the bug: the fp32 sum, not the stored residual
+  }
+  const float m = sum / C;
+  float var = 0.0f;
+  for (int c = 0; c < C; ++c) var += (x(c) - m) * (x(c) - m);
+  const float s = rsqrtf(var / C + kLayernormEps);
+  for (int c = 0; c < C; ++c)
+    normed[offset + c] = __float2bfloat16((x(c) - m) * s * __bfloat162float(weight[c]) + __bfloat162float(bias[c]));
+  mean[row] = m;
+  rstd[row] = s;
+}
+
+void launch_fused_normalises_unrounded(const FusedResidualLayernormForwardBf16Args& a, const Launch& l) {
+  const int rows = a.B * a.T;
+  WB_LAUNCH(planted_fused_normalises_unrounded, cuda::grid_for(rows, kPlantedBlock), kPlantedBlock, 0,
+            cuda::stream(l), cuda::as_cuda(a.residual), cuda::as_cuda(a.normed), a.mean, a.rstd,
+            cuda::as_cuda(a.inp1), cuda::as_cuda(a.inp2), cuda::as_cuda(a.weight), cuda::as_cuda(a.bias), rows, a.C);
+}
+
+__global__ void planted_adamw_truncates_params(__nv_bfloat16* params, float* master, float* m, float* v,
+                                               const __nv_bfloat16* grads, int64_t n, cuda::adamw::Step s) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float p = master[i], mi = m[i], vi = v[i];
+  cuda::adamw::update(p, mi, vi, __bfloat162float(grads[i]), s);
+  master[i] = p;
+  m[i] = mi;
+  v[i] = vi;
+  params[i] = __float2bfloat16_rz(p);  // the bug: toward zero, whatever the seed says
+}
+
+void launch_adamw_truncates_params(const AdamwBf16Args& a, const Launch& l) {
+  WB_LAUNCH(planted_adamw_truncates_params, cuda::grid_for(a.N, kPlantedBlock), kPlantedBlock, 0, cuda::stream(l),
+            cuda::as_cuda(a.params), a.master, a.m, a.v, cuda::as_cuda(a.grads), a.N, cuda::adamw::step_of(a));
+}
+
 std::vector<Variant> planted() {
   Variant fault = Variant::of(&launch_out_of_bounds);
   fault.op = "residual_forward";
@@ -235,6 +293,15 @@ std::vector<Variant> planted() {
   truncates.name = "planted_truncates";
   truncates.summary = "test only: rounds toward zero instead of to nearest even";
   truncates.params = {block_size_param({kPlantedBlock}, kPlantedBlock)};
+  auto test_only = [](Variant v, std::string op, int id, std::string name, std::string summary) {
+    v.op = std::move(op);
+    v.backend = Backend::cuda;
+    v.id = id;
+    v.name = std::move(name);
+    v.summary = std::move(summary);
+    v.params = {block_size_param({kPlantedBlock}, kPlantedBlock)};
+    return v;
+  };
   return {fault,
           naive,
           bug(&launch_planted_shared_race, 92, "planted_shared_race",
@@ -250,7 +317,11 @@ std::vector<Variant> planted() {
           layernorm_bug(&launch_layernorm_bf16<LayernormBug::accumulate_in_bf16>, 90, "planted_accumulates_in_bf16",
                         "test only: sums the row in bf16"),
           layernorm_bug(&launch_layernorm_bf16<LayernormBug::round_twice>, 91, "planted_rounds_twice",
-                        "test only: rounds the normalised value to bf16, then the output")};
+                        "test only: rounds the normalised value to bf16, then the output"),
+          test_only(Variant::of(&launch_fused_normalises_unrounded), "fused_residual_layernorm_forward_bf16", 90,
+                    "planted_normalises_unrounded", "test only: statistics of the fp32 sums, not the stored residual"),
+          test_only(Variant::of(&launch_adamw_truncates_params), "adamw_bf16", 90, "planted_truncates_params",
+                    "test only: parameters rounded toward zero instead of stochastically")};
 }
 
 }  // namespace

@@ -9,18 +9,18 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/adamw.h"
-#include "variants/adamw/common.cuh"
+#include "kernels/cuda/adamw.cuh"
 
 namespace wb::variants {
 namespace {
 
-using adamw_detail::Step;
+using cuda::adamw::Step;
 
 __global__ void adamw_naive(float* params, float* m, float* v, const float* grads, int64_t n, Step s) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   float p = params[i], mi = m[i], vi = v[i];
-  adamw_detail::update(p, mi, vi, grads[i], s);
+  cuda::adamw::update(p, mi, vi, grads[i], s);
   params[i] = p;
   m[i] = mi;
   v[i] = vi;
@@ -29,7 +29,7 @@ __global__ void adamw_naive(float* params, float* m, float* v, const float* grad
 void launch(const AdamwArgs& a, const Launch& l) {
   const int block = l.block_size();
   WB_LAUNCH(adamw_naive, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), a.params, a.m, a.v, a.grads, a.N,
-            adamw_detail::step_of(a));
+            cuda::adamw::step_of(a));
 }
 
 }  // namespace

@@ -22,13 +22,13 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/adamw.h"
-#include "variants/adamw/common.cuh"
+#include "kernels/cuda/adamw.cuh"
 
 namespace wb::variants {
 namespace {
 
-using adamw_detail::Step;
-using adamw_detail::update;
+using cuda::adamw::Step;
+using cuda::adamw::update;
 
 __device__ inline void update4(float4& p, float4& m, float4& v, const float4& g, const Step& s) {
   update(p.x, m.x, v.x, g.x, s);
@@ -82,7 +82,7 @@ void launch_with(const AdamwArgs& a, const Launch& l) {
   const int64_t vecs = a.N / 4;
   const unsigned grid = vecs > 0 ? cuda::grid_for(vecs, int64_t(block) * kVecs) : 1u;
   const cudaStream_t s = cuda::stream(l);
-  const adamw_detail::Step step = adamw_detail::step_of(a);
+  const Step step = cuda::adamw::step_of(a);
   if (block <= 512)
     WB_LAUNCH(adamw_vec4<kVecs, 512>, grid, block, 0, s, a.params, a.m, a.v, a.grads, a.N, step);
   else

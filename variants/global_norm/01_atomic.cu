@@ -13,7 +13,7 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/global_norm.h"
-#include "variants/global_norm/common.cuh"
+#include "kernels/cuda/reduction.cuh"
 
 namespace wb::variants {
 namespace {
@@ -33,7 +33,7 @@ void launch(const GlobalNormArgs& a, const Launch& l) {
   const cudaStream_t s = cuda::stream(l);
   const int block = l.block_size();
   WB_CHECK(cudaMemsetAsync(a.out, 0, sizeof(float), s));
-  WB_LAUNCH(sum_squares_atomic, global_norm_detail::reduction_blocks(a.N, block), block, 0, s, a.out, a.grads, a.N);
+  WB_LAUNCH(sum_squares_atomic, cuda::reduction_blocks(a.N, block), block, 0, s, a.out, a.grads, a.N);
   WB_LAUNCH(square_root_in_place, 1, 1, 0, s, a.out);
 }
 

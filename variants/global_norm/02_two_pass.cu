@@ -20,7 +20,7 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/global_norm.h"
-#include "variants/global_norm/common.cuh"
+#include "kernels/cuda/reduction.cuh"
 
 namespace wb::variants {
 namespace {
@@ -43,15 +43,7 @@ __global__ void partial_sums_of_squares(float* partials, const float* grads, int
   if (threadIdx.x == 0) partials[blockIdx.x] = sum;
 }
 
-__global__ void finish_norm(float* out, const float* partials, int count) {
-  WB_SHARED(float, scratch, [cuda::kWarpSize]);
-  float sum = 0.0f;
-  for (int i = threadIdx.x; i < count; i += blockDim.x) sum += partials[i];
-  sum = cuda::block_sum(sum, scratch);
-  if (threadIdx.x == 0) out[0] = sqrtf(sum);
-}
-
-unsigned pass1_blocks(int64_t n, int block) { return global_norm_detail::reduction_blocks(n / 4, block); }
+unsigned pass1_blocks(int64_t n, int block) { return cuda::reduction_blocks(n / 4, block); }
 
 void launch(const GlobalNormArgs& a, const Launch& l) {
   cuda::require_aligned16("global_norm cuda/2", {a.grads});
@@ -62,7 +54,7 @@ void launch(const GlobalNormArgs& a, const Launch& l) {
   float* partials = static_cast<float*>(l.workspace);
   const cudaStream_t s = cuda::stream(l);
   WB_LAUNCH(partial_sums_of_squares, blocks, block, 0, s, partials, a.grads, a.N);
-  WB_LAUNCH(finish_norm, 1, block, 0, s, a.out, partials, int(blocks));
+  WB_LAUNCH(cuda::finish_norm, 1, block, 0, s, a.out, partials, int(blocks));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/dialect.cuh"
+#include "kernels/cuda/layernorm.cuh"
 #include "kernels/cuda/packed.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/layernorm_forward.h"
@@ -37,7 +38,7 @@ __global__ void layernorm_bf16_warp_packed(__nv_bfloat16* out, float* mean, floa
   const int packs = C / 8;
   const __nv_bfloat16* x = inp + size_t(row) * C;
 
-  float r[kPacks][8];
+  cuda::layernorm::WarpRow<kPacks> r;
   float sum = 0.0f;
 #pragma unroll
   for (int i = 0; i < kPacks; ++i) {
@@ -51,38 +52,11 @@ __global__ void layernorm_bf16_warp_packed(__nv_bfloat16* out, float* mean, floa
       }
     }
   }
-  const float m = cuda::warp_sum(sum) / C;
-
-  float var = 0.0f;
-#pragma unroll
-  for (int i = 0; i < kPacks; ++i) {
-    if (lane + i * cuda::kWarpSize < packs) {
-#pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        const float d = r[i][k] - m;
-        var += d * d;
-      }
-    }
-  }
-  const float s = rsqrtf(cuda::warp_sum(var) / C + kLayernormEps);
-
-  __nv_bfloat16* y = out + size_t(row) * C;
-#pragma unroll
-  for (int i = 0; i < kPacks; ++i) {
-    const int p = lane + i * cuda::kWarpSize;
-    if (p < packs) {
-      const Bf16x8 w = cuda::load128(weight + 8 * p);
-      const Bf16x8 b = cuda::load128(bias + 8 * p);
-      Bf16x8 o;
-#pragma unroll
-      for (int k = 0; k < 8; ++k)
-        o[k] = __float2bfloat16((r[i][k] - m) * s * __bfloat162float(w[k]) + __bfloat162float(b[k]));
-      cuda::store128_stream(y + 8 * p, o);
-    }
-  }
+  const float2 stats = cuda::layernorm::warp_row_statistics<kPacks>(r, sum, lane, packs, C);
+  cuda::layernorm::store_normalized_bf16<kPacks>(r, stats, weight, bias, out + size_t(row) * C, lane, packs);
   if (lane == 0) {
-    mean[row] = m;
-    rstd[row] = s;
+    mean[row] = stats.x;
+    rstd[row] = stats.y;
   }
 }
 

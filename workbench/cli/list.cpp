@@ -19,6 +19,7 @@ int list(const ListOptions& o) {
     for (const auto& d : op->dims) dims += (dims.empty() ? "" : " ") + d;
     std::cout << op->name << "  [" << dims << "]  " << op->storage() << " storage"
               << (op->fp32_twin.empty() ? "" : ", checked against " + op->fp32_twin + "'s reference on widened inputs")
+              << (op->own_truth.empty() ? "" : ", checked against its own truth (no fp32 twin: " + op->own_truth + ")")
               << "\n  " << op->summary << "\n";
     if (!o.op.empty()) {
       for (const auto& t : op->tensors)

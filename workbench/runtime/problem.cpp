@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 
 #include "kernels/bf16.h"
@@ -24,9 +27,23 @@ std::string format_bytes(double bytes) {
   return u == 0 ? fmt::format("{:.0f} bytes", bytes) : fmt::format("{:.1f} {}", bytes, units[u]);
 }
 
-// The op whose reference is the ground truth: the op, or its fp32 twin, which must have
-// the same tensors in the same order (stored in fp32 where the op stores bf16).
+// The op whose tensors hold the ground truth: the op; its fp32 twin, which must have
+// the same tensors in the same order (stored in fp32 where the op stores bf16); or, for
+// an op that states its own truth (OpSpec::own_truth), a copy of it with every bf16 tensor
+// widened to fp32, made once per op.
 const OpSpec* truth_of(const Registry& registry, const OpSpec& op) {
+  if (!op.own_truth.empty()) {
+    static std::mutex mutex;
+    static std::map<const OpSpec*, std::unique_ptr<OpSpec>> widened;
+    const std::lock_guard<std::mutex> lock(mutex);
+    std::unique_ptr<OpSpec>& copy = widened[&op];
+    if (!copy) {
+      copy = std::make_unique<OpSpec>(op);
+      for (TensorSpec& t : copy->tensors)
+        if (t.dtype == DType::bf16) t.dtype = DType::f32;
+    }
+    return copy.get();
+  }
   if (op.fp32_twin.empty()) return &op;
   const OpSpec& twin = registry.op(op.fp32_twin);
   bool same = twin.tensors.size() == op.tensors.size() && twin.dims == op.dims;
@@ -113,7 +130,7 @@ Problem::Problem(const Registry& registry, const OpSpec& op_, const Shape& shape
   fill_inputs(initial, seed_, registry);
   for (std::size_t i = 0; i < op_.tensors.size(); ++i) {
     const TensorSpec& t = op_.tensors[i];
-    if (t.dtype == DType::bf16) {  // widened: the reference sees exactly the values the variants see
+    if (t.dtype != truth->tensors[i].dtype) {  // widened: the truth sees exactly the values the variants see
       const auto* from = static_cast<const bf16*>(initial.buffers[i].data());
       auto* to = static_cast<float*>(expected.buffers[i].data());
       const int64_t n = t.numel(shape_);
@@ -122,7 +139,13 @@ Problem::Problem(const Registry& registry, const OpSpec& op_, const Shape& shape
       std::memcpy(expected.buffers[i].data(), initial.buffers[i].data(), initial.buffers[i].bytes());
     }
   }
-  truth->invoke(registry.reference(truth->name), expected.table(omit_optional), Launch{});
+  if (!op_.own_truth.empty()) {
+    const Variant& reference = registry.reference(op_.name);
+    if (!reference.truth) throw std::logic_error(op_.name + ": its reference variant carries no truth");
+    reference.truth(expected.table(omit_optional));
+  } else {
+    truth->invoke(registry.reference(truth->name), expected.table(omit_optional), Launch{});
+  }
   for (std::size_t i = 0; i < truth->tensors.size(); ++i) {
     const TensorSpec& spec = truth->tensors[i];
     if (!spec.checked() || !present(spec)) continue;

@@ -23,8 +23,10 @@ struct Problem {
   std::vector<std::string> omitted() const;
 
   const OpSpec* op;
-  // The op whose reference makes `expected`: op itself, or for an op on bf16 storage
-  // its fp32 twin (OpSpec::fp32_twin), run on the inputs widened to fp32.
+  // The op whose tensors `expected` holds: op itself, or for an op on bf16 storage its
+  // fp32 twin (OpSpec::fp32_twin), whose reference runs on the inputs widened to fp32,
+  // or op with its bf16 tensors widened, for the truth its reference carries
+  // (OpSpec::own_truth, Variant::truth).
   const OpSpec* truth;
   Shape shape;
   uint64_t seed;

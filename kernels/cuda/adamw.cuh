@@ -1,13 +1,15 @@
 #pragma once
-// adamw: the per-element update shared by the variants, and the host-side constants
-// of one step.
+// adamw: the per-element update shared by the fp32 and bf16 variants, the host-side
+// constants of one step, and the rounding of a bf16 parameter from its master weight.
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <cstdint>
 
-#include "kernels/ops/adamw.h"
+#include "kernels/stochastic_rounding.h"
 
-namespace wb::variants::adamw_detail {
+namespace wb::cuda::adamw {
 
 // What every element needs besides its own values; the bias corrections 1 - beta^t
 // are computed once on the host, in double.
@@ -16,7 +18,9 @@ struct Step {
   float correction1, correction2;  // 1 - beta1^t, 1 - beta2^t
 };
 
-inline Step step_of(const AdamwArgs& a) {
+// From AdamwArgs or AdamwBf16Args.
+template <class Args>
+inline Step step_of(const Args& a) {
   return {a.lr,
           a.beta1,
           a.beta2,
@@ -38,4 +42,12 @@ __device__ inline void update(float& p, float& m, float& v, float grad, const St
   p -= s.lr * (m_hat / (sqrtf(v_hat) + s.eps) + s.weight_decay * p);
 }
 
-}  // namespace wb::variants::adamw_detail
+// The bf16 parameter of element i from its master weight: rounded stochastically with
+// the step's seed (kernels/stochastic_rounding.h: the same bits on every backend), or
+// to nearest even.
+__device__ inline __nv_bfloat16 round_param(float master, int64_t i, uint32_t seed, int stochastic) {
+  if (!stochastic) return __float2bfloat16(master);
+  return __ushort_as_bfloat16(stochastic_round_bits(__float_as_uint(master), rounding_noise(uint64_t(i), seed)));
+}
+
+}  // namespace wb::cuda::adamw

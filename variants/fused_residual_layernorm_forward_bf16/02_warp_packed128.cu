@@ -1,0 +1,103 @@
+// fused_residual_layernorm_forward_bf16, CUDA variant 2: a warp per row, the row in
+// registers, 128-bit accesses.
+//
+// Idea: the 32 lanes of a warp share a row; each lane loads its share of inp1 and inp2
+// once as Packed128<__nv_bfloat16> (8 values per 128-bit load), rounds each fp32 sum to
+// bf16, stores those 8 with one 128-bit store as the residual, and keeps the same
+// rounded values, widened, in fp32 registers: the statistics (two exact passes over the
+// registers, reduced with warp shuffles in fp32) are those of the stored residual
+// without reading it back. The normalised outputs leave as 8 rounded bf16 per 128-bit
+// store, with weight and bias read the same way.
+// Why it should beat variant 1: every element is read and written once, coalesced, an
+// eighth of the memory instructions of scalar bf16 accesses; and against the residual
+// add and the layernorm as two kernels, the residual is never read back. This is the
+// shape of llm.c's fused bf16 residual + layernorm.
+// Limits: C % 8 == 0 (rows 16-byte aligned) and C <= 2048 (at most 8 Packed128 per
+// lane; instantiated for 1, 2, 4 and 8). More registers than variant 1.
+#include <cuda_bf16.h>
+
+#include <string>
+
+#include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/dialect.cuh"
+#include "kernels/cuda/layernorm.cuh"
+#include "kernels/cuda/packed.cuh"
+#include "kernels/cuda/runtime.h"
+#include "kernels/ops/fused_residual_layernorm_forward.h"
+#include "kernels/ops/layernorm_forward.h"
+
+namespace wb::variants {
+namespace {
+
+using Bf16x8 = cuda::Packed128<__nv_bfloat16>;
+constexpr int kMaxPacksPerLane = 8;
+constexpr int kMaxC = kMaxPacksPerLane * 8 * cuda::kWarpSize;  // 2048
+
+template <int kPacks>  // Packed128 per lane: C / 8 <= 32 * kPacks
+__global__ void fused_residual_layernorm_bf16_warp_packed(__nv_bfloat16* residual, __nv_bfloat16* normed, float* mean,
+                                                          float* rstd, const __nv_bfloat16* inp1,
+                                                          const __nv_bfloat16* inp2, const __nv_bfloat16* weight,
+                                                          const __nv_bfloat16* bias, int rows, int C) {
+  const int lane = threadIdx.x % cuda::kWarpSize;
+  const int row = blockIdx.x * (blockDim.x / cuda::kWarpSize) + threadIdx.x / cuda::kWarpSize;
+  if (row >= rows) return;  // the whole warp leaves together
+  const int packs = C / 8;
+  const size_t offset = size_t(row) * C;
+
+  cuda::layernorm::WarpRow<kPacks> r;  // the stored residual, widened
+  float sum = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kPacks; ++i) {
+    const int p = lane + i * cuda::kWarpSize;
+    if (p < packs) {
+      const Bf16x8 a = cuda::load128_stream(inp1 + offset + 8 * p);
+      const Bf16x8 b = cuda::load128_stream(inp2 + offset + 8 * p);
+      Bf16x8 x;
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        x[k] = __float2bfloat16(__bfloat162float(a[k]) + __bfloat162float(b[k]));
+        r[i][k] = __bfloat162float(x[k]);
+        sum += r[i][k];
+      }
+      cuda::store128(residual + offset + 8 * p, x);  // read again by the backward pass: cached
+    }
+  }
+  const float2 stats = cuda::layernorm::warp_row_statistics<kPacks>(r, sum, lane, packs, C);
+  cuda::layernorm::store_normalized_bf16<kPacks>(r, stats, weight, bias, normed + offset, lane, packs);
+  if (lane == 0) {
+    mean[row] = stats.x;
+    rstd[row] = stats.y;
+  }
+}
+
+template <int kPacks>
+void launch_with(const FusedResidualLayernormForwardBf16Args& a, const Launch& l) {
+  const int rows = a.B * a.T;
+  const int block = l.block_size();
+  WB_LAUNCH(fused_residual_layernorm_bf16_warp_packed<kPacks>, cuda::grid_for(rows, block / cuda::kWarpSize), block,
+            0, cuda::stream(l), cuda::as_cuda(a.residual), cuda::as_cuda(a.normed), a.mean, a.rstd,
+            cuda::as_cuda(a.inp1), cuda::as_cuda(a.inp2), cuda::as_cuda(a.weight), cuda::as_cuda(a.bias), rows, a.C);
+}
+
+void launch(const FusedResidualLayernormForwardBf16Args& a, const Launch& l) {
+  cuda::require_aligned16("fused_residual_layernorm_forward_bf16 cuda/2",
+                          {a.residual, a.normed, a.inp1, a.inp2, a.weight, a.bias});
+  const int per_lane = (a.C / 8 + cuda::kWarpSize - 1) / cuda::kWarpSize;
+  if (per_lane <= 1) return launch_with<1>(a, l);
+  if (per_lane <= 2) return launch_with<2>(a, l);
+  if (per_lane <= 4) return launch_with<4>(a, l);
+  return launch_with<kMaxPacksPerLane>(a, l);
+}
+
+}  // namespace
+
+Variant fused_residual_layernorm_forward_bf16_cuda_2() {
+  Variant v = Variant::of(&launch);
+  v.summary = "warp per row: residual rounded and stored from 128-bit loads, its row kept in fp32 registers";
+  v.params = {block_size_param()};
+  v.requirements = {{"C % 8 == 0", [](const Shape& s) { return s.C % 8 == 0; }},
+                    {"C <= " + std::to_string(kMaxC), [](const Shape& s) { return s.C <= kMaxC; }}};
+  return v;
+}
+
+}  // namespace wb::variants
