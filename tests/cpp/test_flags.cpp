@@ -42,6 +42,32 @@ TEST(TimingFlags, SweepRefusesThemBeforeMeasuringAnything) {
   }
 }
 
+// --shard K/N (1-based) is checked before anything is planned or measured; a shard
+// without --seed would draw inputs its siblings do not.
+TEST(ShardFlag, SweepRefusesBadShardsBeforeMeasuringAnything) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"--shard=", "required"},
+      {"--shard ''", "is not K/N"},
+      {"--shard 3", "is not K/N"},
+      {"--shard 1/3/4", "is not K/N"},
+      {"--shard a/b", "is not K/N"},
+      {"--shard=-1/3", "is not K/N"},
+      {"--shard 1/0", "must be at least 1"},
+      {"--shard 0/3", "K must be from 1 to 3"},
+      {"--shard 4/3", "K must be from 1 to 3"},
+  };
+  for (const auto& [flag, message] : cases) {
+    const Result r = wb(std::string(kSweep) + "--seed 1 " + flag);
+    EXPECT_EQ(r.code, 2) << flag << ": " << r.output;
+    EXPECT_NE(r.output.find("--shard"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << flag << ": " << r.output;
+    EXPECT_EQ(r.output.find("ceilings"), std::string::npos) << "no work before the check: " << r.output;
+  }
+  EXPECT_EXIT_WITH(wb(std::string(kSweep) + "--shard 1/2"), 2, "--shard needs --seed");
+  // Checked before the op, too.
+  EXPECT_EXIT_WITH(wb("sweep no_such_op --out /dev/null --shard 0/2"), 2, "K must be from 1 to 2");
+}
+
 TEST(TimingFlags, CompareRefusesSlowdownsThatAreNotPercentages) {
   // Checked before the reports are read: these files do not exist.
   for (const char* value : {"nan", "nan%", "inf%", "-5%", "infinity"}) {

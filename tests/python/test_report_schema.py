@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""A CPU sweep and a CPU check end to end: both reports must validate against the
-documented schema (results/wb.report-2.schema.json) and say what was run."""
+"""A CPU sweep and a CPU check end to end, and a sharded sweep with its merge: the
+reports must validate against the documented schema (results/wb.report-2.schema.json)
+and say what was run."""
 import argparse
 import json
 import subprocess
@@ -26,7 +27,17 @@ def main():
                         "--repetitions", "3", "--min-time", "0.005", "--out", sweep], check=True)
         check = f"{tmp}/check.json"
         subprocess.run([args.wb, "check", "matmul_forward", "--backend", "cpu", "--json", check], check=True)
-        for path in (sweep, check):
+        # A sweep in two shards, an empty shard (more shards than units), and their merge.
+        tiny = [args.wb, "sweep", "layernorm_forward", "--backend", "cpu", "--shape", "B=2,T=8,C=32", "--seed", "5",
+                "--repetitions", "1", "--min-time", "0.001", "--no-flush"]
+        shards = [f"{tmp}/shard{k}.json" for k in (1, 2)]
+        for k, path in enumerate(shards, 1):
+            subprocess.run(tiny + ["--shard", f"{k}/2", "--out", path], check=True)
+        empty = f"{tmp}/empty.json"
+        subprocess.run(tiny + ["--shard", "1000/1000", "--out", empty], check=True)
+        merged = f"{tmp}/merged.json"
+        subprocess.run([args.wb, "merge", *shards, "--out", merged], check=True)
+        for path in (sweep, check, shards[0], empty, merged):
             with open(path) as f:
                 report = json.load(f)
             errors = sorted(validator.iter_errors(report), key=lambda e: list(e.path))
@@ -55,7 +66,15 @@ def main():
         assert len(checked) == 3 * 2 * len(shapes), len(checked)
         assert sum(1 for r in checked if r["omitted"] == ["bias"]) == 3 * len(shapes)
         assert all(r["timing"] is None for r in checked)
-    print("both reports validate against the schema")
+        with open(empty) as f:
+            report = json.load(f)
+        assert report["records"] == [] and report["context"]["shard"]["index"] == 1000, report["context"]
+        with open(merged) as f:
+            report = json.load(f)
+        assert "shard" not in report["context"], report["context"]
+        assert [s["index"] for s in report["context"]["merged_from"]["shards"]] == [1, 2], report["context"]
+        assert len(report["records"]) == report["context"]["merged_from"]["units"], report["context"]
+    print("the reports validate against the schema")
     return 0
 
 

@@ -53,6 +53,8 @@ int run_command(int argc, char** argv) {
       "  wb run layernorm_forward --variant 4 --shape llmc-dev\n"
       "  wb check --all --backend cpu\n"
       "  wb sweep layernorm_forward --shape llmc-dev --out 'results/{device}/layernorm_forward.json'\n"
+      "  wb sweep --all --seed 7 --shard 2/4 --out shard2.json   (on each of 4 machines)\n"
+      "  wb merge shard*.json --out 'results/{device}/all.json'\n"
       "  wb best results/<device>/*.json --out results/best.json\n"
       "  wb compare results/<device>/baseline/layernorm_forward.json new.json --max-slowdown 5%");
   const std::string command = command_line(argc, argv);
@@ -137,6 +139,18 @@ int run_command(int argc, char** argv) {
       "--isolate", sweep_o.isolate,
       "run each variant in a child process, so that a crash or a device-losing fault costs that variant only");
   sweep_cmd->add_flag("--isolated-child", sweep_o.isolated_child, "internal: run as a child of --isolate")->group("");
+  sweep_cmd->add_option("--shard", sweep_o.shard,
+                        "K/N: measure only the K-th of N round-robin slices of the sweep's units, K from 1 to N "
+                        "(needs --seed; wb merge joins the shards' reports)");
+
+  MergeOptions merge_o;
+  merge_o.command = command;
+  auto* merge_cmd = app.add_subcommand(
+      "merge", "join the reports of the shards of one sweep (wb sweep --shard K/N) into the report of the whole sweep");
+  merge_cmd->add_option("shards", merge_o.shards, "the shards' reports, one per shard")->required();
+  merge_cmd->add_option("--out", merge_o.out, "the merged report to write ({device}: the device's slug)")->required();
+  merge_cmd->add_flag("--allow-missing", merge_o.allow_missing,
+                      "merge even when shards are missing (with a warning; the report names the missing ones)");
 
   BestOptions best_o;
   auto* best_cmd = app.add_subcommand(
@@ -188,6 +202,7 @@ int run_command(int argc, char** argv) {
   if (*run_cmd) return run(run_o);
   if (*check_cmd) return check(check_o);
   if (*sweep_cmd) return sweep(sweep_o);
+  if (*merge_cmd) return merge(merge_o);
   if (*dump_cmd) return dump(dump_o);
   if (*device_cmd) return device(device_o);
   if (*best_cmd) return best(best_o);

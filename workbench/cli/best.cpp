@@ -67,6 +67,16 @@ int best(const BestOptions& o) {
   if (!o.replace && std::filesystem::exists(o.out)) file = read_best(o.out);
   std::vector<std::pair<std::string, Report>> reports;
   for (const auto& path : o.reports) reports.emplace_back(path, read_report(path, registry()));
+  for (const auto& [path, report] : reports) {  // a part of a sweep is chosen from as it is, but not silently
+    if (const auto& s = report.context.shard)
+      std::cerr << fmt::format(
+          "wb: warning: {} is shard {}/{} of a sweep: only its {} units are chosen from "
+          "(wb merge joins the shards' reports)\n",
+          path, s->index, s->count, report.records.size());
+    if (const auto& m = report.context.merged; m && !m->missing.empty())
+      std::cerr << fmt::format("wb: warning: {} was merged without {} of the sweep's {} shards\n", path,
+                               m->missing.size(), m->count);
+  }
 
   // One section per device, in the order the reports name them.
   std::vector<std::string> order;

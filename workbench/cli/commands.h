@@ -1,8 +1,8 @@
 #pragma once
-// The `wb` command line: list, run, check, sweep, dump. Exit codes: 0 ok, 1 a check
-// failed (also: the device was lost to a variant's fault, and the configurations after
-// it were not run), 2 bad usage or input (or more memory than the machine has), 3 no
-// usable device, 4 an internal error (a bug in wb).
+// The `wb` command line: list, run, check, sweep, merge, best, compare, device, dump.
+// Exit codes: 0 ok, 1 a check failed (also: the device was lost to a variant's fault,
+// and the configurations after it were not run), 2 bad usage or input (or more memory
+// than the machine has), 3 no usable device, 4 an internal error (a bug in wb).
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -56,6 +56,7 @@ std::function<TimingStats(const std::function<void()>&, const std::string&)> tim
                                                                                        const TimingOptions& options);
 // An output path with "{device}" replaced by the device's slug (results/{device}/x.json).
 std::string output_path(const std::string& path, const Executor& ex);
+std::string output_path(const std::string& path, const std::string& slug);  // the same, for a slug from reports
 
 // The commands.
 struct ListOptions {
@@ -114,6 +115,7 @@ struct SweepOptions {
   bool no_flush = false;  // time with warm caches: no last-level cache flush between launches
   bool isolate = false;         // each (variant, shape) in a child process (isolate.h)
   bool isolated_child = false;  // internal: a child of --isolate (measures no ceilings)
+  std::optional<std::string> shard;  // "K/N": only the K-th of N slices of the units (sharding.h)
   std::string command;
 };
 int sweep(const SweepOptions& o);
@@ -134,6 +136,14 @@ struct BestOptions {
   std::string precision = "fp32";
 };
 int best(const BestOptions& o);
+
+struct MergeOptions {
+  std::vector<std::string> shards;  // the shards' reports
+  std::string out;
+  bool allow_missing = false;
+  std::string command;
+};
+int merge(const MergeOptions& o);
 
 struct CompareOptions {
   std::string base, now;

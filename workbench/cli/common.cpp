@@ -69,13 +69,14 @@ std::string command_line(int argc, char** argv) {
   return out;
 }
 
-std::string output_path(const std::string& path, const Executor& ex) {
+std::string output_path(const std::string& path, const std::string& slug) {
   std::string out = path;
   const std::string key = "{device}";
-  for (auto at = out.find(key); at != std::string::npos; at = out.find(key, at))
-    out.replace(at, key.size(), ex.device().slug);
+  for (auto at = out.find(key); at != std::string::npos; at = out.find(key, at)) out.replace(at, key.size(), slug);
   return out;
 }
+
+std::string output_path(const std::string& path, const Executor& ex) { return output_path(path, ex.device().slug); }
 
 TimingOptions timing_options(const std::optional<int>& repetitions, const std::optional<double>& min_time_s,
                              bool no_flush) {

@@ -1,6 +1,7 @@
 // wb sweep: every (variant, launch configuration) of one op, of all ops at one
 // shape, or of every call of a trainer workloads file, validated and timed, into a
-// report; a table per (op, shape), fastest first.
+// report; a table per (op, shape), fastest first. --shard K/N: only the K-th of N
+// round-robin slices of those units (sharding.h).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "workbench/cli/commands.h"
 #include "workbench/cli/isolate.h"
 #include "workbench/cli/progress.h"
+#include "workbench/cli/sharding.h"
 #include "workbench/runtime/harness.h"
 #include "workbench/runtime/report.h"
 #include "workbench/runtime/table.h"
@@ -83,6 +85,12 @@ std::vector<PlanItem> plan_sweep(const Registry& reg, const std::vector<SweepJob
 
 int sweep(const SweepOptions& o) {
   const Registry& reg = registry();
+  std::optional<ShardSpec> shard;
+  if (o.shard) {
+    shard = parse_shard(*o.shard);
+    if (!o.seed)
+      throw UsageError("--shard needs --seed: every shard must draw the same inputs for their reports to merge");
+  }
   std::vector<SweepJob> jobs;
   if (!o.workloads.empty()) {
     if (o.all || !o.op.empty()) throw UsageError("--workloads names the ops itself: give no op and no --all");
@@ -102,14 +110,34 @@ int sweep(const SweepOptions& o) {
   if (b == Backend::emu)
     throw UsageError(
         "wb sweep times variants, and the emu backend is never timed; check them with wb check --backend emu");
-  const std::vector<PlanItem> plan = plan_sweep(reg, jobs, b, o);
+  std::vector<PlanItem> plan = plan_sweep(reg, jobs, b, o);
   const uint64_t seed = resolve_seed(o.seed);
+  // --shard: the units (items of the plan) of this shard only, and what identifies the
+  // whole sweep to wb merge.
+  std::optional<ShardInfo> shard_info;
+  if (shard) {
+    std::vector<std::string> keys;
+    std::set<std::string> seen;
+    for (const PlanItem& item : plan) {
+      keys.push_back(unit_key(record_for(*jobs[item.job].op, *item.variant, item.params, jobs[item.job].shape)));
+      if (!seen.insert(keys.back()).second)
+        throw UsageError("the sweep measures " + keys.back() +
+                         " twice (a variant or a workload given twice?): its shards could not be merged");
+    }
+    shard_info = ShardInfo{shard->index, shard->count, int64_t(plan.size()), plan_fingerprint(keys), seed};
+    std::vector<PlanItem> mine;
+    for (std::size_t unit = 0; unit < plan.size(); ++unit)
+      if (in_shard(int64_t(unit), *shard)) mine.push_back(plan[unit]);
+    plan = std::move(mine);
+  }
 
   auto ex = make_executor(b);
   for (const SweepJob& job : jobs) check_session_fits(*job.op, job.shape, *ex);  // before the ceilings are measured
   Report report{make_context(*ex, timing, o.command), {}};
-  // A child of --isolate leaves the ceilings to its parent, which measures them once.
-  if (!o.isolated_child) report.context.ceilings = ex->measure_ceilings();
+  report.context.shard = shard_info;
+  // A child of --isolate leaves the ceilings to its parent, which measures them once;
+  // an empty shard measures nothing.
+  if (!o.isolated_child && !plan.empty()) report.context.ceilings = ex->measure_ceilings();
   // --isolate: one child per (op, shape, variant), the same seed, the planned block
   // sizes of that variant only.
   std::unique_ptr<IsolationDir> isolation;
@@ -131,7 +159,7 @@ int sweep(const SweepOptions& o) {
                                     "--seed",          std::to_string(seed),
                                     "--out",           out,
                                     "--isolated-child"};
-      if (o.block_sizes != "all") {
+      if (o.block_sizes != "all" || shard) {  // a shard's child measures the shard's block sizes only
         std::string sizes;
         for (const PlanItem& other : plan)
           if (other.job == item.job && other.variant == item.variant && other.skip.empty())
@@ -204,8 +232,12 @@ int sweep(const SweepOptions& o) {
   int incorrect = 0, not_run = 0;
   const Ceilings& ceil = report.context.ceilings;
   std::cout << "sweep on " << ex->device().name << " (" << to_string(b) << ", seed " << seed << "); ceilings: copy "
-            << fmt::format("{:.1f} GB/s, fp32 GEMM {:.2f} TFLOP/s", ceil.copy_gbps, ceil.fp32_tflops) << "\n"
-            << "% peak: of the roofline, min(copy bandwidth x flops/byte, GEMM throughput of the numeric class)\n";
+            << fmt::format("{:.1f} GB/s, fp32 GEMM {:.2f} TFLOP/s", ceil.copy_gbps, ceil.fp32_tflops) << "\n";
+  if (shard_info)
+    std::cout << fmt::format("shard {}/{}: {} of the sweep's {} units (plan {}){}\n", shard_info->index,
+                             shard_info->count, plan.size(), shard_info->units, shard_info->plan,
+                             plan.empty() ? ": an empty shard, nothing to measure (no ceilings either)" : "");
+  std::cout << "% peak: of the roofline, min(copy bandwidth x flops/byte, GEMM throughput of the numeric class)\n";
   std::string current;  // op and shape of the table being filled
   std::unique_ptr<TextTable> table;
   auto flush = [&] {
@@ -236,7 +268,8 @@ int sweep(const SweepOptions& o) {
   const std::string path = output_path(o.out, *ex);
   write_report(report, path);
   std::cout << "wrote " << path << " (" << report.records.size() << " records, " << incorrect << " incorrect"
-            << (not_run ? fmt::format(", {} not run", not_run) : "") << ")\n";
+            << (not_run ? fmt::format(", {} not run", not_run) : "")
+            << (shard_info ? fmt::format("; shard {}/{}", shard_info->index, shard_info->count) : "") << ")\n";
   return incorrect || not_run ? kCheckFailed : kOk;
 }
 

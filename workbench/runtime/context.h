@@ -1,7 +1,9 @@
 #pragma once
 // Where and how a report was made: the build, the source tree, the host, the device.
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "workbench/runtime/ceilings.h"
 #include "workbench/runtime/executor.h"
@@ -29,6 +31,36 @@ struct SourceState {
   bool dirty = false;
 };
 
+// One slice of a sharded sweep (wb sweep --shard K/N, workbench/cli/sharding.h): unit
+// i (0-based) of the sweep's plan -- its (variant, launch parameters, shape) in the
+// canonical order -- belongs to shard i % N + 1.
+struct ShardInfo {
+  int index = 1;      // K, 1-based
+  int count = 1;      // N
+  int64_t units = 0;  // units of the whole sweep, all shards together
+  std::string plan;   // fingerprint of the whole sweep's units in their order
+  uint64_t seed = 0;  // of the inputs (an empty shard has no record to carry it)
+};
+
+// Where a report made by wb merge came from: the shards of one sweep, and which of
+// them were missing (wb merge --allow-missing).
+struct MergedShard {
+  int index = 1;
+  std::string file;  // the shard's report as given to wb merge
+  std::string host;  // from its context
+  std::string created;
+  std::string command;
+  int64_t records = 0;
+};
+struct MergeInfo {
+  int count = 1;  // N
+  int64_t units = 0;
+  std::string plan;
+  uint64_t seed = 0;
+  std::vector<MergedShard> shards;  // by index
+  std::vector<int> missing;         // indices of the shards not given
+};
+
 struct ReportContext {
   BuildInfo build;
   SourceState source;
@@ -36,8 +68,10 @@ struct ReportContext {
   std::string created;  // UTC, ISO 8601
   std::string command;  // the wb command line
   DeviceInfo device;
-  TimingOptions timing;  // resolved for the backend
-  Ceilings ceilings;     // of the device (zero when not measured)
+  TimingOptions timing;             // resolved for the backend
+  Ceilings ceilings;                // of the device (zero when not measured)
+  std::optional<ShardInfo> shard;   // the report of a shard (wb sweep --shard)
+  std::optional<MergeInfo> merged;  // a report of wb merge
 };
 
 const BuildInfo& build_info();

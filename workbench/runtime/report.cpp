@@ -113,35 +113,114 @@ DeviceInfo device_from(const Reader& r) {
   return d;
 }
 
+json to_json(const ShardInfo& s) {
+  return {{"index", s.index}, {"count", s.count}, {"units", s.units}, {"plan", s.plan}, {"seed", s.seed}};
+}
+
+json to_json(const MergeInfo& m) {
+  json shards = json::array();
+  for (const MergedShard& s : m.shards)
+    shards.push_back({{"index", s.index},
+                      {"file", s.file},
+                      {"host", s.host},
+                      {"created", s.created},
+                      {"command", s.command},
+                      {"records", s.records}});
+  return {{"count", m.count}, {"units", m.units}, {"plan", m.plan},
+          {"seed", m.seed},   {"shards", shards}, {"missing", m.missing}};
+}
+
+uint64_t seed_from(const Reader& r) {
+  const json& v = r.at("seed");
+  if (!v.is_number_unsigned()) r.fail("'seed' is not an integer of 0 or more");
+  return v.get<uint64_t>();
+}
+
+// What a shard and a merged report both say of their sweep: N, its units and its plan.
+void sweep_plan_from(const Reader& r, int& count, int64_t& units, std::string& plan) {
+  const int64_t n = r.integer("count");
+  if (n < 1 || n > std::numeric_limits<int>::max())
+    r.fail("'count' is " + std::to_string(n) + ": a sweep has at least 1 shard");
+  count = int(n);
+  units = r.integer("units");
+  if (units < 0) r.fail("'units' is negative");
+  plan = r.str("plan");
+}
+
+int shard_index_from(const Reader& r, int count) {
+  const int64_t k = r.integer("index");
+  if (k < 1 || k > count)
+    r.fail("'index' is " + std::to_string(k) + ": shards are numbered 1 to " + std::to_string(count));
+  return int(k);
+}
+
+ShardInfo shard_from(const Reader& r) {
+  ShardInfo s;
+  sweep_plan_from(r, s.count, s.units, s.plan);
+  s.index = shard_index_from(r, s.count);
+  s.seed = seed_from(r);
+  return s;
+}
+
+MergeInfo merged_from(const Reader& r) {
+  MergeInfo m;
+  sweep_plan_from(r, m.count, m.units, m.plan);
+  m.seed = seed_from(r);
+  const json& shards = r.at("shards");
+  if (!shards.is_array()) r.fail("'shards' is not an array");
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    const Reader s(shards[i], r.where() + ".shards[" + std::to_string(i) + "]");
+    MergedShard one;
+    one.index = shard_index_from(s, m.count);
+    one.file = s.str("file");
+    one.host = s.str("host");
+    one.created = s.str("created");
+    one.command = s.str("command");
+    one.records = s.integer("records");
+    m.shards.push_back(one);
+  }
+  const json& missing = r.at("missing");
+  if (!missing.is_array()) r.fail("'missing' is not an array");
+  for (const json& k : missing) {
+    if (!k.is_number_integer() || k.get<int64_t>() < 1 || k.get<int64_t>() > m.count)
+      r.fail("'missing' holds something other than shard numbers 1 to " + std::to_string(m.count));
+    m.missing.push_back(k.get<int>());
+  }
+  return m;
+}
+
 json to_json(const ReportContext& c) {
   const BuildInfo& b = c.build;
-  return {{"created", c.created},
-          {"command", c.command},
-          {"host", c.host},
-          {"source", {{"commit", c.source.commit}, {"dirty", c.source.dirty}}},
-          {"build",
-           {{"wb_version", b.wb_version},
-            {"build_type", b.build_type},
-            {"cxx_compiler", b.cxx_compiler},
-            {"cxx_flags", b.cxx_flags},
-            {"cuda_compiler", b.cuda_compiler},
-            {"cuda_flags", b.cuda_flags},
-            {"cuda_architectures", b.cuda_architectures},
-            {"benchmark_engine", b.benchmark_engine},
-            {"blas", b.blas}}},
-          {"device", to_json(c.device)},
-          {"ceilings",
-           {{"copy_gbps", c.ceilings.copy_gbps},
-            {"fp32_tflops", c.ceilings.fp32_tflops},
-            {"tf32_tflops", c.ceilings.tf32_tflops},
-            {"bf16_tflops", c.ceilings.bf16_tflops},
-            {"method", c.ceilings.method}}},
-          {"timing",
-           {{"repetitions", c.timing.repetitions},
-            {"min_time_s", c.timing.min_time_s},
-            {"warmup_s", c.timing.warmup_s},
-            {"l2_flush", c.timing.flush_cache},
-            {"flush_bytes", c.timing.flush_bytes}}}};
+  json j = {{"created", c.created},
+            {"command", c.command},
+            {"host", c.host},
+            {"source", {{"commit", c.source.commit}, {"dirty", c.source.dirty}}},
+            {"build",
+             {{"wb_version", b.wb_version},
+              {"build_type", b.build_type},
+              {"cxx_compiler", b.cxx_compiler},
+              {"cxx_flags", b.cxx_flags},
+              {"cuda_compiler", b.cuda_compiler},
+              {"cuda_flags", b.cuda_flags},
+              {"cuda_architectures", b.cuda_architectures},
+              {"benchmark_engine", b.benchmark_engine},
+              {"blas", b.blas}}},
+            {"device", to_json(c.device)},
+            {"ceilings",
+             {{"copy_gbps", c.ceilings.copy_gbps},
+              {"fp32_tflops", c.ceilings.fp32_tflops},
+              {"tf32_tflops", c.ceilings.tf32_tflops},
+              {"bf16_tflops", c.ceilings.bf16_tflops},
+              {"method", c.ceilings.method}}},
+            {"timing",
+             {{"repetitions", c.timing.repetitions},
+              {"min_time_s", c.timing.min_time_s},
+              {"warmup_s", c.timing.warmup_s},
+              {"l2_flush", c.timing.flush_cache},
+              {"flush_bytes", c.timing.flush_bytes}}}};
+  if (c.shard) j["shard"] = to_json(*c.shard);
+  if (c.merged) j["merged_from"] = to_json(*c.merged);
+  return j;
 }
 
 ReportContext context_from(const Reader& r) {
@@ -170,6 +249,9 @@ ReportContext context_from(const Reader& r) {
   c.timing.warmup_s = t.num("warmup_s");
   c.timing.flush_cache = t.boolean("l2_flush");
   if (t.has("flush_bytes")) c.timing.flush_bytes = std::size_t(t.integer("flush_bytes"));
+  if (r.has("shard")) c.shard = shard_from(r.child("shard"));                // optional in wb.report/2
+  if (r.has("merged_from")) c.merged = merged_from(r.child("merged_from"));  // optional in wb.report/2
+  if (c.shard && c.merged) r.fail("is both a shard's report ('shard') and a merge of shards ('merged_from')");
   return c;
 }
 
