@@ -1,4 +1,7 @@
 // CPU reference of encoder_forward and encoder_backward.
+#include <map>
+#include <vector>
+
 #include "reference/reference.h"
 
 namespace wb::reference {
@@ -41,6 +44,30 @@ void encoder_backward(const EncoderBackwardArgs& a) {
   }
 }
 
+// The bf16 port: every element's contributions summed in double (over the positions of
+// its token, or over b), then the element rounded once from old + sum.
+void encoder_backward_bf16(const EncoderBackwardBf16Args& a) {
+  const int64_t C = a.C, rows = int64_t(a.B) * a.T;
+#pragma omp parallel for
+  for (int64_t c = 0; c < C; ++c) {
+    std::map<int32_t, double> per_token;  // ordered: the same sums on every run
+    std::vector<double> per_position(a.T, 0.0);
+    for (int64_t bt = 0; bt < rows; ++bt) {
+      const double d = to_float(a.dout[bt * C + c]);
+      per_token[a.inp[bt]] += d;
+      per_position[bt % a.T] += d;
+    }
+    for (const auto& [token, sum] : per_token) {
+      bf16& w = a.dwte[int64_t(token) * C + c];
+      w = to_bf16(to_float(w) + sum);
+    }
+    for (int64_t t = 0; t < a.T; ++t) {
+      bf16& p = a.dwpe[t * C + c];
+      p = to_bf16(to_float(p) + per_position[t]);
+    }
+  }
+}
+
 }  // namespace wb::reference
 
 namespace wb::references {
@@ -48,7 +75,8 @@ namespace wb::references {
 std::vector<Variant> encoder() {
   return {Variant::reference("encoder_forward", &reference::encoder_forward),
           Variant::reference("encoder_backward", &reference::encoder_backward),
-          Variant::reference_port("encoder_forward_bf16", &reference::encoder_forward_bf16)};
+          Variant::reference_port("encoder_forward_bf16", &reference::encoder_forward_bf16),
+          Variant::reference_port("encoder_backward_bf16", &reference::encoder_backward_bf16)};
 }
 
 }  // namespace wb::references

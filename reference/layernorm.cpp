@@ -141,6 +141,45 @@ void layernorm_backward(const LayernormBackwardArgs& a) {
   }
 }
 
+// The bf16 port: the fp32 reference's sums in double on the widened tensors, each
+// accumulated gradient rounded once from (old + sum).
+void layernorm_backward_bf16(const LayernormBackwardBf16Args& a) {
+  const int64_t C = a.C;
+  const int64_t rows = int64_t(a.B) * a.T;
+  const std::vector<double> weight = widened(a.weight, C);
+#pragma omp parallel for
+  for (int64_t row = 0; row < rows; ++row) {
+    const bf16* x = a.inp + row * C;
+    const bf16* dout = a.dout + row * C;
+    const double mean = a.mean[row], rstd = a.rstd[row];
+    double g_mean = 0, gn_mean = 0;
+    for (int64_t c = 0; c < C; ++c) {
+      const double g = weight[c] * to_float(dout[c]);
+      g_mean += g;
+      gn_mean += g * (to_float(x[c]) - mean) * rstd;
+    }
+    g_mean /= C;
+    gn_mean /= C;
+    for (int64_t c = 0; c < C; ++c) {
+      const double n = (to_float(x[c]) - mean) * rstd;
+      const double g = weight[c] * to_float(dout[c]);
+      bf16& d = a.dinp[row * C + c];
+      d = to_bf16(to_float(d) + (g - g_mean - n * gn_mean) * rstd);
+    }
+  }
+#pragma omp parallel for
+  for (int64_t c = 0; c < C; ++c) {
+    double dw = 0, db = 0;
+    for (int64_t row = 0; row < rows; ++row) {
+      const double d = to_float(a.dout[row * C + c]);
+      dw += (to_float(a.inp[row * C + c]) - double(a.mean[row])) * a.rstd[row] * d;
+      db += d;
+    }
+    a.dweight[c] = to_bf16(to_float(a.dweight[c]) + dw);
+    a.dbias[c] = to_bf16(to_float(a.dbias[c]) + db);
+  }
+}
+
 }  // namespace wb::reference
 
 namespace wb::references {
@@ -150,6 +189,7 @@ std::vector<Variant> layernorm() {
           Variant::reference("layernorm_backward", &reference::layernorm_backward),
           Variant::reference("fused_residual_layernorm_forward", &reference::fused_residual_layernorm_forward),
           Variant::reference_port("layernorm_forward_bf16", &reference::layernorm_forward_bf16),
+          Variant::reference_port("layernorm_backward_bf16", &reference::layernorm_backward_bf16),
           Variant::reference_port("fused_residual_layernorm_forward_bf16",
                                   &reference::fused_residual_layernorm_forward_bf16,
                                   &reference::fused_residual_layernorm_forward_bf16_truth)};

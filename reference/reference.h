@@ -36,10 +36,12 @@ void global_norm(const GlobalNormArgs& a);
 // widened inputs, each output rounded once), their ops' CPU variant 1; the ground truth
 // of those ops is their fp32 twin's reference (OpSpec::fp32_twin).
 void encoder_forward_bf16(const EncoderForwardBf16Args& a);
+void encoder_backward_bf16(const EncoderBackwardBf16Args& a);
 void matmul_forward_bf16(const MatmulForwardBf16Args& a);
 void residual_forward_bf16(const ResidualForwardBf16Args& a);
 void layernorm_forward_bf16(const LayernormForwardBf16Args& a);
 void fused_residual_layernorm_forward_bf16(const FusedResidualLayernormForwardBf16Args& a);
+void layernorm_backward_bf16(const LayernormBackwardBf16Args& a);
 // The truths of the ops on bf16 storage with no fp32 twin (OpSpec::own_truth,
 // Variant::truth), on their tensors widened to fp32.
 void fused_residual_layernorm_forward_bf16_truth(const TensorTable& t);

@@ -6,19 +6,20 @@
 # bf16 outputs (over records of at least 256 elements).
 #
 #   bash tools/bf16_error_study.sh [SEEDS] [OP...]   (default 20 seeds, every bf16 op;
-#                                                    needs build/wb)
+#                                                    needs build/wb, or WB=path)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+wb="${WB:-build/wb}"
 seeds="${1:-20}"
 shift || true
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 ops="$*"
-[[ -n "$ops" ]] || ops=$(build/wb list 2>/dev/null | awk '/^[a-z].*]  bf16 storage/ {print $1}')
+[[ -n "$ops" ]] || ops=$("$wb" list 2>/dev/null | awk '/^[a-z].*]  bf16 storage/ {print $1}')
 for seed in $(seq 1 "$seeds"); do
   for op in $ops; do
     for backend in emu cpu; do
-      build/wb check "$op" --backend "$backend" --seed "$seed" --json "$dir/${backend}_${op}_$seed.json" >/dev/null 2>&1 ||
+      "$wb" check "$op" --backend "$backend" --seed "$seed" --json "$dir/${backend}_${op}_$seed.json" >/dev/null 2>&1 ||
         { echo "bf16_error_study: $op on $backend, seed $seed: a check failed" >&2; exit 1; }
     done
   done

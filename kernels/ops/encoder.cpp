@@ -23,10 +23,21 @@ EncoderBackwardArgs backward_args(const TensorTable& t) {
           ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
 }
 
+EncoderBackwardBf16Args backward_bf16_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.bfloat16("dwte"), t.bfloat16("dwpe"), t.bfloat16("dout"), t.i32("inp"),
+          ops::as_int(s.B),   ops::as_int(s.T),   ops::as_int(s.C)};
+}
+
 // Tokens are int32 below V.
 const ops::ShapeCheck kInt32Limits = ops::int32_limits({"B", "T", "C", "V", "B*T"});
 double rows(const Shape& s) { return double(s.B) * double(s.T); }
 double forward_flops(const Shape& s) { return rows(s) * double(s.C); }
+double backward_flops(const Shape& s) { return 2.0 * rows(s) * double(s.C); }
+// dout and the tokens read once; the touched rows of dwte and all of dwpe read and written.
+double backward_bytes(const Shape& s, double element) {
+  return 4.0 * rows(s) + element * (3 * rows(s) * double(s.C) + 2 * double(s.T) * double(s.C));
+}
 // Only the gathered rows of wte are read, not all V of them: per row a token, the wte
 // and wpe rows read and the output row written (wpe's T rows at least once).
 double forward_bytes(const Shape& s, double element) {
@@ -73,12 +84,26 @@ const OpSpec& encoder_backward_op() {
     o.shape_error = kInt32Limits;
     o.tensors = {inout("dwte", "V,C", ops::summed_over_rows()), inout("dwpe", "T,C", ops::summed_over("B")),
                  input("dout", "B,T,C"), token_input("inp", "B,T")};
-    o.flops = [](const Shape& s) { return 2.0 * rows(s) * double(s.C); };
-    // dout and the tokens read once; the touched rows of dwte and all of dwpe read and written.
-    o.min_bytes = [](const Shape& s) {
-      return 4.0 * (rows(s) + 3 * rows(s) * double(s.C) + 2 * double(s.T) * double(s.C));
-    };
+    o.flops = backward_flops;
+    o.min_bytes = [](const Shape& s) { return backward_bytes(s, 4.0); };
     o.bind(&backward_args);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& encoder_backward_bf16_op() {
+  static const OpSpec op = [] {
+    OpSpec o("encoder_backward_bf16", "encoder_backward's scatter-add on bf16 storage, each element rounded once");
+    o.dims = {"B", "T", "C", "V"};
+    o.fp32_twin = "encoder_backward";
+    o.shape_error = kInt32Limits;
+    o.tensors = {as_bf16(inout("dwte", "V,C", ops::rounded_to_bf16(ops::summed_over_rows()))),
+                 as_bf16(inout("dwpe", "T,C", ops::rounded_to_bf16(ops::summed_over("B")))),
+                 as_bf16(input("dout", "B,T,C")), token_input("inp", "B,T")};
+    o.flops = backward_flops;
+    o.min_bytes = [](const Shape& s) { return backward_bytes(s, 2.0); };
+    o.bind(&backward_bf16_args);
     return o;
   }();
   return op;

@@ -25,6 +25,13 @@ LayernormBackwardArgs backward_args(const TensorTable& t) {
           t.f32("mean"), t.f32("rstd"),    ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
 }
 
+LayernormBackwardBf16Args backward_bf16_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.bfloat16("dinp"), t.bfloat16("dweight"), t.bfloat16("dbias"), t.bfloat16("dout"),
+          t.bfloat16("inp"),  t.bfloat16("weight"),  t.f32("mean"),       t.f32("rstd"),
+          ops::as_int(s.B),   ops::as_int(s.T),      ops::as_int(s.C)};
+}
+
 FusedResidualLayernormForwardArgs fused_args(const TensorTable& t) {
   const Shape& s = t.shape();
   return {t.f32("residual"), t.f32("normed"), t.f32("mean"),    t.f32("rstd"),    t.f32("inp1"),   t.f32("inp2"),
@@ -108,6 +115,35 @@ const OpSpec& layernorm_backward_op() {
           {scratch.data(), t.f32("mean"), t.f32("rstd"), t.f32("inp"), weight.data(), bias.data()});
     };
     o.bind(&backward_args);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& layernorm_backward_bf16_op() {
+  static const OpSpec op = [] {
+    OpSpec o("layernorm_backward_bf16",
+             "gradients of layernorm_forward_bf16 from the saved fp32 mean and rstd, on bf16 storage (accumulated)");
+    o.dims = {"B", "T", "C"};
+    o.fp32_twin = "layernorm_backward";
+    o.shape_error = kInt32Limits;
+    o.tensors = {as_bf16(inout("dinp", "B,T,C", ops::rounded_to_bf16(ops::summed_over("C")))),
+                 as_bf16(inout("dweight", "C", ops::rounded_to_bf16(ops::summed_over_rows()))),
+                 as_bf16(inout("dbias", "C", ops::rounded_to_bf16(ops::summed_over_rows()))),
+                 as_bf16(input("dout", "B,T,C")),
+                 as_bf16(input("inp", "B,T,C")),
+                 as_bf16(input("weight", "C")),
+                 input("mean", "B,T"),
+                 input("rstd", "B,T")};
+    o.flops = [](const Shape& s) { return 14.0 * elements(s); };
+    // mean and rstd are those of inp, as layernorm_forward_bf16 saves them.
+    o.prepare = [](const TensorTable& t, const ReferenceRunner& run_reference) {
+      const Shape& s = t.shape();
+      std::vector<bf16> scratch(s.B * s.T * s.C), weight(s.C, to_bf16(1.0f)), bias(s.C, to_bf16(0.0f));
+      run_reference(layernorm_forward_bf16_op(), s,
+          {scratch.data(), t.f32("mean"), t.f32("rstd"), t.bfloat16("inp"), weight.data(), bias.data()});
+    };
+    o.bind(&backward_bf16_args);
     return o;
   }();
   return op;

@@ -4,6 +4,7 @@
 //   dinp += (g - mean(g) - n * mean(g * n)) * rstd;  dweight += sum_bt n * dout;  dbias += sum_bt dout
 #include <cstdint>
 
+#include "kernels/bf16.h"
 #include "kernels/op.h"
 
 namespace wb {
@@ -21,5 +22,24 @@ struct LayernormBackwardArgs {
 };
 
 const OpSpec& layernorm_backward_op();
+
+// layernorm_backward_bf16: the same on bf16 storage, as llm.c's bf16 step keeps it:
+// dinp, dweight, dbias, dout, inp and weight in bf16, the saved mean and rstd in fp32
+// (layernorm_forward_bf16's). Every sum accumulates in fp32, and each accumulated
+// gradient is rounded once: its new value is bf16(old, widened, + the fp32 sum). Its
+// twin is layernorm_backward. Tolerances: the twin's plus half an ulp of bf16.
+struct LayernormBackwardBf16Args {
+  bf16* dinp;          // (B, T, C), accumulated
+  bf16* dweight;       // (C), accumulated
+  bf16* dbias;         // (C), accumulated
+  const bf16* dout;    // (B, T, C)
+  const bf16* inp;     // (B, T, C)
+  const bf16* weight;  // (C)
+  const float* mean;   // (B, T) as written by layernorm_forward_bf16
+  const float* rstd;   // (B, T)
+  int B, T, C;
+};
+
+const OpSpec& layernorm_backward_bf16_op();
 
 }  // namespace wb

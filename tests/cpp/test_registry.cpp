@@ -44,6 +44,8 @@ TEST(Registry, EveryOpOfTheStepIsCatalogued) {
                                        "fused_residual_layernorm_forward_bf16",
                                        "gelu_forward_bf16",
                                        "gelu_backward_bf16",
+                                       "layernorm_backward_bf16",
+                                       "encoder_backward_bf16",
                                        "global_norm_bf16",
                                        "adamw_bf16"};
   std::set<std::string> names;
