@@ -11,12 +11,11 @@ constexpr double kGeluCubic = 0.044715;
 
 }  // namespace
 
+double gelu(double x) { return 0.5 * x * (1.0 + std::tanh(kGeluScale * (x + kGeluCubic * x * x * x))); }
+
 void gelu_forward(const GeluForwardArgs& a) {
 #pragma omp parallel for
-  for (int64_t i = 0; i < a.N; ++i) {
-    const double x = a.inp[i];
-    a.out[i] = float(0.5 * x * (1.0 + std::tanh(kGeluScale * (x + kGeluCubic * x * x * x))));
-  }
+  for (int64_t i = 0; i < a.N; ++i) a.out[i] = float(gelu(a.inp[i]));
 }
 
 void gelu_backward(const GeluBackwardArgs& a) {
@@ -39,10 +38,7 @@ void residual_forward(const ResidualForwardArgs& a) {
 // each result rounded once from double to bf16.
 void gelu_forward_bf16(const GeluForwardBf16Args& a) {
 #pragma omp parallel for
-  for (int64_t i = 0; i < a.N; ++i) {
-    const double x = to_float(a.inp[i]);
-    a.out[i] = to_bf16(0.5 * x * (1.0 + std::tanh(kGeluScale * (x + kGeluCubic * x * x * x))));
-  }
+  for (int64_t i = 0; i < a.N; ++i) a.out[i] = to_bf16(gelu(to_float(a.inp[i])));
 }
 
 void gelu_backward_bf16(const GeluBackwardBf16Args& a) {

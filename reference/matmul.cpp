@@ -20,21 +20,42 @@ void matmul_forward(const MatmulForwardArgs& a) {
   }
 }
 
-// The bf16 port: the same sums in double over the widened inputs, rounded once.
-void matmul_forward_bf16(const MatmulForwardBf16Args& a) {
-  const int64_t rows = int64_t(a.B) * a.T, C = a.C, OC = a.OC;
+namespace {
+
+// acc(r, o) of a bf16 linear layer: the bias plus the row's products, in double over
+// the widened inputs, for every output.
+template <class Store>
+void bf16_linear(const bf16* inp, const bf16* weight, const bf16* bias, int64_t rows, int64_t C, int64_t OC,
+                 Store store) {
   std::vector<float> w(OC * C);
-  for (int64_t i = 0; i < OC * C; ++i) w[i] = to_float(a.weight[i]);
+  for (int64_t i = 0; i < OC * C; ++i) w[i] = to_float(weight[i]);
 #pragma omp parallel for
   for (int64_t r = 0; r < rows; ++r) {
     std::vector<float> x(C);
-    for (int64_t c = 0; c < C; ++c) x[c] = to_float(a.inp[r * C + c]);
+    for (int64_t c = 0; c < C; ++c) x[c] = to_float(inp[r * C + c]);
     for (int64_t o = 0; o < OC; ++o) {
-      double acc = a.bias ? to_float(a.bias[o]) : 0.0;
+      double acc = bias ? to_float(bias[o]) : 0.0;
       for (int64_t c = 0; c < C; ++c) acc += double(x[c]) * w[o * C + c];
-      a.out[r * OC + o] = to_bf16(acc);
+      store(r * OC + o, acc);
     }
   }
+}
+
+}  // namespace
+
+// The bf16 port: the same sums in double over the widened inputs, rounded once.
+void matmul_forward_bf16(const MatmulForwardBf16Args& a) {
+  bf16_linear(a.inp, a.weight, a.bias, int64_t(a.B) * a.T, a.C, a.OC,
+              [&a](int64_t i, double acc) { a.out[i] = to_bf16(acc); });
+}
+
+// The bf16 port: pre rounded once from the sum, out the GELU of the unrounded sum
+// rounded once (as a GEMM epilogue computes it from its fp32 accumulator).
+void matmul_gelu_forward_bf16(const MatmulGeluForwardBf16Args& a) {
+  bf16_linear(a.inp, a.weight, a.bias, int64_t(a.B) * a.T, a.C, a.OC, [&a](int64_t i, double acc) {
+    a.pre[i] = to_bf16(acc);
+    a.out[i] = to_bf16(gelu(double(float(acc))));
+  });
 }
 
 // The two references it fuses, one after the other: pre exactly as matmul_forward's
@@ -83,6 +104,7 @@ namespace wb::references {
 std::vector<Variant> matmul() {
   return {Variant::reference("matmul_forward", &reference::matmul_forward),
           Variant::reference_port("matmul_forward_bf16", &reference::matmul_forward_bf16),
+          Variant::reference_port("matmul_gelu_forward_bf16", &reference::matmul_gelu_forward_bf16),
           Variant::reference("matmul_gelu_forward", &reference::matmul_gelu_forward),
           Variant::reference("matmul_backward", &reference::matmul_backward),
           Variant::reference("matmul_backward_bias", &reference::matmul_backward_bias)};

@@ -35,9 +35,13 @@ void global_norm(const GlobalNormArgs& a);
 // The ops on bf16 storage: ports of the fp32 references (the fp32 arithmetic on the
 // widened inputs, each output rounded once), their ops' CPU variant 1; the ground truth
 // of those ops is their fp32 twin's reference (OpSpec::fp32_twin).
+// GELU, tanh approximation, in double (gelu_forward's, and the fused ops').
+double gelu(double x);
+
 void encoder_forward_bf16(const EncoderForwardBf16Args& a);
 void encoder_backward_bf16(const EncoderBackwardBf16Args& a);
 void matmul_forward_bf16(const MatmulForwardBf16Args& a);
+void matmul_gelu_forward_bf16(const MatmulGeluForwardBf16Args& a);
 void residual_forward_bf16(const ResidualForwardBf16Args& a);
 void layernorm_forward_bf16(const LayernormForwardBf16Args& a);
 void fused_residual_layernorm_forward_bf16(const FusedResidualLayernormForwardBf16Args& a);

@@ -27,6 +27,12 @@ MatmulGeluForwardArgs gelu_forward_args(const TensorTable& t) {
           t.f32("bias"),    ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.OC)};
 }
 
+MatmulGeluForwardBf16Args gelu_forward_bf16_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.bfloat16("out"),  t.bfloat16("pre"), t.bfloat16("inp"), t.bfloat16("weight"), t.bfloat16("bias"),
+          ops::as_int(s.B),   ops::as_int(s.T),  ops::as_int(s.C),  ops::as_int(s.OC)};
+}
+
 MatmulBackwardArgs backward_args(const TensorTable& t) {
   const Shape& s = t.shape();
   return {t.f32("dinp"),    t.f32("dweight"), t.f32("dout"),    t.f32("inp"),     t.f32("weight"),
@@ -41,6 +47,21 @@ MatmulBackwardBiasArgs bias_args(const TensorTable& t) {
 const ops::ShapeCheck kInt32Limits = ops::int32_limits({"B", "T", "C", "OC", "B*T"});
 double rows(const Shape& s) { return double(s.B) * double(s.T); }
 double forward_flops(const Shape& s) { return 2.0 * rows(s) * double(s.C) * double(s.OC) + rows(s) * double(s.OC); }
+// the linear layer's flops as matmul_forward counts them, gelu's as gelu_forward does
+double gelu_forward_flops(const Shape& s) {
+  return 2.0 * rows(s) * double(s.C) * double(s.OC) + 11.0 * rows(s) * double(s.OC);
+}
+// gelu's slope lies within [-0.13, 1.13]: out inherits at most 1.13 times pre's error,
+// plus gelu_forward's own few roundings.
+ToleranceFn gelu_pre_tol() { return ops::summed_over("C"); }
+ToleranceFn gelu_out_tol() {
+  const ToleranceFn pre_tol = gelu_pre_tol();
+  return [pre_tol](NumericClass c, const Shape& s) {
+    Tolerance t = pre_tol(c, s);
+    t.atol *= 1.25;
+    return t;
+  };
+}
 
 }  // namespace
 
@@ -80,21 +101,27 @@ const OpSpec& matmul_gelu_forward_op() {
              "for the backward");
     o.dims = {"B", "T", "C", "OC"};
     o.shape_error = kInt32Limits;
-    // gelu's slope lies within [-0.13, 1.13]: out inherits at most 1.13 times pre's
-    // error, plus gelu_forward's own few roundings.
-    const ToleranceFn pre_tol = ops::summed_over("C");
-    const ToleranceFn out_tol = [pre_tol](NumericClass c, const Shape& s) {
-      Tolerance t = pre_tol(c, s);
-      t.atol *= 1.25;
-      return t;
-    };
-    o.tensors = {output("out", "B,T,OC", out_tol), output("pre", "B,T,OC", pre_tol), input("inp", "B,T,C"),
-                 input("weight", "OC,C"), optional(input("bias", "OC"))};
-    // the linear layer's flops as matmul_forward counts them, gelu's as gelu_forward does
-    o.flops = [](const Shape& s) {
-      return 2.0 * rows(s) * double(s.C) * double(s.OC) + 11.0 * rows(s) * double(s.OC);
-    };
+    o.tensors = {output("out", "B,T,OC", gelu_out_tol()), output("pre", "B,T,OC", gelu_pre_tol()),
+                 input("inp", "B,T,C"), input("weight", "OC,C"), optional(input("bias", "OC"))};
+    o.flops = gelu_forward_flops;
     o.bind(&gelu_forward_args);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& matmul_gelu_forward_bf16_op() {
+  static const OpSpec op = [] {
+    OpSpec o("matmul_gelu_forward_bf16",
+             "the MLP's first layer and its GELU on bf16 storage, fp32 accumulation; out from the unrounded pre");
+    o.dims = {"B", "T", "C", "OC"};
+    o.fp32_twin = "matmul_gelu_forward";
+    o.shape_error = kInt32Limits;
+    o.tensors = {as_bf16(output("out", "B,T,OC", ops::rounded_to_bf16(gelu_out_tol()))),
+                 as_bf16(output("pre", "B,T,OC", ops::rounded_to_bf16(gelu_pre_tol()))),
+                 as_bf16(input("inp", "B,T,C")), as_bf16(input("weight", "OC,C")), optional(as_bf16(input("bias", "OC")))};
+    o.flops = gelu_forward_flops;
+    o.bind(&gelu_forward_bf16_args);
     return o;
   }();
   return op;

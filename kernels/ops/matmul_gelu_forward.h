@@ -4,6 +4,7 @@
 // pre is written too: it is what gelu_backward reads in the backward pass.
 #include <cstdint>
 
+#include "kernels/bf16.h"
 #include "kernels/op.h"
 
 namespace wb {
@@ -18,5 +19,21 @@ struct MatmulGeluForwardArgs {
 };
 
 const OpSpec& matmul_gelu_forward_op();
+
+// matmul_gelu_forward_bf16: the same on bf16 storage, as llm.c's bf16 step runs it
+// (cuBLASLt's GELU_AUX_BIAS epilogue): the sum in fp32 with the bias; pre is that sum
+// rounded once, out the GELU of the unrounded fp32 sum rounded once (not of the
+// rounded pre: that would round twice). Its twin is matmul_gelu_forward, whose
+// tolerances it keeps plus half an ulp of bf16 for each.
+struct MatmulGeluForwardBf16Args {
+  bf16* out;           // (B, T, OC) gelu(pre)
+  bf16* pre;           // (B, T, OC)
+  const bf16* inp;     // (B, T, C)
+  const bf16* weight;  // (OC, C)
+  const bf16* bias;    // (OC), may be null (no bias)
+  int B, T, C, OC;
+};
+
+const OpSpec& matmul_gelu_forward_bf16_op();
 
 }  // namespace wb

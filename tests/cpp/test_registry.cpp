@@ -39,6 +39,7 @@ TEST(Registry, EveryOpOfTheStepIsCatalogued) {
                                        // on bf16 storage
                                        "encoder_forward_bf16",
                                        "matmul_forward_bf16",
+                                       "matmul_gelu_forward_bf16",
                                        "residual_forward_bf16",
                                        "layernorm_forward_bf16",
                                        "fused_residual_layernorm_forward_bf16",
