@@ -14,7 +14,7 @@ const std::vector<const OpSpec*>& all_ops() {
       // forward, on bf16 storage
       &encoder_forward_bf16_op(), &matmul_forward_bf16_op(), &matmul_gelu_forward_bf16_op(),
       &residual_forward_bf16_op(), &layernorm_forward_bf16_op(),
-      &fused_residual_layernorm_forward_bf16_op(), &gelu_forward_bf16_op(),
+      &fused_residual_layernorm_forward_bf16_op(), &gelu_forward_bf16_op(), &fused_classifier_bf16_op(),
       // backward, on bf16 storage
       &gelu_backward_bf16_op(), &layernorm_backward_bf16_op(), &encoder_backward_bf16_op(),
       // backward

@@ -3,6 +3,7 @@
 // the first V are real; the padding never takes part in a softmax.
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "reference/reference.h"
 
@@ -68,6 +69,26 @@ void fused_classifier(const FusedClassifierArgs& a) {
   }
 }
 
+// The bf16 port: the twin's arithmetic in double on the widened row, each dlogit rounded
+// once (the row is widened first: it is overwritten as it goes).
+void fused_classifier_bf16(const FusedClassifierBf16Args& a) {
+  const int64_t V = a.V, Vp = a.Vp;
+#pragma omp parallel for
+  for (int64_t row = 0; row < int64_t(a.B) * a.T; ++row) {
+    bf16* x = a.logits + row * Vp;
+    std::vector<float> w(V);
+    for (int64_t i = 0; i < V; ++i) w[i] = to_float(x[i]);
+    const int64_t target = a.targets[row];
+    const RowStats st = row_stats(w.data(), V);
+    a.losses[row] = float(st.max + std::log(st.sum) - w[target]);
+    for (int64_t i = 0; i < V; ++i) {
+      const double p = std::exp(w[i] - st.max) / st.sum;
+      x[i] = to_bf16((p - (i == target ? 1.0 : 0.0)) * a.dloss);
+    }
+    for (int64_t i = V; i < Vp; ++i) x[i] = to_bf16(0.0f);
+  }
+}
+
 }  // namespace wb::reference
 
 namespace wb::references {
@@ -76,7 +97,8 @@ std::vector<Variant> classifier() {
   return {Variant::reference("softmax_forward", &reference::softmax_forward),
           Variant::reference("crossentropy_forward", &reference::crossentropy_forward),
           Variant::reference("crossentropy_softmax_backward", &reference::crossentropy_softmax_backward),
-          Variant::reference("fused_classifier", &reference::fused_classifier)};
+          Variant::reference("fused_classifier", &reference::fused_classifier),
+          Variant::reference_port("fused_classifier_bf16", &reference::fused_classifier_bf16)};
 }
 
 }  // namespace wb::references

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/packed.cuh"
 
 namespace wb::cuda::softmax {
 
@@ -89,17 +90,18 @@ __device__ inline float4 mask_from(float4 v, int first_col, int V, float fill) {
 
 // One thread's share of a row's (max, sum): the values x[first], x[first + stride],
 // ... below V (a warp's lanes with stride 32, or a block's threads with stride
-// blockDim.x). kBatch loads are issued before any of them is used, so that several
-// are in flight; loads past V read nothing and count as -inf.
-template <int kBatch>
-__device__ __forceinline__ MaxSum strided_max_sum(const float* x, int V, int first, int stride) {
+// blockDim.x), of a row stored as T (float, or __nv_bfloat16 widened to fp32). kBatch
+// loads are issued before any of them is used, so that several are in flight; loads
+// past V read nothing and count as -inf.
+template <int kBatch, class T>
+__device__ __forceinline__ MaxSum strided_max_sum(const T* x, int V, int first, int stride) {
   MaxSum acc = empty_max_sum();
   for (int base = first; base < V; base += kBatch * stride) {
     float q[kBatch];
 #pragma unroll
     for (int u = 0; u < kBatch; ++u) {
       const int i = base + u * stride;
-      q[u] = i < V ? x[i] : -INFINITY;
+      q[u] = i < V ? widen(x[i]) : -INFINITY;
     }
 #pragma unroll
     for (int u = 0; u < kBatch; ++u) add(acc, q[u]);

@@ -53,6 +53,21 @@ __device__ inline void store128_stream(T* p, const Packed128<T>& v) {
   __stcs(reinterpret_cast<int4*>(p), detail::to_int4(v));
 }
 
+// Element access for kernels templated on their storage (float or __nv_bfloat16): the
+// value widened to fp32, and an fp32 value rounded to the storage (to nearest even).
+__device__ inline float widen(float x) { return x; }
+__device__ inline float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <class T>
+__device__ inline T narrow(float x);
+template <>
+__device__ inline float narrow<float>(float x) {
+  return x;
+}
+template <>
+__device__ inline __nv_bfloat16 narrow<__nv_bfloat16>(float x) {
+  return __float2bfloat16(x);
+}
+
 // A wb::bf16 tensor pointer (the argument structs' type) as CUDA's bf16.
 __host__ __device__ inline __nv_bfloat16* as_cuda(bf16* p) { return reinterpret_cast<__nv_bfloat16*>(p); }
 __host__ __device__ inline const __nv_bfloat16* as_cuda(const bf16* p) {

@@ -22,6 +22,7 @@
 
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/dialect.cuh"
+#include "kernels/cuda/packed.cuh"
 #include "kernels/cuda/runtime.h"
 
 namespace wb::cuda::token_runs {
@@ -63,19 +64,6 @@ inline Layout layout(void* workspace, int64_t positions) {
   l.sorted = reinterpret_cast<int*>(l.pairs + positions);
   l.run_len = l.sorted + positions;
   return l;
-}
-
-__device__ inline float widen(float x) { return x; }
-__device__ inline float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <class T>
-__device__ inline T narrow(float x);
-template <>
-__device__ inline float narrow<float>(float x) {
-  return x;
-}
-template <>
-__device__ inline __nv_bfloat16 narrow<__nv_bfloat16>(float x) {
-  return __float2bfloat16(x);
 }
 
 namespace {

@@ -12,6 +12,8 @@
 namespace wb {
 namespace {
 
+double rows(const Shape& s) { return double(s.B) * double(s.T); }
+
 SoftmaxForwardArgs softmax_args(const TensorTable& t) {
   const Shape& s = t.shape();
   return {t.f32("probs"), t.f32("logits"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.V), ops::as_int(s.Vp)};
@@ -34,6 +36,12 @@ FusedClassifierArgs classifier_args(const TensorTable& t) {
           ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.V), ops::as_int(s.Vp)};
 }
 
+FusedClassifierBf16Args classifier_bf16_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.bfloat16("logits"), t.f32("losses"), t.i32("targets"), float(t.scalar("dloss")),
+          ops::as_int(s.B),     ops::as_int(s.T), ops::as_int(s.V),  ops::as_int(s.Vp)};
+}
+
 // Numerically hard logits. Every fourth row, from the second, is moved up by 90 and
 // every fourth, from the fourth, down by 90: past where expf overflows (above 88.7) or
 // its results turn subnormal. A kernel that exponentiates without first subtracting
@@ -42,13 +50,30 @@ FusedClassifierArgs classifier_args(const TensorTable& t) {
 // exact between numbers this close. The other rows stay near 0.
 constexpr float kFar = 90.0f;
 
+// dlogits are at most dloss = 1/(B*T) in size: the absolute floor scales with it.
+ToleranceFn dlogits_tolerance() {
+  return [](NumericClass c, const Shape& s) {
+    const double dloss = 1.0 / rows(s);
+    const Tolerance base = ops::elementwise(1e-7, 1e-4)(c, s);
+    return Tolerance{base.atol * dloss, base.rtol};
+  };
+}
+
+float far_offset(int64_t row) { return row % 4 == 1 ? kFar : row % 4 == 3 ? -kFar : 0.0f; }
+
 void move_rows_far(const TensorTable& t, const char* tensor) {
   const Shape& s = t.shape();
   float* x = t.f32(tensor);
-  for (int64_t row = 0; row < s.B * s.T; ++row) {
-    const float offset = row % 4 == 1 ? kFar : row % 4 == 3 ? -kFar : 0.0f;
-    for (int64_t i = 0; i < s.V; ++i) x[row * s.Vp + i] += offset;
-  }
+  for (int64_t row = 0; row < s.B * s.T; ++row)
+    for (int64_t i = 0; i < s.V; ++i) x[row * s.Vp + i] += far_offset(row);
+}
+
+// The same for a bf16 tensor: each moved value rounded to nearest even.
+void move_bf16_rows_far(const TensorTable& t, const char* tensor) {
+  const Shape& s = t.shape();
+  bf16* x = t.bfloat16(tensor);
+  for (int64_t row = 0; row < s.B * s.T; ++row)
+    for (int64_t i = 0; i < s.V; ++i) x[row * s.Vp + i] = to_bf16(to_float(x[row * s.Vp + i]) + far_offset(row));
 }
 
 // probs holds random values; make every row a softmax over its first V (padding 0).
@@ -71,7 +96,6 @@ void make_probabilities(const TensorTable& t) {
 const std::vector<std::string> kDims{"B", "T", "V", "Vp"};
 // Targets are int32 tokens below V.
 const ops::ShapeCheck kInt32Limits = ops::int32_limits({"B", "T", "V", "Vp", "B*T"});
-double rows(const Shape& s) { return double(s.B) * double(s.T); }
 
 }  // namespace
 
@@ -127,18 +151,30 @@ const OpSpec& fused_classifier_op() {
     OpSpec o("fused_classifier", "softmax, loss and dlogits (written over the logits) in one pass; padding -> 0");
     o.dims = kDims;
     o.shape_error = kInt32Limits;
-    // dlogits are at most dloss = 1/(B*T) in size: the absolute floor scales with it.
-    ToleranceFn dlogits_tol = [](NumericClass c, const Shape& s) {
-      const double dloss = 1.0 / rows(s);
-      const Tolerance base = ops::elementwise(1e-7, 1e-4)(c, s);
-      return Tolerance{base.atol * dloss, base.rtol};
-    };
-    o.tensors = {inout("logits", "B,T,Vp", dlogits_tol, Init::uniform(-4, 4)),
+    o.tensors = {inout("logits", "B,T,Vp", dlogits_tolerance(), Init::uniform(-4, 4)),
                  output("losses", "B,T", ops::elementwise(1e-5, 1e-5)), token_input("targets", "B,T")};
     o.prepare = [](const TensorTable& t, const ReferenceRunner&) { move_rows_far(t, "logits"); };
     o.scalars = {{"dloss", [](const Shape& s) { return 1.0 / rows(s); }, "gradient of the mean loss, 1/(B*T)"}};
     o.flops = [](const Shape& s) { return 7.0 * rows(s) * double(s.V); };
     o.bind(&classifier_args);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& fused_classifier_bf16_op() {
+  static const OpSpec op = [] {
+    OpSpec o("fused_classifier_bf16",
+             "softmax, loss and dlogits in one pass on bf16 logits (statistics and losses fp32); padding -> 0");
+    o.dims = kDims;
+    o.fp32_twin = "fused_classifier";
+    o.shape_error = kInt32Limits;
+    o.tensors = {as_bf16(inout("logits", "B,T,Vp", ops::rounded_to_bf16(dlogits_tolerance()), Init::uniform(-4, 4))),
+                 output("losses", "B,T", ops::elementwise(1e-5, 1e-5)), token_input("targets", "B,T")};
+    o.prepare = [](const TensorTable& t, const ReferenceRunner&) { move_bf16_rows_far(t, "logits"); };
+    o.scalars = {{"dloss", [](const Shape& s) { return 1.0 / rows(s); }, "gradient of the mean loss, 1/(B*T)"}};
+    o.flops = [](const Shape& s) { return 7.0 * rows(s) * double(s.V); };
+    o.bind(&classifier_bf16_args);
     return o;
   }();
   return op;

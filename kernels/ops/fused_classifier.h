@@ -5,6 +5,7 @@
 //   logits[b,t,i] = (p[i] - (i == target)) * dloss  for i < V, and 0 for V <= i < Vp
 #include <cstdint>
 
+#include "kernels/bf16.h"
 #include "kernels/op.h"
 
 namespace wb {
@@ -18,5 +19,20 @@ struct FusedClassifierArgs {
 };
 
 const OpSpec& fused_classifier_op();
+
+// fused_classifier_bf16: the same with the logits (and so the dlogits written over
+// them) in bf16, the losses in fp32, as llm.c's bf16 step runs its classifier: the
+// softmax statistics in fp32 over the widened row, each dlogit rounded once. Its twin
+// is fused_classifier. Tolerances: the twin's, plus half an ulp of bf16 for dlogits.
+// The check's hard rows (moved by +-90) are bf16 values too: 0.5 apart up there.
+struct FusedClassifierBf16Args {
+  bf16* logits;            // (B, T, Vp): in logits, out dlogits
+  float* losses;           // (B, T)
+  const int32_t* targets;  // (B, T) in [0, V)
+  float dloss;             // gradient of the mean loss: 1 / (B*T)
+  int B, T, V, Vp;
+};
+
+const OpSpec& fused_classifier_bf16_op();
 
 }  // namespace wb

@@ -44,6 +44,7 @@ TEST(Registry, EveryOpOfTheStepIsCatalogued) {
                                        "layernorm_forward_bf16",
                                        "fused_residual_layernorm_forward_bf16",
                                        "gelu_forward_bf16",
+                                       "fused_classifier_bf16",
                                        "gelu_backward_bf16",
                                        "layernorm_backward_bf16",
                                        "encoder_backward_bf16",
