@@ -37,6 +37,8 @@ void global_norm(const GlobalNormArgs& a);
 // of those ops is their fp32 twin's reference (OpSpec::fp32_twin).
 void encoder_forward_bf16(const EncoderForwardBf16Args& a);
 void matmul_forward_bf16(const MatmulForwardBf16Args& a);
+void matmul_backward_bf16(const MatmulBackwardBf16Args& a);
+void matmul_backward_bias_bf16(const MatmulBackwardBiasBf16Args& a);
 void residual_forward_bf16(const ResidualForwardBf16Args& a);
 void layernorm_forward_bf16(const LayernormForwardBf16Args& a);
 void fused_residual_layernorm_forward_bf16(const FusedResidualLayernormForwardBf16Args& a);

@@ -43,6 +43,8 @@ TEST(Registry, EveryOpOfTheStepIsCatalogued) {
                                        "layernorm_forward_bf16",
                                        "fused_residual_layernorm_forward_bf16",
                                        "gelu_forward_bf16",
+                                       "matmul_backward_bf16",
+                                       "matmul_backward_bias_bf16",
                                        "gelu_backward_bf16",
                                        "global_norm_bf16",
                                        "adamw_bf16"};
