@@ -16,7 +16,8 @@ const std::vector<const OpSpec*>& all_ops() {
       &residual_forward_bf16_op(), &layernorm_forward_bf16_op(),
       &fused_residual_layernorm_forward_bf16_op(), &gelu_forward_bf16_op(), &fused_classifier_bf16_op(),
       // backward, on bf16 storage
-      &gelu_backward_bf16_op(), &layernorm_backward_bf16_op(), &encoder_backward_bf16_op(),
+      &matmul_backward_bf16_op(), &matmul_backward_bias_bf16_op(), &gelu_backward_bf16_op(),
+      &layernorm_backward_bf16_op(), &encoder_backward_bf16_op(),
       // backward
       &crossentropy_softmax_backward_op(), &matmul_backward_op(), &matmul_backward_bias_op(), &gelu_backward_op(),
       &attention_backward_op(), &layernorm_backward_op(), &encoder_backward_op(),

@@ -1,5 +1,6 @@
 // CPU reference of matmul_forward, matmul_gelu_forward, matmul_backward and
-// matmul_backward_bias.
+// matmul_backward_bias, and the ports of the bf16 forms of matmul_forward,
+// matmul_backward and matmul_backward_bias.
 #include <vector>
 
 #include "reference/reference.h"
@@ -87,6 +88,37 @@ void matmul_backward(const MatmulBackwardArgs& a) {
   }
 }
 
+// The bf16 port: the same sums in double over the widened inputs; dinp rounded once,
+// dweight the old value widened plus the sum, rounded once.
+void matmul_backward_bf16(const MatmulBackwardBf16Args& a) {
+  const int64_t rows = int64_t(a.B) * a.T, C = a.C, OC = a.OC;
+  auto widened = [](const bf16* p, int64_t n) {
+    std::vector<float> w(n);
+    for (int64_t i = 0; i < n; ++i) w[i] = to_float(p[i]);
+    return w;
+  };
+  const std::vector<float> dout = widened(a.dout, rows * OC), inp = widened(a.inp, rows * C),
+                           weight = widened(a.weight, OC * C);
+  // dinp = dout @ weight (overwritten)
+#pragma omp parallel for
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < C; ++c) {
+      double acc = 0;
+      for (int64_t o = 0; o < OC; ++o) acc += double(dout[r * OC + o]) * weight[o * C + c];
+      a.dinp[r * C + c] = to_bf16(acc);
+    }
+  }
+  // dweight += dout^T @ inp
+#pragma omp parallel for
+  for (int64_t o = 0; o < OC; ++o) {
+    for (int64_t c = 0; c < C; ++c) {
+      double acc = 0;
+      for (int64_t r = 0; r < rows; ++r) acc += double(dout[r * OC + o]) * inp[r * C + c];
+      a.dweight[o * C + c] = to_bf16(double(to_float(a.dweight[o * C + c])) + acc);
+    }
+  }
+}
+
 void matmul_backward_bias(const MatmulBackwardBiasArgs& a) {
   const int64_t rows = int64_t(a.B) * a.T, OC = a.OC;
 #pragma omp parallel for
@@ -94,6 +126,18 @@ void matmul_backward_bias(const MatmulBackwardBiasArgs& a) {
     double acc = 0;
     for (int64_t r = 0; r < rows; ++r) acc += a.dout[r * OC + o];
     a.dbias[o] += float(acc);
+  }
+}
+
+// The bf16 port: the column sums in double over the widened dout, added to the old
+// value widened, rounded once.
+void matmul_backward_bias_bf16(const MatmulBackwardBiasBf16Args& a) {
+  const int64_t rows = int64_t(a.B) * a.T, OC = a.OC;
+#pragma omp parallel for
+  for (int64_t o = 0; o < OC; ++o) {
+    double acc = 0;
+    for (int64_t r = 0; r < rows; ++r) acc += to_float(a.dout[r * OC + o]);
+    a.dbias[o] = to_bf16(double(to_float(a.dbias[o])) + acc);
   }
 }
 
@@ -107,7 +151,9 @@ std::vector<Variant> matmul() {
           Variant::reference_port("matmul_gelu_forward_bf16", &reference::matmul_gelu_forward_bf16),
           Variant::reference("matmul_gelu_forward", &reference::matmul_gelu_forward),
           Variant::reference("matmul_backward", &reference::matmul_backward),
-          Variant::reference("matmul_backward_bias", &reference::matmul_backward_bias)};
+          Variant::reference_port("matmul_backward_bf16", &reference::matmul_backward_bf16),
+          Variant::reference("matmul_backward_bias", &reference::matmul_backward_bias),
+          Variant::reference_port("matmul_backward_bias_bf16", &reference::matmul_backward_bias_bf16)};
 }
 
 }  // namespace wb::references

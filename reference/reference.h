@@ -43,6 +43,8 @@ void encoder_backward_bf16(const EncoderBackwardBf16Args& a);
 void matmul_forward_bf16(const MatmulForwardBf16Args& a);
 void matmul_gelu_forward_bf16(const MatmulGeluForwardBf16Args& a);
 void fused_classifier_bf16(const FusedClassifierBf16Args& a);
+void matmul_backward_bf16(const MatmulBackwardBf16Args& a);
+void matmul_backward_bias_bf16(const MatmulBackwardBiasBf16Args& a);
 void residual_forward_bf16(const ResidualForwardBf16Args& a);
 void layernorm_forward_bf16(const LayernormForwardBf16Args& a);
 void fused_residual_layernorm_forward_bf16(const FusedResidualLayernormForwardBf16Args& a);

@@ -1,4 +1,5 @@
 // Op definitions: matmul_forward, matmul_gelu_forward, matmul_backward,
+// matmul_backward_bias, and the bf16 forms of matmul_forward, matmul_backward and
 // matmul_backward_bias.
 #include "kernels/ops/common.h"
 #include "kernels/ops/matmul_backward.h"
@@ -39,14 +40,27 @@ MatmulBackwardArgs backward_args(const TensorTable& t) {
           ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.OC)};
 }
 
+MatmulBackwardBf16Args backward_bf16_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.bfloat16("dinp"), t.bfloat16("dweight"), t.bfloat16("dout"), t.bfloat16("inp"), t.bfloat16("weight"),
+          ops::as_int(s.B),   ops::as_int(s.T),      ops::as_int(s.C),    ops::as_int(s.OC)};
+}
+
 MatmulBackwardBiasArgs bias_args(const TensorTable& t) {
   const Shape& s = t.shape();
   return {t.f32("dbias"), t.f32("dout"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.OC)};
 }
 
+MatmulBackwardBiasBf16Args bias_bf16_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.bfloat16("dbias"), t.bfloat16("dout"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.OC)};
+}
+
 const ops::ShapeCheck kInt32Limits = ops::int32_limits({"B", "T", "C", "OC", "B*T"});
 double rows(const Shape& s) { return double(s.B) * double(s.T); }
 double forward_flops(const Shape& s) { return 2.0 * rows(s) * double(s.C) * double(s.OC) + rows(s) * double(s.OC); }
+double backward_flops(const Shape& s) { return 4.0 * rows(s) * double(s.C) * double(s.OC); }
+double bias_flops(const Shape& s) { return rows(s) * double(s.OC); }
 // the linear layer's flops as matmul_forward counts them, gelu's as gelu_forward does
 double gelu_forward_flops(const Shape& s) {
   return 2.0 * rows(s) * double(s.C) * double(s.OC) + 11.0 * rows(s) * double(s.OC);
@@ -135,8 +149,26 @@ const OpSpec& matmul_backward_op() {
     o.shape_error = kInt32Limits;
     o.tensors = {output("dinp", "B,T,C", ops::summed_over("OC")), inout("dweight", "OC,C", ops::summed_over_rows()),
                  input("dout", "B,T,OC"), input("inp", "B,T,C"), input("weight", "OC,C")};
-    o.flops = [](const Shape& s) { return 4.0 * rows(s) * double(s.C) * double(s.OC); };
+    o.flops = backward_flops;
     o.bind(&backward_args);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& matmul_backward_bf16_op() {
+  static const OpSpec op = [] {
+    OpSpec o("matmul_backward_bf16",
+             "matmul_backward on bf16 storage, fp32 accumulation: dinp = dout @ weight, dweight += dout^T @ inp (old "
+             "+ sum, rounded once)");
+    o.dims = {"B", "T", "C", "OC"};
+    o.fp32_twin = "matmul_backward";
+    o.shape_error = kInt32Limits;
+    o.tensors = {as_bf16(output("dinp", "B,T,C", ops::rounded_to_bf16(ops::summed_over("OC")))),
+                 as_bf16(inout("dweight", "OC,C", ops::rounded_to_bf16(ops::summed_over_rows()))),
+                 as_bf16(input("dout", "B,T,OC")), as_bf16(input("inp", "B,T,C")), as_bf16(input("weight", "OC,C"))};
+    o.flops = backward_flops;
+    o.bind(&backward_bf16_args);
     return o;
   }();
   return op;
@@ -148,8 +180,24 @@ const OpSpec& matmul_backward_bias_op() {
     o.dims = {"B", "T", "OC"};
     o.shape_error = kInt32Limits;
     o.tensors = {inout("dbias", "OC", ops::summed_over_rows()), input("dout", "B,T,OC")};
-    o.flops = [](const Shape& s) { return rows(s) * double(s.OC); };
+    o.flops = bias_flops;
     o.bind(&bias_args);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& matmul_backward_bias_bf16_op() {
+  static const OpSpec op = [] {
+    OpSpec o("matmul_backward_bias_bf16",
+             "matmul_backward_bias on bf16 storage: dbias += fp32 column sums of dout (old + sum, rounded once)");
+    o.dims = {"B", "T", "OC"};
+    o.fp32_twin = "matmul_backward_bias";
+    o.shape_error = kInt32Limits;
+    o.tensors = {as_bf16(inout("dbias", "OC", ops::rounded_to_bf16(ops::summed_over_rows()))),
+                 as_bf16(input("dout", "B,T,OC"))};
+    o.flops = bias_flops;
+    o.bind(&bias_bf16_args);
     return o;
   }();
   return op;

@@ -140,5 +140,18 @@ TEST(PlantedBf16, NormalisingTheUnroundedResidualAndTruncatingParametersFail) {
   EXPECT_FALSE(contains(adamw.output, "INCORRECT adamw_bf16 emu/2 ")) << adamw.output;
 }
 
+// A bf16 gradient accumulated with two roundings (the sum rounded to bf16, then added to
+// the old value and rounded again) is off by up to an ulp: caught on dbias, while the
+// contract's one rounding passes.
+TEST(PlantedBf16, AccumulatingAGradientWithTwoRoundingsFails) {
+  const Result r = run_command(WB_PLANTED, "check matmul_backward_bias_bf16 --backend emu --variants 1,2,90 --seed 4");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "INCORRECT matmul_backward_bias_bf16 emu/90 planted_rounds_twice block_size=32 at "
+                                 "B=2 T=19 OC=96: dbias: "))
+      << r.output;
+  EXPECT_FALSE(contains(r.output, "INCORRECT matmul_backward_bias_bf16 emu/1 ")) << r.output;
+  EXPECT_FALSE(contains(r.output, "INCORRECT matmul_backward_bias_bf16 emu/2 ")) << r.output;
+}
+
 }  // namespace
 }  // namespace wb

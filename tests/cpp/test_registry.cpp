@@ -45,6 +45,8 @@ TEST(Registry, EveryOpOfTheStepIsCatalogued) {
                                        "fused_residual_layernorm_forward_bf16",
                                        "gelu_forward_bf16",
                                        "fused_classifier_bf16",
+                                       "matmul_backward_bf16",
+                                       "matmul_backward_bias_bf16",
                                        "gelu_backward_bf16",
                                        "layernorm_backward_bf16",
                                        "encoder_backward_bf16",

@@ -38,6 +38,10 @@
 //   90 truncates_params  writes the bf16 parameters rounded toward zero instead of
 //                        stochastically: within one ulp of the master weight, so only
 //                        the bias test (about -0.5 ulp) catches it.
+// And of matmul_backward_bias_bf16 (one thread per column):
+//   90 rounds_twice      rounds the fp32 column sum to bf16, then adds it to the old
+//                        dbias and rounds again: what a bf16 GEMM or reduction writing
+//                        into a scratch buffer and a separate add would do.
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include <cuda_bf16.h>
@@ -47,6 +51,7 @@
 #include "kernels/ops/adamw.h"
 #include "kernels/ops/fused_residual_layernorm_forward.h"
 #include "kernels/ops/layernorm_forward.h"
+#include "kernels/ops/matmul_backward_bias.h"
 #include "kernels/ops/residual_forward.h"
 
 namespace wb::variants {
@@ -247,6 +252,20 @@ void launch_adamw_truncates_params(const AdamwBf16Args& a, const Launch& l) {
             cuda::as_cuda(a.params), a.master, a.m, a.v, cuda::as_cuda(a.grads), a.N, cuda::adamw::step_of(a));
 }
 
+__global__ void planted_bias_bf16_rounds_twice(__nv_bfloat16* dbias, const __nv_bfloat16* dout, int rows, int OC) {
+  const int o = blockIdx.x * blockDim.x + threadIdx.x;
+  if (o >= OC) return;
+  float sum = 0.0f;
+  for (int r = 0; r < rows; ++r) sum += __bfloat162float(dout[size_t(r) * OC + o]);
+  const __nv_bfloat16 rounded = __float2bfloat16(sum);  // the bug: a first rounding
+  dbias[o] = __float2bfloat16(__bfloat162float(dbias[o]) + __bfloat162float(rounded));
+}
+
+void launch_bias_bf16_rounds_twice(const MatmulBackwardBiasBf16Args& a, const Launch& l) {
+  WB_LAUNCH(planted_bias_bf16_rounds_twice, cuda::grid_for(a.OC, kPlantedBlock), kPlantedBlock, 0, cuda::stream(l),
+            cuda::as_cuda(a.dbias), cuda::as_cuda(a.dout), a.B * a.T, a.OC);
+}
+
 std::vector<Variant> planted() {
   Variant fault = Variant::of(&launch_out_of_bounds);
   fault.op = "residual_forward";
@@ -321,7 +340,9 @@ std::vector<Variant> planted() {
           test_only(Variant::of(&launch_fused_normalises_unrounded), "fused_residual_layernorm_forward_bf16", 90,
                     "planted_normalises_unrounded", "test only: statistics of the fp32 sums, not the stored residual"),
           test_only(Variant::of(&launch_adamw_truncates_params), "adamw_bf16", 90, "planted_truncates_params",
-                    "test only: parameters rounded toward zero instead of stochastically")};
+                    "test only: parameters rounded toward zero instead of stochastically"),
+          test_only(Variant::of(&launch_bias_bf16_rounds_twice), "matmul_backward_bias_bf16", 90,
+                    "planted_rounds_twice", "test only: the column sum rounded to bf16, then old + it rounded again")};
 }
 
 }  // namespace
