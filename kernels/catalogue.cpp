@@ -12,12 +12,12 @@ const std::vector<const OpSpec*>& all_ops() {
       &softmax_forward_op(),
       &crossentropy_forward_op(), &fused_classifier_op(),
       // forward, on bf16 storage
-      &encoder_forward_bf16_op(), &matmul_forward_bf16_op(), &matmul_gelu_forward_bf16_op(),
+      &encoder_forward_bf16_op(), &matmul_forward_bf16_op(), &matmul_gelu_forward_bf16_op(), &attention_forward_bf16_op(),
       &residual_forward_bf16_op(), &layernorm_forward_bf16_op(),
       &fused_residual_layernorm_forward_bf16_op(), &gelu_forward_bf16_op(), &fused_classifier_bf16_op(),
       // backward, on bf16 storage
       &matmul_backward_bf16_op(), &matmul_backward_bias_bf16_op(), &gelu_backward_bf16_op(),
-      &layernorm_backward_bf16_op(), &encoder_backward_bf16_op(),
+      &attention_backward_bf16_op(), &layernorm_backward_bf16_op(), &encoder_backward_bf16_op(),
       // backward
       &crossentropy_softmax_backward_op(), &matmul_backward_op(), &matmul_backward_bias_op(), &gelu_backward_op(),
       &attention_backward_op(), &layernorm_backward_op(), &encoder_backward_op(),

@@ -16,17 +16,24 @@ struct Head {
   int64_t out_at(int64_t t) const { return (b * T + t) * C + h * hs; }
 };
 
-double score(const float* qkv, const Head& hd, int64_t t, int64_t t2, double scale) {
-  const float* q = qkv + hd.qkv_at(t, 0);
-  const float* k = qkv + hd.qkv_at(t2, 1);
+// Elements of float or bf16 storage, read as double; results stored rounded once.
+double value(float x) { return x; }
+double value(bf16 x) { return to_float(x); }
+void store(float& to, double x) { to = float(x); }
+void store(bf16& to, double x) { to = to_bf16(x); }
+
+template <class T>
+double score(const T* qkv, const Head& hd, int64_t t, int64_t t2, double scale) {
+  const T* q = qkv + hd.qkv_at(t, 0);
+  const T* k = qkv + hd.qkv_at(t2, 1);
   double dot = 0;
-  for (int64_t i = 0; i < hd.hs; ++i) dot += double(q[i]) * k[i];
+  for (int64_t i = 0; i < hd.hs; ++i) dot += value(q[i]) * value(k[i]);
   return dot * scale;
 }
 
-}  // namespace
-
-void attention_forward(const AttentionForwardArgs& a) {
+// The forward pass on either storage (AttentionForwardArgs or AttentionForwardBf16Args).
+template <class Args>
+void forward(const Args& a) {
   const int64_t B = a.B, T = a.T, C = a.C, NH = a.NH, hs = C / NH;
   const double scale = 1.0 / std::sqrt(double(hs));
 #pragma omp parallel for collapse(2)
@@ -46,17 +53,19 @@ void attention_forward(const AttentionForwardArgs& a) {
         std::fill(acc.begin(), acc.end(), 0.0);
         for (int64_t t2 = 0; t2 <= t; ++t2) {
           const double p = std::exp(s[t2] - lse);
-          const float* v = a.qkv + hd.qkv_at(t2, 2);
-          for (int64_t i = 0; i < hs; ++i) acc[i] += p * v[i];
+          const auto* v = a.qkv + hd.qkv_at(t2, 2);
+          for (int64_t i = 0; i < hs; ++i) acc[i] += p * value(v[i]);
         }
-        for (int64_t i = 0; i < hs; ++i) a.out[hd.out_at(t) + i] = float(acc[i]);
+        for (int64_t i = 0; i < hs; ++i) store(a.out[hd.out_at(t) + i], acc[i]);
         a.lse[(b * NH + h) * T + t] = float(lse);
       }
     }
   }
 }
 
-void attention_backward(const AttentionBackwardArgs& a) {
+// The backward pass on either storage.
+template <class Args>
+void backward(const Args& a) {
   const int64_t B = a.B, T = a.T, C = a.C, NH = a.NH, hs = C / NH;
   const double scale = 1.0 / std::sqrt(double(hs));
 #pragma omp parallel for collapse(2)
@@ -65,36 +74,45 @@ void attention_backward(const AttentionBackwardArgs& a) {
       const Head hd{T, C, hs, b, h};
       std::vector<double> dq(T * hs, 0.0), dk(T * hs, 0.0), dv(T * hs, 0.0);
       for (int64_t t = 0; t < T; ++t) {
-        const float* dout = a.dout + hd.out_at(t);
-        const float* out = a.out + hd.out_at(t);
+        const auto* dout = a.dout + hd.out_at(t);
+        const auto* out = a.out + hd.out_at(t);
         const double lse = a.lse[(b * NH + h) * T + t];
         double D = 0;  // dout_t . out_t = sum over t2 of p * (dout_t . v_t2)
-        for (int64_t i = 0; i < hs; ++i) D += double(dout[i]) * out[i];
+        for (int64_t i = 0; i < hs; ++i) D += value(dout[i]) * value(out[i]);
         for (int64_t t2 = 0; t2 <= t; ++t2) {
           const double p = std::exp(score(a.qkv, hd, t, t2, scale) - lse);
-          const float* v = a.qkv + hd.qkv_at(t2, 2);
+          const auto* v = a.qkv + hd.qkv_at(t2, 2);
           double dp = 0;
-          for (int64_t i = 0; i < hs; ++i) dp += double(dout[i]) * v[i];
+          for (int64_t i = 0; i < hs; ++i) dp += value(dout[i]) * value(v[i]);
           const double ds = p * (dp - D) * scale;
-          const float* q = a.qkv + hd.qkv_at(t, 0);
-          const float* k = a.qkv + hd.qkv_at(t2, 1);
+          const auto* q = a.qkv + hd.qkv_at(t, 0);
+          const auto* k = a.qkv + hd.qkv_at(t2, 1);
           for (int64_t i = 0; i < hs; ++i) {
-            dv[t2 * hs + i] += p * dout[i];
-            dq[t * hs + i] += ds * k[i];
-            dk[t2 * hs + i] += ds * q[i];
+            dv[t2 * hs + i] += p * value(dout[i]);
+            dq[t * hs + i] += ds * value(k[i]);
+            dk[t2 * hs + i] += ds * value(q[i]);
           }
         }
       }
       for (int64_t t = 0; t < T; ++t) {
         for (int64_t i = 0; i < hs; ++i) {
-          a.dqkv[hd.qkv_at(t, 0) + i] = float(dq[t * hs + i]);
-          a.dqkv[hd.qkv_at(t, 1) + i] = float(dk[t * hs + i]);
-          a.dqkv[hd.qkv_at(t, 2) + i] = float(dv[t * hs + i]);
+          store(a.dqkv[hd.qkv_at(t, 0) + i], dq[t * hs + i]);
+          store(a.dqkv[hd.qkv_at(t, 1) + i], dk[t * hs + i]);
+          store(a.dqkv[hd.qkv_at(t, 2) + i], dv[t * hs + i]);
         }
       }
     }
   }
 }
+
+}  // namespace
+
+void attention_forward(const AttentionForwardArgs& a) { forward(a); }
+void attention_backward(const AttentionBackwardArgs& a) { backward(a); }
+// The bf16 ports: the same arithmetic in double on the widened values, each output
+// rounded once.
+void attention_forward_bf16(const AttentionForwardBf16Args& a) { forward(a); }
+void attention_backward_bf16(const AttentionBackwardBf16Args& a) { backward(a); }
 
 }  // namespace wb::reference
 
@@ -102,7 +120,9 @@ namespace wb::references {
 
 std::vector<Variant> attention() {
   return {Variant::reference("attention_forward", &reference::attention_forward),
-          Variant::reference("attention_backward", &reference::attention_backward)};
+          Variant::reference("attention_backward", &reference::attention_backward),
+          Variant::reference_port("attention_forward_bf16", &reference::attention_forward_bf16),
+          Variant::reference_port("attention_backward_bf16", &reference::attention_backward_bf16)};
 }
 
 }  // namespace wb::references

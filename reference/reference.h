@@ -42,6 +42,8 @@ void encoder_forward_bf16(const EncoderForwardBf16Args& a);
 void encoder_backward_bf16(const EncoderBackwardBf16Args& a);
 void matmul_forward_bf16(const MatmulForwardBf16Args& a);
 void matmul_gelu_forward_bf16(const MatmulGeluForwardBf16Args& a);
+void attention_forward_bf16(const AttentionForwardBf16Args& a);
+void attention_backward_bf16(const AttentionBackwardBf16Args& a);
 void fused_classifier_bf16(const FusedClassifierBf16Args& a);
 void matmul_backward_bf16(const MatmulBackwardBf16Args& a);
 void matmul_backward_bias_bf16(const MatmulBackwardBiasBf16Args& a);

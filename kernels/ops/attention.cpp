@@ -1,4 +1,4 @@
-// Op definitions: attention_forward, attention_backward.
+// Op definitions: attention_forward, attention_backward, and their forms on bf16 storage.
 #include <optional>
 
 #include "kernels/ops/attention_backward.h"
@@ -20,6 +20,18 @@ AttentionBackwardArgs backward_args(const TensorTable& t) {
           ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.NH)};
 }
 
+AttentionForwardBf16Args forward_bf16_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.bfloat16("out"), t.f32("lse"),     t.bfloat16("qkv"), ops::as_int(s.B),
+          ops::as_int(s.T),  ops::as_int(s.C), ops::as_int(s.NH)};
+}
+
+AttentionBackwardBf16Args backward_bf16_args(const TensorTable& t) {
+  const Shape& s = t.shape();
+  return {t.bfloat16("dqkv"), t.bfloat16("dout"), t.bfloat16("qkv"), t.bfloat16("out"), t.f32("lse"),
+          ops::as_int(s.B),   ops::as_int(s.T),   ops::as_int(s.C),  ops::as_int(s.NH)};
+}
+
 std::optional<std::string> heads_divide_channels(const Shape& s) {
   if (s.C % s.NH != 0)
     return "C=" + std::to_string(s.C) + " is not divisible by NH=" + std::to_string(s.NH) + " (give NH)";
@@ -34,6 +46,9 @@ const ops::ShapeCheck kShapeError =
 double causal_pairs_times_channels(const Shape& s) {
   return double(s.B) * double(s.T) * (double(s.T) + 1) / 2.0 * double(s.C);
 }
+double forward_flops(const Shape& s) { return 4.0 * causal_pairs_times_channels(s); }  // q.k and p*v
+// Recomputed scores, dout.v, dq, dk and dv: five multiply-adds per pair and channel.
+double backward_flops(const Shape& s) { return 10.0 * causal_pairs_times_channels(s); }
 
 }  // namespace
 
@@ -44,7 +59,7 @@ const OpSpec& attention_forward_op() {
     o.tensors = {output("out", "B,T,C", ops::elementwise(1e-5, 1e-4)),
                  output("lse", "B,NH,T", ops::elementwise(2e-5, 1e-5)), input("qkv", "B,T,3C")};
     o.shape_error = kShapeError;
-    o.flops = [](const Shape& s) { return 4.0 * causal_pairs_times_channels(s); };  // q.k and p*v
+    o.flops = forward_flops;
     o.bind(&forward_args);
     return o;
   }();
@@ -58,13 +73,47 @@ const OpSpec& attention_backward_op() {
     o.tensors = {output("dqkv", "B,T,3C", ops::summed_over("T")), input("dout", "B,T,C"), input("qkv", "B,T,3C"),
                  input("out", "B,T,C"), input("lse", "B,NH,T")};
     o.shape_error = kShapeError;
-    // Recomputed scores, dout.v, dq, dk and dv: five multiply-adds per pair and channel.
-    o.flops = [](const Shape& s) { return 10.0 * causal_pairs_times_channels(s); };
+    o.flops = backward_flops;
     // out and lse are those of the forward pass on qkv.
     o.prepare = [](const TensorTable& t, const ReferenceRunner& run_reference) {
       run_reference(attention_forward_op(), t.shape(), {t.f32("out"), t.f32("lse"), t.f32("qkv")});
     };
     o.bind(&backward_args);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& attention_forward_bf16_op() {
+  static const OpSpec op = [] {
+    OpSpec o("attention_forward_bf16", "causal multi-head self-attention on bf16 qkv and out, fp32 lse");
+    o.dims = {"B", "T", "C", "NH"};
+    o.fp32_twin = "attention_forward";
+    o.tensors = {as_bf16(output("out", "B,T,C", ops::rounded_to_bf16(ops::elementwise(1e-5, 1e-4)))),
+                 output("lse", "B,NH,T", ops::elementwise(2e-5, 1e-5)), as_bf16(input("qkv", "B,T,3C"))};
+    o.shape_error = kShapeError;
+    o.flops = forward_flops;
+    o.bind(&forward_bf16_args);
+    return o;
+  }();
+  return op;
+}
+
+const OpSpec& attention_backward_bf16_op() {
+  static const OpSpec op = [] {
+    OpSpec o("attention_backward_bf16", "dqkv on bf16 storage from q, k, v, out, the fp32 lse and dout");
+    o.dims = {"B", "T", "C", "NH"};
+    o.fp32_twin = "attention_backward";
+    o.tensors = {as_bf16(output("dqkv", "B,T,3C", ops::rounded_to_bf16(ops::summed_over("T")))),
+                 as_bf16(input("dout", "B,T,C")), as_bf16(input("qkv", "B,T,3C")), as_bf16(input("out", "B,T,C")),
+                 input("lse", "B,NH,T")};
+    o.shape_error = kShapeError;
+    o.flops = backward_flops;
+    // out and lse are those of the bf16 forward pass on qkv.
+    o.prepare = [](const TensorTable& t, const ReferenceRunner& run_reference) {
+      run_reference(attention_forward_bf16_op(), t.shape(), {t.bfloat16("out"), t.f32("lse"), t.bfloat16("qkv")});
+    };
+    o.bind(&backward_bf16_args);
     return o;
   }();
   return op;

@@ -5,6 +5,7 @@
 //   dq_t = sum_t2 ds k_t2 / sqrt(hs);  dk_t2 = sum_t ds q_t / sqrt(hs);  dv_t2 = sum_t p dout_t
 #include <cstdint>
 
+#include "kernels/bf16.h"
 #include "kernels/op.h"
 
 namespace wb {
@@ -19,5 +20,20 @@ struct AttentionBackwardArgs {
 };
 
 const OpSpec& attention_backward_op();
+
+// attention_backward_bf16: the same on bf16 storage (dqkv, dout, qkv, out), lse in fp32:
+// the probabilities recomputed from lse, every sum in fp32 on the widened values, each
+// gradient rounded once. Its twin is attention_backward. Tolerances: the twin's, plus
+// half an ulp of bf16.
+struct AttentionBackwardBf16Args {
+  bf16* dqkv;         // (B, T, 3C), written (every element)
+  const bf16* dout;   // (B, T, C)
+  const bf16* qkv;    // (B, T, 3C)
+  const bf16* out;    // (B, T, C) as written by attention_forward_bf16
+  const float* lse;   // (B, NH, T) as written by attention_forward_bf16
+  int B, T, C, NH;
+};
+
+const OpSpec& attention_backward_bf16_op();
 
 }  // namespace wb

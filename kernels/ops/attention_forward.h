@@ -6,6 +6,7 @@
 //   out_t = sum_t2 exp(s[t2] - lse) v_t2
 #include <cstdint>
 
+#include "kernels/bf16.h"
 #include "kernels/op.h"
 
 namespace wb {
@@ -18,5 +19,18 @@ struct AttentionForwardArgs {
 };
 
 const OpSpec& attention_forward_op();
+
+// attention_forward_bf16: the same on bf16 storage (qkv and out), lse in fp32, as llm.c's
+// bf16 step (cuDNN's flash attention with its fp32 statistics): scores, softmax and the
+// weighted sum of v in fp32 on the widened values, each output rounded once. Its twin
+// is attention_forward. Tolerances: the twin's, plus half an ulp of bf16 for out.
+struct AttentionForwardBf16Args {
+  bf16* out;        // (B, T, C)
+  float* lse;       // (B, NH, T)
+  const bf16* qkv;  // (B, T, 3C)
+  int B, T, C, NH;
+};
+
+const OpSpec& attention_forward_bf16_op();
 
 }  // namespace wb

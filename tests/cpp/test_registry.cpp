@@ -40,6 +40,8 @@ TEST(Registry, EveryOpOfTheStepIsCatalogued) {
                                        "encoder_forward_bf16",
                                        "matmul_forward_bf16",
                                        "matmul_gelu_forward_bf16",
+                                       "attention_forward_bf16",
+                                       "attention_backward_bf16",
                                        "residual_forward_bf16",
                                        "layernorm_forward_bf16",
                                        "fused_residual_layernorm_forward_bf16",
