@@ -9,7 +9,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build git pkg-config
   libfmt-dev nlohmann-json3-dev libbenchmark-dev libcli11-dev libgtest-dev libgmock-dev
-  libopenblas-dev libopenblas-openmp-dev libomp-dev libboost-context-dev
+  libopenblas-dev libopenblas-openmp-dev libomp-dev libboost-context-dev libdnnl-dev
   libicu-dev curl
   clang libclang-rt-14-dev
   python3 python3-numpy python3-torch python3-jsonschema python3-matplotlib

@@ -3,8 +3,6 @@
 // variants, fp32 and bf16).
 #include <cstdint>
 
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 
 namespace wb::cuda {
@@ -23,20 +21,5 @@ inline unsigned reduction_blocks(int64_t items, int block_size) {
   const int64_t needed = (items + block_size - 1) / block_size;
   return static_cast<unsigned>(needed < 1 ? 1 : (needed < cap ? needed : cap));
 }
-
-namespace {
-
-// The second pass of a deterministic two-pass norm: one block sums the `count` partial
-// sums of squares (thread t takes t, t + blockDim.x, ... in that order, then a block
-// reduction) and writes the square root of the total to out[0].
-__global__ void finish_norm(float* out, const float* partials, int count) {
-  WB_SHARED(float, scratch, [kWarpSize]);
-  float sum = 0.0f;
-  for (int i = threadIdx.x; i < count; i += blockDim.x) sum += partials[i];
-  sum = block_sum(sum, scratch);
-  if (threadIdx.x == 0) out[0] = sqrtf(sum);
-}
-
-}  // namespace
 
 }  // namespace wb::cuda

@@ -18,6 +18,7 @@
 
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/dialect.cuh"
+#include "kernels/cuda/norm_finish.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/global_norm.h"
 #include "kernels/cuda/reduction.cuh"

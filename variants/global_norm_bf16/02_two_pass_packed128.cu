@@ -19,6 +19,7 @@
 
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/dialect.cuh"
+#include "kernels/cuda/norm_finish.cuh"
 #include "kernels/cuda/packed.cuh"
 #include "kernels/cuda/reduction.cuh"
 #include "kernels/cuda/runtime.h"
