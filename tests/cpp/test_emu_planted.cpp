@@ -98,8 +98,9 @@ TEST(PlantedBf16, TruncationFailsTheCheckNamingTheBias) {
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "INCORRECT residual_forward_bf16 emu/90 planted_truncates")) << r.output;
   // The sum of two bf16 often has a single bit past bf16's: truncation takes off half an
-  // ulp from those and nothing from the exact ones, about -0.25 ulp on average.
-  EXPECT_TRUE(contains(r.output, "mean signed error -0.2")) << r.output;
+  // ulp from those and nothing from the exact ones (-0.4 ulp over the distinct values at
+  // this seed: the exact sums repeat more often).
+  EXPECT_TRUE(contains(r.output, "mean signed error -0.4")) << r.output;
   EXPECT_FALSE(contains(r.output, "INCORRECT residual_forward_bf16 emu/1 ")) << r.output;
 }
 

@@ -19,7 +19,9 @@ struct TensorCheck {
   // finite elements with ref != 0 whose fp32 tolerance (atol + rtol |ref|) is at most
   // kBiasMaxFp32Share of an ulp: where the rounding, not the fp32 arithmetic before
   // it, decides the error (near zero an ulp is tiny, and an fp32 error the tolerance
-  // allows -- a GELU's cancelling tail -- would be many ulps). Rounding to nearest
+  // allows -- a GELU's cancelling tail -- would be many ulps), each distinct reference
+  // value counted once (equal references carry the same rounding error: a row of bf16
+  // logits has few distinct values). Rounding to nearest
   // leaves it near zero; a conversion that truncates pulls every value toward zero by
   // about half an ulp, and a plain mean of signed errors would cancel on zero-mean
   // outputs. Checked when enough elements take part (kBiasMinElements): |bias| above
