@@ -1,5 +1,6 @@
 // The attention_backward ladder: registered ids, names, numeric classes, launch
 // parameters, requirements, workspace sizes; the CPU variant run through the harness.
+// The attention_backward_bf16 ladder: the same, its CUDA variants run emulated.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -42,6 +43,52 @@ TEST(AttentionBackwardVariants, CpuRecomputeFromLseMatchesTheReference) {
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_EQ(r.errors[0].tensor, "dqkv");
   EXPECT_EQ(r.errors[0].count, 2 * 19 * 72);
+}
+
+constexpr const char* kBf16Op = "attention_backward_bf16";
+
+// The emulated builds carry the CUDA variants' metadata with or without nvcc.
+TEST(AttentionBackwardBf16Variants, EmulatedLadderAndWorkspaces) {
+  const Registry& reg = Registry::global();
+  const auto emu = reg.variants(kBf16Op, Backend::emu);
+  ASSERT_GE(emu.size(), 2u);
+  EXPECT_EQ(emu[0]->name, "naive");
+  EXPECT_EQ(emu[1]->name, "flash_tiled");
+  for (const Variant* v : emu) EXPECT_EQ(v->numeric, NumericClass::fp32) << v->name;  // fp32 arithmetic
+
+  // The naive port sums in an fp32 copy of dqkv: 3 B*T*C floats.
+  const Variant& naive = reg.variant(kBf16Op, Backend::emu, 1);
+  EXPECT_EQ(naive.workspace_bytes(parse_shape("B=2,T=3,C=8,NH=2"), naive.default_params()), 144 * sizeof(float));
+
+  // The tiled port: D (B*NH*T floats), plus the fp32 dq buffer (B*T*C) with dq_atomics=1.
+  const Variant& flash = reg.variant(kBf16Op, Backend::emu, 2);
+  EXPECT_EQ(flash.default_params().describe(), "block_size=256,tile=64,dq_atomics=0");
+  EXPECT_EQ(flash.all_params().size(), 4u);
+  for (const ParamValues& q : flash.all_params()) {
+    const std::size_t dq = q.get("dq_atomics") ? 48 : 0;
+    EXPECT_EQ(flash.workspace_bytes(parse_shape("B=2,T=3,C=8,NH=2"), q), (12 + dq) * sizeof(float));
+    EXPECT_EQ(flash.claims_deterministic(q), q.get("dq_atomics") == 0);
+  }
+  EXPECT_EQ(flash.skip_reason(parse_shape("B=3,T=37,C=75,NH=3"), flash.default_params()), "requires C / NH % 4 == 0");
+}
+
+// hs = 8, T not a power of two and crossing a 32-row tile: every emulated
+// configuration against the reference port, each gradient within half an ulp of it.
+TEST(AttentionBackwardBf16Variants, EmulatedVariantsMatchTheReferencePort) {
+  const Registry& reg = Registry::global();
+  auto ex = make_executor(Backend::emu);
+  Session session(reg, reg.op(kBf16Op), parse_shape("B=2,T=37,C=24,NH=3"), 7, *ex);
+  EvalOptions o;
+  o.check_launches = 1;
+  for (const Variant* v : reg.variants(kBf16Op, Backend::emu)) {
+    for (const ParamValues& p : v->all_params()) {
+      if (p.get("block_size") != 256) continue;
+      const Record r = session.evaluate(*v, p, o);
+      EXPECT_EQ(r.status, Status::ok) << v->name << " " << p.describe() << ": " << r.reason;
+      ASSERT_EQ(r.errors.size(), 1u);
+      EXPECT_EQ(r.errors[0].count, 2 * 37 * 72);
+    }
+  }
 }
 
 #if WB_HAVE_CUDA

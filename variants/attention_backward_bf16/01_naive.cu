@@ -1,0 +1,139 @@
+// attention_backward_bf16, CUDA variant 1: the naive port on bf16 storage -- one
+// thread per row of the gradient, everything recomputed where it is needed, the sums
+// in an fp32 copy of dqkv in the workspace.
+//
+// Idea: attention_backward cuda/1 with every load widened (__bfloat162float) and all
+// arithmetic in fp32. Kernel 1: one thread per (b, h, t) owns dq_t: for every key
+// t2 <= t it recomputes the score, p = exp(s - lse_t), dp = dout_t . v_t2 and
+// ds = p * (dp - D_t) with D_t = dout_t . out_t, and adds scale * ds * k_t2 into dq_t.
+// Kernel 2: one thread per (b, h, t2) owns dk_t2 and dv_t2: for every query t >= t2
+// it recomputes D_t, the score, p, dp and ds, and adds scale * ds * q_t into dk_t2
+// and p * dout_t into dv_t2. The fp32 kernel accumulates in place in dqkv; on bf16
+// storage that would round at every addition, so both kernels accumulate into an fp32
+// (B, T, 3C) workspace laid out as dqkv (each element zeroed and summed by the one
+// thread that owns it), and kernel 3 rounds every element into dqkv once.
+// Why: the baseline of the bf16 ladder; plainly correct, nothing shared, nothing tiled,
+// deterministic.
+// Limits: those of the fp32 naive port (every score and dot product recomputed twice,
+// D_t once per pair in kernel 2, neighbouring threads reading rows 3C elements apart,
+// accumulators in global memory with a read-modify-write of hs floats per pair, very
+// unequal work along the causal loops); plus 12 B*T*C bytes of workspace and a third
+// pass over dqkv.
+#include <cuda_bf16.h>
+
+#include <cmath>
+#include <cstddef>
+#include <stdexcept>
+
+#include "kernels/cuda/dialect.cuh"
+#include "kernels/cuda/packed.cuh"
+#include "kernels/cuda/runtime.h"
+#include "kernels/ops/attention_backward.h"
+
+namespace wb::variants {
+namespace {
+
+__device__ float dot_bf16(const __nv_bfloat16* x, const __nv_bfloat16* y, int n) {
+  float sum = 0.0f;
+  for (int i = 0; i < n; ++i) sum += __bfloat162float(x[i]) * __bfloat162float(y[i]);
+  return sum;
+}
+
+// One thread per (b, h, t): dq_t, summed into the q part of the fp32 accumulator acc
+// (laid out as dqkv).
+__global__ void naive_dq_bf16(float* acc, const __nv_bfloat16* dout, const __nv_bfloat16* qkv, const __nv_bfloat16* out,
+                              const float* lse, int B, int T, int C, int NH, float scale) {
+  const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= int64_t(B) * NH * T) return;
+  const int t = int(idx % T);
+  const int64_t bh = idx / T;
+  const int h = int(bh % NH);
+  const int64_t b = bh / NH;
+  const int hs = C / NH;
+  const int64_t C3 = 3 * int64_t(C);
+
+  const __nv_bfloat16* q = qkv + (b * T + t) * C3 + h * hs;
+  const __nv_bfloat16* dout_t = dout + (b * T + t) * C + h * hs;
+  const float D = dot_bf16(dout_t, out + (b * T + t) * C + h * hs, hs);
+  const float lse_t = lse[idx];  // lse is (B, NH, T): idx is its flat index
+  float* dq = acc + (b * T + t) * C3 + h * hs;
+  for (int i = 0; i < hs; ++i) dq[i] = 0.0f;
+  for (int t2 = 0; t2 <= t; ++t2) {
+    const __nv_bfloat16* k = qkv + (b * T + t2) * C3 + C + h * hs;
+    const __nv_bfloat16* v = qkv + (b * T + t2) * C3 + 2 * C + h * hs;
+    const float p = expf(dot_bf16(q, k, hs) * scale - lse_t);
+    const float ds = p * (dot_bf16(dout_t, v, hs) - D) * scale;
+    for (int i = 0; i < hs; ++i) dq[i] += ds * __bfloat162float(k[i]);
+  }
+}
+
+// One thread per (b, h, t2): dk_t2 and dv_t2, summed into the k and v parts of acc.
+__global__ void naive_dk_dv_bf16(float* acc, const __nv_bfloat16* dout, const __nv_bfloat16* qkv,
+                                 const __nv_bfloat16* out, const float* lse, int B, int T, int C, int NH, float scale) {
+  const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= int64_t(B) * NH * T) return;
+  const int t2 = int(idx % T);
+  const int64_t bh = idx / T;
+  const int h = int(bh % NH);
+  const int64_t b = bh / NH;
+  const int hs = C / NH;
+  const int64_t C3 = 3 * int64_t(C);
+
+  const __nv_bfloat16* k = qkv + (b * T + t2) * C3 + C + h * hs;
+  const __nv_bfloat16* v = qkv + (b * T + t2) * C3 + 2 * C + h * hs;
+  float* dk = acc + (b * T + t2) * C3 + C + h * hs;
+  float* dv = acc + (b * T + t2) * C3 + 2 * C + h * hs;
+  for (int i = 0; i < hs; ++i) {
+    dk[i] = 0.0f;
+    dv[i] = 0.0f;
+  }
+  for (int t = t2; t < T; ++t) {
+    const __nv_bfloat16* q = qkv + (b * T + t) * C3 + h * hs;
+    const __nv_bfloat16* dout_t = dout + (b * T + t) * C + h * hs;
+    const float D = dot_bf16(dout_t, out + (b * T + t) * C + h * hs, hs);
+    const float p = expf(dot_bf16(q, k, hs) * scale - lse[bh * T + t]);
+    const float ds = p * (dot_bf16(dout_t, v, hs) - D) * scale;
+    for (int i = 0; i < hs; ++i) {
+      dk[i] += ds * __bfloat162float(q[i]);
+      dv[i] += p * __bfloat162float(dout_t[i]);
+    }
+  }
+}
+
+// One thread per element: dqkv = bf16(acc), the one rounding of every gradient.
+__global__ void round_into_bf16(__nv_bfloat16* dqkv, const float* acc, int64_t n) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) dqkv[i] = __float2bfloat16(acc[i]);
+}
+
+std::size_t accumulator_bytes(const Shape& s) { return std::size_t(s.B * s.T * 3 * s.C) * sizeof(float); }
+
+void launch(const AttentionBackwardBf16Args& a, const Launch& l) {
+  const int64_t threads = int64_t(a.B) * a.NH * a.T;
+  const int64_t elements = int64_t(a.B) * a.T * 3 * a.C;
+  if (l.workspace_bytes < std::size_t(elements) * sizeof(float))
+    throw std::logic_error("attention_backward_bf16 cuda/1: workspace too small for the fp32 accumulator");
+  float* acc = static_cast<float*>(l.workspace);  // (B, T, 3C)
+  const int block = l.block_size();
+  const float scale = 1.0f / std::sqrt(float(a.C / a.NH));
+  const cudaStream_t s = cuda::stream(l);
+  WB_LAUNCH(naive_dq_bf16, cuda::grid_for(threads, block), block, 0, s, acc, cuda::as_cuda(a.dout),
+            cuda::as_cuda(a.qkv), cuda::as_cuda(a.out), a.lse, a.B, a.T, a.C, a.NH, scale);
+  WB_LAUNCH(naive_dk_dv_bf16, cuda::grid_for(threads, block), block, 0, s, acc, cuda::as_cuda(a.dout),
+            cuda::as_cuda(a.qkv), cuda::as_cuda(a.out), a.lse, a.B, a.T, a.C, a.NH, scale);
+  WB_LAUNCH(round_into_bf16, cuda::grid_for(elements, block), block, 0, s, cuda::as_cuda(a.dqkv), acc, elements);
+}
+
+}  // namespace
+
+Variant attention_backward_bf16_cuda_1() {
+  Variant v = Variant::of(&launch);
+  v.summary =
+      "one thread per (b, h, t) for dq and one per (b, h, t2) for dk and dv, all recomputed, fp32 sums in a "
+      "workspace copy of dqkv, each gradient rounded once";
+  v.params = {block_size_param()};
+  v.workspace = [](const Shape& s, const ParamValues&) { return accumulator_bytes(s); };
+  return v;
+}
+
+}  // namespace wb::variants
