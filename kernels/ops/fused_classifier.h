@@ -25,6 +25,9 @@ const OpSpec& fused_classifier_op();
 // softmax statistics in fp32 over the widened row, each dlogit rounded once. Its twin
 // is fused_classifier. Tolerances: the twin's, plus half an ulp of bf16 for dlogits.
 // The check's hard rows (moved by +-90) are bf16 values too: 0.5 apart up there.
+// Measured (tools/bf16_error_study.sh: the emulated CUDA
+// ladder and the CPU port, the 5 check shapes, seeds 1-10): dlogits use at most 97.4% of their
+// tolerance, mean signed error within 0.008 ulp (over the distinct values); losses 14.9%.
 struct FusedClassifierBf16Args {
   bf16* logits;            // (B, T, Vp): in logits, out dlogits
   float* losses;           // (B, T)
