@@ -44,6 +44,17 @@ const std::map<std::string, std::vector<std::string>>& ladders() {
       {"residual_forward", {"reference", "simd_chunks"}},
       {"softmax_forward", {"reference", "exp_once", "simd_exp", "avx2_fma"}},
       {"crossentropy_softmax_backward", {"reference", "simd_rows"}},
+      // bf16 storage: the reference port, then one rung modelled on the fp32 op's.
+      {"residual_forward_bf16", {"reference", "simd_chunks"}},
+      {"gelu_forward_bf16", {"reference", "simd_sigmoid"}},
+      {"gelu_backward_bf16", {"reference", "simd_sigmoid"}},
+      {"layernorm_forward_bf16", {"reference", "simd_rows"}},
+      {"fused_residual_layernorm_forward_bf16", {"reference", "simd_rows"}},
+      {"encoder_forward_bf16", {"reference", "simd_rows"}},
+      {"adamw_bf16", {"reference", "simd_float"}},
+      {"global_norm_bf16", {"reference", "chunked_simd"}},
+      {"fused_classifier_bf16", {"reference", "simd_exp"}},
+      {"layernorm_backward_bf16", {"reference", "row_blocks"}},
   };
   return table;
 }
@@ -111,9 +122,9 @@ TEST(CpuLadders, OnlyThePartialSumsNeedAWorkspace) {
   const Shape s = parse_shape("B=4,T=64,C=768,N=100000");
   for (const Variant* v : rungs()) {
     const std::size_t bytes = v->workspace_bytes(s, v->default_params());
-    if (v->op == "layernorm_backward") {
+    if (v->op == "layernorm_backward" || v->op == "layernorm_backward_bf16") {
       EXPECT_EQ(bytes, 16u * 2 * 768 * sizeof(float)) << v->key();  // 16 blocks of 16 rows
-    } else if (v->op == "global_norm") {
+    } else if (v->op == "global_norm" || v->op == "global_norm_bf16") {
       EXPECT_EQ(bytes, 49u * sizeof(double)) << v->key();  // ceil(100000 / 2048) chunks
     } else {
       EXPECT_EQ(bytes, 0u) << v->key();
