@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/bf16_lanes.h"
 #include "kernels/cpu/target.h"
 #include "kernels/ops/gelu_backward.h"
 #include "kernels/ops/gelu_forward.h"
@@ -44,6 +45,17 @@ const std::map<std::string, std::vector<std::string>>& ladders() {
       {"residual_forward", {"reference", "simd_chunks"}},
       {"softmax_forward", {"reference", "exp_once", "simd_exp", "avx2_fma"}},
       {"crossentropy_softmax_backward", {"reference", "simd_rows"}},
+      // bf16 storage: the reference port, then one rung modelled on the fp32 op's.
+      {"residual_forward_bf16", {"reference", "simd_chunks"}},
+      {"gelu_forward_bf16", {"reference", "simd_sigmoid"}},
+      {"gelu_backward_bf16", {"reference", "simd_sigmoid"}},
+      {"layernorm_forward_bf16", {"reference", "simd_rows"}},
+      {"fused_residual_layernorm_forward_bf16", {"reference", "simd_rows"}},
+      {"encoder_forward_bf16", {"reference", "simd_rows"}},
+      {"adamw_bf16", {"reference", "simd_float"}},
+      {"global_norm_bf16", {"reference", "chunked_simd"}},
+      {"fused_classifier_bf16", {"reference", "simd_exp"}},
+      {"layernorm_backward_bf16", {"reference", "row_blocks"}},
   };
   return table;
 }
@@ -111,9 +123,9 @@ TEST(CpuLadders, OnlyThePartialSumsNeedAWorkspace) {
   const Shape s = parse_shape("B=4,T=64,C=768,N=100000");
   for (const Variant* v : rungs()) {
     const std::size_t bytes = v->workspace_bytes(s, v->default_params());
-    if (v->op == "layernorm_backward") {
+    if (v->op == "layernorm_backward" || v->op == "layernorm_backward_bf16") {
       EXPECT_EQ(bytes, 16u * 2 * 768 * sizeof(float)) << v->key();  // 16 blocks of 16 rows
-    } else if (v->op == "global_norm") {
+    } else if (v->op == "global_norm" || v->op == "global_norm_bf16") {
       EXPECT_EQ(bytes, 49u * sizeof(double)) << v->key();  // ceil(100000 / 2048) chunks
     } else {
       EXPECT_EQ(bytes, 0u) << v->key();
@@ -218,6 +230,44 @@ TEST(CpuLadders, ResidualForwardIsCorrectInPlace) {
         const std::vector<float>& out = aliased == 1 ? x1 : x2;
         for (int64_t i = 0; i < n; ++i)
           ASSERT_EQ(out[i], a[i] + b[i]) << v->key() << " " << p.describe() << " out == inp" << aliased << " at " << i;
+      }
+    }
+  }
+}
+
+// The bf16 rungs convert with kernels/cpu/bf16_lanes.h: the bits of to_bf16 (ties to
+// even, the carry up to infinity, canonical NaN) over a sweep of float bit patterns
+// that hits every exponent and both signs, plus the edges. (All 2^32 patterns agree
+// too, checked once by hand; too slow for every test run.)
+TEST(CpuLadders, Bf16LanesRoundAsToBf16) {
+  std::vector<uint32_t> patterns{0x00000000u, 0x80000000u, 0x00008000u, 0x00018000u, 0x7F7F8000u, 0x7F7FFFFFu,
+                                 0x7F800000u, 0xFF800000u, 0x7F800001u, 0xFFC00000u, 0x3F808000u, 0x3F818000u};
+  for (uint64_t u = 0; u <= 0xFFFFFFFFull; u += 4093) patterns.push_back(uint32_t(u));
+  for (const uint32_t u : patterns) {
+    const float f = float_from_bits(u);
+    ASSERT_EQ(cpu::round_bits(f), to_bf16(f).bits) << std::hex << "float bits 0x" << u;
+    ASSERT_EQ(float_bits(cpu::widen(uint16_t(u >> 16))), u & 0xFFFF0000u) << std::hex << "bf16 bits 0x" << (u >> 16);
+  }
+}
+
+// residual_forward_bf16 in place, as the trainer accumulates: out == inp1 or inp2.
+TEST(CpuLadders, ResidualForwardBf16IsCorrectInPlace) {
+  const int64_t n = 4099;
+  std::vector<bf16> a(n), b(n);
+  for (int64_t i = 0; i < n; ++i) {
+    a[i] = to_bf16(0.3f * float(i % 17) - 1.0f);
+    b[i] = to_bf16(0.07f * float(i % 13) + 0.5f);
+  }
+  for (const Variant* v : Registry::global().variants("residual_forward_bf16", Backend::cpu)) {
+    for (const ParamValues& p : v->all_params()) {
+      for (int aliased = 1; aliased <= 2; ++aliased) {
+        std::vector<bf16> x1 = a, x2 = b;
+        const ResidualForwardBf16Args args{aliased == 1 ? x1.data() : x2.data(), x1.data(), x2.data(), n};
+        v->run(&args, Launch{p});
+        const std::vector<bf16>& out = aliased == 1 ? x1 : x2;
+        for (int64_t i = 0; i < n; ++i)
+          ASSERT_EQ(out[i], to_bf16(to_float(a[i]) + to_float(b[i])))
+              << v->key() << " " << p.describe() << " out == inp" << aliased << " at " << i;
       }
     }
   }

@@ -1,0 +1,39 @@
+#pragma once
+// bf16 conversions for the SIMD loops of the CPU rungs: the same values as to_float and
+// to_bf16 of kernels/bf16.h, written as integer arithmetic without branches so that an
+// `omp simd` loop keeps them in vector lanes (to_bf16's switch and early return keep a
+// loop scalar).
+//   widen(b)       the float whose upper half is b: exact, a shift
+//   round_bits(f)  f rounded to nearest even, as bf16 bits: add 0x7FFF plus the lowest
+//                  kept bit, drop the low half (the carry into the exponent is right, up
+//                  to infinity); a NaN becomes CUDA's canonical 0x7FFF
+// Both work on the bits as uint16_t/uint32_t: bf16 arrays are read as uint16_t through
+// bits_of (bf16 is a struct of one uint16_t, standard layout).
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/bf16.h"
+
+namespace wb::cpu {
+
+static_assert(sizeof(bf16) == sizeof(uint16_t) && alignof(bf16) == alignof(uint16_t),
+              "a bf16 array is read as an array of its bits");
+
+inline const uint16_t* bits_of(const bf16* p) { return reinterpret_cast<const uint16_t*>(p); }
+inline uint16_t* bits_of(bf16* p) { return reinterpret_cast<uint16_t*>(p); }
+
+[[gnu::always_inline]] inline float widen(uint16_t b) {
+  const uint32_t u = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+[[gnu::always_inline]] inline uint16_t round_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  const uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+  return (u & 0x7FFFFFFFu) > 0x7F800000u ? uint16_t(kBf16CanonicalNaN) : uint16_t(rounded);
+}
+
+}  // namespace wb::cpu

@@ -1,0 +1,72 @@
+// fused_classifier_bf16, CPU variant 2: fused_classifier cpu/3's vectorised passes over
+// a row widened into an fp32 buffer.
+//
+// Idea: each thread takes whole rows (OpenMP, `threads` of them) and widens a row's V
+// bf16 logits by shifts into its own fp32 buffer (200 KB at GPT-2's vocabulary: L2);
+// then the fp32 rung's passes over the buffer (kernels/cpu/softmax_row.h): the max as a
+// SIMD max-reduction, e = exp(x - max) in place through the inline polynomial exp, summed
+// in fp32 lanes over blocks of 256 and the blocks in double. The loss, max + log(sum) -
+// x[target], is fp32; each dlogit e * dloss / sum (minus dloss at the target) is rounded
+// once to nearest even by integer arithmetic (kernels/cpu/bf16_lanes.h) over the bf16
+// logits; the padding Vp - V is written as zeros.
+// Why it should beat the reference port: the port takes two double exps per logit in
+// scalar loops and rounds through the branching to_bf16; here every pass runs in
+// vector lanes with one fp32 exp per logit.
+// Accuracy: as fused_classifier cpu/3 (fast_exp within 2e-7 relative, block sums in
+// double) beside the half ulp of the dlogits' one rounding. One row is one thread's in
+// a fixed order: the result does not depend on the thread count.
+// Measured (2-core development machine, load average about 5 from other jobs, so on one
+// thread, two interleaved runs, medians;
+//   OMP_NUM_THREADS=1 build/wb run fused_classifier_bf16 --variant N --backend cpu --shape B=4,T=64,V=50257,Vp=50304
+// with N = 1, 2 and the fp32 op's rung): port 157-161 ms, this rung
+// 31-33 ms, fused_classifier cpu/3 (fp32 SIMD; cpu/2 is the expf one) 25-26 ms: 5x the
+// port.
+// Limits: the row's trips through L2; the baseline build's SSE is four fp32 lanes.
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/bf16_lanes.h"
+#include "kernels/cpu/softmax_row.h"
+#include "kernels/cpu/threads.h"
+#include "kernels/ops/fused_classifier.h"
+#include "kernels/variant.h"
+
+namespace wb::variants {
+namespace {
+
+void classifier_bf16_simd(const FusedClassifierBf16Args& a, const Launch& l) {
+  const int64_t rows = int64_t(a.B) * a.T, V = a.V, Vp = a.Vp;
+#pragma omp parallel num_threads(cpu::threads(l))
+  {
+    std::vector<float> buffer(V);
+    float* __restrict e = buffer.data();
+#pragma omp for schedule(static)
+    for (int64_t row = 0; row < rows; ++row) {
+      uint16_t* __restrict x = cpu::bits_of(a.logits) + row * Vp;
+#pragma omp simd
+      for (int64_t i = 0; i < V; ++i) e[i] = cpu::widen(x[i]);
+      const int64_t target = a.targets[row];
+      const float x_target = e[target];
+      const cpu::ShiftedExp s = cpu::exp_shifted(e, e, V);
+      a.losses[row] = float(double(s.max) + std::log(s.sum) - double(x_target));
+      const float scale = float(double(a.dloss) / s.sum);
+#pragma omp simd
+      for (int64_t i = 0; i < V; ++i) x[i] = cpu::round_bits(e[i] * scale);
+      x[target] = cpu::round_bits(e[target] * scale - a.dloss);
+      for (int64_t i = V; i < Vp; ++i) x[i] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+Variant fused_classifier_bf16_cpu_2() {
+  Variant v = Variant::of(&classifier_bf16_simd);
+  v.summary =
+      "rows over threads; each row widened into an fp32 buffer, SIMD max, polynomial exp and block sums, dlogits "
+      "rounded once";
+  v.params = {cpu::threads_param()};
+  return v;
+}
+
+}  // namespace wb::variants

@@ -1,0 +1,67 @@
+// fused_residual_layernorm_forward_bf16, CPU variant 2: residual and layernorm of a row
+// in one pass over it, fp32 SIMD on bf16 storage.
+//
+// Idea: each thread takes whole rows (OpenMP, `threads` of them). For a row, one SIMD
+// loop widens inp1 and inp2 by shifts, adds in fp32, rounds the sum once to nearest
+// even into residual, and keeps the widened ROUNDED residual in the thread's fp32
+// buffer (in L1): the op normalises the stored bf16 residual, the values
+// layernorm_backward reads back. Then layernorm_forward_bf16 cpu/2's row loops over the
+// buffer (kernels/cpu/layernorm_row_bf16.h): fp32 statistics, each output rounded once.
+// Why it should beat the reference port: the port runs double arithmetic one scalar
+// element at a time; here every loop is fp32 vector lanes, and the residual is never
+// read back from memory.
+// Accuracy: the residual is the port's bits (the fp32 sum of two bf16s, rounded once);
+// normed as layernorm_forward_bf16 cpu/2. The result does not depend on the thread
+// count.
+// Measured (2-core development machine, load average about 5 from other jobs, so on one
+// thread, two interleaved runs, medians;
+// OMP_NUM_THREADS=1 build/wb run fused_residual_layernorm_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768
+// with N = 1, 2 and the fp32 op's rung): port 3.9-4.0 ms, this rung
+// 296-318 us, fused_residual_layernorm_forward cpu/2 (fp32) 166-218 us: 13x the port.
+// Limits: B*T rows must outnumber the threads.
+#include <vector>
+
+#include "kernels/cpu/layernorm_row_bf16.h"
+#include "kernels/cpu/threads.h"
+#include "kernels/ops/fused_residual_layernorm_forward.h"
+#include "kernels/variant.h"
+
+namespace wb::variants {
+namespace {
+
+void fused_residual_layernorm_bf16_simd(const FusedResidualLayernormForwardBf16Args& a, const Launch& l) {
+  const int64_t rows = int64_t(a.B) * a.T, C = a.C;
+  const uint16_t* weight = cpu::bits_of(a.weight);
+  const uint16_t* bias = cpu::bits_of(a.bias);
+#pragma omp parallel num_threads(cpu::threads(l))
+  {
+    std::vector<float> buffer(C);
+    float* __restrict x = buffer.data();
+#pragma omp for schedule(static)
+    for (int64_t row = 0; row < rows; ++row) {
+      const uint16_t* __restrict in1 = cpu::bits_of(a.inp1) + row * C;
+      const uint16_t* __restrict in2 = cpu::bits_of(a.inp2) + row * C;
+      uint16_t* __restrict residual = cpu::bits_of(a.residual) + row * C;
+#pragma omp simd
+      for (int64_t c = 0; c < C; ++c) {
+        const uint16_t r = cpu::round_bits(cpu::widen(in1[c]) + cpu::widen(in2[c]));
+        residual[c] = r;
+        x[c] = cpu::widen(r);
+      }
+      cpu::layernorm_row_bf16(cpu::bits_of(a.normed) + row * C, x, C, weight, bias, a.mean + row, a.rstd + row);
+    }
+  }
+}
+
+}  // namespace
+
+Variant fused_residual_layernorm_forward_bf16_cpu_2() {
+  Variant v = Variant::of(&fused_residual_layernorm_bf16_simd);
+  v.summary =
+      "rows over threads; residual rounded once and kept widened in an fp32 row buffer, then fp32 SIMD layernorm, one "
+      "rounding";
+  v.params = {cpu::threads_param()};
+  return v;
+}
+
+}  // namespace wb::variants

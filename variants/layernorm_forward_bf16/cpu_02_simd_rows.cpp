@@ -1,0 +1,60 @@
+// layernorm_forward_bf16, CPU variant 2: layernorm_forward cpu/2's rows in SIMD, on
+// bf16 storage.
+//
+// Idea: each thread takes whole rows (OpenMP, `threads` of them) and widens a row's C
+// bf16 values by shifts into its own fp32 buffer (3 KB at GPT-2's width, in L1); then
+// the three SIMD loops of the fp32 rung over it (sum, squared deviations, normalisation:
+// kernels/cpu/layernorm_row_bf16.h), each output rounded once to nearest even by integer
+// arithmetic. mean and rstd stay fp32.
+// Why it should beat the reference port: the port accumulates in double one scalar
+// element at a time and rounds through the branching to_bf16; here every loop runs in
+// fp32 vector lanes.
+// Accuracy: fp32 sums of up to C/4 terms per lane: far below the tolerances for values
+// of magnitude one (see layernorm_forward cpu/2). One row is one thread's, in a fixed
+// order: the result does not depend on the thread count.
+// Measured (2-core development machine, load average about 5 from other jobs, so on one
+// thread, two interleaved runs, medians;
+//   OMP_NUM_THREADS=1 build/wb run layernorm_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768
+// with N = 1, 2 and the fp32 op's rung): port 3.8-4.0 ms, this rung 207-229 us,
+// layernorm_forward cpu/2 (fp32) 124-139 us: 17x the port; the widening pass and the
+// roundings cost it against the fp32 rung.
+// Limits: one row per loop iteration: B*T rows must outnumber the threads.
+#include <vector>
+
+#include "kernels/cpu/layernorm_row_bf16.h"
+#include "kernels/cpu/threads.h"
+#include "kernels/ops/layernorm_forward.h"
+#include "kernels/variant.h"
+
+namespace wb::variants {
+namespace {
+
+void layernorm_bf16_simd(const LayernormForwardBf16Args& a, const Launch& l) {
+  const int64_t rows = int64_t(a.B) * a.T, C = a.C;
+  const uint16_t* weight = cpu::bits_of(a.weight);
+  const uint16_t* bias = cpu::bits_of(a.bias);
+#pragma omp parallel num_threads(cpu::threads(l))
+  {
+    std::vector<float> buffer(C);
+    float* __restrict x = buffer.data();
+#pragma omp for schedule(static)
+    for (int64_t row = 0; row < rows; ++row) {
+      const uint16_t* __restrict in = cpu::bits_of(a.inp) + row * C;
+#pragma omp simd
+      for (int64_t c = 0; c < C; ++c) x[c] = cpu::widen(in[c]);
+      cpu::layernorm_row_bf16(cpu::bits_of(a.out) + row * C, x, C, weight, bias, a.mean + row, a.rstd + row);
+    }
+  }
+}
+
+}  // namespace
+
+Variant layernorm_forward_bf16_cpu_2() {
+  Variant v = Variant::of(&layernorm_bf16_simd);
+  v.summary =
+      "rows over threads; each row widened into an fp32 buffer in L1, fp32 SIMD sums and normalisation, one rounding";
+  v.params = {cpu::threads_param()};
+  return v;
+}
+
+}  // namespace wb::variants

@@ -1,0 +1,44 @@
+// residual_forward_bf16, CPU variant 2: the fp32 rung's parallel SIMD loop on bf16 bits.
+//
+// Idea: residual_forward cpu/2's loop (contiguous static chunks, one per thread, each a
+// SIMD loop) with the conversions done in the lanes: each bf16 widened by a shift of its
+// bits, the sum in fp32, rounded once to nearest even by integer arithmetic
+// (kernels/cpu/bf16_lanes.h; the same bits as to_bf16). No restrict: the trainer calls
+// the op in place, and out[i] depends on the inputs at i alone.
+// Why it should beat the reference port: the port's to_bf16 branches per element and
+// keeps its loop scalar; here eight bf16 pairs (SSE) go through a handful of integer
+// and float instructions, with half the bytes of the fp32 rung.
+// Measured (2-core development machine, load average about 5 from other jobs, so on one
+// thread, two interleaved runs, medians;
+//   OMP_NUM_THREADS=1 build/wb run residual_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768
+// with N = 1, 2 and the fp32 op's rung): port (cpu/1) 186-215 us, this rung 87-96 us,
+// residual_forward cpu/2 (fp32) 87-127 us: twice the port's rate, and on one thread
+// as fast as the fp32 rung with half its bytes (cache-resident at this size).
+// Limits: 6 bytes per flop: bound by memory (by cache for small N); the baseline
+// x86-64 build uses 128-bit SSE lanes.
+#include "kernels/cpu/bf16_lanes.h"
+#include "kernels/cpu/threads.h"
+#include "kernels/ops/residual_forward.h"
+#include "kernels/variant.h"
+
+namespace wb::variants {
+namespace {
+
+void residual_bf16_simd(const ResidualForwardBf16Args& a, const Launch& l) {
+  const uint16_t* x1 = cpu::bits_of(a.inp1);
+  const uint16_t* x2 = cpu::bits_of(a.inp2);
+  uint16_t* out = cpu::bits_of(a.out);
+#pragma omp parallel for simd num_threads(cpu::threads(l)) schedule(static)
+  for (int64_t i = 0; i < a.N; ++i) out[i] = cpu::round_bits(cpu::widen(x1[i]) + cpu::widen(x2[i]));
+}
+
+}  // namespace
+
+Variant residual_forward_bf16_cpu_2() {
+  Variant v = Variant::of(&residual_bf16_simd);
+  v.summary = "one parallel SIMD loop: widen by shifts, fp32 sum, branch-free rounding; tunable threads; safe in place";
+  v.params = {cpu::threads_param()};
+  return v;
+}
+
+}  // namespace wb::variants
