@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# tools/device/bundle.sh [BUILD_DIR]: the bundle a GPU host needs to run wb from this
+# machine's build, into .device/ (ignored by git; `carry` it with the device call):
+#   .device/bundle.tar.xz  wb and trainer (stripped) plus the shared libraries they load
+#                          that a GPU host without Debian's -dev packages lacks (lib/)
+#   .device/data/          TinyShakespeare as llm.c token files, for the trainer
+#   .device/workloads/     the GPT-2 124M trainer's op calls at B=4, T=1024, one file per
+#                          (op, shape), so that a sweep cut short still leaves whole reports
+# The CUDA libraries (cudart, cuBLAS, cuBLASLt, cuDNN) are not carried: they are hundreds of
+# MB; tools/device/core.sh finds them on the host (/usr/local/cuda, the Python environment's
+# nvidia/*/lib). The build must target the card (CMAKE_CUDA_ARCHITECTURES holds 90 for Hopper).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build="${1:-build}"
+out=.device
+grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >>.git/info/exclude
+rm -rf "$out" && mkdir -p "$out/stage/lib" "$out/data" "$out/workloads"
+
+for exe in wb trainer; do
+  cp "$build/$exe" "$out/stage/$exe"
+  strip "$out/stage/$exe"
+done
+# Every library ldd resolves, except the C/C++ runtime (the host's is as new or newer) and
+# the CUDA libraries (found on the host).
+ldd "$build/wb" "$build/trainer" | awk '/=> \//{print $1, $3}' | sort -u | while read -r name path; do
+  case "$name" in
+    libc.so.*|libm.so.*|libstdc++.so.*|libgcc_s.so.*|libdl.so.*|libpthread.so.*|librt.so.*|ld-linux*) ;;
+    libcudart.so.*|libcublas.so.*|libcublasLt.so.*|libcudnn*.so.*|libcuda.so.*) ;;
+    *) cp -L "$path" "$out/stage/lib/$name" ;;
+  esac
+done
+tar -C "$out/stage" -cf - . | xz -T2 -6 >"$out/bundle.tar.xz"
+rm -rf "$out/stage"
+
+"$build/prepare_data" tinyshakespeare --input ../shared/data/tinyshakespeare.txt --vocab ../shared/data/gpt2 \
+  --out "$out/data" >/dev/null
+"$build/trainer" --backend cpu --init d12 -b 4 -t 1024 --dump-workloads "$out/workloads.json" >/dev/null
+"$build/wb" list 2>/dev/null | grep -E '^[a-z_0-9]+ +\[' >"$out/ops.txt"
+# One file per (op, shape), numbered by the size of the shape (a proxy for the cost of its
+# CPU reference), and the bf16 form of each where the registry has one.
+mkdir -p "$out/workloads-bf16"
+python3 - "$out" <<'PY'
+import json, math, re, sys
+out = sys.argv[1]
+dims = {}
+for line in open(f"{out}/ops.txt"):
+    m = re.match(r"(\S+)\s+\[([^\]]*)\]", line)
+    dims[m.group(1)] = m.group(2).split()
+w = json.load(open(f"{out}/workloads.json"))
+calls = sorted(w["calls"], key=lambda c: math.prod(c["shape"].values()))
+for i, call in enumerate(calls):
+    json.dump(dict(w, calls=[call]), open(f"{out}/workloads/{i:02d}-{call['op']}.json", "w"), indent=1)
+    twin = call["op"] + "_bf16"
+    if twin in dims:
+        shape = {d: call["shape"][d] for d in dims[twin]}
+        one = dict(w, calls=[dict(call, op=twin, shape=shape)])
+        json.dump(one, open(f"{out}/workloads-bf16/{i:02d}-{twin}.json", "w"), indent=1)
+PY
+du -sh "$out" "$out/bundle.tar.xz"
+echo "travels: $(( ($(git ls-files -z | du -cb --files0-from=- | tail -1 | cut -f1) + $(du -sb "$out" | cut -f1)) / 1048576 )) MiB, the tracked tree and .device (limit 64 MiB)"
+echo "host must provide: libcuda.so.1 (driver), libcudart.so.13, libcublas.so.13, libcublasLt.so.13, libcudnn.so.9"

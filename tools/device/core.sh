@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# tools/device/core.sh: the campaign's `core` stage on a GPU host, from the bundle of
+# tools/device/bundle.sh (carry .device). Runs within BUDGET_S seconds (default 540), each
+# part cut to what is left, in this order of value:
+#   probe    nvidia-smi, the libraries found, `wb device` (ceilings)
+#   check    `wb check OP --backend cuda` for every op, 8 ops at a time (one process per op,
+#            so a device-losing fault costs that op only; a failing op is rerun --isolate)
+#   trainer  GPT-2 124M (d12), B=4, T=1024, default variants, fp32 and tf32
+#   sweep    every (op, shape) of the trainer's step at B=4, T=1024, one process and one
+#            report per (op, shape), the cheap references first
+#   best     `wb best` over those reports into a copy of results/best.json
+#   trainer  again with that best.json, fp32 and tf32
+#   bf16     the bf16 ops swept at the same shapes, while time is left
+# Everything lands in $OUT (default out/device): run.log, results.tgz (reports and logs,
+# repacked after every part), best.json, summary.md.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT="${OUT:-out/device}"
+mkdir -p "$OUT"
+budget="${BUDGET_S:-540}"
+t0=$SECONDS
+left() { echo $((budget - (SECONDS - t0))); }
+exec > >(tee -a "$OUT/run.log") 2>&1
+
+work=/tmp/wbdev
+rm -rf "$work" && mkdir -p "$work/bin" "$work/r/check" "$work/r/sweep" "$work/r/sweep-bf16" "$work/r/trainer"
+xz -dc .device/bundle.tar.xz | tar -C "$work/bin" -xf -
+wb="$work/bin/wb"
+trainer="$work/bin/trainer"
+summary="$work/r/summary.md"
+pack() { tar -C "$work" -czf "$OUT/results.tgz.tmp" r && mv "$OUT/results.tgz.tmp" "$OUT/results.tgz"; cp "$summary" "$OUT/summary.md"; }
+note() { echo "$*" | tee -a "$summary"; }
+
+# The CUDA libraries: the toolkit's, else the Python environment's nvidia/*/lib.
+libdirs="$work/bin/lib"
+site=$(python3 -c 'import site; print(site.getsitepackages()[0])' 2>/dev/null || true)
+for name in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcudnn.so.9; do
+  found=""
+  for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/lib ${site:+$site/nvidia/*/lib} ${site:+$site/nvidia/cu13/lib}; do
+    if [[ -e "$d/$name" ]]; then found="$d"; break; fi
+  done
+  if [[ -z "$found" ]]; then found=$(dirname "$(find / -xdev -name "$name" 2>/dev/null | head -1)" 2>/dev/null || true); fi
+  echo "probe: $name in ${found:-NOT FOUND}"
+  [[ -n "$found" ]] && libdirs="$libdirs:$found"
+done
+export LD_LIBRARY_PATH="$libdirs:${LD_LIBRARY_PATH:-}"
+export OMP_NUM_THREADS=16
+
+note "# wb on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%FT%TZ)"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv
+ldd "$wb" | grep -E 'not found|cuda|cublas|cudnn|dnnl|openblas'
+timeout 60 "$wb" device --backend cuda | tee "$work/r/device.txt"
+slug=$("$wb" device --backend cuda --slug 2>/dev/null || echo unknown-gpu)
+note "device slug: $slug; probe done at $((SECONDS - t0)) s"
+pack
+
+# check: every op, 8 processes of 2 OpenMP threads each.
+ops=$("$wb" list 2>/dev/null | grep -E '^[a-z_0-9]+ +\[' | awk '{print $1}')
+check_one() {
+  local op=$1 limit=$2 extra=${3:-}
+  OMP_NUM_THREADS=2 timeout "$limit" "$wb" check "$op" --backend cuda $extra --json "$work/r/check/$op.json" \
+    >"$work/r/check/$op.log" 2>&1
+  local rc=$?
+  echo "check $op ${extra:+($extra) }rc=$rc"
+}
+export -f check_one; export wb work
+limit=$(( $(left) / 3 )); ((limit > 180)) && limit=180
+echo "$ops" | xargs -P 8 -I{} bash -c "check_one {} $limit" | sort | tee "$work/r/check/rc.txt"
+for op in $(grep -v 'rc=0$' "$work/r/check/rc.txt" | awk '{print $2}' | head -3); do  # at most 3 reruns
+  cp "$work/r/check/$op.log" "$work/r/check/$op.first.log"
+  check_one "$op" 45 --isolate | tee -a "$work/r/check/rc.txt"
+done
+for op in $(grep -v 'rc=0$' "$work/r/check/rc.txt" | awk '{print $2}' | sort -u); do  # what failed, in the summary
+  { echo "## check $op"; grep -vE ' ok ' "$work/r/check/$op.log" | tail -8; } >>"$summary"
+done
+note "check: $(grep -c 'rc=0$' "$work/r/check/rc.txt") op runs passed, failures: $(grep -v 'rc=0$' "$work/r/check/rc.txt" | awk '{print $2, $NF}' | tr '\n' ';'); done at $((SECONDS - t0)) s"
+pack
+
+train() {  # name, seconds, trainer flags...
+  local name=$1 limit=$2; shift 2
+  timeout "$limit" "$trainer" --backend cuda --init d12 -b 4 -t 1024 --steps 8 --lr 3e-4 \
+    --train .device/data/tiny_shakespeare_train.bin --val .device/data/tiny_shakespeare_val.bin \
+    --log "$work/r/trainer/$name.jsonl" "$@" >"$work/r/trainer/$name.log" 2>&1
+  local rc=$?
+  note "trainer $name rc=$rc: $(grep -E '^summary:|outside the ops|error' "$work/r/trainer/$name.log" | tail -3 | tr '\n' ' ')"
+}
+train default-fp32 60
+train default-tf32 60 --precision tf32
+pack
+
+# sweep: one (op, shape) per process, the smallest shapes (cheapest references) first.
+reserve=150
+for f in .device/workloads/*.json; do
+  l=$(( $(left) - reserve ))
+  if ((l < 20)); then note "sweep: stopped for time before $(basename "$f")"; break; fi
+  s=$SECONDS
+  timeout "$l" "$wb" sweep --workloads "$f" --backend cuda --seed 1 --repetitions 10 --min-time 0.005 \
+    --out "$work/r/sweep/$(basename "$f")" >"$work/r/sweep/$(basename "$f" .json).log" 2>&1
+  rc=$?
+  echo "sweep $(basename "$f") rc=$rc in $((SECONDS - s)) s"
+done
+note "sweep fp32: $(ls "$work/r/sweep/"*.json 2>/dev/null | wc -l) reports; done at $((SECONDS - t0)) s"
+pack
+
+cp results/best.json "$work/r/best.json"
+if ls "$work/r/sweep/"*.json >/dev/null 2>&1; then
+  timeout 30 "$wb" best "$work/r/sweep/"*.json --out "$work/r/best.json" >"$work/r/best.log" 2>&1
+  note "best rc=$?"
+  cp "$work/r/best.json" "$OUT/best.json"
+  train best-fp32 50 --kernels "$work/r/best.json"
+  train best-tf32 50 --kernels "$work/r/best.json" --precision tf32
+  timeout 20 "$trainer" --backend cuda --init d12 -b 4 -t 1024 --kernels "$work/r/best.json" --print-plan \
+    >"$work/r/trainer/plan.txt" 2>&1
+fi
+pack
+
+# bf16: the bf16 form of each swept (op, shape), while time is left.
+for f in .device/workloads-bf16/*.json; do
+  l=$(( $(left) - 15 ))
+  if ((l < 15)); then note "sweep bf16: stopped for time before $(basename "$f")"; break; fi
+  timeout "$l" "$wb" sweep --workloads "$f" --backend cuda --seed 1 --repetitions 10 --min-time 0.005 \
+    --out "$work/r/sweep-bf16/$(basename "$f")" >"$work/r/sweep-bf16/$(basename "$f" .json).log" 2>&1
+  rc=$?
+  echo "sweep $(basename "$f") rc=$rc"
+done
+note "sweep bf16: $(ls "$work/r/sweep-bf16/"*.json 2>/dev/null | wc -l) reports; all done at $((SECONDS - t0)) s"
+nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
+pack
