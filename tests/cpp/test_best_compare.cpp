@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "json_near.h"
 #include "kernels/errors.h"
@@ -188,6 +189,58 @@ TEST(Best, ReadsWbBestVersion1) {
   ASSERT_EQ(b.sections[0].entries.size(), 1u);
   EXPECT_EQ(b.sections[0].entries[0].variant, 2);
   EXPECT_TRUE(b.sections[0].entries[0].deterministic);
+}
+
+// A number is read as an integer only when it is one in the field's range: a float beyond
+// int's, such as the 2.2e81 tests/fuzz/fuzz_best.cpp found, once reached nlohmann's
+// get<int>() (undefined behaviour), and one beyond it as an integer wrapped.
+TEST(Best, ReadsIntegersOnlyWhenTheyAreIntegersInRange) {
+  const nlohmann::json good = to_json(file_of({section(Backend::cpu, "CPU A", "x86_64")}));
+  const std::string entry = "/sections/0/ops/gelu_forward/0/";
+  auto with = [&](const std::string& field, const nlohmann::json& value) {
+    nlohmann::json j = good;
+    j[nlohmann::json::json_pointer(entry + field)] = value;
+    return j.dump();
+  };
+  const nlohmann::json over_int = int64_t(std::numeric_limits<int>::max()) + 1;
+  const nlohmann::json over_int64 = uint64_t(std::numeric_limits<int64_t>::max()) + 1;
+  struct Case {
+    std::string field;
+    nlohmann::json value;
+    std::string message;
+  };
+  const std::string params = "sections[0].ops.gelu_forward[0].params.threads is ";
+  const std::string variant = "sections[0].ops.gelu_forward[0].variant is ";
+  const std::string dim = "sections[0].ops.gelu_forward[0].shape.C is ";
+  const Case cases[] = {
+      {"params/threads", 2.2e81, params + "2.2e+81, not an integer in [0, 2147483647]"},
+      {"params/threads", -1, params + "-1, not an integer in [0, 2147483647]"},
+      {"params/threads", 1.5, params + "1.5, not an integer in [0, 2147483647]"},
+      {"params/threads", "256", params + "\"256\", not an integer in [0, 2147483647]"},
+      {"params/threads", true, params + "true, not an integer in [0, 2147483647]"},
+      {"params/threads", over_int, params + "2147483648, not an integer in [0, 2147483647]"},
+      {"variant", 2.2e81, variant + "2.2e+81, not an integer in [1, 2147483647]"},
+      {"variant", -1, variant + "-1, not an integer in [1, 2147483647]"},
+      {"variant", 1.5, variant + "1.5, not an integer in [1, 2147483647]"},
+      {"variant", "2", variant + "\"2\", not an integer in [1, 2147483647]"},
+      {"variant", true, variant + "true, not an integer in [1, 2147483647]"},
+      {"variant", over_int, variant + "2147483648, not an integer in [1, 2147483647]"},
+      {"shape/C", 2.2e81, dim + "2.2e+81, not an integer in [1, 9223372036854775807]"},
+      {"shape/C", -1, dim + "-1, not an integer in [1, 9223372036854775807]"},
+      {"shape/C", 1.5, dim + "1.5, not an integer in [1, 9223372036854775807]"},
+      {"shape/C", "768", dim + "\"768\", not an integer in [1, 9223372036854775807]"},
+      {"shape/C", true, dim + "true, not an integer in [1, 9223372036854775807]"},
+      {"shape/C", over_int64, dim + "9223372036854775808, not an integer in [1, 9223372036854775807]"},
+  };
+  for (const Case& c : cases) {
+    const std::string e = testing::usage_error([&] { parse_best(with(c.field, c.value), "best.json"); });
+    EXPECT_EQ(e, "best.json: " + c.message) << c.field << " = " << c.value.dump();
+  }
+  // What is an integer in range is read, written as a float or not.
+  const BestFile b = parse_best(with("params/threads", 4.0), "best.json");
+  EXPECT_EQ(b.sections[0].entries[0].params.describe(), "threads=4");
+  EXPECT_EQ(parse_best(with("params/threads", 0), "best.json").sections[0].entries[0].params.describe(), "threads=0");
+  EXPECT_EQ(parse_best(with("variant", 2147483647), "best.json").sections[0].entries[0].variant, 2147483647);
 }
 
 DeviceInfo device(Backend b, const std::string& name, const std::string& architecture, const std::string& cc = "") {
@@ -383,6 +436,24 @@ TEST_F(Commands, BestRefusesBadFilesAndLeavesTheOutputAlone) {
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "{ half a best.json");
   EXPECT_EQ(wb("best " + a).code, 2);              // no --out
   EXPECT_EQ(wb("best --show " + broken).code, 2);  // not a best.json
+  // A variant id far beyond int, as tests/fuzz/fuzz_best.cpp found (its input is in
+  // tests/fuzz/corpus/best/variant_2.2e81.json), and a launch parameter the same.
+  const std::string entry = R"({"median_us":1.0,"note":"","numeric_class":"fp32","report":"r.json",
+    "shape":{"N":7363328},"source_hash":"","stddev_us":0.0,"variant_name":"simd_float",)";
+  auto best_json = [&](const std::string& name, const std::string& fields) {
+    return write_text(name, R"({"schema":"wb.best/2","sections":[{"backend":"cpu","created":"2026-11-23T14:30:35Z",
+      "device":{"name":"CPU A","slug":"cpu-a"},"precision":"fp32","reports":[],"ops":{"adamw":[)" +
+                                entry + fields + "}]}}]}");
+  };
+  const std::string variant = best_json("variant.json", R"("params":{"threads":1},"variant":2.2e81)");
+  EXPECT_EXIT_WITH(wb("best --show " + variant), 2,
+                   "sections[0].ops.adamw[0].variant is 2.2e+81, not an integer in [1, 2147483647]");
+  r = wb("best " + a + " --out " + variant);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("variant is 2.2e+81"), std::string::npos) << r.output;
+  const std::string threads = best_json("threads.json", R"("params":{"threads":2.2e81},"variant":2)");
+  EXPECT_EXIT_WITH(wb("best --show " + threads), 2,
+                   "sections[0].ops.adamw[0].params.threads is 2.2e+81, not an integer in [0, 2147483647]");
 }
 
 TEST_F(Commands, CompareExitCodes) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -24,6 +25,7 @@
 #include "trainer/trainer.h"
 #include "workbench/runtime/best.h"
 #include "workbench/runtime/executor.h"
+#include "workbench/runtime/workloads.h"
 
 namespace wb::trainer {
 namespace {
@@ -545,6 +547,60 @@ TEST_F(Command, DumpsWorkloads) {
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("\"wb.workloads/1\""), std::string::npos);
   EXPECT_NE(text.find("\"attention_backward\""), std::string::npos);
+}
+
+// A workloads file's shape dims and call counts are read only when they are integers in
+// range; else the reader names the file, the call and the field (a float beyond int's
+// range for "calls" once reached nlohmann's get<int>(): undefined behaviour).
+TEST_F(Command, ReadsWorkloadsOnlyWithIntegersInRange) {
+  const nlohmann::json good = nlohmann::json::parse(R"({"schema": "wb.workloads/1", "model": "L1 C32 NH2",
+    "B": 2, "T": 8, "calls": [{"op": "residual_forward", "shape": {"B": 2, "T": 8, "C": 32}, "calls": 2}]})");
+  auto with = [&](const std::string& pointer, const nlohmann::json& value) {
+    nlohmann::json j = good;
+    j[nlohmann::json::json_pointer(pointer)] = value;
+    return write_text("w.json", j.dump());
+  };
+  const nlohmann::json over_int = int64_t(std::numeric_limits<int>::max()) + 1;
+  const nlohmann::json over_int64 = uint64_t(std::numeric_limits<int64_t>::max()) + 1;
+  const std::string calls = "[1, 2147483647]", dim = "[1, 9223372036854775807]";
+  struct Case {
+    std::string pointer;
+    nlohmann::json value;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"/calls/0/calls", 2.2e81, "calls[0].calls is 2.2e+81, not an integer in " + calls},
+      {"/calls/0/calls", -1, "calls[0].calls is -1, not an integer in " + calls},
+      {"/calls/0/calls", 1.5, "calls[0].calls is 1.5, not an integer in " + calls},
+      {"/calls/0/calls", "2", "calls[0].calls is \"2\", not an integer in " + calls},
+      {"/calls/0/calls", true, "calls[0].calls is true, not an integer in " + calls},
+      {"/calls/0/calls", over_int, "calls[0].calls is 2147483648, not an integer in " + calls},
+      {"/calls/0/shape/C", 2.2e81, "calls[0].shape.C is 2.2e+81, not an integer in " + dim},
+      {"/calls/0/shape/C", -1, "calls[0].shape.C is -1, not an integer in " + dim},
+      {"/calls/0/shape/C", 1.5, "calls[0].shape.C is 1.5, not an integer in " + dim},
+      {"/calls/0/shape/C", "32", "calls[0].shape.C is \"32\", not an integer in " + dim},
+      {"/calls/0/shape/C", true, "calls[0].shape.C is true, not an integer in " + dim},
+      {"/calls/0/shape/C", over_int64, "calls[0].shape.C is 9223372036854775808, not an integer in " + dim},
+  };
+  for (const Case& c : cases) {
+    const std::string path = with(c.pointer, c.value);
+    EXPECT_EQ(usage_error([&] { read_workloads(path, Registry::global()); }), path + ": " + c.message)
+        << c.pointer << " = " << c.value.dump();
+  }
+  const std::string unknown = with("/calls/0/op", "residual");
+  EXPECT_NE(usage_error([&] { read_workloads(unknown, Registry::global()); }).find(unknown + ": calls[0]: unknown op"),
+            std::string::npos);
+  // What is an integer in range is read, written as a float or not; "calls" defaults to 1.
+  EXPECT_EQ(read_workloads(with("/calls/0/calls", 3.0), Registry::global()).at(0).calls, 3);
+  EXPECT_EQ(read_workloads(with("/calls/0/shape/C", 64), Registry::global()).at(0).shape.C, 64);
+  nlohmann::json once = good;
+  once["calls"][0].erase("calls");
+  EXPECT_EQ(read_workloads(write_text("once.json", once.dump()), Registry::global()).at(0).calls, 1);
+  // wb sweep --workloads: bad input, exit 2.
+  const std::string huge = with("/calls/0/calls", 2.2e81);
+  EXPECT_EXIT_WITH(
+      testing::run_command(WB_BINARY, "sweep --backend cpu --workloads " + huge + " --out " + (dir_ / "r.json")), 2,
+      "calls[0].calls is 2.2e+81, not an integer in [1, 2147483647]");
 }
 
 TEST_F(Command, BadInputExitsTwo) {

@@ -7,11 +7,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
 #include "kernels/errors.h"
 #include "kernels/files.h"
+#include "workbench/runtime/json_integer.h"
 
 namespace wb {
 
@@ -242,24 +244,21 @@ void read_entries(BestSection& s, const nlohmann::json& ops, const std::string& 
       const std::string at = where + ".ops." + op + "[" + std::to_string(i) + "]";
       BestEntry e;
       e.op = op;
-      if (!x.at("shape").is_object()) throw UsageError(at + ".shape is not an object");
-      for (const auto& [dim, value] : x.at("shape").items()) {
+      const auto& shape = x.at("shape");
+      if (!shape.is_object()) throw UsageError(at + ".shape is not an object");
+      for (const auto& [dim, value] : shape.items()) {
         if (!is_dim_name(dim)) throw UsageError(at + ".shape has an unknown dimension '" + dim + "'");
-        if (!value.is_number_integer() || value.get<int64_t>() <= 0)
-          throw UsageError(at + ".shape." + dim + " is " + value.dump() + ", not a positive integer");
+        e.shape.set(dim, json_integer(value, at + ".shape." + dim, 1, std::numeric_limits<int64_t>::max()));
       }
-      for (const auto& dim : Shape::dim_names()) {
-        if (!x.at("shape").contains(dim)) continue;
-        e.shape.set(dim, x.at("shape").at(dim).get<int64_t>());
-        e.dims.push_back(dim);
-      }
-      e.variant = x.at("variant").get<int>();
+      for (const auto& dim : Shape::dim_names())  // JSON objects do not keep their order
+        if (shape.contains(dim)) e.dims.push_back(dim);
+      e.variant = int(json_integer(x.at("variant"), at + ".variant", 1, std::numeric_limits<int>::max()));
       e.variant_name = x.at("variant_name").get<std::string>();
       e.numeric = parse_numeric_class(x.at("numeric_class").get<std::string>());
-      for (const auto& [name, value] : x.at("params").items()) {
-        if (!value.is_number_integer()) throw UsageError(at + ".params." + name + " is not an integer");
-        e.params.set(name, value.get<int>());
-      }
+      const auto& params = x.at("params");
+      if (!params.is_object()) throw UsageError(at + ".params is not an object");
+      for (const auto& [name, value] : params.items())  // 0 is a legal value (dq_atomics)
+        e.params.set(name, int(json_integer(value, at + ".params." + name, 0, std::numeric_limits<int>::max())));
       e.median_s = microseconds(x, "median_us", at);
       e.stddev_s = microseconds(x, "stddev_us", at);
       e.deterministic = x.value("deterministic", true);  // wb.best/1 did not record it

@@ -6,11 +6,15 @@
 
 #include "kernels/errors.h"
 #include "kernels/files.h"
+#include "workbench/runtime/json_integer.h"
 
 namespace wb {
 namespace {
 
 using nlohmann::json;
+
+constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 
 json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
@@ -50,10 +54,9 @@ class Reader {
       fail("'" + std::string(key) + "' is " + v.dump() + ": it must be finite and not negative");
     return x;
   }
-  int64_t integer(const char* key) const {
-    const json& v = at(key);
-    if (!v.is_number_integer()) fail("'" + std::string(key) + "' is not an integer");
-    return v.get<int64_t>();
+  // An integer in [lo, hi], the range of the field's type and of what it counts.
+  int64_t integer(const char* key, int64_t lo, int64_t hi) const {
+    return json_integer(at(key), where_ + " '" + key + "'", lo, hi);
   }
   bool boolean(const char* key) const {
     const json& v = at(key);
@@ -99,13 +102,13 @@ DeviceInfo device_from(const Reader& r) {
   d.backend = translated(r, [&] { return parse_backend(r.str("backend")); });
   d.name = r.str("name");
   d.slug = r.str("slug");
-  d.multiprocessors = int(r.integer("multiprocessors"));
-  d.memory_bytes = r.integer("memory_bytes");
-  d.l2_bytes = r.integer("l2_bytes");
+  d.multiprocessors = int(r.integer("multiprocessors", 0, kMaxInt));
+  d.memory_bytes = r.integer("memory_bytes", 0, kMaxInt64);
+  d.l2_bytes = r.integer("l2_bytes", 0, kMaxInt64);
   d.compute_capability = r.str("compute_capability");
-  d.clock_khz = int(r.integer("clock_khz"));
-  d.memory_clock_khz = int(r.integer("memory_clock_khz"));
-  d.memory_bus_bits = int(r.integer("memory_bus_bits"));
+  d.clock_khz = int(r.integer("clock_khz", 0, kMaxInt));
+  d.memory_clock_khz = int(r.integer("memory_clock_khz", 0, kMaxInt));
+  d.memory_bus_bits = int(r.integer("memory_bus_bits", 0, kMaxInt));
   d.driver_version = r.str("driver_version");
   d.runtime_version = r.str("runtime_version");
   if (r.has("emulation_flavour")) d.emulation_flavour = r.str("emulation_flavour");  // wb.report/2
@@ -138,19 +141,14 @@ uint64_t seed_from(const Reader& r) {
 
 // What a shard and a merged report both say of their sweep: N, its units and its plan.
 void sweep_plan_from(const Reader& r, int& count, int64_t& units, std::string& plan) {
-  const int64_t n = r.integer("count");
-  if (n < 1 || n > std::numeric_limits<int>::max())
-    r.fail("'count' is " + std::to_string(n) + ": a sweep has at least 1 shard");
-  count = int(n);
-  units = r.integer("units");
-  if (units < 0) r.fail("'units' is negative");
+  count = int(r.integer("count", 1, kMaxInt));  // a sweep has at least 1 shard
+  units = r.integer("units", 0, kMaxInt64);
   plan = r.str("plan");
 }
 
 int shard_index_from(const Reader& r, int count) {
-  const int64_t k = r.integer("index");
-  if (k < 1 || k > count)
-    r.fail("'index' is " + std::to_string(k) + ": shards are numbered 1 to " + std::to_string(count));
+  const int64_t k = r.integer("index", 1, kMaxInt);
+  if (k > count) r.fail("'index' is " + std::to_string(k) + ": shards are numbered 1 to " + std::to_string(count));
   return int(k);
 }
 
@@ -176,16 +174,13 @@ MergeInfo merged_from(const Reader& r) {
     one.host = s.str("host");
     one.created = s.str("created");
     one.command = s.str("command");
-    one.records = s.integer("records");
+    one.records = s.integer("records", 0, kMaxInt64);
     m.shards.push_back(one);
   }
   const json& missing = r.at("missing");
   if (!missing.is_array()) r.fail("'missing' is not an array");
-  for (const json& k : missing) {
-    if (!k.is_number_integer() || k.get<int64_t>() < 1 || k.get<int64_t>() > m.count)
-      r.fail("'missing' holds something other than shard numbers 1 to " + std::to_string(m.count));
-    m.missing.push_back(k.get<int>());
-  }
+  for (std::size_t i = 0; i < missing.size(); ++i)  // shard numbers
+    m.missing.push_back(int(json_integer(missing[i], r.where() + " 'missing'[" + std::to_string(i) + "]", 1, m.count)));
   return m;
 }
 
@@ -244,11 +239,11 @@ ReportContext context_from(const Reader& r) {
   c.ceilings.bf16_tflops = ceil.num("bf16_tflops");
   c.ceilings.method = ceil.str("method");
   const Reader t = r.child("timing");
-  c.timing.repetitions = int(t.integer("repetitions"));
+  c.timing.repetitions = int(t.integer("repetitions", 1, kMaxInt));
   c.timing.min_time_s = t.num("min_time_s");
   c.timing.warmup_s = t.num("warmup_s");
   c.timing.flush_cache = t.boolean("l2_flush");
-  if (t.has("flush_bytes")) c.timing.flush_bytes = std::size_t(t.integer("flush_bytes"));
+  if (t.has("flush_bytes")) c.timing.flush_bytes = std::size_t(t.integer("flush_bytes", 0, kMaxInt64));
   if (r.has("shard")) c.shard = shard_from(r.child("shard"));                // optional in wb.report/2
   if (r.has("merged_from")) c.merged = merged_from(r.child("merged_from"));  // optional in wb.report/2
   if (c.shard && c.merged) r.fail("is both a shard's report ('shard') and a merge of shards ('merged_from')");
@@ -279,18 +274,18 @@ json to_json(const TensorCheck& c) {
 TensorCheck check_from(const Reader& r) {
   TensorCheck c;
   c.tensor = r.str("tensor");
-  c.count = r.integer("count");
-  c.mismatches = r.integer("mismatches");
-  c.non_finite = r.integer("non_finite");
+  c.count = r.integer("count", 0, kMaxInt64);
+  c.mismatches = r.integer("mismatches", 0, kMaxInt64);
+  c.non_finite = r.integer("non_finite", 0, kMaxInt64);
   c.max_abs_err = r.num("max_abs_err");
   c.max_rel_err = r.num("max_rel_err");
   c.tol = Tolerance{r.num("atol"), r.num("rtol"), r.has("ulps") ? r.num("ulps") : 0.0};
   if (r.has("bias_ulps")) {
     c.bias_ulps = r.num("bias_ulps");
-    c.bias_elements = r.integer("bias_elements");
+    c.bias_elements = r.integer("bias_elements", 0, kMaxInt64);
   }
   if (r.has("tol_used")) c.tol_used = r.num("tol_used");
-  c.first_bad = r.integer("first_bad");
+  c.first_bad = r.integer("first_bad", -1, kMaxInt64);  // -1: none
   c.first_bad_value = r.num("first_bad_value");
   c.first_bad_expected = r.num("first_bad_expected");
   return c;
@@ -300,31 +295,29 @@ Record record_from(const Reader& r) {
   Record rec;
   rec.op = r.str("op");
   rec.backend = translated(r, [&] { return parse_backend(r.str("backend")); });
-  rec.variant = int(r.integer("variant"));
+  rec.variant = int(r.integer("variant", 1, kMaxInt));
   rec.variant_name = r.str("variant_name");
   rec.numeric = translated(r, [&] { return parse_numeric_class(r.str("numeric_class")); });
   rec.source = r.str("source");
   rec.source_hash = r.str("source_hash");
   const json& params = r.at("params");
   if (!params.is_object()) r.fail("'params' is not an object");
-  for (const auto& [name, value] : params.items()) {
-    if (!value.is_number_integer()) r.fail("params." + name + " is not an integer");
-    rec.params.set(name, value.get<int>());
-  }
+  for (const auto& [name, value] : params.items())  // 0 is a legal value (dq_atomics)
+    rec.params.set(name, int(json_integer(value, r.where() + " params." + name, 0, kMaxInt)));
   const json& shape = r.at("shape");
   if (!shape.is_object()) r.fail("'shape' is not an object");
   for (const auto& [dim, value] : shape.items()) {
-    if (!value.is_number_integer()) r.fail("shape." + dim + " is not an integer");
+    const int64_t n = json_integer(value, r.where() + " shape." + dim, 1, kMaxInt64);
     // Init-captures: C++17 does not let a lambda capture a structured binding (clang refuses).
-    translated(r, [&, &name = dim, &number = value] {
-      rec.shape.set(name, number.get<int64_t>());
+    translated(r, [&, &name = dim] {
+      rec.shape.set(name, n);
       return 0;
     });
   }
   for (const auto& dim : Shape::dim_names())  // JSON objects do not keep their order
     if (shape.contains(dim)) rec.dims.push_back(dim);
   if (r.has("omitted")) rec.omitted = r.at("omitted").get<std::vector<std::string>>();
-  rec.seed = r.at("seed").get<uint64_t>();
+  rec.seed = seed_from(r);
   rec.status = translated(r, [&] { return parse_status(r.str("status")); });
   rec.reason = r.str("reason");
   if (r.has("deterministic")) rec.deterministic = r.boolean("deterministic");
@@ -347,8 +340,8 @@ Record record_from(const Reader& r) {
     s.mean_s = t.measure("mean_us") * 1e-6;
     s.stddev_s = t.measure("stddev_us") * 1e-6;
     s.cv = t.measure("cv");
-    s.repetitions = int(t.integer("repetitions"));
-    s.iterations = t.integer("iterations");
+    s.repetitions = int(t.integer("repetitions", 1, kMaxInt));
+    s.iterations = t.integer("iterations", 1, kMaxInt64);
     rec.timing = s;
   }
   const Reader model = r.child("model");

@@ -1,10 +1,12 @@
 #include "workbench/runtime/workloads.h"
 
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "kernels/errors.h"
 #include "kernels/files.h"
+#include "workbench/runtime/json_integer.h"
 
 namespace wb {
 
@@ -32,13 +34,27 @@ std::vector<Workload> read_workloads(const std::string& path, const Registry& re
   std::vector<Workload> workloads;
   try {
     if (j.value("schema", "") != kWorkloadsSchema) throw UsageError(path + ": not a wb.workloads/1 file");
-    for (const auto& call : j.at("calls")) {
-      Workload w;
-      w.op = registry.op(call.at("op").get<std::string>()).name;
-      for (const auto& [dim, value] : call.at("shape").items()) w.shape.set(dim, value.get<int64_t>());
-      registry.op(w.op).check_shape(w.shape);
-      w.calls = call.value("calls", 1);
-      workloads.push_back(std::move(w));
+    const auto& calls = j.at("calls");
+    if (!calls.is_array()) throw UsageError(path + ": calls is not an array");
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      const auto& call = calls[i];
+      const std::string at = path + ": calls[" + std::to_string(i) + "]";
+      try {
+        Workload w;
+        w.op = registry.op(call.at("op").get<std::string>()).name;
+        const auto& shape = call.at("shape");
+        if (!shape.is_object()) throw UsageError(at + ".shape is not an object");
+        for (const auto& [dim, value] : shape.items())
+          w.shape.set(dim, json_integer(value, at + ".shape." + dim, 1, std::numeric_limits<int64_t>::max()));
+        registry.op(w.op).check_shape(w.shape);
+        if (call.contains("calls"))
+          w.calls = int(json_integer(call.at("calls"), at + ".calls", 1, std::numeric_limits<int>::max()));
+        workloads.push_back(std::move(w));
+      } catch (const UsageError& e) {  // an unknown op or dim, a shape the op cannot take
+        const std::string what = e.what();
+        if (what.rfind(at, 0) == 0) throw;
+        throw UsageError(at + ": " + what);
+      }
     }
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(path + ": not a wb.workloads/1 file: " + e.what());
