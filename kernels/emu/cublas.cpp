@@ -98,8 +98,28 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
   // Only the m x n elements of C are read (beta != 0) and written; the gaps between
   // columns (ldc > m) keep what they held.
   std::vector<float> c_f = b != 0.0f ? widened(C, Ctype, c_span) : std::vector<float>(std::size_t(std::max(c_span, 1LL)));
-  if (m > 0 && n > 0)
-    cblas_sgemm(CblasColMajor, trans(ta), trans(tb), m, n, k, a, a_f.data(), lda, b_f.data(), ldb, b, c_f.data(), ldc);
+  if (m > 0 && n > 0) {
+    if (Ctype == CUDA_R_16BF && k >= 2) {
+      // cuBLAS's freedom with a bf16 C, taken every time: the sum over k in two halves,
+      // the first half (with beta C) rounded to bf16 in C, the second added to it and
+      // the total rounded again (cuBLAS may split k and reduce the partial sums in C's
+      // own type: on an H200 its bf16 outputs were off by up to 1.3 ulp of one rounding).
+      const int k1 = k / 2;
+      const float* a2 = a_f.data() + (ta == CUBLAS_OP_N ? (long long)k1 * lda : k1);
+      const float* b2 = b_f.data() + (tb == CUBLAS_OP_N ? k1 : (long long)k1 * ldb);
+      cblas_sgemm(CblasColMajor, trans(ta), trans(tb), m, n, k1, a, a_f.data(), lda, b_f.data(), ldb, b, c_f.data(),
+                  ldc);
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i) {
+          float& x = c_f[std::size_t((long long)j * ldc + i)];
+          x = to_float(to_bf16(x));
+        }
+      cblas_sgemm(CblasColMajor, trans(ta), trans(tb), m, n, k - k1, a, a2, lda, b2, ldb, 1.0f, c_f.data(), ldc);
+    } else {
+      cblas_sgemm(CblasColMajor, trans(ta), trans(tb), m, n, k, a, a_f.data(), lda, b_f.data(), ldb, b, c_f.data(),
+                  ldc);
+    }
+  }
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < m; ++i) {
       const long long e = (long long)j * ldc + i;

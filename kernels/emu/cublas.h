@@ -4,10 +4,16 @@
 // and beta, so that the composed library variants run under emulation. Every matrix
 // is checked to lie inside device memory first (memcheck). The math mode is recorded
 // and ignored: products are plain fp32. cublasGemmEx with bf16 (or fp32) matrices and
-// fp32 compute is what cuBLAS computes up to the order of the sums: A and B widened to
-// fp32 (exact), an fp32 SGEMM with alpha and beta (C widened when beta != 0), the
-// result rounded once to C's type, to nearest even. Other types or compute types are
-// CUBLAS_STATUS_NOT_SUPPORTED.
+// fp32 compute: A and B widened to fp32 (exact), an fp32 SGEMM with alpha and beta (C
+// widened when beta != 0). An fp32 C gets that sum, as cuBLAS's up to the order of the
+// sums. A bf16 C gets the freedom cuBLAS takes with it, every time: cuBLAS may split k
+// and add the partial sums in C's own type (cuBLASLt's in-place reduction), and on an
+// H200 its bf16 outputs were off by up to 1.3 ulp of the one-rounding result, with
+// beta 0 and with beta 1 (results/nvidia-h200/check/matmul_{forward,backward}_bf16.json).
+// So the first half of k (with beta C) is rounded to bf16, the second half added to it
+// and the total rounded again, to nearest even: a variant that needs each output
+// rounded once gives cuBLAS an fp32 C and rounds it itself. Other types or compute
+// types are CUBLAS_STATUS_NOT_SUPPORTED.
 #include <cstdint>
 
 #include "kernels/emu/shim.h"

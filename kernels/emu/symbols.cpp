@@ -117,6 +117,9 @@ class SymbolTable {
 
   std::map<std::uintptr_t, Symbol> by_address_;
   uintptr_t bias_ = 0;
+
+ public:
+  bool empty() const { return by_address_.empty(); }
 };
 
 const SymbolTable& symbol_table() {
@@ -168,6 +171,8 @@ std::string stem(std::string file) {
 }
 
 }  // namespace
+
+bool have_symbol_table() { return !symbol_table().empty(); }
 
 std::optional<KernelSymbol> kernel_symbol(const void* kernel) {
   const Symbol* s = symbol_table().find(reinterpret_cast<std::uintptr_t>(kernel));

@@ -17,6 +17,11 @@ struct KernelSymbol {
 // stripped binary) or none covers it.
 std::optional<KernelSymbol> kernel_symbol(const void* kernel);
 
+// Whether the program has a symbol table at all (`strip` removes it; `strip --strip-debug`
+// keeps it). Without one no kernel can be named, so the launch limits of the table of
+// compiled kernels cannot be checked before a launch (workbench/runtime/launch_check.h).
+bool have_symbol_table();
+
 // Where an instruction of the program is: its function ("variants::flag_spin") and,
 // where the build has line tables and addr2line is installed, its source line
 // ("variants::flag_spin at tests/emu/controls.h:120"). `pc` is a return address (the

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "kernels/launch_resources.h"
 #include "kernels/registry.h"
 #include "test_helpers.h"
 #include "workbench/runtime/executor.h"
@@ -132,6 +133,25 @@ TEST(Cli, DumpWritesManifestAndTensors) {
   EXPECT_TRUE(std::filesystem::exists(dir / "manifest.json"));
   EXPECT_EQ(std::filesystem::file_size(dir / "inp.initial.bin"), 6 * 4u);
   EXPECT_EQ(std::filesystem::file_size(dir / "out.expected.bin"), 6 * 4u);
+  std::filesystem::remove_all(dir);
+}
+
+// A stripped wb cannot name its kernels, so it cannot check their launch limits: its
+// emulator would pass, and the CUDA backend try, launches a GPU refuses (the first GPU
+// run met this: a stripped bundle launched blocks of 1024 threads at 93 registers each,
+// and the H200 answered cudaErrorLaunchOutOfResources). It stops with the reason
+// instead; `strip --strip-debug` keeps the symbol table and the check.
+TEST(Cli, StrippedProgramRefusesToRunWithoutItsLaunchLimits) {
+  if (!compiled_kernels_known()) GTEST_SKIP() << "a build without nvcc has no table of compiled kernels";
+  const auto dir = std::filesystem::temp_directory_path() / ("wb_strip_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string copy = (dir / "wb").string();
+  const std::string args = "check layernorm_forward --backend emu --variants 7 --shapes wide --block-sizes 1024 --verbose";
+  ASSERT_EQ(std::system(("strip -o " + copy + " " + WB_BINARY).c_str()), 0);
+  EXPECT_EXIT_WITH(testing::run_command(copy, args), 4, "no symbol table (was it stripped?)");
+  ASSERT_EQ(std::system(("strip --strip-debug -o " + copy + " " + WB_BINARY).c_str()), 0);
+  EXPECT_EXIT_WITH(testing::run_command(copy, args), 0,
+                   "skipped cannot launch: variants::layernorm_cg_tiles<16u, 16> needs");
   std::filesystem::remove_all(dir);
 }
 

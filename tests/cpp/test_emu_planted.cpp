@@ -154,5 +154,17 @@ TEST(PlantedBf16, AccumulatingAGradientWithTwoRoundingsFails) {
   EXPECT_FALSE(contains(r.output, "INCORRECT matmul_backward_bias_bf16 emu/2 ")) << r.output;
 }
 
+// cuBLAS with a bf16 C may add split sums in bf16 (seen on an H200: matmul_forward_bf16
+// cuda/2's first form, this one, was up to 0.73 ulp off); the emulator's cuBLAS takes
+// that freedom, so trusting it to round once fails here as it did on the GPU, while the
+// fixed cuda/2 (an fp32 C, rounded by its own kernel) passes.
+TEST(PlantedBf16, TrustingCublasToRoundABf16OutputOnceFails) {
+  const Result r = run_command(WB_PLANTED, "check matmul_forward_bf16 --backend emu --variants 1,2,90 --seed 4");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/90 planted_bf16_gemm_output")) << r.output;
+  EXPECT_FALSE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/1 ")) << r.output;
+  EXPECT_FALSE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/2 ")) << r.output;
+}
+
 }  // namespace
 }  // namespace wb

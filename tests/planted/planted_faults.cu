@@ -42,16 +42,24 @@
 //   90 rounds_twice      rounds the fp32 column sum to bf16, then adds it to the old
 //                        dbias and rounds again: what a bf16 GEMM or reduction writing
 //                        into a scratch buffer and a separate add would do.
+// And of matmul_forward_bf16 (cuBLAS):
+//   90 bf16_gemm_output  matmul_forward_bf16 cuda/2's first form: the bias copied into
+//                        the bf16 out, then cublasGemmEx with a bf16 C and beta = 1,
+//                        trusting cuBLAS to round each output once. On an H200 it did
+//                        not (split sums added in bf16: up to 0.73 ulp off); the
+//                        emulator's cuBLAS takes that freedom, so this must fail there.
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include <cuda_bf16.h>
 
 #include "kernels/cuda/adamw.cuh"
+#include "kernels/cuda/libraries.h"
 #include "kernels/cuda/packed.cuh"
 #include "kernels/ops/adamw.h"
 #include "kernels/ops/fused_residual_layernorm_forward.h"
 #include "kernels/ops/layernorm_forward.h"
 #include "kernels/ops/matmul_backward_bias.h"
+#include "kernels/ops/matmul_forward.h"
 #include "kernels/ops/residual_forward.h"
 
 namespace wb::variants {
@@ -266,6 +274,27 @@ void launch_bias_bf16_rounds_twice(const MatmulBackwardBiasBf16Args& a, const La
             cuda::as_cuda(a.dbias), cuda::as_cuda(a.dout), a.B * a.T, a.OC);
 }
 
+__global__ void planted_broadcast_bias_bf16(__nv_bfloat16* out, const __nv_bfloat16* bias, int64_t n, int OC) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = bias[i % OC];
+}
+
+void launch_bf16_gemm_output(const MatmulForwardBf16Args& a, const Launch& l) {
+  const int64_t rows = int64_t(a.B) * a.T;
+  const cudaStream_t stream = cuda::stream(l);
+  if (a.bias)
+    WB_LAUNCH(planted_broadcast_bias_bf16, cuda::grid_for(rows * a.OC, kPlantedBlock), kPlantedBlock, 0, stream,
+              cuda::as_cuda(a.out), cuda::as_cuda(a.bias), rows * a.OC, a.OC);
+  cublasHandle_t handle = cuda::libraries(l).cublas();
+  WB_CHECK(cublasSetStream(handle, stream));
+  WB_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
+  WB_CHECK(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST));
+  const float alpha = 1.0f, beta = a.bias ? 1.0f : 0.0f;
+  WB_CHECK(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, a.OC, int(rows), a.C, &alpha, a.weight, CUDA_R_16BF, a.C,
+                        a.inp, CUDA_R_16BF, a.C, &beta, a.out, CUDA_R_16BF, a.OC, CUBLAS_COMPUTE_32F,
+                        CUBLAS_GEMM_DEFAULT));
+}
+
 std::vector<Variant> planted() {
   Variant fault = Variant::of(&launch_out_of_bounds);
   fault.op = "residual_forward";
@@ -342,7 +371,9 @@ std::vector<Variant> planted() {
           test_only(Variant::of(&launch_adamw_truncates_params), "adamw_bf16", 90, "planted_truncates_params",
                     "test only: parameters rounded toward zero instead of stochastically"),
           test_only(Variant::of(&launch_bias_bf16_rounds_twice), "matmul_backward_bias_bf16", 90,
-                    "planted_rounds_twice", "test only: the column sum rounded to bf16, then old + it rounded again")};
+                    "planted_rounds_twice", "test only: the column sum rounded to bf16, then old + it rounded again"),
+          test_only(Variant::of(&launch_bf16_gemm_output), "matmul_forward_bf16", 90, "planted_bf16_gemm_output",
+                    "test only: cublasGemmEx into the bf16 out, the bias through beta = 1")};
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/device/bundle.sh [BUILD_DIR]: the bundle a GPU host needs to run wb from this
 # machine's build, into .device/ (ignored by git; `carry` it with the device call):
-#   .device/bundle.tar.xz  wb and trainer (stripped) plus the shared libraries they load
+#   .device/bundle.tar.xz  wb and trainer (debug sections stripped, the symbol table kept) plus the shared libraries they load
 #                          that a GPU host without Debian's -dev packages lacks (lib/)
 #   .device/data/          TinyShakespeare as llm.c token files, for the trainer
 #   .device/workloads/     the GPT-2 124M trainer's op calls at B=4, T=1024, one file per
@@ -18,7 +18,7 @@ rm -rf "$out" && mkdir -p "$out/stage/lib" "$out/data" "$out/workloads"
 
 for exe in wb trainer; do
   cp "$build/$exe" "$out/stage/$exe"
-  strip "$out/stage/$exe"
+  strip --strip-debug "$out/stage/$exe"  # keeps the symbol table: the launch-limit check names kernels by it
 done
 # Every library ldd resolves, except the C/C++ runtime (the host's is as new or newer) and
 # the CUDA libraries (found on the host).

@@ -75,6 +75,12 @@ std::optional<std::vector<PlannedKernel>> plan_launches(const Registry& reg, con
 std::optional<std::string> cannot_launch(const Registry& reg, const Variant& v, const Shape& shape,
                                          const ParamValues& params, int cc) {
   if (v.backend == Backend::cpu || !compiled_kernels_known() || !launch_limits(cc)) return std::nullopt;
+  // A stripped program cannot name its kernels: every configuration would pass this check
+  // unchecked (the emulator would run launches a GPU refuses). Refuse to go on instead.
+  if (!emu::have_symbol_table())
+    throw std::runtime_error(
+        "this program has no symbol table (was it stripped?), so the launch limits of its kernels cannot be "
+        "checked before a launch; strip at most with `strip --strip-debug`, which keeps the symbol table");
   const auto kernels = plan_launches(reg, v, shape, params);
   if (!kernels) return std::nullopt;
   return launch_refusal(*kernels, cc);
