@@ -13,6 +13,10 @@
 #   bf16     the bf16 ops swept at the same shapes, while time is left
 # Everything lands in $OUT (default out/device): run.log, results.tgz (reports and logs,
 # repacked after every part), best.json, summary.md.
+# To go on from an earlier run, choose the parts and the workloads:
+#   STAGES="sweep best"  (default "check trainer sweep best bf16"; probe always runs)
+#   SWEEPS="05 06 07"    (numbers of .device/workloads/NN-*.json; default all), BF16_SWEEPS
+# `best` takes the committed reports of results/<slug>/sweep/ with this run's over them.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT="${OUT:-out/device}"
@@ -54,27 +58,38 @@ slug=$("$wb" device --backend cuda --slug 2>/dev/null || echo unknown-gpu)
 note "device slug: $slug; probe done at $((SECONDS - t0)) s"
 pack
 
-# check: every op, 8 processes of 2 OpenMP threads each.
-ops=$("$wb" list 2>/dev/null | grep -E '^[a-z_0-9]+ +\[' | awk '{print $1}')
-check_one() {
-  local op=$1 limit=$2 extra=${3:-}
-  OMP_NUM_THREADS=2 timeout "$limit" "$wb" check "$op" --backend cuda $extra --json "$work/r/check/$op.json" \
-    >"$work/r/check/$op.log" 2>&1
-  local rc=$?
-  echo "check $op ${extra:+($extra) }rc=$rc"
+stages=" ${STAGES:-check trainer sweep best bf16} "
+has() { [[ "$stages" == *" $1 "* ]]; }
+picked() {  # the workloads files of a folder whose number is in $2 (all when empty)
+  local dir=$1 numbers=$2 f
+  for f in "$dir"/*.json; do
+    [[ -z "$numbers" || " $numbers " == *" $(basename "$f" | cut -c1-2) "* ]] && echo "$f"
+  done
 }
-export -f check_one; export wb work
-limit=$(( $(left) / 3 )); ((limit > 180)) && limit=180
-echo "$ops" | xargs -P 8 -I{} bash -c "check_one {} $limit" | sort | tee "$work/r/check/rc.txt"
-for op in $(grep -v 'rc=0$' "$work/r/check/rc.txt" | awk '{print $2}' | head -3); do  # at most 3 reruns
-  cp "$work/r/check/$op.log" "$work/r/check/$op.first.log"
-  check_one "$op" 45 --isolate | tee -a "$work/r/check/rc.txt"
-done
-for op in $(grep -v 'rc=0$' "$work/r/check/rc.txt" | awk '{print $2}' | sort -u); do  # what failed, in the summary
-  { echo "## check $op"; grep -vE ' ok ' "$work/r/check/$op.log" | tail -8; } >>"$summary"
-done
-note "check: $(grep -c 'rc=0$' "$work/r/check/rc.txt") op runs passed, failures: $(grep -v 'rc=0$' "$work/r/check/rc.txt" | awk '{print $2, $NF}' | tr '\n' ';'); done at $((SECONDS - t0)) s"
-pack
+
+# check: every op, 8 processes of 2 OpenMP threads each.
+if has check; then
+  ops=$("$wb" list 2>/dev/null | grep -E '^[a-z_0-9]+ +\[' | awk '{print $1}')
+  check_one() {
+    local op=$1 limit=$2 extra=${3:-}
+    OMP_NUM_THREADS=2 timeout "$limit" "$wb" check "$op" --backend cuda $extra --json "$work/r/check/$op.json" \
+      >"$work/r/check/$op.log" 2>&1
+    local rc=$?
+    echo "check $op ${extra:+($extra) }rc=$rc"
+  }
+  export -f check_one; export wb work
+  limit=$(( $(left) / 3 )); ((limit > 180)) && limit=180
+  echo "$ops" | xargs -P 8 -I{} bash -c "check_one {} $limit" | sort | tee "$work/r/check/rc.txt"
+  for op in $(grep -v 'rc=0$' "$work/r/check/rc.txt" | awk '{print $2}' | head -3); do  # at most 3 reruns
+    cp "$work/r/check/$op.log" "$work/r/check/$op.first.log"
+    check_one "$op" 45 --isolate | tee -a "$work/r/check/rc.txt"
+  done
+  for op in $(grep -v 'rc=0$' "$work/r/check/rc.txt" | awk '{print $2}' | sort -u); do  # what failed, in the summary
+    { echo "## check $op"; grep -vE ' ok ' "$work/r/check/$op.log" | tail -8; } >>"$summary"
+  done
+  note "check: $(grep -c 'rc=0$' "$work/r/check/rc.txt") op runs passed, failures: $(grep -v 'rc=0$' "$work/r/check/rc.txt" | awk '{print $2, $NF}' | tr '\n' ';'); done at $((SECONDS - t0)) s"
+  pack
+fi
 
 train() {  # name, seconds, trainer flags...
   local name=$1 limit=$2; shift 2
@@ -84,13 +99,16 @@ train() {  # name, seconds, trainer flags...
   local rc=$?
   note "trainer $name rc=$rc: $(grep -E '^summary:|outside the ops|error' "$work/r/trainer/$name.log" | tail -3 | tr '\n' ' ')"
 }
-train default-fp32 60
-train default-tf32 60 --precision tf32
-pack
+if has trainer; then
+  train default-fp32 60
+  train default-tf32 60 --precision tf32
+  pack
+fi
 
 # sweep: one (op, shape) per process, the smallest shapes (cheapest references) first.
 reserve=150
-for f in .device/workloads/*.json; do
+has best || reserve=10
+for f in $(has sweep && picked .device/workloads "${SWEEPS:-}"); do
   l=$(( $(left) - reserve ))
   if ((l < 20)); then note "sweep: stopped for time before $(basename "$f")"; break; fi
   s=$SECONDS
@@ -103,8 +121,11 @@ note "sweep fp32: $(ls "$work/r/sweep/"*.json 2>/dev/null | wc -l) reports; done
 pack
 
 cp results/best.json "$work/r/best.json"
-if ls "$work/r/sweep/"*.json >/dev/null 2>&1; then
-  timeout 30 "$wb" best "$work/r/sweep/"*.json --out "$work/r/best.json" >"$work/r/best.log" 2>&1
+mkdir -p "$work/all-sweeps"
+cp results/"$slug"/sweep/*.json "$work/all-sweeps/" 2>/dev/null
+cp "$work/r/sweep/"*.json "$work/all-sweeps/" 2>/dev/null
+if has best && ls "$work/all-sweeps/"*.json >/dev/null 2>&1; then
+  timeout 30 "$wb" best "$work/all-sweeps/"*.json --out "$work/r/best.json" >"$work/r/best.log" 2>&1
   note "best rc=$?"
   cp "$work/r/best.json" "$OUT/best.json"
   train best-fp32 50 --kernels "$work/r/best.json"
@@ -115,7 +136,7 @@ fi
 pack
 
 # bf16: the bf16 form of each swept (op, shape), while time is left.
-for f in .device/workloads-bf16/*.json; do
+for f in $(has bf16 && picked .device/workloads-bf16 "${BF16_SWEEPS:-}"); do
   l=$(( $(left) - 15 ))
   if ((l < 15)); then note "sweep bf16: stopped for time before $(basename "$f")"; break; fi
   timeout "$l" "$wb" sweep --workloads "$f" --backend cuda --seed 1 --repetitions 10 --min-time 0.005 \
