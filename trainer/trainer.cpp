@@ -395,7 +395,7 @@ double print_header(const Options& o, const Config& config, NumericClass precisi
             << (k.plan->section() ? ", " + k.plan->section_choice() : std::string())
             << (o.deterministic ? ", deterministic variants only" : "") << ":\n";
   k.plan->print(std::cout);
-  k.plan->print_unused(std::cout);
+  k.plan->print_unused(std::cout, /*all=*/false);  // --print-plan lists every one
   double peak = o.peak_tflops;
   std::string peak_origin = "given";
   if (peak <= 0) {

@@ -318,6 +318,15 @@ TEST(Plan, ListsTheEntriesItDoesNotRunWithTheReason) {
   std::ostringstream printed;
   plan.print_unused(printed);
   EXPECT_NE(printed.str().find("best.json entries this plan does not run"), std::string::npos);
+  EXPECT_NE(printed.str().find("B=2 T=64 C=32"), std::string::npos) << printed.str();
+  // A run's header counts the entries of other shapes in one line; the others keep a row.
+  std::ostringstream summary;
+  plan.print_unused(summary, /*all=*/false);
+  EXPECT_EQ(summary.str().find("B=2 T=64 C=32"), std::string::npos) << summary.str();
+  EXPECT_NE(summary.str().find("1 entry measured at shapes this run does not call (--print-plan lists them)"),
+            std::string::npos)
+      << summary.str();
+  EXPECT_NE(summary.str().find("matmul_gelu_forward"), std::string::npos) << summary.str();
 }
 
 TEST(Plan, BadKernelFilesAreUsageErrors) {

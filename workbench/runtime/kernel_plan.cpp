@@ -147,14 +147,15 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, const PlanOptions& o, 
       if (used) continue;
       std::string reason = o.why_not_called ? o.why_not_called(e.op) : "";
       if (reason.empty() && rejected.count(&e)) reason = rejected[&e];
+      bool other_shape = false;
       if (reason.empty()) {
-        const bool runs_op =
+        other_shape =
             std::any_of(workloads.begin(), workloads.end(), [&](const Workload& w) { return w.op == e.op; });
-        reason = runs_op ? "measured at " + e.shape_text() + ", a shape this run does not call (and its other calls " +
-                               "have entries of their own)"
-                         : "this step does not run " + e.op;
+        reason = other_shape ? "measured at " + e.shape_text() +
+                                   ", a shape this run does not call (and its other calls have entries of their own)"
+                             : "this step does not run " + e.op;
       }
-      unused_.push_back({&e, reason});
+      unused_.push_back({&e, reason, other_shape});
     }
   }
 }
@@ -190,14 +191,23 @@ void KernelPlan::print_times(std::ostream& out, const std::vector<double>& secon
   t.print(out, "  ");
 }
 
-void KernelPlan::print_unused(std::ostream& out) const {
+void KernelPlan::print_unused(std::ostream& out, bool all) const {
   if (unused_.empty()) return;
   out << "best.json entries this plan does not run:\n";
   TextTable t({"op", "shape", "variant", "why"});
-  for (const auto& u : unused_)
+  int other_shapes = 0;
+  for (const auto& u : unused_) {
+    if (!all && u.other_shape) {
+      ++other_shapes;
+      continue;
+    }
     t.add(
         {u.entry->op, u.entry->shape_text(), std::to_string(u.entry->variant) + " " + u.entry->variant_name, u.reason});
-  t.print(out, "  ");
+  }
+  if (!t.empty()) t.print(out, "  ");
+  if (other_shapes > 0)
+    out << fmt::format("  {} {} measured at shapes this run does not call (--print-plan lists them)\n", other_shapes,
+                       other_shapes == 1 ? "entry" : "entries");
 }
 
 void KernelPlan::print(std::ostream& out) const {

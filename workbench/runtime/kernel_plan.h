@@ -41,6 +41,7 @@ struct Selection {
 struct UnusedEntry {
   const BestEntry* entry = nullptr;
   std::string reason;
+  bool other_shape = false;  // only measured at a shape the run does not call
 };
 
 struct PlanOptions {
@@ -96,7 +97,10 @@ class KernelPlan {
   const std::vector<UnusedEntry>& unused() const { return unused_; }
   std::size_t workspace_bytes() const { return workspace_.bytes(); }
   void print(std::ostream& out) const;  // the table: op, shape, backend, variant, name, launch, class, origin
-  void print_unused(std::ostream& out) const;
+  // The unused entries; with all = false those only measured at another shape are one
+  // line with their count (a best.json of a larger model has many, and they say nothing
+  // of this run), the others a row each.
+  void print_unused(std::ostream& out, bool all = true) const;
   // The table of where a step's op time went: per (op, shape), the variant, its calls per
   // step, ms per step and share of the step; seconds[i] is the time of selections()[i]
   // over `steps` steps of step_seconds in all. Sorted by time, longest first.
