@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # tools/device/bundle.sh [BUILD_DIR]: the bundle a GPU host needs to run wb from this
-# machine's build, into .device/ (ignored by git; `carry` it with the device call):
+# machine's build, into .device/ (ignored by git; `carry` it with the device call; another
+# folder with DEVICE_DIR, as the rehearsal does, tools/device/rehearse.sh):
 #   .device/bundle.tar.xz  wb and trainer (debug sections stripped, the symbol table kept) plus the shared libraries they load
 #                          that a GPU host without Debian's -dev packages lacks (lib/)
 #   .device/data/          TinyShakespeare as llm.c token files, for the trainer
-#   .device/workloads/     the GPT-2 124M trainer's op calls at B=4, T=1024, one file per
-#                          (op, shape), so that a sweep cut short still leaves whole reports
+#   .device/workloads/     the GPT-2 124M trainer's op calls at B=4, T=1024 (MODEL_ARGS, the
+#                          trainer's flags, choose another model), one file per (op, shape),
+#                          so that a sweep cut short still leaves whole reports; and
+#   .device/workloads-bf16/ the bf16 form of each
 # The CUDA libraries (cudart, cuBLAS, cuBLASLt, cuDNN) are not carried: they are hundreds of
 # MB; tools/device/core.sh finds them on the host (/usr/local/cuda, the Python environment's
 # nvidia/*/lib). The build must target the card (CMAKE_CUDA_ARCHITECTURES holds 90 for Hopper).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build="${1:-build}"
-out=.device
-grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >>.git/info/exclude
+out="${DEVICE_DIR:-.device}"
+model_args="${MODEL_ARGS:---init d12 -b 4 -t 1024}"
+if [[ "$out" == .device ]]; then
+  grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >>.git/info/exclude
+fi
 rm -rf "$out" && mkdir -p "$out/stage/lib" "$out/data" "$out/workloads"
 
 for exe in wb trainer; do
@@ -29,12 +35,12 @@ ldd "$build/wb" "$build/trainer" | awk '/=> \//{print $1, $3}' | sort -u | while
     *) cp -L "$path" "$out/stage/lib/$name" ;;
   esac
 done
-tar -C "$out/stage" -cf - . | xz -T2 -6 >"$out/bundle.tar.xz"
+tar -C "$out/stage" -cf - . | xz -T2 "-${XZ_LEVEL:-6}" >"$out/bundle.tar.xz"
 rm -rf "$out/stage"
 
 "$build/prepare_data" tinyshakespeare --input ../shared/data/tinyshakespeare.txt --vocab ../shared/data/gpt2 \
   --out "$out/data" >/dev/null
-"$build/trainer" --backend cpu --init d12 -b 4 -t 1024 --dump-workloads "$out/workloads.json" >/dev/null
+"$build/trainer" --backend cpu $model_args --dump-workloads "$out/workloads.json" >/dev/null
 "$build/wb" list 2>/dev/null | grep -E '^[a-z_0-9]+ +\[' >"$out/ops.txt"
 # One file per (op, shape), numbered by the size of the shape (a proxy for the cost of its
 # CPU reference), and the bf16 form of each where the registry has one.

@@ -15,8 +15,12 @@
 # repacked after every part), best.json, summary.md.
 # To go on from an earlier run, choose the parts and the workloads:
 #   STAGES="sweep best"  (default "check trainer sweep best bf16"; probe always runs)
+#   SWEEP_ARGS           wb sweep's timing flags (default "--repetitions 10 --min-time 0.005")
 #   SWEEPS="05 06 07"    (numbers of .device/workloads/NN-*.json; default all), BF16_SWEEPS
 # `best` takes the committed reports of results/<slug>/sweep/ with this run's over them.
+# REHEARSE=1 runs it all on a machine without a GPU (tools/device/rehearse.sh, a ctest):
+# checks in emulation (of the ops in OPS), sweeps and trainer on the CPU, the model of
+# MODEL_ARGS; DEVICE_DIR (default .device) and WORK (default /tmp/wbdev) move its folders.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT="${OUT:-out/device}"
@@ -26,9 +30,21 @@ t0=$SECONDS
 left() { echo $((budget - (SECONDS - t0))); }
 exec > >(tee -a "$OUT/run.log") 2>&1
 
-work=/tmp/wbdev
+device_dir="${DEVICE_DIR:-.device}"
+work="${WORK:-/tmp/wbdev}"
+if [[ "${REHEARSE:-0}" == 1 ]]; then
+  check_backend=emu time_backend=cpu
+  model_args="${MODEL_ARGS:---init 2,64,2 -b 2 -t 16}"
+  check_ops="${OPS:-residual_forward layernorm_forward_bf16}"
+  sweep_args="${SWEEP_ARGS:---repetitions 2 --min-time 0.0005 --no-flush}"  # the plumbing, not the times
+else
+  check_backend=cuda time_backend=cuda
+  model_args="${MODEL_ARGS:---init d12 -b 4 -t 1024}"
+  check_ops="${OPS:-}"
+  sweep_args="${SWEEP_ARGS:---repetitions 10 --min-time 0.005}"
+fi
 rm -rf "$work" && mkdir -p "$work/bin" "$work/r/check" "$work/r/sweep" "$work/r/sweep-bf16" "$work/r/trainer"
-xz -dc .device/bundle.tar.xz | tar -C "$work/bin" -xf -
+xz -dc "$device_dir/bundle.tar.xz" | tar -C "$work/bin" -xf -
 wb="$work/bin/wb"
 trainer="$work/bin/trainer"
 summary="$work/r/summary.md"
@@ -50,11 +66,13 @@ done
 export LD_LIBRARY_PATH="$libdirs:${LD_LIBRARY_PATH:-}"
 export OMP_NUM_THREADS=16
 
-note "# wb on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%FT%TZ)"
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv
+gpu_state() { command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu="$1" --format=csv; }
+gpu=$(gpu_state name | tail -1)
+note "# wb on ${gpu:-a machine without nvidia-smi}, $(date -u +%FT%TZ); checks on $check_backend, timing on $time_backend"
+gpu_state name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw
 ldd "$wb" | grep -E 'not found|cuda|cublas|cudnn|dnnl|openblas'
-timeout 60 "$wb" device --backend cuda | tee "$work/r/device.txt"
-slug=$("$wb" device --backend cuda --slug 2>/dev/null || echo unknown-gpu)
+timeout 60 "$wb" device --backend "$time_backend" | tee "$work/r/device.txt"
+slug=$("$wb" device --backend "$time_backend" --slug 2>/dev/null || echo unknown-device)
 note "device slug: $slug; probe done at $((SECONDS - t0)) s"
 pack
 
@@ -69,17 +87,17 @@ picked() {  # the workloads files of a folder whose number is in $2 (all when em
 
 # check: every op, 8 processes of 2 OpenMP threads each.
 if has check; then
-  ops=$("$wb" list 2>/dev/null | grep -E '^[a-z_0-9]+ +\[' | awk '{print $1}')
+  ops=${check_ops:-$("$wb" list 2>/dev/null | grep -E '^[a-z_0-9]+ +\[' | awk '{print $1}')}
   check_one() {
     local op=$1 limit=$2 extra=${3:-}
-    OMP_NUM_THREADS=2 timeout "$limit" "$wb" check "$op" --backend cuda $extra --json "$work/r/check/$op.json" \
+    OMP_NUM_THREADS=2 timeout "$limit" "$wb" check "$op" --backend "$check_backend" $extra --json "$work/r/check/$op.json" \
       >"$work/r/check/$op.log" 2>&1
     local rc=$?
     echo "check $op ${extra:+($extra) }rc=$rc"
   }
-  export -f check_one; export wb work
+  export -f check_one; export wb work check_backend
   limit=$(( $(left) / 3 )); ((limit > 180)) && limit=180
-  echo "$ops" | xargs -P 8 -I{} bash -c "check_one {} $limit" | sort | tee "$work/r/check/rc.txt"
+  echo $ops | tr ' ' '\n' | xargs -P 8 -I{} bash -c "check_one {} $limit" | sort | tee "$work/r/check/rc.txt"
   for op in $(grep -v 'rc=0$' "$work/r/check/rc.txt" | awk '{print $2}' | head -3); do  # at most 3 reruns
     cp "$work/r/check/$op.log" "$work/r/check/$op.first.log"
     check_one "$op" 45 --isolate | tee -a "$work/r/check/rc.txt"
@@ -93,8 +111,8 @@ fi
 
 train() {  # name, seconds, trainer flags...
   local name=$1 limit=$2; shift 2
-  timeout "$limit" "$trainer" --backend cuda --init d12 -b 4 -t 1024 --steps 8 --lr 3e-4 \
-    --train .device/data/tiny_shakespeare_train.bin --val .device/data/tiny_shakespeare_val.bin \
+  timeout "$limit" "$trainer" --backend "$time_backend" $model_args --steps 8 --lr 3e-4 \
+    --train "$device_dir/data/tiny_shakespeare_train.bin" --val "$device_dir/data/tiny_shakespeare_val.bin" \
     --log "$work/r/trainer/$name.jsonl" "$@" >"$work/r/trainer/$name.log" 2>&1
   local rc=$?
   note "trainer $name rc=$rc: $(grep -E '^summary:|outside the ops|error' "$work/r/trainer/$name.log" | tail -3 | tr '\n' ' ')"
@@ -106,13 +124,13 @@ if has trainer; then
 fi
 
 # sweep: one (op, shape) per process, the smallest shapes (cheapest references) first.
-reserve=150
+reserve="${RESERVE_S:-150}"  # for best and the trainer after the sweeps
 has best || reserve=10
-for f in $(has sweep && picked .device/workloads "${SWEEPS:-}"); do
+for f in $(has sweep && picked "$device_dir/workloads" "${SWEEPS:-}"); do
   l=$(( $(left) - reserve ))
   if ((l < 20)); then note "sweep: stopped for time before $(basename "$f")"; break; fi
   s=$SECONDS
-  timeout "$l" "$wb" sweep --workloads "$f" --backend cuda --seed 1 --repetitions 10 --min-time 0.005 \
+  timeout "$l" "$wb" sweep --workloads "$f" --backend "$time_backend" --seed 1 $sweep_args \
     --out "$work/r/sweep/$(basename "$f")" >"$work/r/sweep/$(basename "$f" .json).log" 2>&1
   rc=$?
   echo "sweep $(basename "$f") rc=$rc in $((SECONDS - s)) s"
@@ -130,20 +148,20 @@ if has best && ls "$work/all-sweeps/"*.json >/dev/null 2>&1; then
   cp "$work/r/best.json" "$OUT/best.json"
   train best-fp32 50 --kernels "$work/r/best.json"
   train best-tf32 50 --kernels "$work/r/best.json" --precision tf32
-  timeout 20 "$trainer" --backend cuda --init d12 -b 4 -t 1024 --kernels "$work/r/best.json" --print-plan \
+  timeout 20 "$trainer" --backend "$time_backend" $model_args --kernels "$work/r/best.json" --print-plan \
     >"$work/r/trainer/plan.txt" 2>&1
 fi
 pack
 
 # bf16: the bf16 form of each swept (op, shape), while time is left.
-for f in $(has bf16 && picked .device/workloads-bf16 "${BF16_SWEEPS:-}"); do
+for f in $(has bf16 && picked "$device_dir/workloads-bf16" "${BF16_SWEEPS:-}"); do
   l=$(( $(left) - 15 ))
   if ((l < 15)); then note "sweep bf16: stopped for time before $(basename "$f")"; break; fi
-  timeout "$l" "$wb" sweep --workloads "$f" --backend cuda --seed 1 --repetitions 10 --min-time 0.005 \
+  timeout "$l" "$wb" sweep --workloads "$f" --backend "$time_backend" --seed 1 $sweep_args \
     --out "$work/r/sweep-bf16/$(basename "$f")" >"$work/r/sweep-bf16/$(basename "$f" .json).log" 2>&1
   rc=$?
   echo "sweep $(basename "$f") rc=$rc"
 done
 note "sweep bf16: $(ls "$work/r/sweep-bf16/"*.json 2>/dev/null | wc -l) reports; all done at $((SECONDS - t0)) s"
-nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
+gpu_state clocks.sm,clocks.mem,temperature.gpu,power.draw
 pack
