@@ -90,9 +90,10 @@ TEST(Model, CheckpointsRoundTripAndBadFilesAreRefused) {
   EXPECT_NE(usage_error([&] { read_checkpoint(dir / "magic.bin"); }).find("not an llm.c model file"),
             std::string::npos);
   header[0] = 20240326;
-  header[1] = 5;
+  header[1] = 6;  // 3 (fp32) and 5 (bf16) are read
   std::ofstream(dir / "version.bin", std::ios::binary).write(reinterpret_cast<char*>(header.data()), 1024);
-  EXPECT_NE(usage_error([&] { read_checkpoint(dir / "version.bin"); }).find("version 5"), std::string::npos);
+  EXPECT_NE(usage_error([&] { read_checkpoint(dir / "version.bin"); }).find("version 6, expected version 3"),
+            std::string::npos);
 }
 
 std::vector<int32_t> iota_tokens(int n, int V) {
@@ -622,7 +623,7 @@ TEST_F(Command, BadInputExitsTwo) {
                    "expected 'wb.best/2'");
   EXPECT_EXIT_WITH(trainer(base_ + "--strict-device"), 2, "--strict-device needs --kernels");
   EXPECT_EXIT_WITH(trainer(base_ + "--schedule linear"), 2, "--schedule 'linear'");
-  EXPECT_EXIT_WITH(trainer(base_ + "--precision bf16"), 2, "--precision takes fp32 or tf32");
+  EXPECT_EXIT_WITH(trainer(base_ + "--precision fp16"), 2, "unknown numeric class 'fp16' (legal: fp32, tf32, bf16)");
   EXPECT_EXIT_WITH(trainer(model + "--batch x"), 2, "Could not convert");
 }
 
@@ -700,6 +701,80 @@ TEST_F(Command, KernelsOfAnotherDeviceRunUnlessStrict) {
   r = trainer(base_ + "--steps 1 --strict-device --kernels " + v1);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("the section of this device (cpu/" + ex->device().slug + ")"), std::string::npos) << r.output;
+}
+
+// --precision bf16: llm.c's mixed precision. The plan runs the _bf16 ops; --save
+// writes a version-5 model file (bf16), which the trainer reads in either precision,
+// as it reads version 3 (fp32).
+TEST_F(Command, Bf16RunsTheBf16OpsAndSavesVersion5) {
+  const Result plan = trainer(base_ + "--precision bf16 --print-plan");
+  ASSERT_EQ(plan.code, 0) << plan.output;
+  for (const char* op : {"encoder_forward_bf16", "matmul_forward_bf16", "fused_classifier_bf16",
+                         "attention_backward_bf16", "global_norm_bf16", "adamw_bf16"})
+    EXPECT_NE(plan.output.find(op), std::string::npos) << op << "\n" << plan.output;
+  EXPECT_EQ(plan.output.find("matmul_forward "), std::string::npos) << "an fp32 op in the bf16 plan\n" << plan.output;
+
+  const Result r = trainer(base_ + "--precision bf16 --steps 3 --save " + (dir_ / "bf16.bin"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("precision bf16"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("holds fp32 parameters (model file version 3)"), std::string::npos) << r.output;
+  const Checkpoint saved = read_checkpoint(dir_ / "bf16.bin");
+  EXPECT_TRUE(saved.bf16);
+  EXPECT_EQ(saved.config.describe(), c_.describe());
+  EXPECT_EQ(fs::file_size(dir_ / "bf16.bin"), 1024 + 2 * std::size_t(num_params(c_)));
+
+  // A version-5 model trains in fp32 (widened) and in bf16 (as it is).
+  const std::string from5 = "--backend cpu --model " + (dir_ / "bf16.bin") + " --train " + (dir_ / "train.bin") +
+                            " -b 2 -t 8 --peak-tflops 1 --steps 1 ";
+  const Result fp32 = trainer(from5);
+  ASSERT_EQ(fp32.code, 0) << fp32.output;
+  EXPECT_NE(fp32.output.find("holds bf16 parameters (model file version 5)"), std::string::npos) << fp32.output;
+  const Result bf16 = trainer(from5 + "--precision bf16");
+  ASSERT_EQ(bf16.code, 0) << bf16.output;
+  EXPECT_EQ(bf16.output.find("notice: " + (dir_ / "bf16.bin")), std::string::npos) << bf16.output;
+}
+
+// A version-5 file round-trips its bf16 values; one cut short, one with bytes after
+// its parameters, or an fp32 payload under a version-5 header is refused by its size.
+TEST(Model, Bf16ModelFilesRoundTripAndBadFilesAreRefused) {
+  TempDir dir;
+  const Config c = config_from_init("1,32,2");
+  const std::vector<float> p = init_params(c, 1);
+  std::vector<bf16> rounded(p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) rounded[i] = to_bf16(p[i]);
+  write_checkpoint(dir / "m5.bin", c, rounded.data());
+  const Checkpoint ck = read_checkpoint(dir / "m5.bin");
+  EXPECT_TRUE(ck.bf16);
+  ASSERT_EQ(ck.params.size(), p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) ASSERT_EQ(ck.params[i], to_float(rounded[i])) << i;
+  EXPECT_FALSE(read_checkpoint([&] {
+                 write_checkpoint(dir / "m3.bin", c, p.data());
+                 return dir / "m3.bin";
+               }())
+                   .bf16);
+
+  const std::string bytes = [&] {
+    std::ifstream in(dir / "m5.bin", std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }();
+  auto file = [&](const std::string& name, const std::string& content) {
+    std::ofstream(dir / name, std::ios::binary) << content;
+    return dir / name;
+  };
+  EXPECT_NE(usage_error([&] { read_checkpoint(file("cut.bin", bytes.substr(0, bytes.size() - 2))); })
+                .find("truncated model file: the header (" + c.describe() + ") describes " +
+                      std::to_string(num_params(c)) + " bf16 parameters"),
+            std::string::npos);
+  EXPECT_NE(usage_error([&] { read_checkpoint(file("long.bin", bytes + "xy")); }).find("2 bytes after the last parameter"),
+            std::string::npos);
+  std::string fp32_payload = bytes.substr(0, 1024) + std::string(4 * p.size(), '\0');
+  EXPECT_NE(usage_error([&] { read_checkpoint(file("fp32.bin", fp32_payload)); }).find("bytes after the last parameter"),
+            std::string::npos);
+  // And through the command line: exit 2, naming the file.
+  write_tokens(dir / "train.bin", iota_tokens(200, 64));
+  EXPECT_EXIT_WITH(trainer("--backend cpu --precision bf16 --model " + (dir / "cut.bin") + " --train " +
+                           (dir / "train.bin") + " -b 2 -t 8"),
+                   2, dir / "cut.bin" + ": truncated model file");
 }
 
 }  // namespace
