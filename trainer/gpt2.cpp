@@ -48,17 +48,14 @@ Shape params_shape(const Config& c) {
 
 }  // namespace
 
-Storage storage_of(NumericClass precision) {
-  return precision == NumericClass::bf16 ? Storage::bf16 : Storage::fp32;
-}
+Storage storage_of(NumericClass precision) { return precision == NumericClass::bf16 ? Storage::bf16 : Storage::fp32; }
 
 const char* op_suffix(Storage s) { return s == Storage::bf16 ? "_bf16" : ""; }
 
 std::string why_the_step_skips(const std::string& name) {
   // The same reasons for the bf16 forms.
-  const std::string op = name.size() > 5 && name.compare(name.size() - 5, 5, "_bf16") == 0
-                             ? name.substr(0, name.size() - 5)
-                             : name;
+  const std::string op =
+      name.size() > 5 && name.compare(name.size() - 5, 5, "_bf16") == 0 ? name.substr(0, name.size() - 5) : name;
   if (op == "residual_forward") return "the step runs fused_residual_layernorm_forward, which adds the residual itself";
   if (op == "gelu_forward")
     return "the step runs matmul_gelu_forward, which applies the GELU as the MLP's first layer writes its output";
@@ -142,7 +139,6 @@ struct Bf16Step {
   using EncoderBackward = EncoderBackwardBf16Args;
   using GlobalNorm = GlobalNormBf16Args;
 };
-
 
 template <class Step>
 class Model final : public Gpt2 {
@@ -329,11 +325,11 @@ float Model<Step>::forward(const int32_t* inputs, const int32_t* targets) {
                                                            attproj, p(ln2w) + l * C, p(ln2b) + l * C, B, T, C});
     // The MLP's first layer and its GELU in one op; fch (before the GELU) is kept for gelu_backward.
     plan_.run(op("matmul_gelu_forward"), matmul_shape(B, T, C, 4 * C),
-              typename Step::MatmulGeluForward{fch_gelu, fch, ln2, p(fcw) + l * 4 * C * C, p(fcb) + l * 4 * C, B, T,
-                                               C, 4 * C});
-    plan_.run(op("matmul_forward"), matmul_shape(B, T, 4 * C, C),
-              typename Step::MatmulForward{fcproj, fch_gelu, p(fcprojw) + l * C * 4 * C, p(fcprojb) + l * C, B, T,
-                                           4 * C, C});
+              typename Step::MatmulGeluForward{fch_gelu, fch, ln2, p(fcw) + l * 4 * C * C, p(fcb) + l * 4 * C, B, T, C,
+                                               4 * C});
+    plan_.run(
+        op("matmul_forward"), matmul_shape(B, T, 4 * C, C),
+        typename Step::MatmulForward{fcproj, fch_gelu, p(fcprojw) + l * C * 4 * C, p(fcprojb) + l * C, B, T, 4 * C, C});
     // The residual, and the next layer's first layernorm (or the final one), in one op.
     const bool last = l == L - 1;
     Float* next_ln = last ? lnf_ : ln1_ + btc + BT * C;
@@ -342,8 +338,8 @@ float Model<Step>::forward(const int32_t* inputs, const int32_t* targets) {
     const Float* next_w = last ? p(lnfw) : p(ln1w) + (l + 1) * C;
     const Float* next_b = last ? p(lnfb) : p(ln1b) + (l + 1) * C;
     plan_.run(op("fused_residual_layernorm_forward"), shape_btc(B, T, C),
-              typename Step::FusedResidualLayernormForward{residual3, next_ln, next_mean, next_rstd, residual2,
-                                                           fcproj, next_w, next_b, B, T, C});
+              typename Step::FusedResidualLayernormForward{residual3, next_ln, next_mean, next_rstd, residual2, fcproj,
+                                                           next_w, next_b, B, T, C});
   }
   plan_.run(op("matmul_forward"), matmul_shape(B, T, C, c_.Vp),
             typename Step::MatmulForward{logits_, lnf_, p(wte), nullptr, B, T, C, c_.Vp});
@@ -410,17 +406,17 @@ void Model<Step>::backward() {
     plan_.run(op("layernorm_backward"), shape_btc(B, T, C),
               LayernormBackward{dresidual_, g(ln2w) + l * C, g(ln2b) + l * C, dbtc_, residual2_ + btc, p(ln2w) + l * C,
                                 ln2_mean_ + bt, ln2_rstd_ + bt, B, T, C});
-    plan_.run(op("matmul_backward"), matmul_shape(B, T, C, C),
-              MatmulBackward{dbtc_, g(attprojw) + l * C * C, dresidual_, atty_ + btc, p(attprojw) + l * C * C, B, T, C,
-                             C});
+    plan_.run(
+        op("matmul_backward"), matmul_shape(B, T, C, C),
+        MatmulBackward{dbtc_, g(attprojw) + l * C * C, dresidual_, atty_ + btc, p(attprojw) + l * C * C, B, T, C, C});
     plan_.run(op("matmul_backward_bias"), bias_shape(B, T, C),
               MatmulBackwardBias{g(attprojb) + l * C, dresidual_, B, T, C});
-    plan_.run(op("attention_backward"), attention_shape(c_, B, T),
-              typename Step::AttentionBackward{dqkv_, dbtc_, qkv_ + 3 * btc, atty_ + btc, lse_ + bt * c_.NH, B, T, C,
-                                               c_.NH});
-    plan_.run(op("matmul_backward"), matmul_shape(B, T, C, 3 * C),
-              MatmulBackward{dbtc_, g(qkvw) + l * 3 * C * C, dqkv_, ln1_ + btc, p(qkvw) + l * 3 * C * C, B, T, C,
-                             3 * C});
+    plan_.run(
+        op("attention_backward"), attention_shape(c_, B, T),
+        typename Step::AttentionBackward{dqkv_, dbtc_, qkv_ + 3 * btc, atty_ + btc, lse_ + bt * c_.NH, B, T, C, c_.NH});
+    plan_.run(
+        op("matmul_backward"), matmul_shape(B, T, C, 3 * C),
+        MatmulBackward{dbtc_, g(qkvw) + l * 3 * C * C, dqkv_, ln1_ + btc, p(qkvw) + l * 3 * C * C, B, T, C, 3 * C});
     plan_.run(op("matmul_backward_bias"), bias_shape(B, T, 3 * C),
               MatmulBackwardBias{g(qkvb) + l * 3 * C, dqkv_, B, T, 3 * C});
     plan_.run(op("layernorm_backward"), shape_btc(B, T, C),
@@ -449,9 +445,9 @@ float Model<Step>::update(const UpdateSettings& u) {
 
 template <>
 void Model<Fp32Step>::update_params(const UpdateSettings& u, float scale) {
-  plan_.run("adamw", params_shape(c_),
-            AdamwArgs{params_, m_, v_, grads_, layout_.total, u.lr, u.beta1, u.beta2, u.eps, u.weight_decay, scale,
-                      u.step});
+  plan_.run(
+      "adamw", params_shape(c_),
+      AdamwArgs{params_, m_, v_, grads_, layout_.total, u.lr, u.beta1, u.beta2, u.eps, u.weight_decay, scale, u.step});
 }
 
 // The fp32 master weights, m and v take the update; the bf16 parameters are the new

@@ -35,8 +35,8 @@ struct UpdateSettings {
   float lr = 3e-4f;
   float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
   float weight_decay = 0.0f;
-  float grad_clip = 0.0f;  // 0 = off
-  int step = 1;            // from 1
+  float grad_clip = 0.0f;      // 0 = off
+  int step = 1;                // from 1
   uint32_t rounding_seed = 0;  // bf16: the seed of this step's stochastic rounding of the parameters
 };
 
@@ -78,7 +78,7 @@ class Gpt2 {
     std::size_t bytes = 0;
   };
   Memsets memsets() const { return memsets_; }
-  virtual float update(const UpdateSettings& u) = 0;  // returns the gradient norm before clipping
+  virtual float update(const UpdateSettings& u) = 0;   // returns the gradient norm before clipping
   virtual void copy_gradients(float* host) const = 0;  // widened to float
 
  protected:

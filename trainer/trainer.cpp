@@ -308,7 +308,7 @@ std::optional<TrainState> resumed_state(const Options& o) {
 // even for a bf16 run's parameters (said at start).
 struct ModelSource {
   Config config;
-  std::vector<float> params;     // the fp32 weights (bf16: master); empty: --init, not drawn yet
+  std::vector<float> params;      // the fp32 weights (bf16: master); empty: --init, not drawn yet
   std::vector<bf16> bf16_params;  // a bf16 state's parameters, loaded over the rounded ones
 };
 
@@ -730,9 +730,12 @@ int main(int argc, char** argv) {
   app.add_flag("--strict-device", o.strict_device, "refuse a best.json without a section for this very device");
   app.add_flag("--deterministic", o.deterministic,
                "only variants whose outputs are bitwise repeatable (no float atomics), for reproducible runs");
-  app.add_option("--precision", o.precision, "fp32, tf32 to allow tf32 variants, or bf16: llm.c's mixed precision (bf16 parameters, "
-                 "gradients and activations, fp32 master weights and AdamW moments)")->capture_default_str();
-  app.add_option("--model", o.model, "llm.c model file: version 3 (fp32) or 5 (bf16), converted to the run's precision");
+  app.add_option("--precision", o.precision,
+                 "fp32, tf32 to allow tf32 variants, or bf16: llm.c's mixed precision (bf16 parameters, "
+                 "gradients and activations, fp32 master weights and AdamW moments)")
+      ->capture_default_str();
+  app.add_option("--model", o.model,
+                 "llm.c model file: version 3 (fp32) or 5 (bf16), converted to the run's precision");
   app.add_option("--init", o.init, "initialise from scratch: d12, d24, d36, d48, or L,C,NH");
   app.add_option("--train", o.train, "training tokens (llm.c token file)");
   app.add_option("--val", o.val, "validation tokens (llm.c token file)");

@@ -765,11 +765,13 @@ TEST(Model, Bf16ModelFilesRoundTripAndBadFilesAreRefused) {
                 .find("truncated model file: the header (" + c.describe() + ") describes " +
                       std::to_string(num_params(c)) + " bf16 parameters"),
             std::string::npos);
-  EXPECT_NE(usage_error([&] { read_checkpoint(file("long.bin", bytes + "xy")); }).find("2 bytes after the last parameter"),
-            std::string::npos);
+  EXPECT_NE(
+      usage_error([&] { read_checkpoint(file("long.bin", bytes + "xy")); }).find("2 bytes after the last parameter"),
+      std::string::npos);
   std::string fp32_payload = bytes.substr(0, 1024) + std::string(4 * p.size(), '\0');
-  EXPECT_NE(usage_error([&] { read_checkpoint(file("fp32.bin", fp32_payload)); }).find("bytes after the last parameter"),
-            std::string::npos);
+  EXPECT_NE(
+      usage_error([&] { read_checkpoint(file("fp32.bin", fp32_payload)); }).find("bytes after the last parameter"),
+      std::string::npos);
   // And through the command line: exit 2, naming the file.
   write_tokens(dir / "train.bin", iota_tokens(200, 64));
   EXPECT_EXIT_WITH(trainer("--backend cpu --precision bf16 --model " + (dir / "cut.bin") + " --train " +

@@ -53,8 +53,7 @@ void matmul_backward_bf16_widen_sgemm(const MatmulBackwardBf16Args& a, const Lau
   widen(a.dweight, dweight, n_weight);
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, a.C, a.OC, 1.0f, dout, a.OC, weight, a.C, 0.0f, dinp,
               a.C);
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, a.OC, a.C, rows, 1.0f, dout, a.OC, inp, a.C, 1.0f, dweight,
-              a.C);
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, a.OC, a.C, rows, 1.0f, dout, a.OC, inp, a.C, 1.0f, dweight, a.C);
   round_to_bf16(dinp, a.dinp, n_inp);
   round_to_bf16(dweight, a.dweight, n_weight);
 }
