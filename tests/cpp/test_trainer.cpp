@@ -224,6 +224,23 @@ TEST(Plan, WorkloadsCountTheBiasGradientCalls) {
     }
 }
 
+// The bf16 step calls the _bf16 form of every op, at the fp32 step's shapes and counts,
+// and skips the same unfused ops for the same reasons.
+TEST(Plan, TheBf16StepCallsTheBf16FormOfEveryOp) {
+  const Config c = config_from_init("3,32,2");
+  const auto fp32 = step_workloads(c, 2, 8), bf16 = step_workloads(c, 2, 8, Storage::bf16);
+  ASSERT_EQ(fp32.size(), bf16.size());
+  for (std::size_t i = 0; i < fp32.size(); ++i) {
+    EXPECT_EQ(bf16[i].op, fp32[i].op + "_bf16");
+    EXPECT_NO_THROW(Registry::global().op(bf16[i].op)) << bf16[i].op;
+    EXPECT_EQ(bf16[i].shape, fp32[i].shape) << bf16[i].op;
+    EXPECT_EQ(bf16[i].calls, fp32[i].calls) << bf16[i].op;
+  }
+  for (const char* op : {"residual_forward", "gelu_forward", "softmax_forward"})
+    EXPECT_EQ(why_the_step_skips(std::string(op) + "_bf16"), why_the_step_skips(op)) << op;
+  EXPECT_EQ(why_the_step_skips("matmul_forward_bf16"), "");
+}
+
 TEST(Plan, DefaultsBestJsonAndFallbacks) {
   auto ex = make_executor(Backend::cpu);
   const Config c = config_from_init("1,32,2");
