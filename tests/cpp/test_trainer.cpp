@@ -241,6 +241,30 @@ TEST(Plan, TheBf16StepCallsTheBf16FormOfEveryOp) {
   EXPECT_EQ(why_the_step_skips("matmul_forward_bf16"), "");
 }
 
+// best.json entries are chosen per precision by the op's name: the fp32 plan runs the
+// matmul_backward entry and leaves the matmul_backward_bf16 one unused, the bf16 plan
+// the reverse.
+TEST(Plan, EachPrecisionRunsItsOwnEntries) {
+  auto ex = make_executor(Backend::cpu);
+  const Config c = config_from_init("1,32,2");
+  Shape fc;
+  fc.B = 2, fc.T = 8, fc.C = 32, fc.OC = 4 * 32;
+  const BestFile b = best_for(*ex, {entry("matmul_backward", fc, 1), entry("matmul_backward_bf16", fc, 1)});
+  std::ostringstream notices;
+  PlanOptions fp32_options, bf16_options;
+  bf16_options.precision = NumericClass::bf16;
+  const KernelPlan fp32(Registry::global(), *ex, fp32_options, &b, step_workloads(c, 2, 8), notices);
+  const KernelPlan bf16(Registry::global(), *ex, bf16_options, &b, step_workloads(c, 2, 8, Storage::bf16), notices);
+  EXPECT_EQ(fp32.at("matmul_backward", fc).origin, "best.json");
+  EXPECT_EQ(fp32.at("matmul_backward", fc).variant->id, 1);
+  EXPECT_EQ(bf16.at("matmul_backward_bf16", fc).origin, "best.json");
+  EXPECT_EQ(bf16.at("matmul_backward_bf16", fc).variant->id, 1);
+  ASSERT_EQ(fp32.unused().size(), 1u);
+  EXPECT_EQ(fp32.unused()[0].entry->op, "matmul_backward_bf16");
+  ASSERT_EQ(bf16.unused().size(), 1u);
+  EXPECT_EQ(bf16.unused()[0].entry->op, "matmul_backward");
+}
+
 TEST(Plan, DefaultsBestJsonAndFallbacks) {
   auto ex = make_executor(Backend::cpu);
   const Config c = config_from_init("1,32,2");
