@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
+#include <type_traits>
 
 #include "kernels/errors.h"
 #include "kernels/ops/all.h"  // every op's argument struct
@@ -46,7 +48,14 @@ Shape params_shape(const Config& c) {
 
 }  // namespace
 
-std::string why_the_step_skips(const std::string& op) {
+Storage storage_of(NumericClass precision) { return precision == NumericClass::bf16 ? Storage::bf16 : Storage::fp32; }
+
+const char* op_suffix(Storage s) { return s == Storage::bf16 ? "_bf16" : ""; }
+
+std::string why_the_step_skips(const std::string& name) {
+  // The same reasons for the bf16 forms.
+  const std::string op =
+      name.size() > 5 && name.compare(name.size() - 5, 5, "_bf16") == 0 ? name.substr(0, name.size() - 5) : name;
   if (op == "residual_forward") return "the step runs fused_residual_layernorm_forward, which adds the residual itself";
   if (op == "gelu_forward")
     return "the step runs matmul_gelu_forward, which applies the GELU as the MLP's first layer writes its output";
@@ -55,9 +64,9 @@ std::string why_the_step_skips(const std::string& op) {
   return "";
 }
 
-std::vector<Workload> step_workloads(const Config& c, int B, int T) {
+std::vector<Workload> step_workloads(const Config& c, int B, int T, Storage storage) {
   const int L = c.L, C = c.C;
-  return {
+  std::vector<Workload> calls{
       {"encoder_forward", vocab_shape(c, B, T), 1},
       {"layernorm_forward", shape_btc(B, T, C), 1},
       {"matmul_forward", matmul_shape(B, T, C, 3 * C), L},
@@ -83,17 +92,122 @@ std::vector<Workload> step_workloads(const Config& c, int B, int T) {
       {"global_norm", params_shape(c), 1},
       {"adamw", params_shape(c), 1},
   };
+  for (Workload& w : calls) w.op += op_suffix(storage);
+  return calls;
 }
 
-float* Gpt2::alloc(int64_t floats) {
-  buffers_.emplace_back(ex_, std::size_t(floats) * sizeof(float));
-  bytes_ += buffers_.back().bytes();
-  return static_cast<float*>(buffers_.back().data());
-}
+namespace {
 
-int32_t* Gpt2::alloc_tokens(int64_t count) { return reinterpret_cast<int32_t*>(alloc(count)); }
+// What tells the two storages apart: the type of the tensors that llm.c keeps in bf16
+// (parameters, gradients, activations), the name of every op the step calls and its
+// argument struct. Layernorm statistics, attention's lse, the losses, the gradient
+// norm, AdamW's moments and (bf16) the master weights are fp32 in both.
+struct Fp32Step {
+  using Float = float;
+  static constexpr Storage storage = Storage::fp32;
+  using EncoderForward = EncoderForwardArgs;
+  using LayernormForward = LayernormForwardArgs;
+  using MatmulForward = MatmulForwardArgs;
+  using AttentionForward = AttentionForwardArgs;
+  using FusedResidualLayernormForward = FusedResidualLayernormForwardArgs;
+  using MatmulGeluForward = MatmulGeluForwardArgs;
+  using FusedClassifier = FusedClassifierArgs;
+  using MatmulBackward = MatmulBackwardArgs;
+  using LayernormBackward = LayernormBackwardArgs;
+  using MatmulBackwardBias = MatmulBackwardBiasArgs;
+  using GeluBackward = GeluBackwardArgs;
+  using AttentionBackward = AttentionBackwardArgs;
+  using EncoderBackward = EncoderBackwardArgs;
+  using GlobalNorm = GlobalNormArgs;
+};
 
-Gpt2::Gpt2(const Config& c, int B, int T, Executor& ex, KernelPlan& plan)
+struct Bf16Step {
+  using Float = bf16;
+  static constexpr Storage storage = Storage::bf16;
+  using EncoderForward = EncoderForwardBf16Args;
+  using LayernormForward = LayernormForwardBf16Args;
+  using MatmulForward = MatmulForwardBf16Args;
+  using AttentionForward = AttentionForwardBf16Args;
+  using FusedResidualLayernormForward = FusedResidualLayernormForwardBf16Args;
+  using MatmulGeluForward = MatmulGeluForwardBf16Args;
+  using FusedClassifier = FusedClassifierBf16Args;
+  using MatmulBackward = MatmulBackwardBf16Args;
+  using LayernormBackward = LayernormBackwardBf16Args;
+  using MatmulBackwardBias = MatmulBackwardBiasBf16Args;
+  using GeluBackward = GeluBackwardBf16Args;
+  using AttentionBackward = AttentionBackwardBf16Args;
+  using EncoderBackward = EncoderBackwardBf16Args;
+  using GlobalNorm = GlobalNormBf16Args;
+};
+
+template <class Step>
+class Model final : public Gpt2 {
+  using Float = typename Step::Float;
+
+ public:
+  Model(const Config& c, int B, int T, Executor& ex, KernelPlan& plan);
+
+  const Config& config() const override { return c_; }
+  Storage storage() const override { return Step::storage; }
+  void load_params(const float* host) override;
+  void save_params(float* host) const override;
+  void load_bf16_params(const bf16* host) override;
+  void save_bf16_params(bf16* host) const override;
+  void load_moments(const float* m, const float* v) override {
+    ex_.to_device(m_, m, layout_.total * sizeof(float));
+    ex_.to_device(v_, v, layout_.total * sizeof(float));
+  }
+  void save_moments(float* m, float* v) const override {
+    ex_.to_host(m, m_, layout_.total * sizeof(float));
+    ex_.to_host(v, v_, layout_.total * sizeof(float));
+  }
+  std::size_t bytes_allocated() const override { return bytes_; }
+  float forward(const int32_t* inputs, const int32_t* targets) override;
+  void backward() override;
+  float update(const UpdateSettings& u) override;
+  void copy_gradients(float* host) const override { to_host_widened(host, grads_, layout_.total); }
+
+ private:
+  template <class U>
+  U* alloc(int64_t count) {
+    buffers_.emplace_back(ex_, std::size_t(count) * sizeof(U));
+    bytes_ += buffers_.back().bytes();
+    return static_cast<U*>(buffers_.back().data());
+  }
+  std::string op(const char* name) const { return std::string(name) + op_suffix(Step::storage); }
+  void to_host_widened(float* host, const Float* x, int64_t n) const {
+    if constexpr (std::is_same_v<Float, float>) {
+      ex_.to_host(host, x, std::size_t(n) * sizeof(float));
+    } else {
+      std::vector<Float> narrow(n);
+      ex_.to_host(narrow.data(), x, std::size_t(n) * sizeof(Float));
+      for (int64_t i = 0; i < n; ++i) host[i] = to_float(narrow[i]);  // exact
+    }
+  }
+  void update_params(const UpdateSettings& u, float scale);
+
+  Config c_;
+  int B_, T_;
+  Executor& ex_;
+  KernelPlan& plan_;
+  ParamLayout layout_;
+  std::vector<Buffer> buffers_;
+  std::size_t bytes_ = 0;
+
+  Float *params_, *grads_;
+  float *master_ = nullptr, *m_, *v_;  // master_: bf16 only
+  int32_t *inputs_, *targets_;
+  // Activations: per layer l at offset l * size.
+  Float *encoded_, *ln1_, *qkv_, *atty_, *attproj_, *residual2_, *ln2_, *fch_, *fch_gelu_, *fcproj_, *residual3_, *lnf_,
+      *logits_;
+  float *ln1_mean_, *ln1_rstd_, *lse_, *ln2_mean_, *ln2_rstd_, *lnf_mean_, *lnf_rstd_, *losses_, *norm_;
+  // Gradients of activations, reused across layers.
+  Float *dresidual_, *dbtc_, *dfch_gelu_, *dfch_, *dqkv_;
+  std::vector<float> host_losses_;
+};
+
+template <class Step>
+Model<Step>::Model(const Config& c, int B, int T, Executor& ex, KernelPlan& plan)
     : c_(c), B_(B), T_(T), ex_(ex), plan_(plan), layout_(c) {
   c.validate();
   if (B <= 0 || T <= 0) throw UsageError("batch size and sequence length must be positive");
@@ -101,61 +215,80 @@ Gpt2::Gpt2(const Config& c, int B, int T, Executor& ex, KernelPlan& plan)
     throw UsageError("sequence length " + std::to_string(T) + " is longer than the model's maxT " +
                      std::to_string(c.maxT));
   const int64_t N = layout_.total, BT = int64_t(B) * T, C = c.C, L = c.L;
-  params_ = alloc(N);
-  grads_ = alloc(N);
-  m_ = alloc(N);
-  v_ = alloc(N);
+  params_ = alloc<Float>(N);
+  grads_ = alloc<Float>(N);
+  m_ = alloc<float>(N);
+  v_ = alloc<float>(N);
+  if constexpr (Step::storage == Storage::bf16) master_ = alloc<float>(N);
   ex_.zero(m_, N * sizeof(float));
   ex_.zero(v_, N * sizeof(float));
-  inputs_ = alloc_tokens(BT);
-  targets_ = alloc_tokens(BT);
-  encoded_ = alloc(BT * C);
-  ln1_ = alloc(L * BT * C);
-  ln1_mean_ = alloc(L * BT);
-  ln1_rstd_ = alloc(L * BT);
-  qkv_ = alloc(L * BT * 3 * C);
-  atty_ = alloc(L * BT * C);
-  lse_ = alloc(L * BT * c.NH);
-  attproj_ = alloc(L * BT * C);
-  residual2_ = alloc(L * BT * C);
-  ln2_ = alloc(L * BT * C);
-  ln2_mean_ = alloc(L * BT);
-  ln2_rstd_ = alloc(L * BT);
-  fch_ = alloc(L * BT * 4 * C);
-  fch_gelu_ = alloc(L * BT * 4 * C);
-  fcproj_ = alloc(L * BT * C);
-  residual3_ = alloc(L * BT * C);
-  lnf_ = alloc(BT * C);
-  lnf_mean_ = alloc(BT);
-  lnf_rstd_ = alloc(BT);
-  logits_ = alloc(BT * c.Vp);
-  losses_ = alloc(BT);
-  norm_ = alloc(1);
-  dresidual_ = alloc(BT * C);
-  dbtc_ = alloc(BT * C);
-  dfch_gelu_ = alloc(BT * 4 * C);
-  dfch_ = alloc(BT * 4 * C);
-  dqkv_ = alloc(BT * 3 * C);
+  inputs_ = alloc<int32_t>(BT);
+  targets_ = alloc<int32_t>(BT);
+  encoded_ = alloc<Float>(BT * C);
+  ln1_ = alloc<Float>(L * BT * C);
+  ln1_mean_ = alloc<float>(L * BT);
+  ln1_rstd_ = alloc<float>(L * BT);
+  qkv_ = alloc<Float>(L * BT * 3 * C);
+  atty_ = alloc<Float>(L * BT * C);
+  lse_ = alloc<float>(L * BT * c.NH);
+  attproj_ = alloc<Float>(L * BT * C);
+  residual2_ = alloc<Float>(L * BT * C);
+  ln2_ = alloc<Float>(L * BT * C);
+  ln2_mean_ = alloc<float>(L * BT);
+  ln2_rstd_ = alloc<float>(L * BT);
+  fch_ = alloc<Float>(L * BT * 4 * C);
+  fch_gelu_ = alloc<Float>(L * BT * 4 * C);
+  fcproj_ = alloc<Float>(L * BT * C);
+  residual3_ = alloc<Float>(L * BT * C);
+  lnf_ = alloc<Float>(BT * C);
+  lnf_mean_ = alloc<float>(BT);
+  lnf_rstd_ = alloc<float>(BT);
+  logits_ = alloc<Float>(BT * c.Vp);
+  losses_ = alloc<float>(BT);
+  norm_ = alloc<float>(1);
+  dresidual_ = alloc<Float>(BT * C);
+  dbtc_ = alloc<Float>(BT * C);
+  dfch_gelu_ = alloc<Float>(BT * 4 * C);
+  dfch_ = alloc<Float>(BT * 4 * C);
+  dqkv_ = alloc<Float>(BT * 3 * C);
   host_losses_.resize(BT);
 }
 
-void Gpt2::load_params(const float* host) { ex_.to_device(params_, host, layout_.total * sizeof(float)); }
-
-void Gpt2::save_params(float* host) const { ex_.to_host(host, params_, layout_.total * sizeof(float)); }
-
-void Gpt2::load_moments(const float* m, const float* v) {
-  ex_.to_device(m_, m, layout_.total * sizeof(float));
-  ex_.to_device(v_, v, layout_.total * sizeof(float));
+template <class Step>
+void Model<Step>::load_params(const float* host) {
+  const int64_t N = layout_.total;
+  if constexpr (Step::storage == Storage::fp32) {
+    ex_.to_device(params_, host, N * sizeof(float));
+  } else {
+    ex_.to_device(master_, host, N * sizeof(float));
+    std::vector<bf16> rounded(N);
+    for (int64_t i = 0; i < N; ++i) rounded[i] = to_bf16(host[i]);
+    ex_.to_device(params_, rounded.data(), N * sizeof(bf16));
+  }
 }
 
-void Gpt2::save_moments(float* m, float* v) const {
-  ex_.to_host(m, m_, layout_.total * sizeof(float));
-  ex_.to_host(v, v_, layout_.total * sizeof(float));
+template <class Step>
+void Model<Step>::save_params(float* host) const {
+  if constexpr (Step::storage == Storage::fp32)
+    ex_.to_host(host, params_, layout_.total * sizeof(float));
+  else
+    ex_.to_host(host, master_, layout_.total * sizeof(float));
 }
 
-void Gpt2::copy_gradients(float* host) const { ex_.to_host(host, grads_, layout_.total * sizeof(float)); }
+template <class Step>
+void Model<Step>::load_bf16_params(const bf16* host) {
+  if constexpr (Step::storage == Storage::fp32) throw std::logic_error("an fp32 model has no bf16 parameters");
+  ex_.to_device(params_, host, layout_.total * sizeof(bf16));
+}
 
-float Gpt2::forward(const int32_t* inputs, const int32_t* targets) {
+template <class Step>
+void Model<Step>::save_bf16_params(bf16* host) const {
+  if constexpr (Step::storage == Storage::fp32) throw std::logic_error("an fp32 model has no bf16 parameters");
+  ex_.to_host(host, params_, layout_.total * sizeof(bf16));
+}
+
+template <class Step>
+float Model<Step>::forward(const int32_t* inputs, const int32_t* targets) {
   NvtxRange range("forward");
   const int B = B_, T = T_, C = c_.C, L = c_.L;
   const int64_t BT = int64_t(B) * T;
@@ -163,137 +296,175 @@ float Gpt2::forward(const int32_t* inputs, const int32_t* targets) {
   ex_.to_device(inputs_, inputs, BT * sizeof(int32_t));
   if (targets) ex_.to_device(targets_, targets, BT * sizeof(int32_t));
 
-  plan_.run("encoder_forward", vocab_shape(c_, B, T), EncoderForwardArgs{encoded_, inputs_, p(wte), p(wpe), B, T, C});
-  plan_.run("layernorm_forward", shape_btc(B, T, C),
-            LayernormForwardArgs{ln1_, ln1_mean_, ln1_rstd_, encoded_, p(ln1w), p(ln1b), B, T, C});
+  plan_.run(op("encoder_forward"), vocab_shape(c_, B, T),
+            typename Step::EncoderForward{encoded_, inputs_, p(wte), p(wpe), B, T, C});
+  plan_.run(op("layernorm_forward"), shape_btc(B, T, C),
+            typename Step::LayernormForward{ln1_, ln1_mean_, ln1_rstd_, encoded_, p(ln1w), p(ln1b), B, T, C});
   for (int l = 0; l < L; ++l) {
     NvtxRange layer("layer");
     const int64_t btc = l * BT * C, bt = l * BT;
-    const float* residual = l == 0 ? encoded_ : residual3_ + btc - BT * C;
-    float* ln1 = ln1_ + btc;
-    float* qkv = qkv_ + 3 * btc;
-    float* atty = atty_ + btc;
-    float* attproj = attproj_ + btc;
-    float* residual2 = residual2_ + btc;
-    float* ln2 = ln2_ + btc;
-    float* fch = fch_ + 4 * btc;
-    float* fch_gelu = fch_gelu_ + 4 * btc;
-    float* fcproj = fcproj_ + btc;
-    float* residual3 = residual3_ + btc;
-    plan_.run("matmul_forward", matmul_shape(B, T, C, 3 * C),
-              MatmulForwardArgs{qkv, ln1, p(qkvw) + l * 3 * C * C, p(qkvb) + l * 3 * C, B, T, C, 3 * C});
-    plan_.run("attention_forward", attention_shape(c_, B, T),
-              AttentionForwardArgs{atty, lse_ + bt * c_.NH, qkv, B, T, C, c_.NH});
-    plan_.run("matmul_forward", matmul_shape(B, T, C, C),
-              MatmulForwardArgs{attproj, atty, p(attprojw) + l * C * C, p(attprojb) + l * C, B, T, C, C});
-    plan_.run("fused_residual_layernorm_forward", shape_btc(B, T, C),
-              FusedResidualLayernormForwardArgs{residual2, ln2, ln2_mean_ + bt, ln2_rstd_ + bt, residual, attproj,
-                                                p(ln2w) + l * C, p(ln2b) + l * C, B, T, C});
+    const Float* residual = l == 0 ? encoded_ : residual3_ + btc - BT * C;
+    Float* ln1 = ln1_ + btc;
+    Float* qkv = qkv_ + 3 * btc;
+    Float* atty = atty_ + btc;
+    Float* attproj = attproj_ + btc;
+    Float* residual2 = residual2_ + btc;
+    Float* ln2 = ln2_ + btc;
+    Float* fch = fch_ + 4 * btc;
+    Float* fch_gelu = fch_gelu_ + 4 * btc;
+    Float* fcproj = fcproj_ + btc;
+    Float* residual3 = residual3_ + btc;
+    plan_.run(op("matmul_forward"), matmul_shape(B, T, C, 3 * C),
+              typename Step::MatmulForward{qkv, ln1, p(qkvw) + l * 3 * C * C, p(qkvb) + l * 3 * C, B, T, C, 3 * C});
+    plan_.run(op("attention_forward"), attention_shape(c_, B, T),
+              typename Step::AttentionForward{atty, lse_ + bt * c_.NH, qkv, B, T, C, c_.NH});
+    plan_.run(op("matmul_forward"), matmul_shape(B, T, C, C),
+              typename Step::MatmulForward{attproj, atty, p(attprojw) + l * C * C, p(attprojb) + l * C, B, T, C, C});
+    plan_.run(op("fused_residual_layernorm_forward"), shape_btc(B, T, C),
+              typename Step::FusedResidualLayernormForward{residual2, ln2, ln2_mean_ + bt, ln2_rstd_ + bt, residual,
+                                                           attproj, p(ln2w) + l * C, p(ln2b) + l * C, B, T, C});
     // The MLP's first layer and its GELU in one op; fch (before the GELU) is kept for gelu_backward.
-    plan_.run("matmul_gelu_forward", matmul_shape(B, T, C, 4 * C),
-              MatmulGeluForwardArgs{fch_gelu, fch, ln2, p(fcw) + l * 4 * C * C, p(fcb) + l * 4 * C, B, T, C, 4 * C});
-    plan_.run("matmul_forward", matmul_shape(B, T, 4 * C, C),
-              MatmulForwardArgs{fcproj, fch_gelu, p(fcprojw) + l * C * 4 * C, p(fcprojb) + l * C, B, T, 4 * C, C});
+    plan_.run(op("matmul_gelu_forward"), matmul_shape(B, T, C, 4 * C),
+              typename Step::MatmulGeluForward{fch_gelu, fch, ln2, p(fcw) + l * 4 * C * C, p(fcb) + l * 4 * C, B, T, C,
+                                               4 * C});
+    plan_.run(
+        op("matmul_forward"), matmul_shape(B, T, 4 * C, C),
+        typename Step::MatmulForward{fcproj, fch_gelu, p(fcprojw) + l * C * 4 * C, p(fcprojb) + l * C, B, T, 4 * C, C});
     // The residual, and the next layer's first layernorm (or the final one), in one op.
     const bool last = l == L - 1;
-    float* next_ln = last ? lnf_ : ln1_ + btc + BT * C;
+    Float* next_ln = last ? lnf_ : ln1_ + btc + BT * C;
     float* next_mean = last ? lnf_mean_ : ln1_mean_ + bt + BT;
     float* next_rstd = last ? lnf_rstd_ : ln1_rstd_ + bt + BT;
-    const float* next_w = last ? p(lnfw) : p(ln1w) + (l + 1) * C;
-    const float* next_b = last ? p(lnfb) : p(ln1b) + (l + 1) * C;
-    plan_.run("fused_residual_layernorm_forward", shape_btc(B, T, C),
-              FusedResidualLayernormForwardArgs{residual3, next_ln, next_mean, next_rstd, residual2, fcproj, next_w,
-                                                next_b, B, T, C});
+    const Float* next_w = last ? p(lnfw) : p(ln1w) + (l + 1) * C;
+    const Float* next_b = last ? p(lnfb) : p(ln1b) + (l + 1) * C;
+    plan_.run(op("fused_residual_layernorm_forward"), shape_btc(B, T, C),
+              typename Step::FusedResidualLayernormForward{residual3, next_ln, next_mean, next_rstd, residual2, fcproj,
+                                                           next_w, next_b, B, T, C});
   }
-  plan_.run("matmul_forward", matmul_shape(B, T, C, c_.Vp),
-            MatmulForwardArgs{logits_, lnf_, p(wte), nullptr, B, T, C, c_.Vp});
+  plan_.run(op("matmul_forward"), matmul_shape(B, T, C, c_.Vp),
+            typename Step::MatmulForward{logits_, lnf_, p(wte), nullptr, B, T, C, c_.Vp});
   if (capture_ || !targets) {
     captured_.resize(BT * c_.Vp);
-    ex_.to_host(captured_.data(), logits_, captured_.size() * sizeof(float));
+    to_host_widened(captured_.data(), logits_, BT * c_.Vp);
   }
   if (!targets) return 0.0f;
-  plan_.run("fused_classifier", vocab_shape(c_, B, T),
-            FusedClassifierArgs{logits_, losses_, targets_, 1.0f / float(BT), B, T, c_.V, c_.Vp});
+  // The loss in fp32 in both storages; bf16 dlogits over the bf16 logits.
+  plan_.run(op("fused_classifier"), vocab_shape(c_, B, T),
+            typename Step::FusedClassifier{logits_, losses_, targets_, 1.0f / float(BT), B, T, c_.V, c_.Vp});
   ex_.to_host(host_losses_.data(), losses_, BT * sizeof(float));
   double sum = 0;
   for (float x : host_losses_) sum += x;
   return float(sum / double(BT));
 }
 
-void Gpt2::backward() {
+template <class Step>
+void Model<Step>::backward() {
   NvtxRange range("backward");
   const int B = B_, T = T_, C = c_.C, L = c_.L;
   const int64_t BT = int64_t(B) * T, N = layout_.total;
   auto p = [&](int tensor) { return params_ + layout_.offset[tensor]; };
   auto g = [&](int tensor) { return grads_ + layout_.offset[tensor]; };
   memsets_ = {};
-  auto zero = [&](float* x, int64_t floats) {
-    ex_.zero(x, std::size_t(floats) * sizeof(float));
+  auto zero = [&](Float* x, int64_t count) {
+    ex_.zero(x, std::size_t(count) * sizeof(Float));
     ++memsets_.count;
-    memsets_.bytes += std::size_t(floats) * sizeof(float);
+    memsets_.bytes += std::size_t(count) * sizeof(Float);
   };
   zero(grads_, N);
 
   // matmul_backward overwrites dinp (dbtc_, dfch_gelu_ need no zeroing) and
   // accumulates dweight; the bias gradients are matmul_backward_bias calls on the same
   // dout. The classifier (tied to wte, no bias); dlogits sit in the logits buffer.
-  plan_.run("matmul_backward", matmul_shape(B, T, C, c_.Vp),
-            MatmulBackwardArgs{dbtc_, g(wte), logits_, lnf_, p(wte), B, T, C, c_.Vp});
+  // In bf16 every parameter gradient accumulates across the ops of the step into its
+  // bf16 buffer, as llm.c's do (each op's own sum runs in fp32 and is rounded once as
+  // it adds into the buffer); so does the residual-gradient buffer.
+  using MatmulBackward = typename Step::MatmulBackward;
+  using MatmulBackwardBias = typename Step::MatmulBackwardBias;
+  using LayernormBackward = typename Step::LayernormBackward;
+  plan_.run(op("matmul_backward"), matmul_shape(B, T, C, c_.Vp),
+            MatmulBackward{dbtc_, g(wte), logits_, lnf_, p(wte), B, T, C, c_.Vp});
   zero(dresidual_, BT * C);
-  plan_.run("layernorm_backward", shape_btc(B, T, C),
-            LayernormBackwardArgs{dresidual_, g(lnfw), g(lnfb), dbtc_, residual3_ + (L - 1) * BT * C, p(lnfw),
-                                  lnf_mean_, lnf_rstd_, B, T, C});
+  plan_.run(op("layernorm_backward"), shape_btc(B, T, C),
+            LayernormBackward{dresidual_, g(lnfw), g(lnfb), dbtc_, residual3_ + (L - 1) * BT * C, p(lnfw), lnf_mean_,
+                              lnf_rstd_, B, T, C});
   // dresidual holds the gradient of the residual stream after layer l, on entry to it.
   for (int l = L - 1; l >= 0; --l) {
     NvtxRange layer("layer");
     const int64_t btc = l * BT * C, bt = l * BT;
-    const float* residual = l == 0 ? encoded_ : residual3_ + btc - BT * C;
-    plan_.run("matmul_backward", matmul_shape(B, T, 4 * C, C),
-              MatmulBackwardArgs{dfch_gelu_, g(fcprojw) + l * C * 4 * C, dresidual_, fch_gelu_ + 4 * btc,
-                                 p(fcprojw) + l * C * 4 * C, B, T, 4 * C, C});
-    plan_.run("matmul_backward_bias", bias_shape(B, T, C),
-              MatmulBackwardBiasArgs{g(fcprojb) + l * C, dresidual_, B, T, C});
-    plan_.run("gelu_backward", shape_btc(B, T, 4 * C), GeluBackwardArgs{dfch_, fch_ + 4 * btc, dfch_gelu_, BT * 4 * C});
+    const Float* residual = l == 0 ? encoded_ : residual3_ + btc - BT * C;
+    plan_.run(op("matmul_backward"), matmul_shape(B, T, 4 * C, C),
+              MatmulBackward{dfch_gelu_, g(fcprojw) + l * C * 4 * C, dresidual_, fch_gelu_ + 4 * btc,
+                             p(fcprojw) + l * C * 4 * C, B, T, 4 * C, C});
+    plan_.run(op("matmul_backward_bias"), bias_shape(B, T, C),
+              MatmulBackwardBias{g(fcprojb) + l * C, dresidual_, B, T, C});
+    plan_.run(op("gelu_backward"), shape_btc(B, T, 4 * C),
+              typename Step::GeluBackward{dfch_, fch_ + 4 * btc, dfch_gelu_, BT * 4 * C});
+    plan_.run(op("matmul_backward"), matmul_shape(B, T, C, 4 * C),
+              MatmulBackward{dbtc_, g(fcw) + l * 4 * C * C, dfch_, ln2_ + btc, p(fcw) + l * 4 * C * C, B, T, C, 4 * C});
+    plan_.run(op("matmul_backward_bias"), bias_shape(B, T, 4 * C),
+              MatmulBackwardBias{g(fcb) + l * 4 * C, dfch_, B, T, 4 * C});
+    plan_.run(op("layernorm_backward"), shape_btc(B, T, C),
+              LayernormBackward{dresidual_, g(ln2w) + l * C, g(ln2b) + l * C, dbtc_, residual2_ + btc, p(ln2w) + l * C,
+                                ln2_mean_ + bt, ln2_rstd_ + bt, B, T, C});
     plan_.run(
-        "matmul_backward", matmul_shape(B, T, C, 4 * C),
-        MatmulBackwardArgs{dbtc_, g(fcw) + l * 4 * C * C, dfch_, ln2_ + btc, p(fcw) + l * 4 * C * C, B, T, C, 4 * C});
-    plan_.run("matmul_backward_bias", bias_shape(B, T, 4 * C),
-              MatmulBackwardBiasArgs{g(fcb) + l * 4 * C, dfch_, B, T, 4 * C});
-    plan_.run("layernorm_backward", shape_btc(B, T, C),
-              LayernormBackwardArgs{dresidual_, g(ln2w) + l * C, g(ln2b) + l * C, dbtc_, residual2_ + btc,
-                                    p(ln2w) + l * C, ln2_mean_ + bt, ln2_rstd_ + bt, B, T, C});
-    plan_.run("matmul_backward", matmul_shape(B, T, C, C),
-              MatmulBackwardArgs{dbtc_, g(attprojw) + l * C * C, dresidual_, atty_ + btc, p(attprojw) + l * C * C, B, T,
-                                 C, C});
-    plan_.run("matmul_backward_bias", bias_shape(B, T, C),
-              MatmulBackwardBiasArgs{g(attprojb) + l * C, dresidual_, B, T, C});
-    plan_.run("attention_backward", attention_shape(c_, B, T),
-              AttentionBackwardArgs{dqkv_, dbtc_, qkv_ + 3 * btc, atty_ + btc, lse_ + bt * c_.NH, B, T, C, c_.NH});
+        op("matmul_backward"), matmul_shape(B, T, C, C),
+        MatmulBackward{dbtc_, g(attprojw) + l * C * C, dresidual_, atty_ + btc, p(attprojw) + l * C * C, B, T, C, C});
+    plan_.run(op("matmul_backward_bias"), bias_shape(B, T, C),
+              MatmulBackwardBias{g(attprojb) + l * C, dresidual_, B, T, C});
     plan_.run(
-        "matmul_backward", matmul_shape(B, T, C, 3 * C),
-        MatmulBackwardArgs{dbtc_, g(qkvw) + l * 3 * C * C, dqkv_, ln1_ + btc, p(qkvw) + l * 3 * C * C, B, T, C, 3 * C});
-    plan_.run("matmul_backward_bias", bias_shape(B, T, 3 * C),
-              MatmulBackwardBiasArgs{g(qkvb) + l * 3 * C, dqkv_, B, T, 3 * C});
-    plan_.run("layernorm_backward", shape_btc(B, T, C),
-              LayernormBackwardArgs{dresidual_, g(ln1w) + l * C, g(ln1b) + l * C, dbtc_, residual, p(ln1w) + l * C,
-                                    ln1_mean_ + bt, ln1_rstd_ + bt, B, T, C});
+        op("attention_backward"), attention_shape(c_, B, T),
+        typename Step::AttentionBackward{dqkv_, dbtc_, qkv_ + 3 * btc, atty_ + btc, lse_ + bt * c_.NH, B, T, C, c_.NH});
+    plan_.run(
+        op("matmul_backward"), matmul_shape(B, T, C, 3 * C),
+        MatmulBackward{dbtc_, g(qkvw) + l * 3 * C * C, dqkv_, ln1_ + btc, p(qkvw) + l * 3 * C * C, B, T, C, 3 * C});
+    plan_.run(op("matmul_backward_bias"), bias_shape(B, T, 3 * C),
+              MatmulBackwardBias{g(qkvb) + l * 3 * C, dqkv_, B, T, 3 * C});
+    plan_.run(op("layernorm_backward"), shape_btc(B, T, C),
+              LayernormBackward{dresidual_, g(ln1w) + l * C, g(ln1b) + l * C, dbtc_, residual, p(ln1w) + l * C,
+                                ln1_mean_ + bt, ln1_rstd_ + bt, B, T, C});
   }
-  plan_.run("encoder_backward", vocab_shape(c_, B, T),
-            EncoderBackwardArgs{g(wte), g(wpe), dresidual_, inputs_, B, T, C});
+  plan_.run(op("encoder_backward"), vocab_shape(c_, B, T),
+            typename Step::EncoderBackward{g(wte), g(wpe), dresidual_, inputs_, B, T, C});
 }
 
-float Gpt2::update(const UpdateSettings& u) {
+template <class Step>
+float Model<Step>::update(const UpdateSettings& u) {
   NvtxRange range("update");
   const int64_t N = layout_.total;
-  plan_.run("global_norm", params_shape(c_), GlobalNormArgs{norm_, grads_, N});
+  // The norm in fp32 (of the widened bf16 gradients in bf16), and the clipping scale
+  // with it: AdamW multiplies each gradient by the scale in fp32.
+  plan_.run(op("global_norm"), params_shape(c_), typename Step::GlobalNorm{norm_, grads_, N});
   float norm = 0;
   ex_.to_host(&norm, norm_, sizeof(float));
   // As torch.nn.utils.clip_grad_norm_: scale by clip / (norm + 1e-6) when that is below 1.
   float scale = 1.0f;
   if (u.grad_clip > 0) scale = std::min(1.0f, u.grad_clip / (norm + 1e-6f));
-  plan_.run("adamw", params_shape(c_),
-            AdamwArgs{params_, m_, v_, grads_, N, u.lr, u.beta1, u.beta2, u.eps, u.weight_decay, scale, u.step});
+  update_params(u, scale);
   return norm;
+}
+
+template <>
+void Model<Fp32Step>::update_params(const UpdateSettings& u, float scale) {
+  plan_.run(
+      "adamw", params_shape(c_),
+      AdamwArgs{params_, m_, v_, grads_, layout_.total, u.lr, u.beta1, u.beta2, u.eps, u.weight_decay, scale, u.step});
+}
+
+// The fp32 master weights, m and v take the update; the bf16 parameters are the new
+// master weights rounded stochastically with the step's seed (the same bits on every
+// backend and launch configuration, and on a resumed run, which derives the same seed).
+template <>
+void Model<Bf16Step>::update_params(const UpdateSettings& u, float scale) {
+  plan_.run("adamw_bf16", params_shape(c_),
+            AdamwBf16Args{params_, master_, m_, v_, grads_, layout_.total, u.lr, u.beta1, u.beta2, u.eps,
+                          u.weight_decay, scale, u.step, u.rounding_seed, 1});
+}
+
+}  // namespace
+
+std::unique_ptr<Gpt2> make_gpt2(const Config& c, int B, int T, Executor& ex, KernelPlan& plan, Storage storage) {
+  if (storage == Storage::bf16) return std::make_unique<Model<Bf16Step>>(c, B, T, ex, plan);
+  return std::make_unique<Model<Fp32Step>>(c, B, T, ex, plan);
 }
 
 }  // namespace wb::trainer

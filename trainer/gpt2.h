@@ -1,11 +1,15 @@
 #pragma once
 // GPT-2 on an executor (host memory or a CUDA device): parameters, gradients, AdamW
 // state and activations in executor memory, and a training step -- forward, backward,
-// update -- in which every op call goes through the kernel plan.
+// update -- in which every op call goes through the kernel plan. One model for both
+// storages: fp32, and llm.c's bf16 mixed precision (bf16 parameters, gradients and
+// activations; fp32 master weights, AdamW moments, layernorm statistics and losses).
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "kernels/bf16.h"
 #include "trainer/model.h"
 #include "workbench/runtime/buffers.h"
 #include "workbench/runtime/executor.h"
@@ -13,8 +17,15 @@
 
 namespace wb::trainer {
 
-// Every op call of one step (forward with targets, backward, update), with its shape.
-std::vector<Workload> step_workloads(const Config& c, int B, int T);
+// Which storage the step's tensors have (--precision): fp32 (and tf32, whose variants
+// read and write fp32), or llm.c's mixed precision, bf16 (README "Precision").
+enum class Storage { fp32, bf16 };
+Storage storage_of(NumericClass precision);
+const char* op_suffix(Storage s);  // "" or "_bf16": the name of the op the step calls
+
+// Every op call of one step (forward with targets, backward, update), with its shape:
+// the fp32 ops, or their _bf16 forms.
+std::vector<Workload> step_workloads(const Config& c, int B, int T, Storage storage = Storage::fp32);
 
 // Why the step never calls an op that best.json may hold: it runs a fused form
 // instead. Empty for the ops the step calls (PlanOptions::why_not_called).
@@ -24,33 +35,42 @@ struct UpdateSettings {
   float lr = 3e-4f;
   float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
   float weight_decay = 0.0f;
-  float grad_clip = 0.0f;  // 0 = off
-  int step = 1;            // from 1
+  float grad_clip = 0.0f;      // 0 = off
+  int step = 1;                // from 1
+  uint32_t rounding_seed = 0;  // bf16: the seed of this step's stochastic rounding of the parameters
 };
 
+// The model, whatever its storage; make_gpt2 builds one.
 class Gpt2 {
  public:
-  // Allocates everything for batches of B x T; throws UsageError when T > maxT.
-  Gpt2(const Config& c, int B, int T, Executor& ex, KernelPlan& plan);
+  virtual ~Gpt2() = default;
 
-  const Config& config() const { return c_; }
-  void load_params(const float* host);
-  void save_params(float* host) const;
+  virtual const Config& config() const = 0;
+  virtual Storage storage() const = 0;
+  // The fp32 weights: the parameters (fp32), or the master weights (bf16), whose
+  // loading also sets the bf16 parameters, rounded to nearest even.
+  virtual void load_params(const float* host) = 0;
+  virtual void save_params(float* host) const = 0;
+  // bf16 only: the bf16 parameters the forward pass reads (after an update, the master
+  // weights rounded stochastically: not what load_params rounds them to). A resume
+  // loads them after load_params; --save writes them. std::logic_error on fp32.
+  virtual void load_bf16_params(const bf16* host) = 0;
+  virtual void save_bf16_params(bf16* host) const = 0;
   // AdamW's first and second moments (m, v), each as many floats as the parameters:
   // with the parameters and the step, all the update carries from one step to the next.
-  void load_moments(const float* m, const float* v);
-  void save_moments(float* m, float* v) const;
-  std::size_t bytes_allocated() const { return bytes_; }
+  virtual void load_moments(const float* m, const float* v) = 0;
+  virtual void save_moments(float* m, float* v) const = 0;
+  virtual std::size_t bytes_allocated() const = 0;
 
   // Forward pass on B*T tokens; with targets, also the loss and the logits' gradient
   // (written over the logits). Returns the mean loss (0 without targets).
-  float forward(const int32_t* inputs, const int32_t* targets);
+  virtual float forward(const int32_t* inputs, const int32_t* targets) = 0;
   // The logits of the last forward pass without targets, or before the classifier ran
-  // when capture_logits was set (host copy, B*T*Vp).
+  // when capture_logits was set (host copy, B*T*Vp, widened to float).
   void capture_logits_next(bool on) { capture_ = on; }
   const std::vector<float>& captured_logits() const { return captured_; }
 
-  void backward();  // after forward with targets
+  virtual void backward() = 0;  // after forward with targets
   // Buffers the last backward pass zeroed (every other buffer is overwritten by the op
   // that writes it first: the backward ops declare overwrite or accumulate).
   struct Memsets {
@@ -58,32 +78,16 @@ class Gpt2 {
     std::size_t bytes = 0;
   };
   Memsets memsets() const { return memsets_; }
-  float update(const UpdateSettings& u);  // returns the gradient norm before clipping
-  void copy_gradients(float* host) const;
+  virtual float update(const UpdateSettings& u) = 0;   // returns the gradient norm before clipping
+  virtual void copy_gradients(float* host) const = 0;  // widened to float
 
- private:
-  float* alloc(int64_t floats);
-  int32_t* alloc_tokens(int64_t count);
-
-  Config c_;
-  int B_, T_;
-  Executor& ex_;
-  KernelPlan& plan_;
-  ParamLayout layout_;
-  std::vector<Buffer> buffers_;
-  std::size_t bytes_ = 0;
+ protected:
   bool capture_ = false;
   Memsets memsets_;
   std::vector<float> captured_;
-
-  float *params_, *grads_, *m_, *v_;
-  int32_t *inputs_, *targets_;
-  // Activations: per layer l at offset l * size.
-  float *encoded_, *ln1_, *ln1_mean_, *ln1_rstd_, *qkv_, *atty_, *lse_, *attproj_, *residual2_, *ln2_, *ln2_mean_,
-      *ln2_rstd_, *fch_, *fch_gelu_, *fcproj_, *residual3_, *lnf_, *lnf_mean_, *lnf_rstd_, *logits_, *losses_, *norm_;
-  // Gradients of activations, reused across layers.
-  float *dresidual_, *dbtc_, *dfch_gelu_, *dfch_, *dqkv_;
-  std::vector<float> host_losses_;
 };
+
+// Allocates everything for batches of B x T; throws UsageError when T > maxT.
+std::unique_ptr<Gpt2> make_gpt2(const Config& c, int B, int T, Executor& ex, KernelPlan& plan, Storage storage);
 
 }  // namespace wb::trainer

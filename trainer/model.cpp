@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -17,7 +18,8 @@ namespace wb::trainer {
 namespace {
 
 constexpr int32_t kModelMagic = 20240326;
-constexpr int32_t kModelVersion = 3;
+constexpr int32_t kModelVersion = 3;      // fp32 parameters
+constexpr int32_t kModelVersionBf16 = 5;  // bf16 parameters
 constexpr int kHeaderInts = 256;
 
 // Indices into the 16 tensors.
@@ -152,9 +154,20 @@ Checkpoint read_checkpoint(std::istream& in, const std::string& origin) {
   in.seekg(0, std::ios::beg);
   if (!in || end < 0) throw UsageError("cannot read the model " + path + ": not a seekable file");
   const int64_t size = int64_t(end);
-  const auto header = read_file_header<int32_t>(
-      in, {"model file", "an llm.c model file", kModelMagic, kModelVersion, " (fp32, padded vocabulary)", ""}, path);
+  // The version picks the parameters' storage; any other is refused naming both.
+  std::string first(kFileHeaderBytes, '\0');
+  in.read(first.data(), std::streamsize(first.size()));
+  first.resize(std::size_t(in.gcount()));
+  int32_t version = 0;  // slot 1, little-endian as the files are (and this host is)
+  if (first.size() >= 8) std::memcpy(&version, first.data() + 4, sizeof(version));
+  const bool bf16_file = version == kModelVersionBf16;
+  const auto header = parse_file_header<int32_t>(
+      first,
+      {"model file", "an llm.c model file", kModelMagic, bf16_file ? kModelVersionBf16 : kModelVersion,
+       " (fp32, padded vocabulary; or version 5, bf16)", ""},
+      path);
   Checkpoint ck;
+  ck.bf16 = bf16_file;
   ck.config.maxT = header[2];
   ck.config.V = header[3];
   ck.config.L = header[4];
@@ -169,27 +182,41 @@ Checkpoint read_checkpoint(std::istream& in, const std::string& origin) {
   // The header against the stream's size before anything is allocated: a corrupt or
   // foreign header (L=100000) would otherwise ask for terabytes.
   const int64_t n = num_params(ck.config);
-  const int64_t expected = int64_t(kFileHeaderBytes) + n * int64_t(sizeof(float));
+  const int64_t bytes_per = bf16_file ? int64_t(sizeof(bf16)) : int64_t(sizeof(float));
+  const std::string described = std::to_string(n) + (bf16_file ? " bf16" : "") + " parameters, ";
+  const int64_t expected = int64_t(kFileHeaderBytes) + n * bytes_per;
   if (size < expected)
     throw UsageError(path + ": truncated model file: the header (" + ck.config.describe() + ") describes " +
-                     std::to_string(n) + " parameters, " + std::to_string(expected) +
-                     " bytes with the header; the file has " + std::to_string(size));
+                     described + std::to_string(expected) + " bytes with the header; the file has " +
+                     std::to_string(size));
   if (size > expected)
     throw UsageError(path + ": " + std::to_string(size - expected) + " bytes after the last parameter: the header (" +
-                     ck.config.describe() + ") describes " + std::to_string(n) + " parameters, " +
-                     std::to_string(expected) + " bytes with the header");
+                     ck.config.describe() + ") describes " + described + std::to_string(expected) +
+                     " bytes with the header");
   ck.params.resize(n);
-  in.read(reinterpret_cast<char*>(ck.params.data()), std::streamsize(n * sizeof(float)));
-  if (in.gcount() != std::streamsize(n * sizeof(float)))
-    throw UsageError(path + ": truncated model file: " + std::to_string(in.gcount() / 4) + " of " + std::to_string(n) +
+  std::streamsize got = 0;
+  if (bf16_file) {
+    std::vector<bf16> stored(n);
+    in.read(reinterpret_cast<char*>(stored.data()), std::streamsize(n * bytes_per));
+    got = in.gcount();
+    for (int64_t i = 0; i < n; ++i) ck.params[i] = to_float(stored[i]);  // exact
+  } else {
+    in.read(reinterpret_cast<char*>(ck.params.data()), std::streamsize(n * bytes_per));
+    got = in.gcount();
+  }
+  if (got != std::streamsize(n * bytes_per))
+    throw UsageError(path + ": truncated model file: " + std::to_string(got / bytes_per) + " of " + std::to_string(n) +
                      " parameters for " + ck.config.describe());
   return ck;
 }
 
-void write_checkpoint(const std::string& path, const Config& c, const float* params) {
+namespace {
+
+void write_model_file(const std::string& path, const Config& c, int32_t version, const void* params,
+                      std::size_t bytes) {
   std::array<int32_t, kHeaderInts> header{};
   header[0] = kModelMagic;
-  header[1] = kModelVersion;
+  header[1] = version;
   header[2] = c.maxT;
   header[3] = c.V;
   header[4] = c.L;
@@ -198,8 +225,18 @@ void write_checkpoint(const std::string& path, const Config& c, const float* par
   header[7] = c.Vp;
   AtomicFile out(path);  // a failed or interrupted save leaves the previous file, never half of one
   out.write(header.data(), sizeof(header));
-  out.write(params, std::size_t(num_params(c)) * sizeof(float));
+  out.write(params, bytes);
   out.commit();
+}
+
+}  // namespace
+
+void write_checkpoint(const std::string& path, const Config& c, const float* params) {
+  write_model_file(path, c, kModelVersion, params, std::size_t(num_params(c)) * sizeof(float));
+}
+
+void write_checkpoint(const std::string& path, const Config& c, const bf16* params) {
+  write_model_file(path, c, kModelVersionBf16, params, std::size_t(num_params(c)) * sizeof(bf16));
 }
 
 }  // namespace wb::trainer

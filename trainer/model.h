@@ -1,13 +1,16 @@
 #pragma once
 // GPT-2's configuration and parameters in llm.c's layout: 16 tensors in a fixed order,
 // one flat buffer, the vocabulary padded from V to Vp rows of wte. Checkpoints are
-// llm.c model files: a header of 256 int32 (magic 20240326, version 3 = fp32 with
-// padded vocabulary, maxT, V, L, NH, C, Vp), then the tensors as float32.
+// llm.c model files: a header of 256 int32 (magic 20240326, version 3 = fp32 or 5 =
+// bf16, both with padded vocabulary, maxT, V, L, NH, C, Vp), then the tensors as
+// float32 (version 3) or bf16 (version 5).
 #include <array>
 #include <cstdint>
 #include <istream>
 #include <string>
 #include <vector>
+
+#include "kernels/bf16.h"
 
 namespace wb::trainer {
 
@@ -47,13 +50,15 @@ std::vector<float> init_params(const Config& c, uint64_t seed);
 
 struct Checkpoint {
   Config config;
-  std::vector<float> params;
+  std::vector<float> params;  // widened from bf16 (exactly) when the file holds bf16
+  bool bf16 = false;          // version 5
 };
-// Throws UsageError on a missing, truncated or foreign file.
+// Either version; throws UsageError on a missing, truncated or foreign file.
 Checkpoint read_checkpoint(const std::string& path);
 // The same from a seekable binary stream (its size is checked against the header before
 // the parameters are read); `origin` names it in the message of the error.
 Checkpoint read_checkpoint(std::istream& in, const std::string& origin);
-void write_checkpoint(const std::string& path, const Config& c, const float* params);
+void write_checkpoint(const std::string& path, const Config& c, const float* params);  // version 3
+void write_checkpoint(const std::string& path, const Config& c, const bf16* params);   // version 5
 
 }  // namespace wb::trainer

@@ -18,7 +18,7 @@ constexpr uint64_t kStateMagic = 20261122;
 constexpr uint64_t kStateVersion = 1;
 constexpr int kHeaderSlots = 128;
 constexpr int kChecksumSlot = 2;
-constexpr int kFirstReservedSlot = 38;
+constexpr int kFirstReservedSlot = 39;
 using Header = std::array<uint64_t, kHeaderSlots>;
 
 // Header slots (state.h lists them).
@@ -51,9 +51,10 @@ enum : int {
   kFinalLrFrac,
   kSeed,
   kShuffle,
-  kPlanHash
+  kPlanHash,
+  kStorage
 };
-static_assert(kPlanHash == kFirstReservedSlot - 1, "the named slots end where the reserved ones begin");
+static_assert(kStorage == kFirstReservedSlot - 1, "the named slots end where the reserved ones begin");
 
 uint64_t float_bits(float f) {
   uint32_t u;
@@ -93,6 +94,7 @@ Header make_header(const TrainState& s) {
   h[kSeed] = o.seed;
   h[kShuffle] = o.shuffle ? 1 : 0;
   h[kPlanHash] = s.plan_hash;
+  h[kStorage] = s.bf16_params.empty() ? 0 : 1;
   return h;
 }
 
@@ -146,6 +148,9 @@ uint64_t hash_tokens(const std::vector<int32_t>& tokens) {
 void write_state(const std::string& path, const TrainState& s) {
   if (s.m.size() != s.params.size() || s.v.size() != s.params.size())
     throw std::logic_error("write_state: the moments and the parameters differ in size");
+  if (!s.bf16_params.empty() && s.bf16_params.size() != s.params.size())
+    throw std::logic_error("write_state: the bf16 parameters and the master weights differ in size");
+  const auto halves = s.bf16_params.size() * sizeof(bf16);
   const auto floats = s.params.size() * sizeof(float);
   const auto order_bytes = s.data.order.size() * sizeof(int64_t);
   Header h = make_header(s);
@@ -154,6 +159,7 @@ void write_state(const std::string& path, const TrainState& s) {
     x.add(s.params.data(), floats);
     x.add(s.m.data(), floats);
     x.add(s.v.data(), floats);
+    x.add(s.bf16_params.data(), halves);
   });
   AtomicFile out(path);  // a kill or a full disk mid-write leaves the previous state
   out.write(h.data(), sizeof(h));
@@ -161,6 +167,7 @@ void write_state(const std::string& path, const TrainState& s) {
   out.write(s.params.data(), floats);
   out.write(s.m.data(), floats);
   out.write(s.v.data(), floats);
+  out.write(s.bf16_params.data(), halves);
   out.commit();
 }
 
@@ -218,15 +225,18 @@ TrainState read_state(const std::string& path) {
     throw corrupt("the next batch " + std::to_string(h[kNext]) + " is past the " + std::to_string(batches) +
                   " batches of a pass");
   s.data.next = int64_t(h[kNext]);
-  const CheckedInt expected_size =
-      CheckedInt(int64_t(sizeof(h))) + CheckedInt(batches) * 8 + CheckedInt(n) * 3 * int64_t(sizeof(float));
+  if (h[kStorage] > 1) throw corrupt("parameter storage " + std::to_string(h[kStorage]) + " is neither 0 nor 1");
+  const bool bf16_state = h[kStorage] == 1;
+  const CheckedInt expected_size = CheckedInt(int64_t(sizeof(h))) + CheckedInt(batches) * 8 +
+                                   CheckedInt(n) * 3 * int64_t(sizeof(float)) +
+                                   CheckedInt(n) * (bf16_state ? int64_t(sizeof(bf16)) : 0);
   if (!expected_size.ok()) throw corrupt("its sizes overflow 64 bits");
   const int64_t expected = expected_size.value();
   std::error_code ec;
   const auto size = int64_t(std::filesystem::file_size(path, ec));
   if (ec) throw UsageError("cannot read the state " + path + ": " + ec.message());
   const std::string described = "the header (" + c.describe() + ", " + std::to_string(batches) +
-                                " batches per pass) describes " + std::to_string(expected) + " bytes";
+                                " batches per pass" + (bf16_state ? ", bf16" : "") + ") describes " + std::to_string(expected) + " bytes";
   if (size < expected)
     throw UsageError(path + ": truncated state file: " + described + ", the file has " + std::to_string(size));
   if (size > expected)
@@ -236,17 +246,21 @@ TrainState read_state(const std::string& path) {
   s.params.resize(std::size_t(n));
   s.m.resize(std::size_t(n));
   s.v.resize(std::size_t(n));
+  if (bf16_state) s.bf16_params.resize(std::size_t(n));
+  const auto halves = std::streamsize(s.bf16_params.size() * sizeof(bf16));
   const auto floats = std::streamsize(n * sizeof(float));
   in.read(reinterpret_cast<char*>(s.data.order.data()), std::streamsize(batches * 8));
   in.read(reinterpret_cast<char*>(s.params.data()), floats);
   in.read(reinterpret_cast<char*>(s.m.data()), floats);
   in.read(reinterpret_cast<char*>(s.v.data()), floats);
+  in.read(reinterpret_cast<char*>(s.bf16_params.data()), halves);
   if (!in) throw UsageError(path + ": truncated state file (it shrank while being read)");
   const uint64_t sum = checksum(h, [&](Hasher& x) {
     x.add(s.data.order.data(), std::size_t(batches * 8));
     x.add(s.params.data(), std::size_t(floats));
     x.add(s.m.data(), std::size_t(floats));
     x.add(s.v.data(), std::size_t(floats));
+    x.add(s.bf16_params.data(), std::size_t(halves));
   });
   if (sum != h[kChecksumSlot])
     throw corrupt("the checksum does not match its contents (a damaged copy, or changed after it was written)");

@@ -17,9 +17,14 @@
 //     26..31 --lr, --weight-decay, --grad-clip, --beta1, --beta2, --eps (float32 bits)
 //     32 --warmup  33 --schedule (0 const, 1 cosine)  34 --final-lr-frac (float32 bits)
 //     35 --seed  36 --shuffle  37 hash of the kernel plan (op, shape, variant, launch)
-//     38..127 zero
-//   payload: the pass's batch order (int64 x batches), then the parameters, AdamW's m
-//   and v (float32 x N each, in llm.c's parameter order).
+//     38 the parameters' storage: 0 fp32, 1 bf16 (--precision bf16)
+//     39..127 zero
+//   payload: the pass's batch order (int64 x batches), then the parameters (in bf16:
+//   the fp32 master weights), AdamW's m and v (float32 x N each, in llm.c's parameter
+//   order); in bf16 then the bf16 parameters (uint16 x N), which after an update are
+//   the master weights rounded stochastically, not to nearest: a resume needs them to
+//   continue bitwise. The stochastic rounding's seed is a function of --seed and the
+//   step, so that the state needs no generator for it.
 // The header is checked against the file's size before anything is allocated; a
 // trailing byte, a checksum that does not match or a non-zero reserved slot is an
 // error.
@@ -52,7 +57,8 @@ struct TrainState {
   uint64_t plan_hash = 0;
   DataLoader::Position data;
   Rng::State sampler{};
-  std::vector<float> params, m, v;
+  std::vector<float> params, m, v;  // params: the master weights in bf16
+  std::vector<bf16> bf16_params;    // bf16 runs only; empty: an fp32 state
 };
 
 // A 64-bit hash of bytes (not cryptographic): the checksum, the training tokens' and

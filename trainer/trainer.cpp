@@ -21,6 +21,7 @@
 #include "kernels/files.h"
 #include "kernels/program.h"
 #include "kernels/registry.h"
+#include "kernels/stochastic_rounding.h"
 #include "tools/tokenizer/tokenizer_file.h"
 #include "trainer/data.h"
 #include "trainer/gpt2.h"
@@ -180,8 +181,7 @@ void validate_options(const Options& o) {
     throw UsageError("--debug-state writes the first step, which a run resumed with --resume does not run");
   if (!std::isfinite(o.peak_tflops) || o.peak_tflops < 0)
     fail("--peak-tflops", o.peak_tflops, "give 0 (measure the device) or the peak in TFLOP/s");
-  const NumericClass precision = parse_numeric_class(o.precision);
-  if (precision == NumericClass::bf16) throw UsageError("--precision takes fp32 or tf32");
+  parse_numeric_class(o.precision);  // UsageError naming the legal values
   if (o.strict_device && o.kernels.empty()) throw UsageError("--strict-device needs --kernels");
   for (const auto& [flag, path] :
        {std::pair{"--save", o.save}, std::pair{"--log", o.log}, std::pair{"--dump-workloads", o.dump_workloads},
@@ -303,18 +303,41 @@ std::optional<TrainState> resumed_state(const Options& o) {
 
 // Where the model comes from: the resumed state, an llm.c model file, or --init (whose
 // parameters are drawn once the batch and sequence sizes are known to fit).
+// Either model file version loads into either storage: version 5's bf16 parameters
+// widen exactly to the fp32 weights (or master weights); version 3's round to nearest
+// even for a bf16 run's parameters (said at start).
 struct ModelSource {
   Config config;
-  std::vector<float> params;  // empty: --init, not drawn yet
+  std::vector<float> params;      // the fp32 weights (bf16: master); empty: --init, not drawn yet
+  std::vector<bf16> bf16_params;  // a bf16 state's parameters, loaded over the rounded ones
 };
 
-ModelSource model_source(const Options& o, std::optional<TrainState>& resumed) {
-  if (resumed) return {resumed->config, std::move(resumed->params)};
+ModelSource model_source(const Options& o, std::optional<TrainState>& resumed, Storage storage) {
+  if (resumed) {
+    if (resumed->bf16_params.empty() != (storage == Storage::fp32))
+      std::cout << fmt::format("notice: the state {} holds {} parameters; this run's are {}\n", o.resume,
+                               resumed->bf16_params.empty() ? "fp32" : "bf16 (with fp32 master)",
+                               storage == Storage::bf16 ? "bf16, rounded to nearest from them" : "fp32");
+    ModelSource source{resumed->config, std::move(resumed->params), {}};
+    if (storage == Storage::bf16) source.bf16_params = std::move(resumed->bf16_params);
+    return source;
+  }
   if (!o.model.empty()) {
     Checkpoint ck = read_checkpoint(o.model);
-    return {ck.config, std::move(ck.params)};
+    if (ck.bf16 != (storage == Storage::bf16))
+      std::cout << fmt::format("notice: {} holds {} parameters (model file version {}); this run's are {}\n", o.model,
+                               ck.bf16 ? "bf16" : "fp32", ck.bf16 ? 5 : 3,
+                               storage == Storage::bf16 ? "bf16, rounded to nearest from them (fp32 master weights)"
+                                                        : "fp32, widened from them");
+    return {ck.config, std::move(ck.params), {}};
   }
-  return {config_from_init(o.init), {}};
+  return {config_from_init(o.init), {}, {}};
+}
+
+// The seed of a step's stochastic rounding of the bf16 parameters: a function of
+// --seed and the step alone, so that a resumed run rounds as the uninterrupted one did.
+uint32_t rounding_seed(uint64_t seed, int step) {
+  return mix32(uint32_t(seed) ^ mix32(uint32_t(seed >> 32) ^ mix32(uint32_t(step) + 0x5bd1e995u)));
 }
 
 // The training and validation tokens and their loaders (which refer to the files: the
@@ -494,6 +517,7 @@ StepTotals train_steps(Loop& l) {
     state->params.resize(n_params);
     state->m.resize(n_params);
     state->v.resize(n_params);
+    if (l.model.storage() == Storage::bf16) state->bf16_params.resize(n_params);
   }
   auto save_state = [&](int step) {
     l.log.flush();  // the log holds every step the state does, should a kill follow
@@ -502,6 +526,7 @@ StepTotals train_steps(Loop& l) {
     state->sampler = sampler_rng.state();
     l.model.save_params(state->params.data());
     l.model.save_moments(state->m.data(), state->v.data());
+    if (!state->bf16_params.empty()) l.model.save_bf16_params(state->bf16_params.data());
     write_state(o.state, *state);
   };
   l.resumed.reset();  // its parameters and moments are on the model now
@@ -531,6 +556,7 @@ StepTotals train_steps(Loop& l) {
     u.weight_decay = o.weight_decay;
     u.grad_clip = o.grad_clip;
     u.step = step;
+    u.rounding_seed = rounding_seed(o.seed, step);
     const float norm = l.model.update(u);  // synchronises (reads the norm back)
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // The step's time outside its ops: buffer zeroing, host plumbing, the gaps between
@@ -632,13 +658,14 @@ int run(const Options& o, const Registry& reg) {
   validate_options(o);
   const int B = o.batch, T = o.seq_len;
   const NumericClass precision = parse_numeric_class(o.precision);
+  const Storage storage = storage_of(precision);
   std::optional<TrainState> resumed = resumed_state(o);
   const int first_step = int(resumed ? resumed->step : 0) + 1;
 
-  // Model source, and the op calls of its step.
-  ModelSource source = model_source(o, resumed);
+  // Model source, and the op calls of its step (the _bf16 ops in bf16).
+  ModelSource source = model_source(o, resumed, storage);
   const Config& config = source.config;
-  const std::vector<Workload> workloads = step_workloads(config, B, T);
+  const std::vector<Workload> workloads = step_workloads(config, B, T, storage);
   validate_sizes(reg, config, B, T, workloads);
   if (source.params.empty()) source.params = init_params(config, o.seed);
   if (!o.dump_workloads.empty()) {
@@ -656,8 +683,10 @@ int run(const Options& o, const Registry& reg) {
     return kOk;
   }
   KernelPlan& plan = *kernels.plan;
-  Gpt2 model(config, B, T, *kernels.ex, plan);
+  const std::unique_ptr<Gpt2> built = make_gpt2(config, B, T, *kernels.ex, plan, storage);
+  Gpt2& model = *built;
   model.load_params(source.params.data());
+  if (!source.bf16_params.empty()) model.load_bf16_params(source.bf16_params.data());
   const uint64_t plan_fingerprint = plan_hash(plan);
   if (resumed) {
     model.load_moments(resumed->m.data(), resumed->v.data());
@@ -673,8 +702,16 @@ int run(const Options& o, const Registry& reg) {
   Loop loop{o, config, model, plan, *data, log, peak, first_step, plan_fingerprint, resumed};
   const StepTotals totals = train_steps(loop);
   if (!o.save.empty()) {
-    model.save_params(source.params.data());
-    write_checkpoint(o.save, config, source.params.data());
+    // The parameters the forward pass reads: version 3 (fp32) or 5 (bf16, as llm.c
+    // writes them; the master weights live in --state).
+    if (storage == Storage::bf16) {
+      std::vector<bf16> params(source.params.size());
+      model.save_bf16_params(params.data());
+      write_checkpoint(o.save, config, params.data());
+    } else {
+      model.save_params(source.params.data());
+      write_checkpoint(o.save, config, source.params.data());
+    }
     std::cout << "saved the model to " << o.save << "\n";
   }
   print_summary(o, config, model, plan, peak, totals);
@@ -693,8 +730,12 @@ int main(int argc, char** argv) {
   app.add_flag("--strict-device", o.strict_device, "refuse a best.json without a section for this very device");
   app.add_flag("--deterministic", o.deterministic,
                "only variants whose outputs are bitwise repeatable (no float atomics), for reproducible runs");
-  app.add_option("--precision", o.precision, "fp32, or tf32 to allow tf32 variants")->capture_default_str();
-  app.add_option("--model", o.model, "llm.c model checkpoint (version 3)");
+  app.add_option("--precision", o.precision,
+                 "fp32, tf32 to allow tf32 variants, or bf16: llm.c's mixed precision (bf16 parameters, "
+                 "gradients and activations, fp32 master weights and AdamW moments)")
+      ->capture_default_str();
+  app.add_option("--model", o.model,
+                 "llm.c model file: version 3 (fp32) or 5 (bf16), converted to the run's precision");
   app.add_option("--init", o.init, "initialise from scratch: d12, d24, d36, d48, or L,C,NH");
   app.add_option("--train", o.train, "training tokens (llm.c token file)");
   app.add_option("--val", o.val, "validation tokens (llm.c token file)");
@@ -715,7 +756,8 @@ int main(int argc, char** argv) {
   app.add_option("--val-batches", o.val_batches, "batches of the validation loss")->capture_default_str();
   app.add_option("--seed", o.seed, "seed of --init and --shuffle")->capture_default_str();
   app.add_flag("--shuffle", o.shuffle, "read the training batches in a shuffled order (per pass)");
-  app.add_option("--save", o.save, "write the model here after training");
+  app.add_option("--save", o.save,
+                 "write the model here after training (version 3, fp32; with --precision bf16 version 5)");
   app.add_option("--log", o.log, "one JSON object per step: step, loss, val_loss, ms, tokens_per_s");
   app.add_option("--peak-tflops", o.peak_tflops, "peak for MFU (default: measure the device's GEMM ceiling)");
   app.add_option("--dump-workloads", o.dump_workloads,

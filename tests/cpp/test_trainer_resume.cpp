@@ -156,6 +156,7 @@ class Resume : public ::testing::Test {
     for (const auto& [flag, value] : all) line += flag + (value.empty() ? "" : " " + value) + " ";
     return line;
   }
+  void killed_and_resumed_matches(int steps);
   TempDir dir_;
   std::map<std::string, std::string> defaults_;
 };
@@ -165,8 +166,17 @@ class Resume : public ::testing::Test {
 // state of a run never interrupted. Wherever the kill lands (between steps, or while a
 // state is being written), the state on disk is a complete one, and the comparison
 // starts after its step.
-TEST_F(Resume, KilledAndResumedRunMatchesAnUninterruptedOneBitwise) {
-  const int steps = 40;
+TEST_F(Resume, KilledAndResumedRunMatchesAnUninterruptedOneBitwise) { killed_and_resumed_matches(40); }
+
+// The same in bf16: the state carries the fp32 master weights and the bf16 parameters
+// (the master weights rounded stochastically at the last update), and every step's
+// rounding seed follows from --seed and the step.
+TEST_F(Resume, KilledAndResumedBf16RunMatchesAnUninterruptedOneBitwise) {
+  defaults_["--precision"] = "bf16";
+  killed_and_resumed_matches(20);
+}
+
+void Resume::killed_and_resumed_matches(int steps) {
   defaults_["--sample-every"] = "1";  // every state then holds a generator that has drawn
   const Result full = trainer(flags({{"--steps", std::to_string(steps)},
                                      {"--log", dir_ / "full.jsonl"},
@@ -256,6 +266,43 @@ TEST_F(Resume, EveryPartOfTheStateMatters) {
   write_state(dir_ / "moved.state", s);
   const auto moved = resume(dir_ / "moved.state", "moved.jsonl");
   EXPECT_NE(moved.at(5).at("loss").get<double>(), full.at(5).at("loss").get<double>());
+}
+
+// In bf16 the state's bf16 parameters matter: from the same master weights without
+// them (an fp32 state), the parameters are the master weights rounded to nearest, not
+// the stochastic rounding the uninterrupted run reads, and step 5's loss differs. A
+// bf16 state cut short is refused by its size.
+TEST_F(Resume, Bf16StateCarriesItsBf16Parameters) {
+  defaults_["--precision"] = "bf16";
+  defaults_["--schedule"] = "const";
+  ASSERT_EQ(trainer(flags({{"--log", dir_ / "full.jsonl"}})).code, 0);
+  ASSERT_EQ(trainer(flags({{"--steps", "4"}, {"--state", dir_ / "s4.state"}})).code, 0);
+  const auto full = read_log(dir_ / "full.jsonl");
+  TrainState s = read_state(dir_ / "s4.state");
+  ASSERT_EQ(s.bf16_params.size(), s.params.size());
+  std::size_t stochastic = 0;  // parameters not at the nearest bf16 of their master weight
+  for (std::size_t i = 0; i < s.params.size(); ++i) stochastic += s.bf16_params[i] != to_bf16(s.params[i]);
+  EXPECT_GT(stochastic, 0u);
+
+  const Result exact = trainer(flags({{"--resume", dir_ / "s4.state"}, {"--log", dir_ / "exact.jsonl"}}));
+  ASSERT_EQ(exact.code, 0) << exact.output;
+  expect_same_steps(full, read_log(dir_ / "exact.jsonl"), 5, 8);
+
+  s.bf16_params.clear();
+  write_state(dir_ / "fp32.state", s);
+  const Result rounded = trainer(flags({{"--resume", dir_ / "fp32.state"}, {"--log", dir_ / "rounded.jsonl"}}));
+  ASSERT_EQ(rounded.code, 0) << rounded.output;
+  EXPECT_NE(rounded.output.find("holds fp32 parameters; this run's are bf16, rounded to nearest"), std::string::npos)
+      << rounded.output;
+  EXPECT_NE(read_log(dir_ / "rounded.jsonl").at(5).at("loss").get<double>(), full.at(5).at("loss").get<double>());
+
+  const std::string bytes = read_text(dir_ / "s4.state");
+  write_file_atomically(dir_ / "cut.state", bytes.substr(0, bytes.size() - 2));
+  EXPECT_EXIT_WITH(trainer(flags({{"--resume", dir_ / "cut.state"}})), 2, "truncated state file");
+  std::string storage = bytes;
+  storage[38 * 8] = 2;
+  write_file_atomically(dir_ / "storage.state", storage);
+  EXPECT_EXIT_WITH(trainer(flags({{"--resume", dir_ / "storage.state"}})), 2, "parameter storage 2 is neither 0 nor 1");
 }
 
 // A state file that is not one, or not whole, or conflicts with the options: exit 2
