@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """The PyTorch side of tools/bench_cpu_trainer.sh: GPT-2 training steps in float32 eager
-mode on the CPU, from an llm.c model file, on an llm.c token file.
+mode on the CPU, from an llm.c model file, on an llm.c token file; with --autocast, the
+forward pass and the loss under torch.autocast("cpu", dtype=torch.bfloat16) (the matmuls
+in bf16 through oneDNN, the parameters, gradients and AdamW in fp32).
 
     /usr/bin/python3 tools/bench_cpu_trainer.py --model model.bin --train tokens.bin
-        [--B 4] [--T 64] [--steps 6] [--threads N] [--json FILE]
+        [--B 4] [--T 64] [--steps 6] [--threads N] [--autocast] [--json FILE]
 
 Each step is what wb's trainer does with its defaults: forward, cross-entropy over the
 first V logits, backward, the global gradient norm clipped to 1, AdamW (lr 3e-4, betas
@@ -86,6 +88,7 @@ def main():
     ap.add_argument("--T", type=int, default=64)
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--threads", type=int, default=0, help="torch threads (default: OMP_NUM_THREADS, else all)")
+    ap.add_argument("--autocast", action="store_true", help="forward and loss under bf16 autocast")
     ap.add_argument("--json")
     a = ap.parse_args()
     threads = a.threads or int(os.environ.get("OMP_NUM_THREADS", "0")) or os.cpu_count()
@@ -104,8 +107,9 @@ def main():
         idx, targets = batch[:-1].view(a.B, a.T), batch[1:].view(a.B, a.T)
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        logits = forward(p, idx, L, NH)
-        loss = F.cross_entropy(logits[..., :V].reshape(-1, V), targets.reshape(-1))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.autocast):
+            logits = forward(p, idx, L, NH)
+            loss = F.cross_entropy(logits[..., :V].reshape(-1, V), targets.reshape(-1))
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()

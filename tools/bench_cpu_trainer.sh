@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A benchmark, not a test: GPT-2 124M training steps on the CPU, wb's trainer against
-# PyTorch eager (and llm.c's train_gpt2.c when its source is given), on the same model
+# A benchmark, not a test: GPT-2 124M training steps on the CPU, wb's trainer in fp32 and
+# in bf16 (--precision bf16: llm.c's mixed precision) against PyTorch eager in fp32 and
+# under bf16 autocast (and llm.c's train_gpt2.c when its source is given), on the same model
 # file (wb's random init, d12), the same TinyShakespeare tokens, B=4, T=64, the same
 # thread count. The runs are interleaved, round after round, so that a machine that gets
 # busier slows every contender alike; each round's first step is a warm-up and is left
@@ -78,8 +79,12 @@ echo "wb kernels: $kernels; scratch: $work"
 for ((r = 1; r <= rounds; r++)); do
   "$build/trainer" --backend cpu --model "$work/model.bin" --kernels "$kernels" -b 4 -t 64 --steps "$steps" \
     --train "$train" --log "$work/wb_$r.jsonl" >"$work/wb_$r.out"
+  "$build/trainer" --backend cpu --model "$work/model.bin" --kernels "$kernels" -b 4 -t 64 --steps "$steps" \
+    --precision bf16 --train "$train" --log "$work/wbbf16_$r.jsonl" >"$work/wbbf16_$r.out"
   $py tools/bench_cpu_trainer.py --model "$work/model.bin" --train "$train" --B 4 --T 64 --steps "$steps" \
     --threads "$threads" --json "$work/torch_$r.json" >"$work/torch_$r.out"
+  $py tools/bench_cpu_trainer.py --model "$work/model.bin" --train "$train" --B 4 --T 64 --steps "$steps" \
+    --threads "$threads" --autocast --json "$work/torchbf16_$r.json" >"$work/torchbf16_$r.out"
   if [[ -n $llmc ]]; then (cd "$work/llmc" && ./train_gpt2 >"$work/llmc_$r.out"); fi
   echo "round $r/$rounds done"
 done
@@ -87,13 +92,15 @@ done
 $py - "$work" "$rounds" "$steps" "$kernels" "${llmc:+llmc}" <<'EOF'
 import json, re, statistics, sys
 work, rounds, steps, kernels, with_llmc = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
-wb, wb_ops, wb_outside, torch, llmc = [], [], [], [], []
+wb, wb_ops, wb_outside, wbbf16, torch, torchbf16, llmc = [], [], [], [], [], [], []
 for r in range(1, rounds + 1):
     lines = [json.loads(l) for l in open(f"{work}/wb_{r}.jsonl")][1:]
     wb += [l["ms"] for l in lines]
     wb_ops += [l["op_ms"] for l in lines]
     wb_outside += [l["outside_ms"] for l in lines]
+    wbbf16 += [json.loads(l)["ms"] for l in open(f"{work}/wbbf16_{r}.jsonl")][1:]
     torch += json.load(open(f"{work}/torch_{r}.json"))["ms"][1:]
+    torchbf16 += json.load(open(f"{work}/torchbf16_{r}.json"))["ms"][1:]
     if with_llmc:
         took = [float(m) for m in re.findall(r"took ([0-9.]+) ms", open(f"{work}/llmc_{r}.out").read())]
         if len(took) != steps:
@@ -103,12 +110,17 @@ med = statistics.median
 def row(name, xs):
     print(f"  {name:<28} {med(xs):9.1f} ms/step   (min {min(xs):.1f}, max {max(xs):.1f}, {len(xs)} steps)")
 print("median step time")
-row(f"wb trainer ({kernels})", wb)
-print(f"    of which in ops {med(wb_ops):.1f} ms, outside ops {med(wb_outside):.1f} ms")
-row("PyTorch eager", torch)
+row(f"wb trainer fp32", wb)
+print(f"    of which in ops {med(wb_ops):.1f} ms, outside ops {med(wb_outside):.1f} ms ({kernels})")
+row(f"wb trainer bf16", wbbf16)
+row("PyTorch eager fp32", torch)
+row("PyTorch eager bf16 autocast", torchbf16)
 if with_llmc:
     row("llm.c train_gpt2.c", llmc)
-print(f"wb / PyTorch = {med(wb) / med(torch):.3f}")
+print(f"wb fp32 / PyTorch fp32       = {med(wb) / med(torch):.3f}")
+print(f"wb bf16 / wb fp32            = {med(wbbf16) / med(wb):.3f}")
+print(f"wb bf16 / PyTorch bf16       = {med(wbbf16) / med(torchbf16):.3f}")
+print(f"wb fp32 / PyTorch bf16       = {med(wb) / med(torchbf16):.3f}")
 if with_llmc:
     print(f"wb / llm.c   = {med(wb) / med(llmc):.3f}")
     print(f"PyTorch / llm.c = {med(torch) / med(llmc):.3f}")

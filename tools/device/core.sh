@@ -5,11 +5,11 @@
 #   probe    nvidia-smi, the libraries found, `wb device` (ceilings)
 #   check    `wb check OP --backend cuda` for every op, 8 ops at a time (one process per op,
 #            so a device-losing fault costs that op only; a failing op is rerun --isolate)
-#   trainer  GPT-2 124M (d12), B=4, T=1024, default variants, fp32 and tf32
+#   trainer  GPT-2 124M (d12), B=4, T=1024, default variants, fp32, tf32 and bf16
 #   sweep    every (op, shape) of the trainer's step at B=4, T=1024, one process and one
 #            report per (op, shape), the cheap references first
 #   best     `wb best` over those reports into a copy of results/best.json
-#   trainer  again with that best.json, fp32 and tf32
+#   trainer  again with that best.json, fp32, tf32 and bf16
 #   bf16     the bf16 ops swept at the same shapes, while time is left
 # Everything lands in $OUT (default out/device): run.log, results.tgz (reports and logs,
 # repacked after every part), best.json, summary.md.
@@ -120,6 +120,7 @@ train() {  # name, seconds, trainer flags...
 if has trainer; then
   train default-fp32 60
   train default-tf32 60 --precision tf32
+  train default-bf16 60 --precision bf16
   pack
 fi
 
@@ -148,6 +149,7 @@ if has best && ls "$work/all-sweeps/"*.json >/dev/null 2>&1; then
   cp "$work/r/best.json" "$OUT/best.json"
   train best-fp32 50 --kernels "$work/r/best.json"
   train best-tf32 50 --kernels "$work/r/best.json" --precision tf32
+  train best-bf16 50 --kernels "$work/r/best.json" --precision bf16
   timeout 20 "$trainer" --backend "$time_backend" $model_args --kernels "$work/r/best.json" --print-plan \
     >"$work/r/trainer/plan.txt" 2>&1
 fi

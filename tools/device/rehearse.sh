@@ -42,7 +42,7 @@ for op in residual_forward layernorm_forward_bf16; do
   [[ -s "$r/check/$op.json" ]] || fail "no check report of $op"
   grep -qx "check $op rc=0" "$r/check/rc.txt" || fail "check $op: $(grep "check $op" "$r/check/rc.txt")"
 done
-for run in default-fp32 default-tf32 best-fp32 best-tf32; do
+for run in default-fp32 default-tf32 default-bf16 best-fp32 best-tf32 best-bf16; do
   grep -q "^trainer $run rc=0: summary: 8 steps" <<<"$summary" || fail "trainer $run did not run 8 steps"
 done
 workloads=$(ls "$tmp/device/workloads" | wc -l)
@@ -54,4 +54,4 @@ bf16_swept=$(ls "$r/sweep-bf16/"*.json 2>/dev/null | wc -l)
 grep -q "^best rc=0" <<<"$summary" || fail "wb best failed"
 grep -q '"cpu-' "$tmp/out/best.json" || fail "best.json has no section of this CPU"
 echo "rehearsal passed in $((SECONDS - start)) s: bundle $(du -h "$tmp/device/bundle.tar.xz" | cut -f1) (xz -0)," \
-  "checks of 2 ops in emulation, $swept + $bf16_swept sweeps and 4 trainer runs on the CPU, $files files back"
+  "checks of 2 ops in emulation, $swept + $bf16_swept sweeps and 6 trainer runs on the CPU, $files files back"
