@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <unordered_map>
 
+#include "kernels/cpu/onednn.h"
 #include "kernels/ops/matmul_forward.h"
 #include "kernels/variant.h"
 
@@ -25,18 +26,8 @@ namespace {
 using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 
-struct OneDnn {
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  dnnl::stream stream{engine};
-};
-
-OneDnn& onednn() {
-  static OneDnn instance;
-  return instance;
-}
-
 void matmul_bf16_onednn(const MatmulForwardBf16Args& a, const Launch&) {
-  OneDnn& d = onednn();
+  cpu::OneDnn& d = cpu::onednn();
   const dnnl::memory::dim rows = int64_t(a.B) * a.T, C = a.C, OC = a.OC;
   const dnnl::memory::desc src_md({rows, C}, dt::bf16, tag::ab);
   const dnnl::memory::desc weights_md({C, OC}, dt::bf16, tag::ba);  // (OC, C) row-major, read as its transpose
