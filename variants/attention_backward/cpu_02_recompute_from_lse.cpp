@@ -7,7 +7,7 @@
 // with D_t = dout_t . out_t. A second pass over the same keys applies them:
 // dq_t += scale * ds k_t2, dk_t2 += scale * ds q_t, dv_t2 += p dout_t. dq, dk and dv
 // of the head accumulate in float buffers of T x hs, written into dqkv at the end.
-// No T x T buffer exists.
+// No T x T buffer exists. (kernels/cpu/attention_head.h, which the bf16 rung shares.)
 // Why it should beat variant 1 (the reference): the reference computes in double and
 // recomputes the score with a fresh strided walk per pair; here every dot product and
 // every axpy runs over hs contiguous floats that the compiler vectorises, and the row
@@ -16,58 +16,27 @@
 // the keys of one head are re-read once per query row (T^2/2 row reads per head,
 // cached but not blocked); parallel over B*NH items only, so few heads leave cores idle.
 #include <algorithm>
-#include <cmath>
 #include <vector>
 
+#include "kernels/cpu/attention_head.h"
 #include "kernels/ops/attention_backward.h"
 #include "kernels/variant.h"
 
 namespace wb::variants {
 namespace {
 
-float dot(const float* x, const float* y, int64_t n) {
-  float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t i = 0; i < n; ++i) sum += x[i] * y[i];
-  return sum;
-}
-
-// y += alpha * x over n floats.
-void axpy(float* y, float alpha, const float* x, int64_t n) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
-}
-
 void attention_backward_rows(const AttentionBackwardArgs& a, const Launch&) {
   const int64_t B = a.B, T = a.T, C = a.C, NH = a.NH, hs = C / NH, C3 = 3 * C;
-  const float scale = 1.0f / std::sqrt(float(hs));
 #pragma omp parallel for collapse(2) schedule(dynamic)
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t h = 0; h < NH; ++h) {
-      // Per head: dq, dk, dv (T x hs each) and the three row buffers.
+      // Per head: dq, dk, dv (T x hs each) and the two row buffers.
       std::vector<float> dq(T * hs, 0.0f), dk(T * hs, 0.0f), dv(T * hs, 0.0f);
       std::vector<float> p(T), ds(T);
-      const float* qkv = a.qkv + b * T * C3 + h * hs;  // q of row t at qkv + t * C3
-      const float* lse = a.lse + (b * NH + h) * T;
-      for (int64_t t = 0; t < T; ++t) {
-        const float* q = qkv + t * C3;
-        const float* dout = a.dout + (b * T + t) * C + h * hs;
-        const float* out = a.out + (b * T + t) * C + h * hs;
-        const float D = dot(dout, out, hs);
-        for (int64_t t2 = 0; t2 <= t; ++t2) {
-          const float* k = qkv + t2 * C3 + C;
-          const float* v = qkv + t2 * C3 + 2 * C;
-          p[t2] = std::exp(dot(q, k, hs) * scale - lse[t]);
-          ds[t2] = p[t2] * (dot(dout, v, hs) - D) * scale;
-        }
-        float* dq_t = dq.data() + t * hs;
-        for (int64_t t2 = 0; t2 <= t; ++t2) {
-          const float* k = qkv + t2 * C3 + C;
-          axpy(dq_t, ds[t2], k, hs);
-          axpy(dk.data() + t2 * hs, ds[t2], q, hs);
-          axpy(dv.data() + t2 * hs, p[t2], dout, hs);
-        }
-      }
+      const float* q = a.qkv + b * T * C3 + h * hs;  // q of row t at q + t * C3
+      cpu::attention_backward_head(q, q + C, q + 2 * C, C3, a.dout + b * T * C + h * hs, a.out + b * T * C + h * hs, C,
+                                   a.lse + (b * NH + h) * T, T, hs, dq.data(), dk.data(), dv.data(), p.data(),
+                                   ds.data());
       for (int64_t t = 0; t < T; ++t) {
         float* row = a.dqkv + (b * T + t) * C3 + h * hs;
         std::copy(dq.begin() + t * hs, dq.begin() + (t + 1) * hs, row);
