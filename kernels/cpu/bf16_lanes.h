@@ -7,6 +7,8 @@
 //   round_bits(f)  f rounded to nearest even, as bf16 bits: add 0x7FFF plus the lowest
 //                  kept bit, drop the low half (the carry into the exponent is right, up
 //                  to infinity); a NaN becomes CUDA's canonical 0x7FFF
+//   widen_rows / round_rows  the same over a block of rows of n values, strided in the
+//                  bf16 tensor (ld apart) and contiguous in the fp32 buffer
 // Both work on the bits as uint16_t/uint32_t: bf16 arrays are read as uint16_t through
 // bits_of (bf16 is a struct of one uint16_t, standard layout).
 #include <cstdint>
@@ -34,6 +36,22 @@ inline uint16_t* bits_of(bf16* p) { return reinterpret_cast<uint16_t*>(p); }
   std::memcpy(&u, &f, sizeof u);
   const uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
   return (u & 0x7FFFFFFFu) > 0x7F800000u ? uint16_t(kBf16CanonicalNaN) : uint16_t(rounded);
+}
+
+// to[r * n + i] = widen(from[r * ld + i]) for r < rows, i < n.
+inline void widen_rows(const uint16_t* from, int64_t ld, float* to, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) to[r * n + i] = widen(from[r * ld + i]);
+  }
+}
+
+// to[r * ld + i] = round_bits(from[r * n + i]) for r < rows, i < n.
+inline void round_rows(const float* from, uint16_t* to, int64_t ld, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) to[r * ld + i] = round_bits(from[r * n + i]);
+  }
 }
 
 }  // namespace wb::cpu

@@ -36,30 +36,18 @@ void attention_backward_bf16_widened(const AttentionBackwardBf16Args& a, const L
     for (int64_t h = 0; h < NH; ++h) {
       std::vector<float> q(T * hs), k(T * hs), v(T * hs), d(T * hs), o(T * hs);
       std::vector<float> dq(T * hs, 0.0f), dk(T * hs, 0.0f), dv(T * hs, 0.0f), p(T), ds(T);
-      for (int64_t t = 0; t < T; ++t) {
-        const uint16_t* row = qkv + (b * T + t) * C3 + h * hs;
-        const uint16_t* drow = dout + (b * T + t) * C + h * hs;
-        const uint16_t* orow = out + (b * T + t) * C + h * hs;
-#pragma omp simd
-        for (int64_t i = 0; i < hs; ++i) {
-          q[t * hs + i] = cpu::widen(row[i]);
-          k[t * hs + i] = cpu::widen(row[C + i]);
-          v[t * hs + i] = cpu::widen(row[2 * C + i]);
-          d[t * hs + i] = cpu::widen(drow[i]);
-          o[t * hs + i] = cpu::widen(orow[i]);
-        }
-      }
+      const uint16_t* head = qkv + b * T * C3 + h * hs;  // q of (b, t=0, h)
+      cpu::widen_rows(head, C3, q.data(), T, hs);
+      cpu::widen_rows(head + C, C3, k.data(), T, hs);
+      cpu::widen_rows(head + 2 * C, C3, v.data(), T, hs);
+      cpu::widen_rows(dout + b * T * C + h * hs, C, d.data(), T, hs);
+      cpu::widen_rows(out + b * T * C + h * hs, C, o.data(), T, hs);
       cpu::attention_backward_head(q.data(), k.data(), v.data(), hs, d.data(), o.data(), hs, a.lse + (b * NH + h) * T,
                                    T, hs, dq.data(), dk.data(), dv.data(), p.data(), ds.data());
-      for (int64_t t = 0; t < T; ++t) {
-        uint16_t* row = dqkv + (b * T + t) * C3 + h * hs;
-#pragma omp simd
-        for (int64_t i = 0; i < hs; ++i) {
-          row[i] = cpu::round_bits(dq[t * hs + i]);
-          row[C + i] = cpu::round_bits(dk[t * hs + i]);
-          row[2 * C + i] = cpu::round_bits(dv[t * hs + i]);
-        }
-      }
+      uint16_t* dhead = dqkv + b * T * C3 + h * hs;
+      cpu::round_rows(dq.data(), dhead, C3, T, hs);
+      cpu::round_rows(dk.data(), dhead + C, C3, T, hs);
+      cpu::round_rows(dv.data(), dhead + 2 * C, C3, T, hs);
     }
   }
 }

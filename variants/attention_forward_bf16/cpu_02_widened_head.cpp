@@ -35,22 +35,13 @@ void attention_bf16_widened(const AttentionForwardBf16Args& a, const Launch&) {
 #pragma omp for collapse(2) schedule(static)
     for (int64_t b = 0; b < B; ++b) {
       for (int64_t h = 0; h < NH; ++h) {
-        for (int64_t t = 0; t < T; ++t) {
-          const uint16_t* row = qkv + (b * T + t) * 3 * C + h * hs;
-#pragma omp simd
-          for (int64_t i = 0; i < hs; ++i) {
-            q[t * hs + i] = cpu::widen(row[i]);
-            k[t * hs + i] = cpu::widen(row[C + i]);
-            v[t * hs + i] = cpu::widen(row[2 * C + i]);
-          }
-        }
+        const uint16_t* head = qkv + b * T * 3 * C + h * hs;  // q of (b, t=0, h)
+        cpu::widen_rows(head, 3 * C, q.data(), T, hs);
+        cpu::widen_rows(head + C, 3 * C, k.data(), T, hs);
+        cpu::widen_rows(head + 2 * C, 3 * C, v.data(), T, hs);
         cpu::attention_forward_head(q.data(), k.data(), v.data(), hs, o.data(), hs, a.lse + (b * NH + h) * T, T, hs,
                                     acc.data(), s.data());
-        for (int64_t t = 0; t < T; ++t) {
-          uint16_t* row = out + (b * T + t) * C + h * hs;
-#pragma omp simd
-          for (int64_t i = 0; i < hs; ++i) row[i] = cpu::round_bits(o[t * hs + i]);
-        }
+        cpu::round_rows(o.data(), out + b * T * C + h * hs, C, T, hs);
       }
     }
   }
