@@ -452,12 +452,13 @@ void Model<Fp32Step>::update_params(const UpdateSettings& u, float scale) {
 
 // The fp32 master weights, m and v take the update; the bf16 parameters are the new
 // master weights rounded stochastically with the step's seed (the same bits on every
-// backend and launch configuration, and on a resumed run, which derives the same seed).
+// backend and launch configuration, and on a resumed run, which derives the same seed),
+// or, with --rounding nearest, to nearest even.
 template <>
 void Model<Bf16Step>::update_params(const UpdateSettings& u, float scale) {
   plan_.run("adamw_bf16", params_shape(c_),
             AdamwBf16Args{params_, master_, m_, v_, grads_, layout_.total, u.lr, u.beta1, u.beta2, u.eps,
-                          u.weight_decay, scale, u.step, u.rounding_seed, 1});
+                          u.weight_decay, scale, u.step, u.rounding_seed, u.stochastic_rounding ? 1 : 0});
 }
 
 }  // namespace

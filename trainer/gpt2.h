@@ -38,6 +38,7 @@ struct UpdateSettings {
   float grad_clip = 0.0f;      // 0 = off
   int step = 1;                // from 1
   uint32_t rounding_seed = 0;  // bf16: the seed of this step's stochastic rounding of the parameters
+  bool stochastic_rounding = true;  // bf16: false rounds the master weights to nearest even (--rounding nearest)
 };
 
 // The model, whatever its storage; make_gpt2 builds one.

@@ -18,7 +18,7 @@ constexpr uint64_t kStateMagic = 20261122;
 constexpr uint64_t kStateVersion = 1;
 constexpr int kHeaderSlots = 128;
 constexpr int kChecksumSlot = 2;
-constexpr int kFirstReservedSlot = 39;
+constexpr int kFirstReservedSlot = 40;
 using Header = std::array<uint64_t, kHeaderSlots>;
 
 // Header slots (state.h lists them).
@@ -52,9 +52,10 @@ enum : int {
   kSeed,
   kShuffle,
   kPlanHash,
-  kStorage
+  kStorage,
+  kRounding
 };
-static_assert(kStorage == kFirstReservedSlot - 1, "the named slots end where the reserved ones begin");
+static_assert(kRounding == kFirstReservedSlot - 1, "the named slots end where the reserved ones begin");
 
 uint64_t float_bits(float f) {
   uint32_t u;
@@ -95,6 +96,7 @@ Header make_header(const TrainState& s) {
   h[kShuffle] = o.shuffle ? 1 : 0;
   h[kPlanHash] = s.plan_hash;
   h[kStorage] = s.bf16_params.empty() ? 0 : 1;
+  h[kRounding] = o.nearest_rounding ? 1 : 0;
   return h;
 }
 
@@ -206,6 +208,8 @@ TrainState read_state(const std::string& path) {
   o.seed = h[kSeed];
   if (h[kShuffle] > 1) throw corrupt("shuffle " + std::to_string(h[kShuffle]) + " is neither 0 nor 1");
   o.shuffle = h[kShuffle] == 1;
+  if (h[kRounding] > 1) throw corrupt("rounding " + std::to_string(h[kRounding]) + " is neither 0 nor 1");
+  o.nearest_rounding = h[kRounding] == 1;
   s.train_tokens = h[kTokens];
   s.train_hash = h[kTokensHash];
   s.plan_hash = h[kPlanHash];

@@ -18,12 +18,14 @@
 //     32 --warmup  33 --schedule (0 const, 1 cosine)  34 --final-lr-frac (float32 bits)
 //     35 --seed  36 --shuffle  37 hash of the kernel plan (op, shape, variant, launch)
 //     38 the parameters' storage: 0 fp32, 1 bf16 (--precision bf16)
-//     39..127 zero
+//     39 --rounding: 0 stochastic, 1 nearest (a reserved slot until then: older
+//        states read as stochastic, which they were)
+//     40..127 zero
 //   payload: the pass's batch order (int64 x batches), then the parameters (in bf16:
 //   the fp32 master weights), AdamW's m and v (float32 x N each, in llm.c's parameter
 //   order); in bf16 then the bf16 parameters (uint16 x N), which after an update are
-//   the master weights rounded stochastically, not to nearest: a resume needs them to
-//   continue bitwise. The stochastic rounding's seed is a function of --seed and the
+//   the master weights rounded stochastically (unless --rounding nearest), not to
+//   nearest: a resume needs them to continue bitwise. The stochastic rounding's seed is a function of --seed and the
 //   step, so that the state needs no generator for it.
 // The header is checked against the file's size before anything is allocated; a
 // trailing byte, a checksum that does not match or a non-zero reserved slot is an
@@ -47,6 +49,7 @@ struct StateSettings {
   float final_lr_frac = 0;
   uint64_t seed = 0;
   bool shuffle = false;
+  bool nearest_rounding = false;  // bf16: --rounding nearest
 };
 
 struct TrainState {

@@ -181,7 +181,11 @@ void validate_options(const Options& o) {
     throw UsageError("--debug-state writes the first step, which a run resumed with --resume does not run");
   if (!std::isfinite(o.peak_tflops) || o.peak_tflops < 0)
     fail("--peak-tflops", o.peak_tflops, "give 0 (measure the device) or the peak in TFLOP/s");
-  parse_numeric_class(o.precision);  // UsageError naming the legal values
+  const NumericClass precision = parse_numeric_class(o.precision);  // UsageError naming the legal values
+  if (o.rounding != "stochastic" && o.rounding != "nearest")
+    throw UsageError("--rounding '" + o.rounding + "' is not known (legal: stochastic, nearest)");
+  if (o.rounding == "nearest" && storage_of(precision) != Storage::bf16)
+    throw UsageError("--rounding nearest rounds the bf16 parameters: it needs --precision bf16");
   if (o.strict_device && o.kernels.empty()) throw UsageError("--strict-device needs --kernels");
   for (const auto& [flag, path] :
        {std::pair{"--save", o.save}, std::pair{"--log", o.log}, std::pair{"--dump-workloads", o.dump_workloads},
@@ -213,6 +217,7 @@ StateSettings settings_of(const Options& o) {
   s.beta1 = o.beta1, s.beta2 = o.beta2, s.eps = o.eps;
   s.warmup = o.warmup, s.schedule = o.schedule, s.final_lr_frac = o.final_lr_frac;
   s.seed = o.seed, s.shuffle = o.shuffle;
+  s.nearest_rounding = o.rounding == "nearest";
   return s;
 }
 
@@ -245,6 +250,9 @@ void check_resume_options(const TrainState& state, const Options& o) {
         fmt::format("--shuffle is {} here and {} in the state {}: a resume must repeat the options of the "
                     "run that wrote it",
                     given.shuffle ? "given" : "not given", saved.shuffle ? "given" : "not given", o.resume));
+  if (given.nearest_rounding != saved.nearest_rounding)
+    refuse("--rounding", given.nearest_rounding ? "nearest" : "stochastic",
+           saved.nearest_rounding ? "nearest" : "stochastic");
   if (given.schedule == "cosine" && given.steps != saved.steps)
     throw UsageError(
         fmt::format("--steps {} differs from {} in the state {}: the cosine schedule's learning rates "
@@ -557,6 +565,7 @@ StepTotals train_steps(Loop& l) {
     u.grad_clip = o.grad_clip;
     u.step = step;
     u.rounding_seed = rounding_seed(o.seed, step);
+    u.stochastic_rounding = o.rounding == "stochastic";
     const float norm = l.model.update(u);  // synchronises (reads the norm back)
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // The step's time outside its ops: buffer zeroing, host plumbing, the gaps between
@@ -733,6 +742,11 @@ int main(int argc, char** argv) {
   app.add_option("--precision", o.precision,
                  "fp32, tf32 to allow tf32 variants, or bf16: llm.c's mixed precision (bf16 parameters, "
                  "gradients and activations, fp32 master weights and AdamW moments)")
+      ->capture_default_str();
+  app.add_option("--rounding", o.rounding,
+                 "bf16: how each step's updated fp32 master weights become the bf16 parameters: stochastic (seeded "
+                 "by --seed and the step, as llm.c) or nearest (round to nearest even, for comparisons with a "
+                 "deterministic reference)")
       ->capture_default_str();
   app.add_option("--model", o.model,
                  "llm.c model file: version 3 (fp32) or 5 (bf16), converted to the run's precision");

@@ -12,7 +12,8 @@ struct Options {
   std::string kernels;             // best.json
   bool strict_device = false;      // refuse best.json without a section for this device
   bool deterministic = false;      // only bitwise-repeatable variants
-  std::string precision = "fp32";  // fp32 | tf32
+  std::string precision = "fp32";  // fp32 | tf32 | bf16
+  std::string rounding = "stochastic";  // bf16: how the updated master weights become the bf16 parameters
   std::string model;               // llm.c checkpoint
   std::string init;                // d12 | L,C,NH
   std::string train, val;          // llm.c token files

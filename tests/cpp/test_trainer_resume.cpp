@@ -305,6 +305,34 @@ TEST_F(Resume, Bf16StateCarriesItsBf16Parameters) {
   EXPECT_EXIT_WITH(trainer(flags({{"--resume", dir_ / "storage.state"}})), 2, "parameter storage 2 is neither 0 nor 1");
 }
 
+// --rounding nearest puts every bf16 parameter at the nearest bf16 of its master weight;
+// the state records the choice, and a resume must repeat it (then it continues bitwise).
+TEST_F(Resume, Bf16NearestRoundingIsRecordedAndMustBeRepeated) {
+  defaults_["--precision"] = "bf16";
+  defaults_["--schedule"] = "const";
+  defaults_["--rounding"] = "nearest";
+  ASSERT_EQ(trainer(flags({{"--log", dir_ / "full.jsonl"}})).code, 0);
+  ASSERT_EQ(trainer(flags({{"--steps", "4"}, {"--state", dir_ / "s4.state"}})).code, 0);
+  const TrainState s = read_state(dir_ / "s4.state");
+  ASSERT_EQ(s.bf16_params.size(), s.params.size());
+  std::size_t off_nearest = 0;
+  for (std::size_t i = 0; i < s.params.size(); ++i) off_nearest += s.bf16_params[i] != to_bf16(s.params[i]);
+  EXPECT_EQ(off_nearest, 0u);
+
+  EXPECT_EXIT_WITH(trainer(flags({{"--resume", dir_ / "s4.state"}, {"--rounding", "stochastic"}})), 2,
+                   "--rounding stochastic differs from nearest in the state");
+  const Result exact = trainer(flags({{"--resume", dir_ / "s4.state"}, {"--log", dir_ / "exact.jsonl"}}));
+  ASSERT_EQ(exact.code, 0) << exact.output;
+  expect_same_steps(read_log(dir_ / "full.jsonl"), read_log(dir_ / "exact.jsonl"), 5, 8);
+
+  std::string rounding = read_text(dir_ / "s4.state");
+  rounding[39 * 8] = 2;
+  write_file_atomically(dir_ / "rounding.state", rounding);
+  EXPECT_EXIT_WITH(trainer(flags({{"--resume", dir_ / "rounding.state"}})), 2, "rounding 2 is neither 0 nor 1");
+  EXPECT_EXIT_WITH(trainer(flags({{"--rounding", "up"}})), 2, "--rounding 'up' is not known (legal: stochastic, nearest)");
+  EXPECT_EXIT_WITH(trainer(flags({{"--precision", "fp32"}})), 2, "--rounding nearest rounds the bf16 parameters");
+}
+
 // A state file that is not one, or not whole, or conflicts with the options: exit 2
 // with a message naming the file or the flag, before any training.
 TEST_F(Resume, BadStateFilesAndConflictingOptionsExitTwo) {
