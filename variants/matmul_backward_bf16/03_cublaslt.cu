@@ -82,7 +82,7 @@ void run_gemm(cublasLtHandle_t handle, const Bf16Gemm& g, void* workspace, std::
 
   const uint32_t align_a = alignment_of(g.A), align_b = alignment_of(g.B), align_d = alignment_of(g.D);
   // beta is in the key: with beta = 0 C is not read, and the heuristic may know that.
-  const PlanKey key{handle, g.m,          g.n,     g.k,     g.lda,   g.ldb,          int(g.transb),
+  const PlanKey key{handle, g.m,           g.n,     g.k,     g.lda,   g.ldb,          int(g.transb),
                     g.ldd,  g.beta != 0.f, align_a, align_b, align_d, workspace_bytes};
   static cuda::PlanCache<PlanKey, cublasLtMatmulAlgo_t> plans;
   const cublasLtMatmulAlgo_t algo = plans.get(key, [&] {
@@ -106,12 +106,12 @@ void launch(const MatmulBackwardBf16Args& a, const Launch& l) {
   cublasLtHandle_t handle = cuda::libraries(l).cublaslt();
 
   // dinp^T (C x rows, ld C) = weight^T (C x OC, ld C) @ dout^T (OC x rows, ld OC); beta 0: overwritten
-  run_gemm(handle, Bf16Gemm{a.C, rows, a.OC, a.weight, a.C, a.dout, a.OC, CUBLAS_OP_N, a.dinp, a.C, 0.0f},
-           l.workspace, l.workspace_bytes, stream);
+  run_gemm(handle, Bf16Gemm{a.C, rows, a.OC, a.weight, a.C, a.dout, a.OC, CUBLAS_OP_N, a.dinp, a.C, 0.0f}, l.workspace,
+           l.workspace_bytes, stream);
   // dweight^T (C x OC, ld C) = inp^T (C x rows, ld C) @ dout (rows x OC) + dweight^T; dout
   // is stored as dout^T (OC x rows, ld OC), hence transb = T; beta 1: accumulated
-  run_gemm(handle, Bf16Gemm{a.C, a.OC, rows, a.inp, a.C, a.dout, a.OC, CUBLAS_OP_T, a.dweight, a.C, 1.0f},
-           l.workspace, l.workspace_bytes, stream);
+  run_gemm(handle, Bf16Gemm{a.C, a.OC, rows, a.inp, a.C, a.dout, a.OC, CUBLAS_OP_T, a.dweight, a.C, 1.0f}, l.workspace,
+           l.workspace_bytes, stream);
 }
 
 #endif

@@ -89,8 +89,15 @@ cublasLtMatmulAlgo_t plan_for(cublasLtHandle_t lt, const MatmulForwardBf16Args& 
   static cuda::PlanCache<PlanKey, cublasLtMatmulAlgo_t> plans;
   const uint32_t align_w = alignment_of(args.weight), align_i = alignment_of(args.inp),
                  align_o = alignment_of(args.out);
-  const PlanKey key{lt,      args.B * args.T, args.C,  args.OC, args.bias != nullptr,
-                    align_w, align_i,         align_o, args.bias ? alignment_of(args.bias) : 0u,
+  const PlanKey key{lt,
+                    args.B * args.T,
+                    args.C,
+                    args.OC,
+                    args.bias != nullptr,
+                    align_w,
+                    align_i,
+                    align_o,
+                    args.bias ? alignment_of(args.bias) : 0u,
                     workspace_bytes};
   return plans.get(key, [&] {
     const cuda::LtMatmulPreference pref = cuda::preference_for(workspace_bytes, align_w, align_i, align_o);
@@ -120,7 +127,7 @@ void launch(const MatmulForwardBf16Args& a, const Launch& l) {
 
 Variant matmul_forward_bf16_cuda_3() {
   Variant v = Variant::of<MatmulForwardBf16Args>(WB_DEVICE_ONLY(launch));
-  v.summary = "one cuBLASLt matmul, bf16 in and out, fp32 compute, bf16 bias fused into the epilogue, split-k only in fp32";
+  v.summary = "one cuBLASLt matmul, bf16 in and out, fp32 compute, bias fused into the epilogue, split-k only in fp32";
   v.not_emulated = "needs cuBLASLt";
   v.workspace = [](const Shape&, const ParamValues&) { return kWorkspaceBytes; };
   return v;

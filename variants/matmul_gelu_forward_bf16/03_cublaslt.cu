@@ -84,13 +84,12 @@ Problem describe(const MatmulGeluForwardBf16Args& args) {
   const int32_t bf16_type = CUDA_R_16BF;
   WB_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof(aux)));
   WB_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &aux_ld, sizeof(aux_ld)));
-  WB_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, &bf16_type,
-                                          sizeof(bf16_type)));
+  WB_CHECK(
+      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, &bf16_type, sizeof(bf16_type)));
   if (args.bias) {
     const void* bias = args.bias;
     WB_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
-    WB_CHECK(
-        cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bf16_type, sizeof(bf16_type)));
+    WB_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bf16_type, sizeof(bf16_type)));
   }
   return p;
 }
@@ -105,8 +104,16 @@ cublasLtMatmulAlgo_t plan_for(cublasLtHandle_t lt, const MatmulGeluForwardBf16Ar
   static cuda::PlanCache<PlanKey, cublasLtMatmulAlgo_t> plans;
   const uint32_t align_w = alignment_of(args.weight), align_i = alignment_of(args.inp),
                  align_o = alignment_of(args.out);
-  const PlanKey key{lt,      args.B * args.T, args.C, args.OC, args.bias != nullptr, align_w,
-                    align_i, align_o,         alignment_of(args.pre), args.bias ? alignment_of(args.bias) : 0u,
+  const PlanKey key{lt,
+                    args.B * args.T,
+                    args.C,
+                    args.OC,
+                    args.bias != nullptr,
+                    align_w,
+                    align_i,
+                    align_o,
+                    alignment_of(args.pre),
+                    args.bias ? alignment_of(args.bias) : 0u,
                     workspace_bytes};
   return plans.get(key, [&] {
     const cuda::LtMatmulPreference pref = cuda::preference_for(workspace_bytes, align_w, align_i, align_o);
@@ -135,7 +142,8 @@ void launch(const MatmulGeluForwardBf16Args& a, const Launch& l) {
 
 Variant matmul_gelu_forward_bf16_cuda_3() {
   Variant v = Variant::of<MatmulGeluForwardBf16Args>(WB_DEVICE_ONLY(launch));
-  v.summary = "one cuBLASLt matmul, bf16 in and out, fp32 compute, GELU_AUX_BIAS epilogue writes out and pre, split-k only in fp32";
+  v.summary =
+      "one cuBLASLt matmul, bf16, fp32 compute, GELU_AUX_BIAS epilogue writes out and pre, split-k only in fp32";
   v.not_emulated = "needs cuBLASLt";
   v.requirements = {{"OC % 8 == 0", [](const Shape& s) { return s.OC % 8 == 0; }}};
   v.workspace = [](const Shape&, const ParamValues&) { return kWorkspaceBytes; };
