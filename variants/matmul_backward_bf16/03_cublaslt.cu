@@ -20,7 +20,7 @@
 // told CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK = NONE | COMPUTE_TYPE: one sequence
 // per dot product, or fp32 partials in the workspace reduced in a separate step
 // (kernels/cuda/cublaslt.h, reduce_in_compute_type). The algorithm of each product is
-// the heuristic's first choice, cached per handle, sizes, transposes, beta, alignments
+// the heuristic's first choice, cached per handle, sizes, transposes, alignments
 // and workspace size.
 // Why it should beat variant 2: no fp32 accumulators making a round trip through memory
 // (8 bytes per output beyond the bf16 ones) and no rounding launches: two library calls
@@ -65,8 +65,7 @@ struct Bf16Gemm {
   float beta;
 };
 
-using PlanKey =
-    std::tuple<const void*, int, int, int, int, int, int, int, bool, uint32_t, uint32_t, uint32_t, std::size_t>;
+using PlanKey = std::tuple<const void*, int, int, int, int, int, int, int, uint32_t, uint32_t, uint32_t, std::size_t>;
 
 void run_gemm(cublasLtHandle_t handle, const Bf16Gemm& g, void* workspace, std::size_t workspace_bytes,
               cudaStream_t stream) {
@@ -81,9 +80,9 @@ void run_gemm(cublasLtHandle_t handle, const Bf16Gemm& g, void* workspace, std::
   const cuda::LtMatrixLayout d_layout(CUDA_R_16BF, uint64_t(g.m), uint64_t(g.n), g.ldd);
 
   const uint32_t align_a = alignment_of(g.A), align_b = alignment_of(g.B), align_d = alignment_of(g.D);
-  // beta is in the key: with beta = 0 C is not read, and the heuristic may know that.
-  const PlanKey key{handle, g.m,           g.n,     g.k,     g.lda,   g.ldb,          int(g.transb),
-                    g.ldd,  g.beta != 0.f, align_a, align_b, align_d, workspace_bytes};
+  // What the heuristic sees (it is not told beta: one plan serves either).
+  const PlanKey key{handle,        g.m,   g.n,     g.k,     g.lda,   g.ldb,
+                    int(g.transb), g.ldd, align_a, align_b, align_d, workspace_bytes};
   static cuda::PlanCache<PlanKey, cublasLtMatmulAlgo_t> plans;
   const cublasLtMatmulAlgo_t algo = plans.get(key, [&] {
     const cuda::LtMatmulPreference pref = cuda::preference_for(workspace_bytes, align_a, align_b, align_d);
