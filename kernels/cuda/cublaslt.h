@@ -11,6 +11,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <utility>
 
 #include "kernels/cuda/libraries.h"
@@ -101,5 +103,57 @@ inline LtMatmulPreference preference_for(std::size_t max_workspace, uint32_t ali
                                                 sizeof(align_d)));
   return pref;
 }
+
+// Restricts the heuristic to algorithms that sum the whole dot product in one sequence
+// or that add split-k partial sums in the compute type (fp32 partials in the
+// workspace, reduced in a separate step): not in place in D, not in the output type.
+// For a bf16 D this keeps each output rounded once, from the fp32 sum; cuBLASLt's
+// default mask allows every scheme (cublasLtReductionScheme_t, cublasLt.h).
+inline void reduce_in_compute_type(const LtMatmulPreference& pref) {
+  const uint32_t mask = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  WB_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.get(), CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask,
+                                                sizeof(mask)));
+}
+
+// The heuristic's first choice for D = op(A) op(B) (+ C) as `desc` describes it, or
+// false when it has none (no algorithm, or CUBLAS_STATUS_NOT_SUPPORTED for the
+// configuration); other errors throw.
+inline bool first_algo(cublasLtHandle_t handle, const LtMatmulDesc& desc, const LtMatrixLayout& a,
+                       const LtMatrixLayout& b, const LtMatrixLayout& c, const LtMatrixLayout& d,
+                       const LtMatmulPreference& pref, cublasLtMatmulAlgo_t* algo) {
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle, desc.get(), a.get(), b.get(), c.get(), d.get(),
+                                                               pref.get(), 1, &result, &found);
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED) return false;
+  WB_CHECK(status);
+  if (found == 0 || result.state != CUBLAS_STATUS_SUCCESS) return false;
+  *algo = result.algo;
+  return true;
+}
+
+// A process-wide map from what a heuristic's choice depends on (Key: handle, sizes,
+// alignments, workspace, ...) to that choice (Plan), so that repeated launches skip the
+// host-side query. Safe to call from several threads; `make` runs outside the lock (two
+// threads may both compute a plan for a new key; the first stored wins).
+template <class Key, class Plan>
+class PlanCache {
+ public:
+  template <class Make>
+  Plan get(const Key& key, Make make) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = plans_.find(key);
+      if (it != plans_.end()) return it->second;
+    }
+    Plan plan = make();
+    std::lock_guard<std::mutex> lock(mutex_);
+    return plans_.emplace(key, plan).first->second;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<Key, Plan> plans_;
+};
 
 }  // namespace wb::cuda

@@ -1,0 +1,339 @@
+#pragma once
+// cuDNN's fused scaled-dot-product attention on bf16 Q, K, V and O, the causal
+// attention of attention_forward cuda/5 (fp32 storage, converted to and from bf16 in
+// its workspace) and attention_forward_bf16 cuda/3 (bf16 storage, read and written in
+// place), built through the cuDNN 9 backend (graph) API.
+//
+// Tensors (element strides; qkv is the fused (B, T, 3C) bf16 input, O the (B, T, C)
+// bf16 output):
+//   Q, V   (B, NH, T, hs)  strides (3CT, hs, 3C, 1), at element offsets 0 and 2C of qkv
+//   K^T    (B, NH, hs, T)  strides (3CT, hs, 1, 3C), at element offset C
+//   O      (B, NH, T, hs)  strides (TC, hs, C, 1)
+//   Stats  (B, NH, T, 1)   fp32, the layout of lse
+// The operation graph is the SDPA pattern the engine recognises:
+//   S = Q K^T (fp32 accumulate); S *= scale (by-value scalar 1/sqrt(hs));
+//   causal mask: row = gen_index(S, axis 2), col = gen_index(S, axis 3),
+//     keep = row >= col, S = keep ? S : -inf (binary select);
+//   softmax: m = max over keys, e = exp(S - m), z = sum of e,
+//     Stats = m + log(z), P = e / z (bf16);  O = P V (bf16).
+// Stats is therefore exactly lse: the natural-log log-sum-exp of the scaled, masked
+// scores. P is rounded to bf16 before P V (the bf16 numeric class).
+// The graph, the engine choice (heuristics mode A, then fallback) and the finalised
+// execution plan are built once per device, stream, handle and shape and cached (the
+// plan owns compiled kernels; building it can take a while, running it does not).
+// Every tensor is declared 16-byte aligned: qkv, qkv + C and O must be.
+// cuDNN's own workspace is only known once the plan exists: workspace_bound gives the
+// bound a variant reserves for it.
+//
+// Everything sits in an anonymous namespace: every file that includes this header gets
+// its own copy (and its own plan cache) and uses it. Under the emulator only the
+// constants and workspace_bound exist.
+#if !WB_EMU
+#include <cuda_bf16.h>
+#include <cudnn.h>
+#endif
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "kernels/cuda/libraries.h"
+#include "kernels/errors.h"
+
+namespace wb::cuda::sdpa {
+namespace {
+
+constexpr int kMaxHeadSize = 128;  // cuDNN's head-size rule that also holds on sm_80 (with hs % 8 == 0)
+// Bound for cuDNN's own workspace: 64 MiB plus 16 bytes per (b, h, t) row.
+constexpr std::size_t kCudnnFixedBound = std::size_t(64) << 20;
+constexpr std::size_t kCudnnPerRowBound = 16;
+
+inline std::size_t workspace_bound(int64_t B, int64_t T, int64_t NH) {
+  return kCudnnFixedBound + kCudnnPerRowBound * std::size_t(B) * NH * T;
+}
+
+#if !WB_EMU
+
+class Descriptor {
+ public:
+  explicit Descriptor(cudnnBackendDescriptorType_t type) { WB_CHECK(cudnnBackendCreateDescriptor(type, &d_)); }
+  ~Descriptor() {
+    if (d_) cudnnBackendDestroyDescriptor(d_);  // errors on teardown are ignored
+  }
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+
+  cudnnBackendDescriptor_t get() const { return d_; }
+  void set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, int64_t count, const void* values) {
+    WB_CHECK(cudnnBackendSetAttribute(d_, name, type, count, values));
+  }
+  void set(cudnnBackendAttributeName_t name, cudnnBackendDescriptor_t value) {
+    set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &value);
+  }
+  void set(cudnnBackendAttributeName_t name, cudnnDataType_t value) { set(name, CUDNN_TYPE_DATA_TYPE, 1, &value); }
+  void set(cudnnBackendAttributeName_t name, int64_t value) { set(name, CUDNN_TYPE_INT64, 1, &value); }
+  void finalize() { WB_CHECK(cudnnBackendFinalize(d_)); }
+
+ private:
+  cudnnBackendDescriptor_t d_ = nullptr;
+};
+
+using Dims = std::array<int64_t, 4>;
+
+constexpr int64_t kUidQ = 1, kUidK = 2, kUidV = 3, kUidO = 4, kUidStats = 5, kUidScale = 6, kUidNegInf = 7;
+
+// The operation graph under construction; owns every descriptor it creates.
+class GraphBuilder {
+ public:
+  cudnnBackendDescriptor_t tensor(int64_t uid, cudnnDataType_t type, Dims dims, Dims strides, bool is_virtual,
+                                  bool by_value = false) {
+    Descriptor& t = make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, type);
+    t.set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims.data());
+    t.set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides.data());
+    t.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, uid);
+    t.set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, int64_t(16));
+    t.set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual);
+    if (by_value) t.set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value);
+    t.finalize();
+    return t.get();
+  }
+  cudnnBackendDescriptor_t virtual_tensor(cudnnDataType_t type, Dims dims, Dims strides) {
+    return tensor(next_virtual_uid_++, type, dims, strides, true);
+  }
+  cudnnBackendDescriptor_t scalar(int64_t uid) {
+    return tensor(uid, CUDNN_DATA_FLOAT, {1, 1, 1, 1}, {1, 1, 1, 1}, false, true);
+  }
+
+  // y = mode(x [, b] [, t]); axis >= 0 for GEN_INDEX.
+  void pointwise(cudnnPointwiseMode_t mode, cudnnDataType_t math, cudnnBackendDescriptor_t x,
+                 cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t t, cudnnBackendDescriptor_t y,
+                 int64_t axis = -1) {
+    Descriptor& pw = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+    pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
+    pw.set(CUDNN_ATTR_POINTWISE_MATH_PREC, math);
+    if (axis >= 0) pw.set(CUDNN_ATTR_POINTWISE_AXIS, axis);
+    pw.finalize();
+    Descriptor& op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+    op.set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw.get());
+    op.set(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
+    if (b) op.set(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b);
+    if (t) op.set(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, t);
+    op.set(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
+    const float one = 1.0f;  // y = mode(1 * x, 1 * b): set explicitly, for every mode
+    op.set(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, CUDNN_TYPE_FLOAT, 1, &one);
+    op.set(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, CUDNN_TYPE_FLOAT, 1, &one);
+    op.finalize();
+    ops_.push_back(op.get());
+  }
+
+  void matmul(cudnnBackendDescriptor_t a, cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t c) {
+    Descriptor& mm = make(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
+    mm.set(CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_DATA_FLOAT);
+    mm.finalize();
+    Descriptor& op = make(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
+    op.set(CUDNN_ATTR_OPERATION_MATMUL_ADESC, a);
+    op.set(CUDNN_ATTR_OPERATION_MATMUL_BDESC, b);
+    op.set(CUDNN_ATTR_OPERATION_MATMUL_CDESC, c);
+    op.set(CUDNN_ATTR_OPERATION_MATMUL_DESC, mm.get());
+    op.finalize();
+    ops_.push_back(op.get());
+  }
+
+  void reduction(cudnnReduceTensorOp_t mode, cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y) {
+    Descriptor& rd = make(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
+    rd.set(CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &mode);
+    rd.set(CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_DATA_FLOAT);
+    rd.finalize();
+    Descriptor& op = make(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
+    op.set(CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x);
+    op.set(CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y);
+    op.set(CUDNN_ATTR_OPERATION_REDUCTION_DESC, rd.get());
+    op.finalize();
+    ops_.push_back(op.get());
+  }
+
+  // The finalised operation graph (owned by this builder).
+  cudnnBackendDescriptor_t finish(cudnnHandle_t handle) {
+    Descriptor& g = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    g.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, int64_t(ops_.size()), ops_.data());
+    g.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+    g.finalize();
+    return g.get();
+  }
+
+  std::vector<std::unique_ptr<Descriptor>> take() { return std::move(owned_); }
+
+ private:
+  Descriptor& make(cudnnBackendDescriptorType_t type) {
+    owned_.push_back(std::make_unique<Descriptor>(type));
+    return *owned_.back();
+  }
+
+  std::vector<std::unique_ptr<Descriptor>> owned_;
+  std::vector<cudnnBackendDescriptor_t> ops_;
+  int64_t next_virtual_uid_ = 100;
+};
+
+// A finalised execution plan and everything it was built from.
+struct Plan {
+  std::vector<std::unique_ptr<Descriptor>> owned;
+  cudnnBackendDescriptor_t plan = nullptr;
+  int64_t workspace = 0;
+};
+
+// The SDPA graph of the header comment for one shape.
+inline GraphBuilder build_graph(int64_t B, int64_t T, int64_t C, int64_t NH) {
+  const int64_t hs = C / NH;
+  GraphBuilder g;
+  const Dims qv_dims{B, NH, T, hs}, qv_strides{T * 3 * C, hs, 3 * C, 1};
+  const auto q = g.tensor(kUidQ, CUDNN_DATA_BFLOAT16, qv_dims, qv_strides, false);
+  const auto kt = g.tensor(kUidK, CUDNN_DATA_BFLOAT16, {B, NH, hs, T}, {T * 3 * C, hs, 1, 3 * C}, false);
+  const auto v = g.tensor(kUidV, CUDNN_DATA_BFLOAT16, qv_dims, qv_strides, false);
+  const auto o = g.tensor(kUidO, CUDNN_DATA_BFLOAT16, {B, NH, T, hs}, {T * C, hs, C, 1}, false);
+  const Dims row_dims{B, NH, T, 1}, row_strides{NH * T, T, 1, 1};
+  const auto stats = g.tensor(kUidStats, CUDNN_DATA_FLOAT, row_dims, row_strides, false);
+  const auto scale = g.scalar(kUidScale);
+  const auto neg_inf = g.scalar(kUidNegInf);
+
+  const Dims s_dims{B, NH, T, T}, s_strides{NH * T * T, T * T, T, 1};
+  auto full = [&](cudnnDataType_t type) { return g.virtual_tensor(type, s_dims, s_strides); };
+  auto per_row = [&] { return g.virtual_tensor(CUDNN_DATA_FLOAT, row_dims, row_strides); };
+
+  const auto s = full(CUDNN_DATA_FLOAT);
+  g.matmul(q, kt, s);
+  const auto s_scaled = full(CUDNN_DATA_FLOAT);
+  g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, s, scale, nullptr, s_scaled);
+
+  const auto row = full(CUDNN_DATA_INT32);
+  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, s_scaled, nullptr, nullptr, row, 2);
+  const auto col = full(CUDNN_DATA_INT32);
+  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, s_scaled, nullptr, nullptr, col, 3);
+  const auto keep = full(CUDNN_DATA_BOOLEAN);
+  g.pointwise(CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, row, col, nullptr, keep);
+  const auto s_masked = full(CUDNN_DATA_FLOAT);
+  g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, s_scaled, neg_inf, keep, s_masked);
+
+  const auto max = per_row();
+  g.reduction(CUDNN_REDUCE_TENSOR_MAX, s_masked, max);
+  const auto shifted = full(CUDNN_DATA_FLOAT);
+  g.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, s_masked, max, nullptr, shifted);
+  const auto e = full(CUDNN_DATA_FLOAT);
+  g.pointwise(CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, shifted, nullptr, nullptr, e);
+  const auto sum = per_row();
+  g.reduction(CUDNN_REDUCE_TENSOR_ADD, e, sum);
+  const auto log_sum = per_row();
+  g.pointwise(CUDNN_POINTWISE_LOG, CUDNN_DATA_FLOAT, sum, nullptr, nullptr, log_sum);
+  g.pointwise(CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, max, log_sum, nullptr, stats);
+  const auto p = full(CUDNN_DATA_BFLOAT16);  // the second matmul takes P in the i/o type
+  g.pointwise(CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, e, sum, nullptr, p);
+  g.matmul(p, v, o);
+  return g;
+}
+
+inline std::unique_ptr<Plan> build_plan(cudnnHandle_t handle, int64_t B, int64_t T, int64_t C, int64_t NH,
+                                        const char* who) {
+  GraphBuilder g = build_graph(B, T, C, NH);
+  const cudnnBackendDescriptor_t graph = g.finish(handle);
+  auto plan = std::make_unique<Plan>();
+  plan->owned = g.take();
+
+  std::string tried;
+  for (const cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    auto heur = std::make_unique<Descriptor>(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    heur->set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
+    heur->set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+    if (cudnnBackendFinalize(heur->get()) != CUDNN_STATUS_SUCCESS) continue;
+    int64_t count = 0;
+    if (cudnnBackendGetAttribute(heur->get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
+                                 nullptr) != CUDNN_STATUS_SUCCESS ||
+        count <= 0)
+      continue;
+    std::vector<std::unique_ptr<Descriptor>> configs;
+    std::vector<cudnnBackendDescriptor_t> raw;
+    for (int64_t i = 0; i < count; ++i) {
+      configs.push_back(std::make_unique<Descriptor>(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
+      raw.push_back(configs.back()->get());
+    }
+    int64_t returned = 0;
+    WB_CHECK(cudnnBackendGetAttribute(heur->get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
+                                      &returned, raw.data()));
+    for (int64_t i = 0; i < returned && i < count; ++i) {
+      auto candidate = std::make_unique<Descriptor>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      candidate->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+      candidate->set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, raw[i]);
+      const cudnnStatus_t status = cudnnBackendFinalize(candidate->get());
+      if (status != CUDNN_STATUS_SUCCESS) {
+        tried += std::string(tried.empty() ? "" : "; ") + cudnnGetErrorString(status);
+        continue;
+      }
+      int64_t workspace = 0, n = 0;
+      WB_CHECK(cudnnBackendGetAttribute(candidate->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
+                                        &n, &workspace));
+      plan->plan = candidate->get();
+      plan->workspace = workspace;
+      plan->owned.push_back(std::move(candidate));
+      plan->owned.push_back(std::move(heur));
+      for (auto& c : configs) plan->owned.push_back(std::move(c));
+      return plan;
+    }
+  }
+  throw Unsupported(std::string(who) + ": cuDNN has no engine for the SDPA graph at B=" + std::to_string(B) +
+                    " T=" + std::to_string(T) + " C=" + std::to_string(C) + " NH=" + std::to_string(NH) +
+                    (tried.empty() ? std::string(" (no engine configurations)") : " (" + tried + ")"));
+}
+
+// Plans by (device, stream id, handle, shape). The stream id is unique for the life of
+// the process, so a handle re-created at the same address for a new stream never
+// finds a plan made for a dead one. Never freed: destroying plans after the CUDA
+// context is gone at exit is not safe, and there are only a few. `who` names the
+// variant in the error thrown when cuDNN has no engine for the graph.
+inline const Plan& plan_for(cudnnHandle_t handle, cudaStream_t stream, int B, int T, int C, int NH, const char* who) {
+  using Key = std::tuple<int, unsigned long long, cudnnHandle_t, int, int, int, int>;
+  static std::mutex mutex;
+  static auto* cache = new std::map<Key, std::unique_ptr<Plan>>();
+  int device = 0;
+  unsigned long long stream_id = 0;
+  WB_CHECK(cudaGetDevice(&device));
+  WB_CHECK(cudaStreamGetId(stream, &stream_id));
+  const Key key{device, stream_id, handle, B, T, C, NH};
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache->find(key);
+  if (it == cache->end()) it = cache->emplace(key, build_plan(handle, B, T, C, NH, who)).first;
+  return *it->second;
+}
+
+// Runs the plan on the stream `handle` is bound to: Q, K and V are strided views of
+// the bf16 qkv (B, T, 3C) at element offsets 0, C and 2C; O is written as bf16 in the
+// (B, T, C) layout, Stats as fp32 into lse (B, NH, T); `workspace` holds at least
+// plan.workspace bytes. The scale and the masked value are passed by value.
+inline void execute(cudnnHandle_t handle, const Plan& plan, const __nv_bfloat16* qkv, __nv_bfloat16* o, float* lse,
+                    int C, int hs, void* workspace) {
+  const float scale = 1.0f / std::sqrt(float(hs));
+  // cuDNN before 9.10 wants the lowest float rather than -inf as the masked value.
+  const float neg_inf =
+      cudnnGetVersion() >= 91000 ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::lowest();
+  const std::array<int64_t, 7> uids{kUidQ, kUidK, kUidV, kUidO, kUidStats, kUidScale, kUidNegInf};
+  auto* q = const_cast<__nv_bfloat16*>(qkv);  // cuDNN's variant pack takes void*; inputs are only read
+  std::array<void*, 7> pointers{
+      q, q + C, q + 2 * int64_t(C), o, lse, const_cast<float*>(&scale), const_cast<float*>(&neg_inf)};
+  Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, int64_t(uids.size()), uids.data());
+  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, int64_t(pointers.size()), pointers.data());
+  pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
+  pack.finalize();
+  WB_CHECK(cudnnBackendExecute(handle, plan.plan, pack.get()));
+}
+
+#endif
+
+}  // namespace
+}  // namespace wb::cuda::sdpa

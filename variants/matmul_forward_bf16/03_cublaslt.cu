@@ -1,0 +1,136 @@
+// matmul_forward_bf16, CUDA variant 3: one cuBLASLt matmul on bf16, fp32 compute, the
+// bias fused into the epilogue, each output rounded once from fp32.
+//
+// NEVER RUN ON A GPU: written and compiled (nvcc sm_80/sm_90, and the emulator's host
+// build, which leaves it out) on a machine without one. Its first `wb check` on a
+// device is its first test.
+//
+// Idea: cublasLtMatmul with bf16 A, B and D, compute type CUBLAS_COMPUTE_32F and an
+// fp32 scale type (alpha, beta and the epilogue in fp32), and the CUBLASLT_EPILOGUE_BIAS
+// epilogue with a bf16 bias (CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE): out = bf16(acc +
+// bias), the bias added to the fp32 sum before the one conversion to bf16. With a null
+// bias the epilogue is the default one. As in matmul_forward cuda/6 the row-major
+// product is the column-major out^T (OC x rows, ld OC) = weight stored C x OC (ld C,
+// TRANSA = T) @ inp^T (C x rows, ld C), so the bias runs along D's OC rows as cuBLASLt
+// requires.
+// The reduction scheme: cuBLAS with a bf16 C was found incorrect on an H200 (variant 2's
+// header): it split the sum over C and added the partial sums in the output type, up to
+// 0.73 ulp off a single rounding. cuBLASLt names that freedom: a split-k algorithm may
+// reduce in place in D (REDUCTION_SCHEME_INPLACE, the output type) or through partials
+// stored in the output type (OUTPUT_TYPE). The heuristic is therefore told
+// CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK = NONE | COMPUTE_TYPE: either one sequence
+// per dot product, or fp32 partials in the workspace reduced in a separate step
+// (kernels/cuda/cublaslt.h, reduce_in_compute_type). Either way the only bf16 rounding
+// is the final one.
+// The algorithm is the heuristic's first choice for this workspace (32 MiB, what cuBLAS
+// reserves on Hopper) and the actual pointer alignments, cached per handle, dims,
+// bias/no bias, alignments and workspace size.
+// Why it should beat variant 2: no fp32 accumulator round trip through memory (variant 2
+// writes and reads 8 bytes per output beyond the 2 of out) and no second launch: the
+// bias is added and the result rounded as the tile is stored.
+// Limits: where cuBLASLt offers no algorithm under the reduction restriction (or none
+// with the bias epilogue) the launch is skipped (Unsupported): falling back to a
+// separate bias kernel on the bf16 out would round twice. Needs bf16 tensor cores in
+// practice (sm_80+); not emulated.
+#include <cstdint>
+#include <string>
+#include <tuple>
+
+#if !WB_EMU
+#include "kernels/cuda/cublaslt.h"
+#endif
+#include "kernels/cuda/dialect.cuh"
+#include "kernels/cuda/libraries.h"
+#include "kernels/cuda/runtime.h"
+#include "kernels/errors.h"
+#include "kernels/ops/matmul_forward.h"
+
+namespace wb::variants {
+namespace {
+
+constexpr std::size_t kWorkspaceBytes = std::size_t(32) << 20;
+
+#if !WB_EMU  // the emulator cannot run it (Variant::not_emulated): the GPU build only
+
+using cuda::alignment_of;
+
+// The operation and the matrices of one call.
+struct Problem {
+  cuda::LtMatmulDesc desc;
+  cuda::LtMatrixLayout a, b, d;  // weight (C x OC, ld C), inp (C x rows, ld C), out (OC x rows, ld OC); C reuses d
+};
+
+Problem describe(const MatmulForwardBf16Args& args) {
+  const int64_t rows = int64_t(args.B) * args.T;
+  Problem p{cuda::LtMatmulDesc(CUBLAS_COMPUTE_32F, CUDA_R_32F),
+            cuda::LtMatrixLayout(CUDA_R_16BF, uint64_t(args.C), uint64_t(args.OC), args.C),
+            cuda::LtMatrixLayout(CUDA_R_16BF, uint64_t(args.C), uint64_t(rows), args.C),
+            cuda::LtMatrixLayout(CUDA_R_16BF, uint64_t(args.OC), uint64_t(rows), args.OC)};
+  const int32_t transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;
+  WB_CHECK(cublasLtMatmulDescSetAttribute(p.desc.get(), CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof(transa)));
+  WB_CHECK(cublasLtMatmulDescSetAttribute(p.desc.get(), CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof(transb)));
+  const uint32_t epilogue = args.bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+  WB_CHECK(cublasLtMatmulDescSetAttribute(p.desc.get(), CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+  if (args.bias) {
+    const void* bias = args.bias;
+    const int32_t bias_type = CUDA_R_16BF;
+    WB_CHECK(cublasLtMatmulDescSetAttribute(p.desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+    WB_CHECK(cublasLtMatmulDescSetAttribute(p.desc.get(), CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
+                                            sizeof(bias_type)));
+  }
+  return p;
+}
+
+// What the heuristic's choice depends on.
+using PlanKey = std::tuple<const void*, int, int, int, bool, uint32_t, uint32_t, uint32_t, uint32_t, std::size_t>;
+
+cublasLtMatmulAlgo_t plan_for(cublasLtHandle_t lt, const MatmulForwardBf16Args& args, const Problem& p,
+                              std::size_t workspace_bytes) {
+  static cuda::PlanCache<PlanKey, cublasLtMatmulAlgo_t> plans;
+  const uint32_t align_w = alignment_of(args.weight), align_i = alignment_of(args.inp),
+                 align_o = alignment_of(args.out);
+  const PlanKey key{lt,
+                    args.B * args.T,
+                    args.C,
+                    args.OC,
+                    args.bias != nullptr,
+                    align_w,
+                    align_i,
+                    align_o,
+                    args.bias ? alignment_of(args.bias) : 0u,
+                    workspace_bytes};
+  return plans.get(key, [&] {
+    const cuda::LtMatmulPreference pref = cuda::preference_for(workspace_bytes, align_w, align_i, align_o);
+    cuda::reduce_in_compute_type(pref);
+    cublasLtMatmulAlgo_t algo{};
+    if (!cuda::first_algo(lt, p.desc, p.a, p.b, p.d, p.d, pref, &algo))
+      throw Unsupported("cuBLASLt offers no bf16 algorithm reducing in fp32" +
+                        std::string(args.bias ? " with the bias epilogue" : "") +
+                        " for rows=" + std::to_string(args.B * args.T) + " C=" + std::to_string(args.C) +
+                        " OC=" + std::to_string(args.OC));
+    return algo;
+  });
+}
+
+void launch(const MatmulForwardBf16Args& a, const Launch& l) {
+  cublasLtHandle_t lt = cuda::libraries(l).cublaslt();
+  const Problem p = describe(a);
+  const cublasLtMatmulAlgo_t algo = plan_for(lt, a, p, l.workspace_bytes);
+  const float alpha = 1.0f, beta = 0.0f;  // beta = 0: out is not read, only written
+  WB_CHECK(cublasLtMatmul(lt, p.desc.get(), &alpha, a.weight, p.a.get(), a.inp, p.b.get(), &beta, a.out, p.d.get(),
+                          a.out, p.d.get(), &algo, l.workspace, l.workspace_bytes, cuda::stream(l)));
+}
+
+#endif
+
+}  // namespace
+
+Variant matmul_forward_bf16_cuda_3() {
+  Variant v = Variant::of<MatmulForwardBf16Args>(WB_DEVICE_ONLY(launch));
+  v.summary = "one cuBLASLt matmul, bf16 in and out, fp32 compute, bias fused into the epilogue, split-k only in fp32";
+  v.not_emulated = "needs cuBLASLt";
+  v.workspace = [](const Shape&, const ParamValues&) { return kWorkspaceBytes; };
+  return v;
+}
+
+}  // namespace wb::variants

@@ -1,0 +1,153 @@
+// matmul_gelu_forward_bf16, CUDA variant 3: one cuBLASLt matmul on bf16 with fp32
+// compute and the GELU_AUX(_BIAS) epilogue: out = gelu(pre) in D, pre as the aux output.
+//
+// NEVER RUN ON A GPU: written and compiled (nvcc sm_80/sm_90, and the emulator's host
+// build, which leaves it out) on a machine without one. Its first `wb check` on a
+// device is its first test, and it may well fail it (see "Unconfirmed" below).
+//
+// Idea: cublasLtMatmul with bf16 A, B and D, CUBLAS_COMPUTE_32F, fp32 scale type, and
+// the epilogue CUBLASLT_EPILOGUE_GELU_AUX_BIAS (a bf16 bias, BIAS_DATA_TYPE) or, with a
+// null bias, CUBLASLT_EPILOGUE_GELU_AUX. cuBLASLt adds the bias to the product, stores
+// that GELU input in the aux matrix (EPILOGUE_AUX_POINTER = pre, EPILOGUE_AUX_DATA_TYPE
+// bf16, EPILOGUE_AUX_LD = OC) and the GELU of it in D (= out). The product is the
+// column-major out^T (OC x rows, ld OC) = weight stored C x OC (ld C, TRANSA = T) @
+// inp^T (C x rows, ld C), as in matmul_forward_bf16 cuda/3, so the bias runs along
+// D's OC rows and pre has D's shape and leading dimension.
+// As in matmul_forward_bf16 cuda/3 the heuristic is restricted to the reduction schemes
+// NONE | COMPUTE_TYPE (kernels/cuda/cublaslt.h, reduce_in_compute_type): cuBLAS with a
+// bf16 C was found on an H200 to add split-k partial sums in the output type (variant
+// 2 of matmul_forward_bf16), which would round pre and out more than once.
+// Unconfirmed (the docs do not say; the first device check decides):
+//   - which GELU cuBLASLt computes. cublasLt.h and the cuBLAS docs (cublasLtEpilogue_t)
+//     say only "GELU point-wise transform"; the op's contract is gelu_forward's tanh
+//     approximation. llm.c's bf16 step uses this epilogue for GPT-2's tanh GELU, which
+//     suggests, but does not show, that it is the tanh form, and not to which accuracy
+//     (a fast tanh would cost ulps that the tolerance may not allow);
+//   - that out is the GELU of the unrounded fp32 sum and not of the bf16 aux value
+//     (the contract rounds once). The docs describe the aux matrix as the GELU input
+//     output, nothing about the order of the conversion.
+// Doc facts relied on (cublasLt.h, CUDA 13.1 / cuBLAS 13.1; cuBLAS docs,
+// cublasLtMatmulDescAttributes_t): EPILOGUE_AUX_LD for GELU is in elements, must be
+// divisible by 8 and at least D's row count (OC here), hence the OC % 8 == 0
+// requirement; the aux type defaults to D's; the heuristic reads the aux pointer's
+// value for its alignment (it is in the plan's key). Nothing more about the aux
+// pointer's alignment is documented there.
+// Why it should beat variant 2: no fp32 product making a round trip through memory
+// (4 bytes an element written and read) and no epilogue launch: bias, pre and GELU
+// happen as the tile is stored.
+// Limits: OC % 8 == 0; a 32 MiB cuBLASLt workspace; where cuBLASLt offers no
+// algorithm under the reduction restriction with this epilogue the launch is skipped
+// (Unsupported). Needs bf16 tensor cores in practice (sm_80+); not emulated.
+#include <cstdint>
+#include <string>
+#include <tuple>
+
+#if !WB_EMU
+#include "kernels/cuda/cublaslt.h"
+#endif
+#include "kernels/cuda/dialect.cuh"
+#include "kernels/cuda/libraries.h"
+#include "kernels/cuda/runtime.h"
+#include "kernels/errors.h"
+#include "kernels/ops/matmul_gelu_forward.h"
+
+namespace wb::variants {
+namespace {
+
+constexpr std::size_t kWorkspaceBytes = std::size_t(32) << 20;
+
+#if !WB_EMU  // the emulator cannot run it (Variant::not_emulated): the GPU build only
+
+using cuda::alignment_of;
+
+// The operation and the matrices of one call.
+struct Problem {
+  cuda::LtMatmulDesc desc;
+  cuda::LtMatrixLayout a, b, d;  // weight (C x OC, ld C), inp (C x rows, ld C), out (OC x rows, ld OC); C reuses d
+};
+
+Problem describe(const MatmulGeluForwardBf16Args& args) {
+  const int64_t rows = int64_t(args.B) * args.T;
+  Problem p{cuda::LtMatmulDesc(CUBLAS_COMPUTE_32F, CUDA_R_32F),
+            cuda::LtMatrixLayout(CUDA_R_16BF, uint64_t(args.C), uint64_t(args.OC), args.C),
+            cuda::LtMatrixLayout(CUDA_R_16BF, uint64_t(args.C), uint64_t(rows), args.C),
+            cuda::LtMatrixLayout(CUDA_R_16BF, uint64_t(args.OC), uint64_t(rows), args.OC)};
+  const cublasLtMatmulDesc_t desc = p.desc.get();
+  const int32_t transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;
+  WB_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof(transa)));
+  WB_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof(transb)));
+  const uint32_t epilogue = args.bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
+  WB_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+  // pre: the GELU input, D's shape (OC x rows), leading dimension OC elements, bf16
+  void* aux = args.pre;
+  const int64_t aux_ld = args.OC;
+  const int32_t bf16_type = CUDA_R_16BF;
+  WB_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof(aux)));
+  WB_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &aux_ld, sizeof(aux_ld)));
+  WB_CHECK(
+      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, &bf16_type, sizeof(bf16_type)));
+  if (args.bias) {
+    const void* bias = args.bias;
+    WB_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+    WB_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bf16_type, sizeof(bf16_type)));
+  }
+  return p;
+}
+
+// What the heuristic's choice depends on: handle, rows, C, OC, bias or not, the
+// alignments of weight, inp, out, pre and bias, and the workspace.
+using PlanKey =
+    std::tuple<const void*, int, int, int, bool, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, std::size_t>;
+
+cublasLtMatmulAlgo_t plan_for(cublasLtHandle_t lt, const MatmulGeluForwardBf16Args& args, const Problem& p,
+                              std::size_t workspace_bytes) {
+  static cuda::PlanCache<PlanKey, cublasLtMatmulAlgo_t> plans;
+  const uint32_t align_w = alignment_of(args.weight), align_i = alignment_of(args.inp),
+                 align_o = alignment_of(args.out);
+  const PlanKey key{lt,
+                    args.B * args.T,
+                    args.C,
+                    args.OC,
+                    args.bias != nullptr,
+                    align_w,
+                    align_i,
+                    align_o,
+                    alignment_of(args.pre),
+                    args.bias ? alignment_of(args.bias) : 0u,
+                    workspace_bytes};
+  return plans.get(key, [&] {
+    const cuda::LtMatmulPreference pref = cuda::preference_for(workspace_bytes, align_w, align_i, align_o);
+    cuda::reduce_in_compute_type(pref);
+    cublasLtMatmulAlgo_t algo{};
+    if (!cuda::first_algo(lt, p.desc, p.a, p.b, p.d, p.d, pref, &algo))
+      throw Unsupported("cuBLASLt offers no bf16 GELU_AUX" + std::string(args.bias ? "_BIAS" : "") +
+                        " algorithm reducing in fp32 for rows=" + std::to_string(args.B * args.T) +
+                        " C=" + std::to_string(args.C) + " OC=" + std::to_string(args.OC));
+    return algo;
+  });
+}
+
+void launch(const MatmulGeluForwardBf16Args& a, const Launch& l) {
+  cublasLtHandle_t lt = cuda::libraries(l).cublaslt();
+  const Problem p = describe(a);
+  const cublasLtMatmulAlgo_t algo = plan_for(lt, a, p, l.workspace_bytes);
+  const float alpha = 1.0f, beta = 0.0f;  // beta = 0: out is not read, only written
+  WB_CHECK(cublasLtMatmul(lt, p.desc.get(), &alpha, a.weight, p.a.get(), a.inp, p.b.get(), &beta, a.out, p.d.get(),
+                          a.out, p.d.get(), &algo, l.workspace, l.workspace_bytes, cuda::stream(l)));
+}
+
+#endif
+
+}  // namespace
+
+Variant matmul_gelu_forward_bf16_cuda_3() {
+  Variant v = Variant::of<MatmulGeluForwardBf16Args>(WB_DEVICE_ONLY(launch));
+  v.summary =
+      "one cuBLASLt matmul, bf16, fp32 compute, GELU_AUX_BIAS epilogue writes out and pre, split-k only in fp32";
+  v.not_emulated = "needs cuBLASLt";
+  v.requirements = {{"OC % 8 == 0", [](const Shape& s) { return s.OC % 8 == 0; }}};
+  v.workspace = [](const Shape&, const ParamValues&) { return kWorkspaceBytes; };
+  return v;
+}
+
+}  // namespace wb::variants
