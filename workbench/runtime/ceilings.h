@@ -2,7 +2,7 @@
 // The measured ceilings of a device, against which every result is expressed as a
 // percentage: copy bandwidth (a large copy, bytes read plus written) and matrix
 // throughput (a large GEMM per numeric class: cuBLAS SGEMM, TF32 and BF16 GEMM on
-// cuda; OpenBLAS sgemm on cpu). Zero means not measured.
+// cuda; OpenBLAS sgemm and oneDNN's bf16 matmul on cpu). Zero means not measured.
 #include <string>
 
 #include "kernels/types.h"

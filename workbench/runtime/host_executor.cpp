@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/bf16.h"
+#include "kernels/cpu/onednn.h"
 #include "workbench/runtime/buffers.h"
 #include "workbench/runtime/executor.h"
 
@@ -82,6 +84,27 @@ class HostExecutor final : public Executor {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 
+  // The best of five oneDNN bf16 matmuls of n x n matrices (after one to build it).
+  double onednn_bf16_gemm_seconds(int n) {
+    using dt = dnnl::memory::data_type;
+    using tag = dnnl::memory::format_tag;
+    cpu::OneDnn& d = cpu::onednn();
+    const dnnl::memory::desc md({n, n}, dt::bf16, tag::ab);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(md, md, md), d.engine);
+    const dnnl::matmul gemm(pd);
+    std::vector<bf16> a(std::size_t(n) * n, to_bf16(0.5f)), b(std::size_t(n) * n, to_bf16(0.25f)),
+        out(std::size_t(n) * n);
+    dnnl::memory am(md, d.engine, a.data()), bm(md, d.engine, b.data()), om(md, d.engine, out.data());
+    auto run = [&] {
+      gemm.execute(d.stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, om}});
+      d.stream.wait();
+    };
+    run();
+    double best = 1e30;
+    for (int i = 0; i < 5; ++i) best = std::min(best, time_launch(run));
+    return best;
+  }
+
   Ceilings measure_ceilings() override {
     Ceilings c;
     // Copy: four times the last-level cache, between 64 MiB and 512 MiB, copied by all
@@ -112,8 +135,12 @@ class HostExecutor final : public Executor {
     best = 1e30;
     for (int i = 0; i < 5; ++i) best = std::min(best, time_launch(gemm));
     c.fp32_tflops = 2.0 * n * double(n) * n / best * 1e-12;
+    // bf16: oneDNN's bf16 matmul at the same n (fp32 accumulation, bf16 out), the
+    // library of the CPU bf16 matmul rungs (AVX512-BF16 where the CPU has it).
+    c.bf16_tflops = 2.0 * n * double(n) * n / onednn_bf16_gemm_seconds(n) * 1e-12;
     c.method = "copy: memcpy of " + std::to_string(bytes >> 20) +
-               " MiB by all threads, bytes read plus written, best of 5; matrix: OpenBLAS sgemm n=1024, best of 5";
+               " MiB by all threads, bytes read plus written, best of 5; matrix: OpenBLAS sgemm n=1024 and oneDNN "
+               "bf16 matmul n=1024, best of 5 each";
     return c;
   }
 
