@@ -133,13 +133,14 @@ TEST(CpuLadders, OnlyThePartialSumsNeedAWorkspace) {
   }
 }
 
-// Runs v on a copy of the problem's initial tensors; returns every tensor afterwards.
+// Runs v on a copy of the problem's initial tensors (its optional ones left out where
+// the problem omits them); returns every tensor afterwards.
 HostTensors run_on(const Problem& problem, const Variant& v, const ParamValues& p) {
   HostTensors t(*problem.op, problem.shape);
   for (std::size_t i = 0; i < t.buffers.size(); ++i)
     std::memcpy(t.buffers[i].data(), problem.initial.buffers[i].data(), t.buffers[i].bytes());
   HostBuffer workspace(std::max<std::size_t>(v.workspace_bytes(problem.shape, p), 64));
-  problem.op->invoke(v, t.table(), Launch{p, workspace.data(), workspace.bytes(), nullptr});
+  problem.op->invoke(v, t.table(problem.omit_optional), Launch{p, workspace.data(), workspace.bytes(), nullptr});
   return t;
 }
 
@@ -269,6 +270,29 @@ TEST(CpuLadders, ResidualForwardBf16IsCorrectInPlace) {
           ASSERT_EQ(out[i], to_bf16(to_float(a[i]) + to_float(b[i])))
               << v->key() << " " << p.describe() << " out == inp" << aliased << " at " << i;
       }
+    }
+  }
+}
+
+// matmul_forward_bf16 cpu/4 (vdpbf16ps) runs exactly where the CPU has AVX512-BF16 and
+// says why not elsewhere; where it runs, its row and column tails and an odd C give
+// the same bits at every thread count, with and without the bias.
+TEST(CpuLadders, MatmulBf16OnAvx512Bf16DependsOnlyOnTheCpu) {
+  const Variant* v = nullptr;
+  for (const Variant* c : Registry::global().variants("matmul_forward_bf16", Backend::cpu))
+    if (c->id == 4) v = c;
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->name, "avx512bf16");
+  EXPECT_EQ(v->skip_reason(parse_shape("B=4,T=64,C=768"), v->default_params()), cpu::avx512bf16_missing());
+  if (cpu::avx512bf16_missing()) GTEST_SKIP() << *cpu::avx512bf16_missing();
+  const OpSpec& op = Registry::global().op(v->op);
+  for (const bool no_bias : {false, true}) {
+    const Problem problem(Registry::global(), op, parse_shape("B=3,T=37,C=75,OC=221"), 7, no_bias);
+    const HostTensors one = run_on(problem, *v, threads(1));
+    for (int n : {2, 3, 5}) {
+      const HostTensors more = run_on(problem, *v, threads(n));
+      EXPECT_EQ(std::memcmp(one.buffers[0].data(), more.buffers[0].data(), one.buffers[0].bytes()), 0)
+          << "threads=1 and threads=" << n << " differ, no_bias=" << no_bias;
     }
   }
 }
