@@ -1,4 +1,4 @@
-// matmul_forward_bf16, CPU variant 4: a register-tiled GEMM on AVX512-BF16 (`vdpbf16ps`).
+// matmul_forward_bf16, CPU variant 3: a register-tiled GEMM on AVX512-BF16 (`vdpbf16ps`).
 //
 // Idea: `vdpbf16ps acc, x, w` multiplies 16 pairs of bf16 and adds both products of each
 // pair into one fp32 lane. So the weight is packed, on every call, into the workspace
@@ -31,10 +31,13 @@
 // weights were subnormal would see zeros here where the reference keeps them. The sum
 // runs along C in pairs, in another order than the reference's double sum: an fp32
 // sum's error, inside the same tolerance.
-// Measured (the 2-core AMD EPYC development machine, shared; GFLOP/s = 2*B*T*C*OC /
+// Measured when this rung was cpu/4 and oneDNN cpu/3 (the ids were swapped after, so
+// that the library rung ends the ladder as on CUDA and stays the trainer's default;
+// below, "cpu/3" is oneDNN, today's cpu/4, and "cpu/4" this rung, today's cpu/3), on
+// the 2-core AMD EPYC development machine, shared; GFLOP/s = 2*B*T*C*OC /
 // the median of 10 repetitions, cache flushed before each):
 //   OMP_NUM_THREADS=N build/wb run matmul_forward_bf16 --variant V --backend cpu
-//     --shape B=4,T=64,C=768,OC=3072 --seed 1 --repetitions 10 [--param threads=N for cpu/4]
+//     --shape B=4,T=64,C=768,OC=3072 --seed 1 --repetitions 10 [--param threads=N for this rung]
 //   and the fp32 op's fastest CPU rung, matmul_forward cpu/3 (OpenBLAS sgemm), the same way.
 //   threads=2, the one quiet moment (load average 3.5), B=4 T=64 C=768 OC=2304:
 //     bf16 cpu/2 151, cpu/3 (oneDNN) 380, cpu/4 (this) 312; fp32 sgemm 174 GFLOP/s
@@ -184,7 +187,7 @@ void matmul_bf16_avx512bf16(const MatmulForwardBf16Args&, const Launch&) {}  // 
 
 }  // namespace
 
-Variant matmul_forward_bf16_cpu_4() {
+Variant matmul_forward_bf16_cpu_3() {
   Variant v = Variant::of(&matmul_bf16_avx512bf16);
   v.summary =
       "weight packed in k-pair panels of 32 columns, 8x32 register tiles of fp32 on vdpbf16ps (AVX512-BF16), "
