@@ -92,28 +92,30 @@ has() { [[ "$parts" == *" $1 "* ]]; }
 
 # The dev/cuda programs of the ops wb has: what each one's main() runs (shape, storage) and
 # the wb op and --shape that is the same problem. "-" in the wb columns: no wb op matches.
+# In the order they run: the cheap ones first (each kernel number is a process that also
+# runs llm.c's CPU reference: the attention and matmul ones take the longest).
 # program|storage in llm.c|llm.c's shape|wb op|wb --shape|note
 table="$work/a/dev/table.txt"
 cat >"$table" <<'EOF'
 layernorm_forward|fp32|B=8,T=1024,C=768|layernorm_forward|B=8,T=1024,C=768|
-matmul_forward|fp32 (the cuBLAS kernels use tf32 on sm_80+)|B=32,T=1024,C=768,OC=3072|matmul_forward|B=32,T=1024,C=768,OC=3072|wb's best may be a tf32 variant: the numeric class is in the report
-attention_forward|fp32 in and out; kernels 5-6 keep bf16 intermediates|B=8,T=1024,C=768,NH=12|attention_forward|B=8,T=1024,C=768,NH=12|kernels 5-6 are not the fp32 problem
 residual_forward|bf16|B=8,T=1024,C=768|residual_forward_bf16|B=8,T=1024,C=768|
 gelu_forward|bf16|B=8,T=1024,C=768|gelu_forward_bf16|B=8,T=1024,C=768|
+gelu_backward|bf16|B=8,T=1024,C=768|gelu_backward_bf16|B=8,T=1024,C=768|
 fused_residual_forward|bf16|B=8,T=1024,C=768|fused_residual_layernorm_forward_bf16|B=8,T=1024,C=768|
 encoder_forward|bf16|B=8,T=1024,C=768,V=50257|encoder_forward_bf16|B=8,T=1024,C=768,V=50257|
+encoder_backward|fp32|B=8,T=1024,C=768,V=50257|encoder_backward|B=8,T=1024,C=768,V=50257|
 softmax_forward|fp32|B=8,T=1024,V=50257|softmax_forward|B=8,T=1024,V=50257|
 crossentropy_forward|fp32|B=8,T=1024,V=50257|crossentropy_forward|B=8,T=1024,V=50257|
-classifier_fused|fp32 (kernel 5 bf16-capable, built fp32 here)|B=8,T=1024,V=50257|fused_classifier|B=8,T=1024,V=50257|
 crossentropy_softmax_backward|fp32|B=8,T=1024,V=50257|crossentropy_softmax_backward|B=8,T=1024,V=50257|
-matmul_backward|fp32 (cuBLAS, tf32 on sm_80+)|B=8,T=1024,C=768,OC=3072|matmul_backward|B=8,T=1024,C=768,OC=3072|
+classifier_fused|fp32 (kernel 5 bf16-capable, built fp32 here)|B=8,T=1024,V=50257|fused_classifier|B=8,T=1024,V=50257|
 matmul_backward_bias|bf16|B=8,T=1024,OC=3072|matmul_backward_bias_bf16|B=8,T=1024,OC=3072|
-gelu_backward|bf16|B=8,T=1024,C=768|gelu_backward_bf16|B=8,T=1024,C=768|
-attention_backward|fp32|B=4,T=1024,C=768,NH=12|attention_backward|B=4,T=1024,C=768,NH=12|
 layernorm_backward|kernel 1 fp32, the later ones bf16 (templated on floatX)|B=8,T=1024,C=1600|layernorm_backward_bf16|B=8,T=1024,C=1600|C=1600 (GPT-2 XL) in llm.c's main; kernel 1 is the fp32 problem
-encoder_backward|fp32|B=8,T=1024,C=768,V=50257|encoder_backward|B=8,T=1024,C=768,V=50257|
 adamw|fp32|N=1048576|adamw|N=1048576|
 global_norm|bf16 values, fp32 norm|N=70778880|global_norm_bf16|N=70778880|N = (C*4C + C*C)*2*L at C=768, L=12
+attention_forward|fp32 in and out; kernels 5-6 keep bf16 intermediates|B=8,T=1024,C=768,NH=12|attention_forward|B=8,T=1024,C=768,NH=12|kernels 5-6 are not the fp32 problem
+attention_backward|fp32|B=4,T=1024,C=768,NH=12|attention_backward|B=4,T=1024,C=768,NH=12|
+matmul_backward|fp32 (cuBLAS, tf32 on sm_80+)|B=8,T=1024,C=768,OC=3072|matmul_backward|B=8,T=1024,C=768,OC=3072|
+matmul_forward|fp32 (the cuBLAS kernels use tf32 on sm_80+)|B=32,T=1024,C=768,OC=3072|matmul_forward|B=32,T=1024,C=768,OC=3072|wb's best may be a tf32 variant: the numeric class is in the report
 EOF
 shrink() {  # the rehearsal's small form of a shape
   sed -E 's/B=[0-9]+/B=2/; s/T=[0-9]+/T=16/; s/C=[0-9]+/C=64/; s/OC=[0-9]+/OC=128/; s/V=[0-9]+/V=500/; s/NH=[0-9]+/NH=4/; s/N=[0-9]+/N=4096/' <<<"$1"
