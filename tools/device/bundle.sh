@@ -9,6 +9,9 @@
 #                          trainer's flags, choose another model), one file per (op, shape),
 #                          so that a sweep cut short still leaves whole reports; and
 #   .device/workloads-bf16/ the bf16 form of each
+#   .device/llmc.tar.xz    llm.c's source (dev/cuda, llmc/, the two CUDA trainers, Makefile, COMMIT), for
+#                          tools/device/anchors.sh, from the git directory LLMC_GIT (default: the snapshot
+#                          /work/.mirror/karpathy+llm.c/repo when it exists); never committed here
 # The CUDA libraries (cudart, cuBLAS, cuBLASLt, cuDNN) are not carried: they are hundreds of
 # MB; tools/device/core.sh finds them on the host (/usr/local/cuda, the Python environment's
 # nvidia/*/lib). The build must target the card (CMAKE_CUDA_ARCHITECTURES holds 90 for Hopper).
@@ -62,6 +65,18 @@ for i, call in enumerate(calls):
         one = dict(w, calls=[dict(call, op=twin, shape=shape)])
         json.dump(one, open(f"{out}/workloads-bf16/{i:02d}-{twin}.json", "w"), indent=1)
 PY
+# llm.c's source for the anchors stage: it travels, it is never committed.
+llmc_git="${LLMC_GIT-/work/.mirror/karpathy+llm.c/repo}"
+if [[ -n "$llmc_git" ]] && git -C "$llmc_git" rev-parse --verify -q HEAD >/dev/null 2>&1; then
+  mkdir -p "$out/llmc"
+  git -C "$llmc_git" archive HEAD dev/cuda llmc train_gpt2.cu train_gpt2_fp32.cu Makefile | tar -C "$out/llmc" -xf -
+  echo "$(git -C "$llmc_git" rev-parse HEAD) $(git -C "$llmc_git" log -1 --format=%cs HEAD)" >"$out/llmc/COMMIT"
+  tar -C "$out/llmc" -cf - . | xz -T2 "-${XZ_LEVEL:-6}" >"$out/llmc.tar.xz"
+  rm -rf "$out/llmc"
+  echo "llm.c: $(du -h "$out/llmc.tar.xz" | cut -f1) in $out/llmc.tar.xz (commit $(cut -c1-12 <<<"$(git -C "$llmc_git" rev-parse HEAD)"))"
+else
+  echo "llm.c: no git directory at LLMC_GIT='${llmc_git}': anchors.sh will skip llm.c (its trainers and dev/cuda kernels)"
+fi
 du -sh "$out" "$out/bundle.tar.xz"
 echo "travels: $(( ($(git ls-files -z | du -cb --files0-from=- | tail -1 | cut -f1) + $(du -sb "$out" | cut -f1)) / 1048576 )) MiB, the tracked tree and .device (limit 64 MiB)"
 echo "host must provide: libcuda.so.1 (driver), libcudart.so.13, libcublas.so.13, libcublasLt.so.13, libcudnn.so.9"

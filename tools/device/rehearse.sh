@@ -5,6 +5,13 @@
 # /usr/bin and /bin) from that bundle, with REHEARSE=1: checks in emulation, sweeps and
 # the trainer on the CPU, a small model. So a missing library, a path that only exists
 # here, a misread exit code or too many output files fail here, not in a GPU's minutes.
+# Then the anchors stage (tools/device/anchors.sh, REHEARSE=1, same env -i): the model file
+# and PyTorch on the CPU (2 layers, 2 steps), llm.c's trainers and dev/cuda kernels from the
+# fake outputs of tools/device/fixtures/ through the same parsers, wb's sweeps of those ops at
+# small shapes; and the report stage (tools/device/report.py) writing a COMPARISON.md from
+# both (into the temporary folder; results/ is never touched). REHEARSE_NVCC=1 also compiles
+# one dev/cuda program with nvcc (sm_90) from the bundled llm.c source: the build line
+# (REHEARSE_NVCC_TRAINERS=1 with it: llm.c's two trainers too).
 # Exit 0 when everything came back; 77 (ctest: skipped) when this build has no emulator.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,7 +24,7 @@ tmp=$(mktemp -d)
 [[ "${KEEP:-0}" == 1 ]] || trap 'rm -rf "$tmp"' EXIT
 fail() {
   echo "rehearsal FAILED: $*"
-  for f in "$tmp/bundle.log" "$tmp/core.log"; do [[ -f "$f" ]] && { echo "--- $f"; tail -40 "$f"; }; done
+  for f in "$tmp/bundle.log" "$tmp/core.log" "$tmp/anchors.log" "$tmp/report.log"; do [[ -f "$f" ]] && { echo "--- $f"; tail -40 "$f"; }; done
   exit 1
 }
 
@@ -26,6 +33,10 @@ DEVICE_DIR="$tmp/device" XZ_LEVEL=0 MODEL_ARGS="--init 2,64,2 -b 2 -t 16" bash t
   >"$tmp/bundle.log" 2>&1 || fail "bundle.sh exited $?"
 env -i PATH=/usr/bin:/bin HOME="$tmp" OUT="$tmp/out" BUDGET_S=600 RESERVE_S=60 REHEARSE=1 DEVICE_DIR="$tmp/device" \
   WORK="$tmp/work" bash tools/device/core.sh >"$tmp/core.log" 2>&1 || fail "core.sh exited $?"
+anchors_start=$SECONDS
+env -i PATH=/usr/bin:/bin HOME="$tmp" OUT="$tmp/out" BUDGET_S=300 REHEARSE=1 REHEARSE_NVCC="${REHEARSE_NVCC:-0}" \
+  REHEARSE_NVCC_TRAINERS="${REHEARSE_NVCC_TRAINERS:-0}" \
+  DEVICE_DIR="$tmp/device" WORK="$tmp/awork" bash tools/device/anchors.sh >"$tmp/anchors.log" 2>&1 || fail "anchors.sh exited $?"
 
 # What a device call would bring back: at most 8 files of at most 16 MiB each.
 files=$(find "$tmp/out" -type f | wc -l)
@@ -53,5 +64,47 @@ bf16_swept=$(ls "$r/sweep-bf16/"*.json 2>/dev/null | wc -l)
 ((bf16_swept == bf16_workloads)) || fail "$bf16_swept bf16 sweep reports of $bf16_workloads workloads"
 grep -q "^best rc=0" <<<"$summary" || fail "wb best failed"
 grep -q '"cpu-' "$tmp/out/best.json" || fail "best.json has no section of this CPU"
+# The anchors stage: every part ran and every parse found something.
+[[ -s "$tmp/out/anchors.tgz" && -s "$tmp/out/anchors.md" ]] || fail "no anchors.tgz or anchors.md in OUT"
+tar -C "$tmp/back" -xzf "$tmp/out/anchors.tgz" || fail "anchors.tgz does not unpack"
+a="$tmp/back/a"
+anchors=$(cat "$a/summary.md")
+grep -q "^model: .* rc=0 " <<<"$anchors" || fail "anchors: the model file was not written"
+for t in train_gpt2fp32cu train_gpt2cu; do
+  grep -q "^train $t .* rc=0 parse rc=0: $t: [1-9][0-9]* steps timed" <<<"$anchors" || fail "anchors: llm.c $t not parsed"
+done
+for run in eager-tf32 eager-bf16; do
+  grep -q "^torch $run rc=0: " <<<"$anchors" || fail "anchors: PyTorch $run did not run"
+done
+for run in compile-tf32 compile-bf16; do  # this machine's torch may lack torch.compile: then a reason
+  grep -qE "^torch $run( rc=0: |: skipped, rc=[0-9]+: .+)" <<<"$anchors" || fail "anchors: PyTorch $run neither ran nor said why not"
+done
+programs=$(ls tools/device/fixtures/dev/ | sed 's/\.log$//')
+for p in $programs; do
+  grep -q "\"program\": \"$p\"" "$a/dev/records.jsonl" || fail "anchors: no timing parsed from the fixture of $p"
+  grep -q "^$p|.*|0|wb sweep " "$a/dev/sweeps.txt" || fail "anchors: wb sweep of $p's op failed"
+done
+if [[ "${REHEARSE_NVCC:-0}" == 1 ]]; then
+  built="residual_forward"; [[ "${REHEARSE_NVCC_TRAINERS:-0}" == 1 ]] && built="$built train_gpt2fp32cu train_gpt2cu"
+  for b in $built; do
+    grep -q "^build $b rc=0 " "$a/build/rc.txt" || fail "anchors: nvcc did not build $b ($(tail -3 "$a/build/$b.log" 2>/dev/null))"
+  done
+fi
+# The report stage, from both.
+python3 tools/device/report.py --core "$r" --anchors "$a" --out "$tmp/COMPARISON.md" --title rehearsal >"$tmp/report.log" 2>&1 ||
+  fail "report.py exited $?"
+for p in $programs; do
+  grep -qE "^\| $p \| .*\| [0-9.]+ \| [a-z_0-9]+ \| cpu/[0-9]+ .*\| [0-9.]+ \| shapes differ \|$" "$tmp/COMPARISON.md" ||
+    fail "COMPARISON.md: no row with both figures for $p"
+done
+for row in "wb default-tf32" "wb best-bf16" "llm.c train_gpt2fp32cu" "llm.c train_gpt2cu" "PyTorch eager-tf32" "PyTorch eager-bf16"; do
+  grep -q "^| $row" "$tmp/COMPARISON.md" || fail "COMPARISON.md: no row $row"
+done
+files=$(find "$tmp/out" -type f | wc -l)
+((files <= 8)) || fail "$files files in OUT with the anchors' (a device call brings back 8)"
+[[ "${KEEP:-0}" == 1 ]] && echo "kept: $tmp (COMPARISON.md, back/r, back/a)"
+echo "anchors and report rehearsed in $((SECONDS - anchors_start)) s: $(wc -l <"$a/dev/records.jsonl") llm.c kernel timings from" \
+  "$(wc -w <<<"$programs") fake programs, 2 fake trainers, $(grep -c '^torch .* rc=0' <<<"$anchors") PyTorch runs on the CPU," \
+  "$(wc -l <"$a/dev/sweeps.txt") wb sweeps, COMPARISON.md written"
 echo "rehearsal passed in $((SECONDS - start)) s: bundle $(du -h "$tmp/device/bundle.tar.xz" | cut -f1) (xz -0)," \
   "checks of 2 ops in emulation, $swept + $bf16_swept sweeps and 6 trainer runs on the CPU, $files files back"
