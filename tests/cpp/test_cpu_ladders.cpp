@@ -17,6 +17,7 @@
 
 #include "kernels/cpu/bf16_lanes.h"
 #include "kernels/cpu/target.h"
+#include "kernels/ops/encoder_backward.h"
 #include "kernels/ops/gelu_backward.h"
 #include "kernels/ops/gelu_forward.h"
 #include "kernels/ops/residual_forward.h"
@@ -56,6 +57,8 @@ const std::map<std::string, std::vector<std::string>>& ladders() {
       {"global_norm_bf16", {"reference", "chunked_simd"}},
       {"fused_classifier_bf16", {"reference", "simd_exp"}},
       {"layernorm_backward_bf16", {"reference", "row_blocks"}},
+      {"encoder_backward_bf16", {"reference", "token_runs"}},
+      {"matmul_backward_bias_bf16", {"reference", "column_strips"}},
   };
   return table;
 }
@@ -293,6 +296,52 @@ TEST(CpuLadders, MatmulBf16OnAvx512Bf16DependsOnlyOnTheCpu) {
       const HostTensors more = run_on(problem, *v, threads(n));
       EXPECT_EQ(std::memcmp(one.buffers[0].data(), more.buffers[0].data(), one.buffers[0].bytes()), 0)
           << "threads=1 and threads=" << n << " differ, no_bias=" << no_bias;
+    }
+  }
+}
+
+// encoder_backward_bf16 with one token at most positions (the check inputs' tokens
+// rarely repeat more than a few times): each element of dwte is its old value plus the
+// fp32 sum of all its positions in position order, rounded once (one rounding per
+// position would drop the contributions below half an ulp of the old value).
+TEST(CpuLadders, EncoderBackwardBf16RoundsEachTokenOnce) {
+  const int B = 3, T = 29, C = 70, V = 5;
+  std::vector<int32_t> inp(B * T);
+  for (int i = 0; i < B * T; ++i) inp[i] = i % 7 == 3 ? 4 : 1;  // token 1 at 75 positions, 4 at 12
+  std::vector<bf16> dout(int64_t(B) * T * C), wte(int64_t(V) * C), wpe(int64_t(T) * C);
+  for (std::size_t i = 0; i < dout.size(); ++i) dout[i] = to_bf16(0.0037f * float(int(i % 23) - 9));
+  for (std::size_t i = 0; i < wte.size(); ++i) wte[i] = to_bf16(1.0f + 0.125f * float(i % 5));
+  for (std::size_t i = 0; i < wpe.size(); ++i) wpe[i] = to_bf16(-0.5f + 0.0625f * float(i % 9));
+  std::vector<bf16> want_wte = wte, want_wpe = wpe;
+  for (int v = 0; v < V; ++v)
+    for (int c = 0; c < C; ++c) {
+      float sum = 0.0f;
+      bool seen = false;  // a token at no position keeps its row untouched
+      for (int i = 0; i < B * T; ++i)
+        if (inp[i] == v) {
+          sum += to_float(dout[int64_t(i) * C + c]);
+          seen = true;
+        }
+      bf16& w = want_wte[int64_t(v) * C + c];
+      if (seen) w = to_bf16(to_float(w) + sum);
+    }
+  for (int t = 0; t < T; ++t)
+    for (int c = 0; c < C; ++c) {
+      float sum = 0.0f;
+      for (int b = 0; b < B; ++b) sum += to_float(dout[(int64_t(b) * T + t) * C + c]);
+      bf16& p = want_wpe[int64_t(t) * C + c];
+      p = to_bf16(to_float(p) + sum);
+    }
+  for (const Variant* v : rungs(true)) {
+    if (v->op != "encoder_backward_bf16") continue;
+    for (const ParamValues& p : v->all_params()) {
+      std::vector<bf16> got_wte = wte, got_wpe = wpe;
+      const EncoderBackwardBf16Args args{got_wte.data(), got_wpe.data(), dout.data(), inp.data(), B, T, C};
+      v->run(&args, Launch{p});
+      for (std::size_t i = 0; i < wte.size(); ++i)
+        ASSERT_EQ(got_wte[i], want_wte[i]) << v->key() << " " << p.describe() << " dwte at " << i;
+      for (std::size_t i = 0; i < wpe.size(); ++i)
+        ASSERT_EQ(got_wpe[i], want_wpe[i]) << v->key() << " " << p.describe() << " dwpe at " << i;
     }
   }
 }
