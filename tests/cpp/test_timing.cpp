@@ -77,6 +77,12 @@ TEST(Timing, FailuresInsideTheLoopAreRethrown) {
   EXPECT_THROW(measure(
                    *ex, [] { throw std::runtime_error("launch failed"); }, o, "throws"),
                std::runtime_error);
+  // A failed measurement leaves nothing behind: the next one times its own launch alone
+  // (a benchmark left registered by the failed one ran again here, on its dead locals).
+  int launches = 0;
+  const TimingStats t = measure(*ex, [&] { ++launches; }, o, "counts");
+  EXPECT_EQ(t.repetitions, 2);
+  EXPECT_GT(launches, 0);
 }
 
 }  // namespace

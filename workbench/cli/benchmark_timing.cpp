@@ -67,6 +67,26 @@ TimingStats measure(Executor& ex, const std::function<void()>& launch, const Tim
       state.SkipWithError("the launch failed");
     }
   };
+  // A CPU flush costs milliseconds, far more than a small op: a fixed number of launches
+  // per repetition, enough for min_time by a flushed launch's time, at most 32. (Google
+  // Benchmark takes no warm-up with a fixed count: the warm-up launches run here, before
+  // anything is registered: a launch that throws leaves no benchmark behind.)
+  const bool fixed_count = ex.backend() != Backend::cuda && o.flush_cache;
+  benchmark::IterationCount count = 0;
+  if (fixed_count) {
+    double once = 0;
+    const auto start = std::chrono::steady_clock::now();
+    do {  // flushes included: the warm-up is bounded in wall time
+      ex.flush_cache();
+      once = ex.time_launch(launch);
+    } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < o.warmup_s);
+    count = benchmark::IterationCount(std::clamp(std::ceil(o.min_time_s / std::max(once, 1e-7)), 1.0, 32.0));
+  }
+  // The registered benchmark refers to this call's locals: it is unregistered on every
+  // way out, or the next measure() would run it too, on dangling references.
+  struct Unregister {
+    ~Unregister() { benchmark::ClearRegisteredBenchmarks(); }
+  } unregister;
   benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(name.c_str(), body);
   if (manual) {
     b->UseManualTime();
@@ -74,23 +94,13 @@ TimingStats measure(Executor& ex, const std::function<void()>& launch, const Tim
     b->UseRealTime();
   }
   b->Repetitions(o.repetitions)->Unit(benchmark::kMicrosecond);
-  if (ex.backend() != Backend::cuda && o.flush_cache) {
-    // A CPU flush costs milliseconds, far more than a small op: a fixed number of launches
-    // per repetition, enough for min_time by a flushed launch's time, at most 32. (Google
-    // Benchmark takes no warm-up with a fixed count: the warm-up launches run here.)
-    double once = 0;
-    const auto start = std::chrono::steady_clock::now();
-    do {  // flushes included: the warm-up is bounded in wall time
-      ex.flush_cache();
-      once = ex.time_launch(launch);
-    } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < o.warmup_s);
-    b->Iterations(benchmark::IterationCount(std::clamp(std::ceil(o.min_time_s / std::max(once, 1e-7)), 1.0, 32.0)));
+  if (fixed_count) {
+    b->Iterations(count);
   } else {
     b->MinTime(o.min_time_s)->MinWarmUpTime(o.warmup_s);
   }
   Collector collector;
   benchmark::RunSpecifiedBenchmarks(&collector);
-  benchmark::ClearRegisteredBenchmarks();
   if (!failure.empty()) throw std::runtime_error(failure);
   if (!collector.error.empty()) throw std::runtime_error("timing failed: " + collector.error);
   if (collector.samples.empty()) throw std::runtime_error("timing produced no measurements");
