@@ -127,6 +127,16 @@ inline int lane() { return int(::wb::emu::builtins().thread_idx.x + ::wb::emu::b
                                                                               ::wb::emu::builtins().thread_idx.z)) %
                            32; }
 
+// The matrix elements (row * cols + col) that this lane's x[0..num_elements) hold in this
+// run. Read where ThreadSanitizer does not look (and the scheduler is not told): the
+// emulator's tables, made by whichever thread came first, are not the kernel's memory.
+template <class F>
+__attribute__((no_sanitize("thread"))) inline void lane_elements(int* out) {
+  const uint16_t* element = ::wb::emu::fragment_layout(F::layout_kind, F::num_rows, F::num_cols);
+  const int base = lane() * F::num_elements;
+  for (int i = 0; i < F::num_elements; ++i) out[i] = element[base + i];
+}
+
 inline float widen(float v) { return v; }
 inline float widen(__nv_bfloat16 v) { return float(v); }
 
@@ -144,11 +154,6 @@ class fragment {
   static constexpr int num_elements = shape::rows * shape::cols / 32;
   static constexpr uint32_t layout_kind = shape::kind;
   element_type x[num_elements];
-
-  // Which matrix element (row * num_cols + col) x[i] of `lane` holds, in this run.
-  static int element_of(int lane, int i) {
-    return ::wb::emu::fragment_layout(layout_kind, num_rows, num_cols)[lane * num_elements + i];
-  }
 };
 
 template <class Use, int M, int N, int K, class T, class Layout>
@@ -171,10 +176,10 @@ inline void load_matrix_sync(fragment<Use, M, N, K, T, Layout>& f, const E* p, u
   const ::wb::emu::Site at = detail::site(file, line);
   detail::check_matrix_pointer<E>(p, ldm, "wmma::load_matrix_sync", at);
   ::wb::emu::warp_matrix(at, "wmma::load_matrix_sync", 0, nullptr, false);
-  const uint16_t* element = ::wb::emu::fragment_layout(F::layout_kind, F::num_rows, F::num_cols);
-  const int base = detail::lane() * F::num_elements;
+  int element[F::num_elements];
+  detail::lane_elements<F>(element);
   for (int i = 0; i < F::num_elements; ++i) {
-    const int r = element[base + i] / F::num_cols, c = element[base + i] % F::num_cols;
+    const int r = element[i] / F::num_cols, c = element[i] % F::num_cols;
     f.x[i] = std::is_same_v<Layout, row_major> ? p[std::size_t(r) * ldm + c] : p[std::size_t(c) * ldm + r];
   }
 }
@@ -187,10 +192,10 @@ inline void load_matrix_sync(fragment<accumulator, M, N, K, float>& f, const flo
   const ::wb::emu::Site at = detail::site(file, line);
   detail::check_matrix_pointer<float>(p, ldm, "wmma::load_matrix_sync", at);
   ::wb::emu::warp_matrix(at, "wmma::load_matrix_sync", 0, nullptr, false);
-  const uint16_t* element = ::wb::emu::fragment_layout(F::layout_kind, F::num_rows, F::num_cols);
-  const int base = detail::lane() * F::num_elements;
+  int element[F::num_elements];
+  detail::lane_elements<F>(element);
   for (int i = 0; i < F::num_elements; ++i) {
-    const int r = element[base + i] / F::num_cols, c = element[base + i] % F::num_cols;
+    const int r = element[i] / F::num_cols, c = element[i] % F::num_cols;
     f.x[i] = layout == mem_row_major ? p[std::size_t(r) * ldm + c] : p[std::size_t(c) * ldm + r];
   }
 }
@@ -202,10 +207,10 @@ inline void store_matrix_sync(float* p, const fragment<accumulator, M, N, K, flo
   const ::wb::emu::Site at = detail::site(file, line);
   detail::check_matrix_pointer<float>(p, ldm, "wmma::store_matrix_sync", at);
   ::wb::emu::warp_matrix(at, "wmma::store_matrix_sync", 0, nullptr, false);
-  const uint16_t* element = ::wb::emu::fragment_layout(F::layout_kind, F::num_rows, F::num_cols);
-  const int base = detail::lane() * F::num_elements;
+  int element[F::num_elements];
+  detail::lane_elements<F>(element);
   for (int i = 0; i < F::num_elements; ++i) {
-    const int r = element[base + i] / F::num_cols, c = element[base + i] % F::num_cols;
+    const int r = element[i] / F::num_cols, c = element[i] % F::num_cols;
     if (layout == mem_row_major)
       p[std::size_t(r) * ldm + c] = f.x[i];
     else
