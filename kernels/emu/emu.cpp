@@ -188,7 +188,9 @@ struct Fault {
 
 enum class State { ready, barrier, collective, done };
 
-enum class Collective { shuffle, vote, syncwarp, match_any, match_all, converge };
+// matrix: a warp matrix function that orders nothing (load, store, fill); matrix_exchange:
+// one that orders memory like __syncwarp (mma_sync's exchange of fragments).
+enum class Collective { shuffle, vote, syncwarp, match_any, match_all, converge, matrix, matrix_exchange };
 
 struct Thread {
   Builtins builtins;
@@ -204,6 +206,10 @@ struct Thread {
   uint64_t value = 0;
   int source = -1;
   uint64_t result = 0;
+  // A warp matrix function's gather: where every lane's deposit goes (null: nowhere),
+  // and the function's name for messages.
+  uint64_t* gathered = nullptr;
+  const char* matrix_what = nullptr;
   // ThreadSanitizer: the lanes of its last __syncwarp and the slot each of them
   // released (per lane, two slots used in turn: a lane runs at most one __syncwarp
   // ahead of a lane that has not yet acquired).
@@ -1285,6 +1291,9 @@ const char* collective_name(Collective kind) {
       return "warp match";
     case Collective::converge:
       return "__activemask";
+    case Collective::matrix:
+    case Collective::matrix_exchange:
+      return "warp matrix function";
   }
   return "collective";
 }
@@ -1328,12 +1337,21 @@ WB_EMU_NO_TSAN void complete(Block& b, int warp, const Group& g, unsigned syncwa
         r = all_equal ? (uint64_t(1) << 32) | mask : 0;
         break;
       case Collective::syncwarp:
+      case Collective::matrix_exchange:
         r = 0;
         t.synced_mask = mask;
         t.synced_slots = syncwarp_slots;
         break;
+      case Collective::matrix:
+        r = 0;
+        break;
       case Collective::converge:
         break;
+    }
+    if (t.gathered) {
+      for (int j = 0; j < 32; ++j)
+        if (mask & (1u << j)) t.gathered[j] = lanes[j].value;
+      t.gathered = nullptr;
     }
     t.result = r;
     t.state = State::ready;
@@ -1349,7 +1367,8 @@ WB_EMU_NO_TSAN uint64_t collective(Site site, Collective kind, unsigned mask, ui
   Block& b = *w.block;
   Warp& wp = b.warps[t.warp];
   const unsigned me = 1u << t.lane;
-  const char* what = collective_name(kind);
+  const bool matrix = kind == Collective::matrix || kind == Collective::matrix_exchange;
+  const char* what = matrix && t.matrix_what ? t.matrix_what : collective_name(kind);
   const bool converge = kind == Collective::converge;
   if (!converge) {
     if (!(mask & me))
@@ -1395,7 +1414,7 @@ WB_EMU_NO_TSAN uint64_t collective(Site site, Collective kind, unsigned mask, ui
   // Only __syncwarp orders memory among the lanes; a shuffle or a vote exchanges
   // registers and orders nothing (CUDA's memory model), so ThreadSanitizer sees no
   // edge for them.
-  const bool orders_memory = kind == Collective::syncwarp;
+  const bool orders_memory = kind == Collective::syncwarp || kind == Collective::matrix_exchange;
   if (orders_memory) {
     const unsigned slot = t.syncwarp_count++ & 1;
     fiber::release(&b.syncs->lane[t.linear][slot]);
@@ -1454,6 +1473,67 @@ WB_EMU_NO_TSAN unsigned ballot(Site site, unsigned mask, bool predicate) {
 }
 
 WB_EMU_NO_TSAN void syncwarp(Site site, unsigned mask) { collective(site, Collective::syncwarp, mask, 0, -1); }
+
+WB_EMU_NO_TSAN void warp_matrix(Site site, const char* what, uint64_t value, uint64_t* values, bool orders_memory) {
+  Thread& t = *tls_worker->current;
+  t.gathered = values;
+  t.matrix_what = what;
+  collective(site, orders_memory ? Collective::matrix_exchange : Collective::matrix, 0xffffffffu, value, -1);
+}
+
+[[noreturn]] void warp_matrix_fault(Site site, int code, const std::string& what) {
+  raise(code, "memcheck", what + " at " + site_text(site));
+}
+
+namespace {
+
+// The tables of fragment_layout, per OS thread: never freed before the thread ends, so
+// that a pointer handed out stays valid for every launch.
+struct LayoutKey {
+  uint32_t kind;
+  int rows, cols;
+  uint64_t seed;
+  bool operator<(const LayoutKey& o) const {
+    if (kind != o.kind) return kind < o.kind;
+    if (rows != o.rows) return rows < o.rows;
+    if (cols != o.cols) return cols < o.cols;
+    return seed < o.seed;
+  }
+};
+
+WB_EMU_NO_TSAN const uint16_t* make_layout(uint32_t kind, int rows, int cols, uint64_t seed) {
+  static thread_local std::map<LayoutKey, std::vector<uint16_t>> tables;
+  const LayoutKey key{kind, rows, cols, seed};
+  auto it = tables.find(key);
+  if (it != tables.end()) return it->second.data();
+  const int n = rows * cols;
+  if (n <= 0 || n % 32 != 0 || n > 65536) throw std::invalid_argument("fragment_layout: a fragment of " +
+                                                                     std::to_string(n) + " elements");
+  std::vector<uint16_t> table(2 * std::size_t(n));
+  for (int s = 0; s < n; ++s) table[s] = uint16_t(s);
+  // Fisher-Yates with a generator of this file's own (mix), so that a seed picks the same
+  // mapping with every standard library.
+  uint64_t state = mix(seed ^ mix(0x6d6d61ull + kind));
+  for (int s = n - 1; s > 0; --s) {
+    state = mix(state);
+    const int j = int(state % uint64_t(s + 1));
+    std::swap(table[s], table[j]);
+  }
+  for (int s = 0; s < n; ++s) table[n + table[s]] = uint16_t(s);
+  return tables.emplace(key, std::move(table)).first->second.data();
+}
+
+}  // namespace
+
+WB_EMU_NO_TSAN const uint16_t* fragment_layout(uint32_t kind, int rows, int cols, uint64_t seed) {
+  return make_layout(kind, rows, cols, seed);
+}
+
+WB_EMU_NO_TSAN const uint16_t* fragment_layout(uint32_t kind, int rows, int cols) {
+  const Worker* w = tls_worker;
+  const uint64_t seed = w && w->block ? w->block->launch->schedule.seed : schedule().seed;
+  return make_layout(kind, rows, cols, seed);
+}
 
 WB_EMU_NO_TSAN unsigned active_mask(Site site) { return unsigned(collective(site, Collective::converge, 0, 0, -1)); }
 

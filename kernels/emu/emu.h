@@ -244,6 +244,28 @@ unsigned active_mask(Site site);
 unsigned match_any(Site site, unsigned mask, uint64_t value);
 unsigned match_all(Site site, unsigned mask, uint64_t value, int* predicate);
 [[noreturn]] void trap(Site site, const char* what);
+// Warp matrix functions (nvcuda::wmma, kernels/emu/include/mma.h). Every lane of the
+// warp meets at one call, as at a __syncwarp() of the full warp (a lane missing, exited
+// or waiting elsewhere is a synccheck fault naming it); each deposits `value` and, when
+// `values` is not null, gets every lane's deposit in values[lane]. `orders_memory`:
+// the call orders the lanes' memory accesses as __syncwarp does (mma_sync's exchange of
+// fragments between lanes); without it, it orders nothing (a load or store of a
+// fragment: a lane reading what another wrote still needs a barrier). `what` names the
+// function in messages ("wmma::load_matrix_sync").
+void warp_matrix(Site site, const char* what, uint64_t value, uint64_t* values, bool orders_memory);
+// A misused warp matrix function (a pointer not 32-byte aligned, a stride that is not a
+// multiple of 16 bytes): a sticky fault with `code`, naming the call.
+[[noreturn]] void warp_matrix_fault(Site site, int code, const std::string& what);
+// The mapping of one kind of fragment (`kind`: a tag of its use, shape and element
+// type) onto the lanes, for the schedule's seed: a permutation of the rows x cols
+// elements. element[s] is the matrix element (row * cols + col) held in slot s = lane *
+// (rows * cols / 32) + i, that is x[i] of that lane; owner (the next rows * cols
+// entries) is its inverse. CUDA leaves the mapping unspecified, so each run picks
+// another one: code that assumes a layout gives results that change with the seed.
+// Inside a kernel, for its launch's seed; the tables live as long as the OS thread.
+const uint16_t* fragment_layout(uint32_t kind, int rows, int cols);
+const uint16_t* fragment_layout(uint32_t kind, int rows, int cols, uint64_t seed);
+
 // A vector access of `bytes` (8 or 16) must be aligned to its size, as on a GPU; a
 // misaligned one is a sticky cudaErrorMisalignedAddress fault.
 void check_aligned(const void* p, std::size_t bytes);

@@ -166,5 +166,21 @@ TEST(PlantedBf16, TrustingCublasToRoundABf16OutputOnceFails) {
   EXPECT_FALSE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/2 ")) << r.output;
 }
 
+// A TF32 wmma matmul that adds the bias into its accumulator fragment's x[i] at a
+// guessed layout fails the comparison at two seeds (the emulator draws the layout per
+// run), while cuda/7, whose epilogue goes through store_matrix_sync, passes at both.
+TEST(PlantedWmma, AssumingTheFragmentLayoutFailsTheComparison) {
+  for (const std::string seed : {"1", "2"}) {
+    const Result r = run_command(
+        WB_PLANTED, "check matmul_forward --backend emu --variants 7,90 --shapes tiny,wide --seed " + seed);
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_TRUE(contains(r.output, "INCORRECT matmul_forward emu/90 planted_assumes_fragment_layout block_size=32 at "
+                                   "B=2 T=3 C=8 OC=12: out: "))
+        << r.output;
+    EXPECT_FALSE(contains(r.output, "INCORRECT matmul_forward emu/7 ")) << r.output;
+    EXPECT_FALSE(contains(r.output, "not emulated")) << r.output;
+  }
+}
+
 }  // namespace
 }  // namespace wb

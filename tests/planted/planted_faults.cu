@@ -48,9 +48,16 @@
 //                        trusting cuBLAS to round each output once. On an H200 it did
 //                        not (split sums added in bf16: up to 0.73 ulp off); the
 //                        emulator's cuBLAS takes that freedom, so this must fail there.
+// And of matmul_forward (TF32 tensor cores, wmma m16n16k8; one warp per 16x16 tile):
+//   90 assumes_fragment_layout  adds the bias into the accumulator fragment's x[i]
+//                        as if lane l held columns 2 * (l % 4) + (i & 1) + 8 * (i / 4)
+//                        (one GPU's layout). CUDA leaves the layout unspecified: the
+//                        emulator draws it per run, and the bias lands in the wrong
+//                        columns. (On a GPU it passes only where the guess is right.)
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/runtime.h"
 #include <cuda_bf16.h>
+#include <mma.h>
 
 #include "kernels/cuda/adamw.cuh"
 #include "kernels/cuda/libraries.h"
@@ -295,6 +302,56 @@ void launch_bf16_gemm_output(const MatmulForwardBf16Args& a, const Launch& l) {
                         CUBLAS_GEMM_DEFAULT));
 }
 
+// matmul_forward with TF32 wmma: 8 channels at a time staged through shared memory
+// (rounded to TF32), one mma_sync each; the epilogue's bias is the planted bug.
+__global__ void planted_assumes_fragment_layout(float* out, const float* inp, const float* weight, const float* bias,
+                                                int rows, int C, int OC) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  namespace wmma = nvcuda::wmma;
+  WB_SHARED_ALIGNED(32, float, a_tile, [16 * 8]);  // [m][k]: inp rows, row-major A (ld 8)
+  WB_SHARED_ALIGNED(32, float, b_tile, [16 * 8]);  // [n][k]: weight rows, col-major B (ld 8)
+  WB_SHARED_ALIGNED(32, float, c_tile, [16 * 16]);
+  const int lane = threadIdx.x;
+  const int row0 = blockIdx.y * 16, col0 = blockIdx.x * 16;
+  wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc;
+  wmma::fill_fragment(acc, 0.0f);
+  for (int k0 = 0; k0 < C; k0 += 8) {
+    for (int e = lane; e < 16 * 8; e += 32) {
+      const int m = e / 8, k = k0 + e % 8;
+      const int r = row0 + m, o = col0 + m;
+      a_tile[e] = wmma::__float_to_tf32(r < rows && k < C ? inp[int64_t(r) * C + k] : 0.0f);
+      b_tile[e] = wmma::__float_to_tf32(o < OC && k < C ? weight[int64_t(o) * C + k] : 0.0f);
+    }
+    __syncwarp();
+    wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> af;
+    wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> bf;
+    wmma::load_matrix_sync(af, a_tile, 8);
+    wmma::load_matrix_sync(bf, b_tile, 8);
+    wmma::mma_sync(acc, af, bf, acc);
+    __syncwarp();
+  }
+  if (bias) {
+    for (int i = 0; i < acc.num_elements; ++i) {
+      const int o = col0 + 2 * (lane % 4) + (i & 1) + 8 * (i / 4);  // the bug: a layout CUDA never promised
+      acc.x[i] += o < OC ? bias[o] : 0.0f;
+    }
+  }
+  wmma::store_matrix_sync(c_tile, acc, 16, wmma::mem_row_major);
+  __syncwarp();
+  for (int e = lane; e < 16 * 16; e += 32) {
+    const int r = row0 + e / 16, o = col0 + e % 16;
+    if (r < rows && o < OC) out[int64_t(r) * OC + o] = c_tile[e];
+  }
+#endif
+}
+
+void launch_assumes_fragment_layout(const MatmulForwardArgs& a, const Launch& l) {
+  const int rows = a.B * a.T;
+  const dim3 grid(cuda::grid_for(a.OC, 16), cuda::grid_for(rows, 16));
+  WB_LAUNCH(planted_assumes_fragment_layout, grid, 32, 0, cuda::stream(l), a.out, a.inp, a.weight, a.bias, rows, a.C,
+            a.OC);
+}
+
 std::vector<Variant> planted() {
   Variant fault = Variant::of(&launch_out_of_bounds);
   fault.op = "residual_forward";
@@ -350,8 +407,18 @@ std::vector<Variant> planted() {
     v.params = {block_size_param({kPlantedBlock}, kPlantedBlock)};
     return v;
   };
+  Variant layout = Variant::of(&launch_assumes_fragment_layout);
+  layout.op = "matmul_forward";
+  layout.backend = Backend::cuda;
+  layout.id = 90;
+  layout.name = "planted_assumes_fragment_layout";
+  layout.summary = "test only: TF32 wmma, the bias added into x[i] of the accumulator at a guessed layout";
+  layout.numeric = NumericClass::tf32;
+  layout.min_compute_capability = 80;
+  layout.params = {block_size_param({32}, 32)};
   return {fault,
           naive,
+          layout,
           bug(&launch_planted_shared_race, 92, "planted_shared_race",
               "test only: claims elements with a racy shared next++"),
           waits,
