@@ -110,8 +110,10 @@ def write_state(path, B, T, V, Vp, logits, loss, grads):
             f.write(g.detach().numpy().astype(np.float32).tobytes())
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def arguments(description, steps):
+    """The options of gpt2.py (and gpt2_bf16.py, which trains the same model): its model,
+    batch, AdamW settings and seed."""
+    ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
     ap.add_argument("--V", type=int, default=50257)
     ap.add_argument("--L", type=int, default=2)
@@ -120,12 +122,17 @@ def main():
     ap.add_argument("--maxT", type=int, default=32)
     ap.add_argument("--B", type=int, default=2)
     ap.add_argument("--T", type=int, default=16)
-    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--steps", type=int, default=steps)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--weight-decay", type=float, default=0.1)
     ap.add_argument("--grad-clip", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=42)
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def setup(a):
+    """The model and the batch of the options: writes model.bin and tokens.bin into
+    a.out, returns (Vp, the float64 parameters by name, idx, targets)."""
     Vp = (a.V + 127) // 128 * 128
     os.makedirs(a.out, exist_ok=True)
     gen = torch.Generator().manual_seed(a.seed)
@@ -133,8 +140,21 @@ def main():
     tokens = torch.randint(0, a.V, (a.B * a.T + 1,), generator=gen)
     write_model(os.path.join(a.out, "model.bin"), p, a.V, Vp, a.maxT, a.L, a.NH, a.C)
     write_tokens(os.path.join(a.out, "tokens.bin"), tokens.tolist())
-    idx = tokens[:-1].view(a.B, a.T)
-    targets = tokens[1:].view(a.B, a.T)
+    return Vp, p, tokens[:-1].view(a.B, a.T), tokens[1:].view(a.B, a.T)
+
+
+def write_expected(path, a, Vp, losses):
+    """The run's configuration, losses and parameter shapes, as JSON."""
+    config = {"V": a.V, "Vp": Vp, "L": a.L, "C": a.C, "NH": a.NH, "maxT": a.maxT, "B": a.B, "T": a.T,
+              "steps": a.steps, "lr": a.lr, "weight_decay": a.weight_decay, "grad_clip": a.grad_clip}
+    with open(path, "w") as f:
+        json.dump({"config": config, "losses": losses, "shapes": {n: list(s) for n, s in
+                                                                  shapes(a.V, Vp, a.maxT, a.L, a.C).items()}}, f)
+
+
+def main():
+    a = arguments(__doc__, steps=10)
+    Vp, p, idx, targets = setup(a)
 
     params = [p[name].clone().requires_grad_() for name in NAMES]
     named = dict(zip(NAMES, params))
@@ -154,11 +174,7 @@ def main():
             torch.nn.utils.clip_grad_norm_(params, a.grad_clip)
         opt.step()
         losses.append(loss.item())
-    config = {"V": a.V, "Vp": Vp, "L": a.L, "C": a.C, "NH": a.NH, "maxT": a.maxT, "B": a.B, "T": a.T,
-              "steps": a.steps, "lr": a.lr, "weight_decay": a.weight_decay, "grad_clip": a.grad_clip}
-    with open(os.path.join(a.out, "expected.json"), "w") as f:
-        json.dump({"config": config, "losses": losses, "shapes": {n: list(s) for n, s in
-                                                                  shapes(a.V, Vp, a.maxT, a.L, a.C).items()}}, f)
+    write_expected(os.path.join(a.out, "expected.json"), a, Vp, losses)
     print(f"wrote {a.out}: {a.steps} losses from {losses[0]:.6f} to {losses[-1]:.6f}")
 
 

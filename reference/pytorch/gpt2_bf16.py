@@ -26,8 +26,6 @@ It writes into DIR model.bin and tokens.bin (as gpt2.py), and
   expected_bf16.json       the losses of --steps AdamW steps on the one batch
   expected_bf16_params.bin the bf16 parameters after them (raw bf16 bits, llm.c's order)
 """
-import argparse
-import json
 import math
 import os
 import sys
@@ -36,7 +34,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpt2 import NAMES, make_params, shapes, write_model, write_state, write_tokens  # noqa: E402
+from gpt2 import NAMES, arguments, setup, write_expected, write_state  # noqa: E402
 from ops import LAYERNORM_EPS, _attention  # noqa: E402
 
 BF16 = torch.bfloat16
@@ -126,31 +124,9 @@ def clip_scale(params, clip):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--V", type=int, default=50257)
-    ap.add_argument("--L", type=int, default=2)
-    ap.add_argument("--C", type=int, default=64)
-    ap.add_argument("--NH", type=int, default=4)
-    ap.add_argument("--maxT", type=int, default=32)
-    ap.add_argument("--B", type=int, default=2)
-    ap.add_argument("--T", type=int, default=16)
-    ap.add_argument("--steps", type=int, default=5)
-    ap.add_argument("--lr", type=float, default=1e-3)
-    ap.add_argument("--weight-decay", type=float, default=0.1)
-    ap.add_argument("--grad-clip", type=float, default=1.0)
-    ap.add_argument("--seed", type=int, default=42)
-    a = ap.parse_args()
+    a = arguments(__doc__, steps=5)
     torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
-    Vp = (a.V + 127) // 128 * 128
-    os.makedirs(a.out, exist_ok=True)
-    gen = torch.Generator().manual_seed(a.seed)
-    p = make_params(a.V, Vp, a.maxT, a.L, a.C, gen)
-    tokens = torch.randint(0, a.V, (a.B * a.T + 1,), generator=gen)
-    write_model(os.path.join(a.out, "model.bin"), p, a.V, Vp, a.maxT, a.L, a.NH, a.C)
-    write_tokens(os.path.join(a.out, "tokens.bin"), tokens.tolist())
-    idx = tokens[:-1].view(a.B, a.T)
-    targets = tokens[1:].view(a.B, a.T)
+    Vp, p, idx, targets = setup(a)
 
     master = [p[name].float() for name in NAMES]  # the float32 values of model.bin
     params = [w.to(BF16).requires_grad_() for w in master]
@@ -168,14 +144,10 @@ def main():
                         [t.grad.float() for t in params])
         opt.step(params, clip_scale(params, a.grad_clip))
         losses.append(loss.item())
-    config = {"V": a.V, "Vp": Vp, "L": a.L, "C": a.C, "NH": a.NH, "maxT": a.maxT, "B": a.B, "T": a.T,
-              "steps": a.steps, "lr": a.lr, "weight_decay": a.weight_decay, "grad_clip": a.grad_clip}
     with open(os.path.join(a.out, "expected_bf16_params.bin"), "wb") as f:
         for t in params:
             f.write(t.detach().view(torch.int16).numpy().tobytes())
-    with open(os.path.join(a.out, "expected_bf16.json"), "w") as f:
-        json.dump({"config": config, "losses": losses, "shapes": {n: list(s) for n, s in
-                                                                  shapes(a.V, Vp, a.maxT, a.L, a.C).items()}}, f)
+    write_expected(os.path.join(a.out, "expected_bf16.json"), a, Vp, losses)
     print(f"wrote {a.out}: {a.steps} bf16 losses from {losses[0]:.6f} to {losses[-1]:.6f}")
 
 
