@@ -11,7 +11,10 @@
 # small shapes; and the report stage (tools/device/report.py) writing a COMPARISON.md from
 # both (into the temporary folder; results/ is never touched). REHEARSE_NVCC=1 also compiles
 # one dev/cuda program with nvcc (sm_90) from the bundled llm.c source: the build line
-# (REHEARSE_NVCC_TRAINERS=1 with it: llm.c's two trainers too).
+# (REHEARSE_NVCC_TRAINERS=1 with it: llm.c's two trainers too). Last the sanitize stage
+# (tools/device/sanitize.sh, REHEARSE=1): a stand-in for compute-sanitizer
+# (tools/device/fixtures/fake-compute-sanitizer) around wb check in emulation, its
+# invented report parsed into the stage's table.
 # Exit 0 when everything came back; 77 (ctest: skipped) when this build has no emulator.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -24,7 +27,7 @@ tmp=$(mktemp -d)
 [[ "${KEEP:-0}" == 1 ]] || trap 'rm -rf "$tmp"' EXIT
 fail() {
   echo "rehearsal FAILED: $*"
-  for f in "$tmp/bundle.log" "$tmp/core.log" "$tmp/anchors.log" "$tmp/report.log"; do [[ -f "$f" ]] && { echo "--- $f"; tail -40 "$f"; }; done
+  for f in "$tmp/bundle.log" "$tmp/core.log" "$tmp/anchors.log" "$tmp/report.log" "$tmp/sanitize.log"; do [[ -f "$f" ]] && { echo "--- $f"; tail -40 "$f"; }; done
   exit 1
 }
 
@@ -106,5 +109,20 @@ files=$(find "$tmp/out" -type f | wc -l)
 echo "anchors and report rehearsed in $((SECONDS - anchors_start)) s: $(wc -l <"$a/dev/records.jsonl") llm.c kernel timings from" \
   "$(wc -w <<<"$programs") fake programs, 2 fake trainers, $(grep -c '^torch .* rc=0' <<<"$anchors") PyTorch runs on the CPU," \
   "$(wc -l <"$a/dev/sweeps.txt") wb sweeps, COMPARISON.md written"
+# The sanitize stage, a device call of its own (its own OUT): compute-sanitizer's stand-in
+# around wb check in emulation; its table, the report it parsed and the refusal it noted.
+sanitize_start=$SECONDS
+env -i PATH=/usr/bin:/bin HOME="$tmp" OUT="$tmp/sout" BUDGET_S=200 REHEARSE=1 DEVICE_DIR="$tmp/device" \
+  WORK="$tmp/swork" bash tools/device/sanitize.sh >"$tmp/sanitize.log" 2>&1 || fail "sanitize.sh exited $?"
+sanitize_files=$(find "$tmp/sout" -type f | wc -l)
+((sanitize_files <= 8)) || fail "$sanitize_files files in the sanitize stage's OUT"
+for f in sanitize.log sanitize.md sanitize.tgz; do [[ -s "$tmp/sout/$f" ]] || fail "no $f in the sanitize stage's OUT"; done
+sanitized=$(cat "$tmp/sout/sanitize.md")
+grep -q '^| residual_forward | 0 | 0 | 0 | refused (rc=1) |$' <<<"$sanitized" || fail "sanitize: no clean row of residual_forward"
+grep -q '^| layernorm_forward | 1 | 0 | 0 | refused (rc=1) |$' <<<"$sanitized" || fail "sanitize: the planted memcheck error was not counted"
+grep -q '^ *1 - Invalid __global__ write of size 4 bytes -- at layernorm_forward_kernel.* in variants/layernorm_forward/01_naive.cu:42$' \
+  <<<"$sanitized" || fail "sanitize: the planted report was not listed with where it fired"
+[[ $(grep -c '^racecheck on .*: no error summary, rc=1: ' <<<"$sanitized") == 1 ]] || fail "sanitize: the refusal was not noted once"
+echo "sanitize rehearsed in $((SECONDS - sanitize_start)) s"
 echo "rehearsal passed in $((SECONDS - start)) s: bundle $(du -h "$tmp/device/bundle.tar.xz" | cut -f1) (xz -0)," \
   "checks of 2 ops in emulation, $swept + $bf16_swept sweeps and 6 trainer runs on the CPU, $files files back"
