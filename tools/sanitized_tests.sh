@@ -11,7 +11,8 @@
 #   reference_pytorch.*  PyTorch per op: the instrumented part (wb dump) is small, the cost
 #                        is Python's; wb's dump and reference code run in wb_tests too
 #   DeviceLost.*, Isolate.*, emu.EmuChecks.OffByOneGlobalWrite*, emu.EmuChecks.SharedOverflow*,
-#   emu.EmuChecks.WriteJustPastTheCanary*, emu.EmuChecks.OutOfBoundsReadReadsNaN
+#   emu.EmuChecks.WriteJustPastTheCanary*, emu.EmuChecks.OutOfBoundsReadReadsNaN,
+#   emu.Wmma.StorePastTheEndIsAMemcheckFault
 #                        planted out-of-bounds accesses and crashes, there to show that the
 #                        plain emulator's canaries and --isolate catch them: AddressSanitizer
 #                        stops the process at the access first (tools/emu_sanitized.sh address
@@ -29,5 +30,5 @@ export ASAN_OPTIONS="halt_on_error=1 detect_leaks=1"
 export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1"
 start=$(date +%s)
 ctest --test-dir "$dir" --output-on-failure -j "$(nproc)" \
-  -E '^(check_all_emu|device_rehearsal|trainer_parity\..*|reference_pytorch\..*|DeviceLost\..*|Isolate\..*|emu\.EmuChecks\.OffByOneGlobalWrite.*|emu\.EmuChecks\.SharedOverflow.*|emu\.EmuChecks\.WriteJustPastTheCanary.*|emu\.EmuChecks\.OutOfBoundsReadReadsNaN|Files\.TheTrainerRefusesAHugeHeaderWithoutAllocating|Files\.OutOfMemoryIsExitTwoWithAMessage)$' "$@"
+  -E '^(check_all_emu|device_rehearsal|trainer_parity\..*|reference_pytorch\..*|DeviceLost\..*|Isolate\..*|emu\.EmuChecks\.OffByOneGlobalWrite.*|emu\.EmuChecks\.SharedOverflow.*|emu\.EmuChecks\.WriteJustPastTheCanary.*|emu\.EmuChecks\.OutOfBoundsReadReadsNaN|emu\.Wmma\.StorePastTheEndIsAMemcheckFault|Files\.TheTrainerRefusesAHugeHeaderWithoutAllocating|Files\.OutOfMemoryIsExitTwoWithAMessage)$' "$@"
 echo "ok   sanitized ctest passed in $(( $(date +%s) - start )) s"
