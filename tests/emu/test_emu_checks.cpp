@@ -12,39 +12,18 @@
 #include "kernels/emu/emu.h"
 #include "kernels/errors.h"
 #include "tests/emu/controls.h"  // first: CUDA source compiled for the emulator
+#include "tests/emu/emu_testing.h"
 
 namespace wb::emu_controls {
 namespace {
 
-// Device memory of the emulated device, released at scope end.
-struct DeviceFloats {
-  explicit DeviceFloats(std::size_t count, float fill = 0.0f) {
-    p = static_cast<float*>(emu::device_malloc(count * sizeof(float)));
-    for (std::size_t i = 0; i < count; ++i) p[i] = fill;
-  }
-  ~DeviceFloats() { emu::device_free(p); }
-  float* p;
+// Device floats, zeroed unless another fill is given.
+struct DeviceFloats : emu_testing::DeviceArray<float> {
+  explicit DeviceFloats(std::size_t count, float fill = 0.0f) : DeviceArray(count, fill) {}
 };
+using emu_testing::launch_error;
 
-class EmuChecks : public ::testing::Test {
- protected:
-  void SetUp() override {
-    emu::reset();
-    emu::set_schedule({});
-  }
-  void TearDown() override { emu::reset(); }
-};
-
-// The message of the BackendError a launch throws, or "" when it succeeds.
-template <class F>
-std::string launch_error(F&& f) {
-  try {
-    f();
-  } catch (const BackendError& e) {
-    return e.what();
-  }
-  return "";
-}
+class EmuChecks : public emu_testing::EmuTest {};
 
 TEST_F(EmuChecks, MissingBarrierLeavesThreadZeroReadingPoison) {
   DeviceFloats in(kThreads, 1.0f), out(1);

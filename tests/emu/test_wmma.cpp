@@ -19,6 +19,7 @@
 
 #include "kernels/emu/emu.h"
 #include "kernels/errors.h"
+#include "tests/emu/emu_testing.h"
 
 namespace wb::emu_wmma {
 namespace {
@@ -124,35 +125,11 @@ void expect_tf32(uint32_t u) {
   ASSERT_EQ(got, reference_tf32(u)) << std::hex << "input 0x" << u << " gives 0x" << got;
 }
 
-// Device memory of the emulated device, released at scope end.
 template <class T>
-struct Device {
-  explicit Device(std::size_t count) : n(count) { p = static_cast<T*>(emu::device_malloc(count * sizeof(T))); }
-  ~Device() { emu::device_free(p); }
-  Device(const Device&) = delete;
-  Device& operator=(const Device&) = delete;
-  T* p;
-  std::size_t n;
-};
+using Device = emu_testing::DeviceArray<T>;
+using emu_testing::launch_error;
 
-class Wmma : public ::testing::Test {
- protected:
-  void SetUp() override {
-    emu::reset();
-    emu::set_schedule({});
-  }
-  void TearDown() override { emu::reset(); }
-};
-
-template <class F>
-std::string launch_error(F&& f) {
-  try {
-    f();
-  } catch (const BackendError& e) {
-    return e.what();
-  }
-  return "";
-}
+class Wmma : public emu_testing::EmuTest {};
 
 std::vector<float> random_floats(std::size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
