@@ -215,7 +215,7 @@ TEST_F(TensorCore, AnLdmatrixRowOutsideSharedMemoryIsAFaultNamingTheLane) {
   // A lane past the matrices loaded may give any address: x1 reads lanes 0-7 only.
   emu::reset();
   WB_LAUNCH(ldmatrix_bad_row, 1, 32, 0, nullptr, out.p, 8, 1000000, false);
-  EXPECT_EQ(out.p[8], 0u | 1u << 16);  // lane 8: row 2, columns 0 and 1
+  EXPECT_EQ(out.p[8], 16u | 17u << 16);  // lane 8: row 2 (elements 16..23), columns 0 and 1
 }
 
 // ---------------------------------------------------------------------------------
