@@ -1,7 +1,8 @@
 // bandwidth_probe: why the CPU copy ceiling of a sweep read lower than what adamw
 // reaches (issue 27, item 8), one suspect at a time. Not run by ctest: it measures.
 //
-//   g++ -O3 -fopenmp -fno-math-errno -fno-trapping-math tools/bandwidth_probe.cpp -o bandwidth_probe
+//   g++ -O3 -fopenmp -fno-math-errno -fno-trapping-math -I. tools/bandwidth_probe.cpp
+//       workbench/runtime/host_streams.cpp -o bandwidth_probe
 //   bandwidth_probe [MiB per buffer, default 1024] [repetitions, default 5]
 //
 // (wb's CPU variants are built with -fno-math-errno: without it the sqrt of adamw's
@@ -28,6 +29,8 @@
 #include <functional>
 #include <string>
 #include <sys/mman.h>
+
+#include "workbench/runtime/host_streams.h"
 
 namespace {
 
@@ -58,37 +61,14 @@ void fault_in(float* p, std::size_t n, int threads) {
   for (std::int64_t i = 0; i < std::int64_t(n); ++i) p[i] = float(i & 1023);
 }
 
-// The streams as free functions over __restrict pointers, as wb's variants are written
-// (inside a lambda the captured pointers are reloaded and the loops stay scalar).
-// Sixteen partial sums (four SSE accumulators), so that the add's latency does not
-// bound the loop below the memory's rate; n is a multiple of 16.
-float sum_squares(const float* __restrict x, std::int64_t n, int threads) {
-  float total = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : total)
-  {
-    float part[16] = {};
-#pragma omp for schedule(static)
-    for (std::int64_t i = 0; i < n; i += 16)
-      for (int j = 0; j < 16; ++j) part[j] += x[i + j] * x[i + j];
-    for (float p : part) total += p;
-  }
-  return total;
-}
-
-void copy_loop(float* __restrict dst, const float* __restrict src, std::int64_t n, int threads) {
-#pragma omp parallel for simd num_threads(threads) schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) dst[i] = src[i];
-}
-
+// The read, copy and update loops are wb's own (workbench/runtime/host_streams.cpp, what
+// the cpu backend's ceilings time); the rest are the alternatives they were chosen over.
+// Free functions over __restrict pointers, as wb's variants are written (inside a lambda
+// the captured pointers are reloaded and the loops stay scalar).
 void copy_streaming(float* __restrict dst, const float* __restrict src, std::int64_t n, int threads) {
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (std::int64_t i = 0; i < n; i += 4) _mm_stream_ps(dst + i, _mm_load_ps(src + i));
   _mm_sfence();
-}
-
-void update(float* __restrict x, std::int64_t n, int threads) {
-#pragma omp parallel for simd num_threads(threads) schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) x[i] = x[i] * 0.5f + 1.0f;
 }
 
 void adamw_like(float* __restrict p, float* __restrict m, float* __restrict v, const float* __restrict g,
@@ -160,17 +140,17 @@ int main(int argc, char** argv) {
     });
     report("memcpy, 256 chunks, warm", threads, 2.0 * bytes, memcpy_s);
     // A plain loop the compiler vectorises: ordinary stores (read for ownership).
-    const double loop_s = best_of(reps, [&] { copy_loop(b, a, std::int64_t(n), threads); });
+    const double loop_s = best_of(reps, [&] { wb::stream_copy(b, a, std::int64_t(n), threads); });
     report("copy loop, ordinary stores, warm", threads, 2.0 * bytes, loop_s);
     // Non-temporal stores: no read for ownership of the destination.
     const double nt_s = best_of(reps, [&] { copy_streaming(b, a, std::int64_t(n), threads); });
     report("copy loop, non-temporal stores, warm", threads, 2.0 * bytes, nt_s);
     // 4. Read-only: global_norm's stream (a sum of squares).
     double sink = 0;
-    const double read_s = best_of(reps, [&] { sink += sum_squares(a, std::int64_t(n), threads); });
+    const double read_s = best_of(reps, [&] { sink += wb::stream_sum_squares(a, std::int64_t(n), threads); });
     report("read only (sum of squares)", threads, 1.0 * bytes, read_s);
     // Read + write in place: x = x * s + 1 (the line written was just read).
-    const double update_s = best_of(reps, [&] { update(a, std::int64_t(n), threads); });
+    const double update_s = best_of(reps, [&] { wb::stream_update(a, std::int64_t(n), threads); });
     report("update in place (read + write one array)", threads, 2.0 * bytes, update_s);
     // adamw's pattern: read four arrays, write three of them back in place.
     // A quarter of each array, so that one run moves about as much as the copies do (a

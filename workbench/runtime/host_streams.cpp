@@ -24,9 +24,18 @@ long page_faults() {
   return u.ru_minflt + u.ru_majflt;
 }
 
+std::string read_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+}  // namespace
+
 // Sixteen partial sums (four SSE accumulators), so that the add's latency does not cap
 // the stream below the memory's rate; n is a multiple of 16.
-float sum_squares(const float* __restrict x, std::int64_t n, int threads) {
+float stream_sum_squares(const float* __restrict x, std::ptrdiff_t n, int threads) {
   float total = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : total)
   {
@@ -39,25 +48,16 @@ float sum_squares(const float* __restrict x, std::int64_t n, int threads) {
   return total;
 }
 
-void copy(float* __restrict dst, const float* __restrict src, std::int64_t n, int threads) {
+void stream_copy(float* __restrict dst, const float* __restrict src, std::ptrdiff_t n, int threads) {
 #pragma omp parallel for simd num_threads(threads) schedule(static)
   for (std::int64_t i = 0; i < n; ++i) dst[i] = src[i];
 }
 
-void update(float* __restrict x, std::int64_t n, int threads) {
+void stream_update(float* __restrict x, std::ptrdiff_t n, int threads) {
   // Converges to 2: no overflow or denormals however many passes run.
 #pragma omp parallel for simd num_threads(threads) schedule(static)
   for (std::int64_t i = 0; i < n; ++i) x[i] = x[i] * 0.5f + 1.0f;
 }
-
-std::string read_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
-}  // namespace
 
 HostStreams measure_host_streams(std::size_t bytes, int threads, int repetitions) {
   HostStreams h;
@@ -91,9 +91,9 @@ HostStreams measure_host_streams(std::size_t bytes, int threads, int repetitions
   };
   volatile float sink = 0;  // keeps the sums alive
   const double b = double(h.bytes);
-  h.read_gbps = b / best([&] { sink = sink + sum_squares(src, n, h.threads); }) * 1e-9;
-  h.copy_gbps = 2 * b / best([&] { copy(dst, src, n, h.threads); }) * 1e-9;
-  h.update_gbps = 2 * b / best([&] { update(dst, n, h.threads); }) * 1e-9;
+  h.read_gbps = b / best([&] { sink = sink + stream_sum_squares(src, n, h.threads); }) * 1e-9;
+  h.copy_gbps = 2 * b / best([&] { stream_copy(dst, src, n, h.threads); }) * 1e-9;
+  h.update_gbps = 2 * b / best([&] { stream_update(dst, n, h.threads); }) * 1e-9;
   std::free(block);
   return h;
 }

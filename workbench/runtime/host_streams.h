@@ -27,6 +27,12 @@ struct HostStreams {
   long faults_while_timed = 0;  // page faults of this process during the timed passes
 };
 
+// The three streams' loops, shared with tools/bandwidth_probe.cpp (which measures them
+// beside the alternatives): n a multiple of 16, pointers 16-byte aligned.
+float stream_sum_squares(const float* x, std::ptrdiff_t n, int threads);
+void stream_copy(float* dst, const float* src, std::ptrdiff_t n, int threads);
+void stream_update(float* x, std::ptrdiff_t n, int threads);
+
 // bytes: per buffer (two buffers are allocated), rounded down to 64 floats; threads >= 1;
 // repetitions >= 1 timed passes per stream after one untimed warm-up pass.
 HostStreams measure_host_streams(std::size_t bytes, int threads, int repetitions);
