@@ -12,7 +12,7 @@ packages=(
   libopenblas-dev libopenblas-openmp-dev libomp-dev libboost-context-dev libdnnl-dev
   libicu-dev curl
   clang libclang-rt-14-dev
-  python3 python3-numpy python3-torch python3-jsonschema python3-matplotlib
+  python3 python3-numpy python3-torch python3-jsonschema python3-matplotlib python3-yaml
 )
 
 missing=()

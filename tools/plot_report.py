@@ -8,8 +8,12 @@ writes, into DIR:
                          size, one line per variant (variants without a block size
                          as dashed horizontal lines)
   best_of_peak.png       the best variant of every op as a percentage of the roofline
-                         (min of copy bandwidth x flops/byte and the GEMM ceiling of
-                         its numeric class, as measured by `wb device`)
+                         (min of memory bandwidth x flops/byte and the GEMM ceiling of
+                         its numeric class, as measured by `wb device`); a variant
+                         above 100% with a byte model larger than the last-level cache
+                         is an inconsistency (a ceiling measured too low), not a
+                         result: its bar is drawn hatched at 100% with the figure
+                         beside it, and a warning names it
 and prints the paths. Needs matplotlib (Debian: python3-matplotlib).
 """
 import argparse
@@ -37,6 +41,16 @@ def save_atomically(fig, path):
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+def above_ceiling(r, llc_bytes):
+    """The report's flag where it has one (wb.report/2 from issue 27 on); else the same
+    rule as wb's (ceilings.h): above 100% of the roofline while moving more bytes than
+    the last-level cache holds, so that older reports are judged alike."""
+    t = r.get("throughput") or {}
+    if "above_ceiling" in t:
+        return bool(t["above_ceiling"])
+    return llc_bytes > 0 and r["model"]["bytes"] > llc_bytes and t.get("pct_of_roofline", 0.0) > 100
+
 
 def timed(records):
     return [r for r in records if r["status"] == "ok" and r.get("timing")]
@@ -77,7 +91,7 @@ def plot_block_sizes(op, records, device, out_dir):
     return path
 
 
-def plot_best(records, device, out_dir):
+def plot_best(records, device, out_dir, llc_bytes=0):
     best = {}
     for r in records:
         if r["op"] not in best or r["timing"]["median_us"] < best[r["op"]]["timing"]["median_us"]:
@@ -86,21 +100,36 @@ def plot_best(records, device, out_dir):
         return None
     ops = list(best)
     pct = [best[o]["throughput"].get("pct_of_roofline", 0.0) for o in ops]
+    flagged = [above_ceiling(best[o], llc_bytes) for o in ops]
+    for o, p, f in zip(ops, pct, flagged):
+        if f:
+            print(f"plot_report: WARNING: {o} {label(best[o])} at {shape_text(best[o])}: {p:.0f}% of the roofline "
+                  f"with {best[o]['model']['bytes'] * 1e-6:.1f} MB moved, more than the last-level cache "
+                  f"({llc_bytes * 1e-6:.1f} MB): above the ceiling, drawn hatched at 100%", file=sys.stderr)
+    # A flagged bar stops at 100%: its length would only measure how wrong the ceiling is.
+    shown = [min(p, 100.0) if f else p for p, f in zip(pct, flagged)]
     fig, ax = plt.subplots(figsize=(9, 0.45 * len(ops) + 1.5))
-    bars = ax.barh(range(len(ops)), pct, color="#4477aa")
+    bars = ax.barh(range(len(ops)), shown, color=["#bbbbbb" if f else "#4477aa" for f in flagged])
+    for bar, f in zip(bars, flagged):
+        if f:
+            bar.set_hatch("//")
     ax.set_yticks(range(len(ops)))
     ax.set_yticklabels(ops, fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlim(0, max(100, max(pct) * 1.1))
+    ax.set_xlim(0, max(100, max(shown) * 1.1) + 30 * any(flagged))
     ax.axvline(100, color="#aa3377", linestyle="--", linewidth=1)
-    ax.set_xlabel("% of the roofline (copy bandwidth x flops/byte, or GEMM peak)")
-    if max(pct) > 100:
+    ax.set_xlabel("% of the roofline (memory bandwidth x flops/byte, or GEMM peak)")
+    if any(flagged):
+        fig.text(0.01, 0.03, "hatched: above the ceiling beyond the last-level cache (the ceiling is too low); "
+                 "the measured % is written beside the bar", fontsize=7)
+    if any(p > 100 and not f for p, f in zip(pct, flagged)):
         # Above the ceiling: the working set stayed in a cache between launches (the CPU
         # backend times warm; CUDA flushes its L2 before every launch).
         fig.text(0.01, 0.005, "over 100%: the working set stayed in cache between launches", fontsize=7)
     ax.set_title(f"best variant per op\n{device}", fontsize=10)
-    for bar, o in zip(bars, ops):
-        ax.text(bar.get_width() + 1, bar.get_y() + bar.get_height() / 2, label(best[o]), va="center", fontsize=7)
+    for bar, o, p, f in zip(bars, ops, pct, flagged):
+        text = f"{label(best[o])}  [{p:.0f}%: above the ceiling]" if f else label(best[o])
+        ax.text(bar.get_width() + 1, bar.get_y() + bar.get_height() / 2, text, va="center", fontsize=7)
     fig.tight_layout()
     path = os.path.join(out_dir, "best_of_peak.png")
     save_atomically(fig, path)
@@ -130,7 +159,7 @@ def main():
     for r in records:
         by_op[r["op"]].append(r)
     paths = [plot_block_sizes(op, rs, device, args.out) for op, rs in by_op.items()]
-    paths.append(plot_best(records, device, args.out))
+    paths.append(plot_best(records, device, args.out, ctx["device"].get("l2_bytes", 0)))
     for p in paths:
         if p:
             print(p)

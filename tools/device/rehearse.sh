@@ -14,7 +14,10 @@
 # (REHEARSE_NVCC_TRAINERS=1 with it: llm.c's two trainers too). Last the sanitize stage
 # (tools/device/sanitize.sh, REHEARSE=1): a stand-in for compute-sanitizer
 # (tools/device/fixtures/fake-compute-sanitizer) around wb check in emulation, its
-# invented report parsed into the stage's table.
+# invented report parsed into the stage's table. The core stage's CPU sweeps are checked for
+# trustworthy ceilings (streams on warm buffers larger than the last-level cache, nothing
+# above the roofline beyond it). Last the GPU CI job's script (tools/device/gpu_ci.sh,
+# what .github/workflows/gpu.yml runs) with the emu and cpu backends at a tiny shape.
 # Exit 0 when everything came back; 77 (ctest: skipped) when this build has no emulator.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -66,6 +69,27 @@ bf16_workloads=$(ls "$tmp/device/workloads-bf16" | wc -l)
 bf16_swept=$(ls "$r/sweep-bf16/"*.json 2>/dev/null | wc -l)
 ((bf16_swept == bf16_workloads)) || fail "$bf16_swept bf16 sweep reports of $bf16_workloads workloads"
 grep -q "^best rc=0" <<<"$summary" || fail "wb best failed"
+# The CPU ceilings of those sweeps (issue 27, item 8): the memory streams measured on warm
+# buffers larger than the last-level cache, and no record above the roofline beyond it.
+python3 - "$r"/sweep/*.json <<'PY' || fail "the CPU ceilings of the sweeps (above)"
+import json, sys
+bad = []
+for path in sys.argv[1:]:
+    rep = json.load(open(path))
+    c, llc = rep["context"]["ceilings"], rep["context"]["device"]["l2_bytes"]
+    if not rep["records"]:
+        continue
+    if not all(c.get(k, 0) > 0 for k in ("read_gbps", "copy_gbps", "update_gbps", "memory_gbps", "threads")):
+        bad.append(f"{path}: streams not measured: {c}")
+    elif not (c["stream_bytes"] > llc > 0):
+        bad.append(f"{path}: stream buffers of {c['stream_bytes']} bytes, last-level cache {llc}")
+    elif "pre-faulted" not in c["method"]:
+        bad.append(f"{path}: method does not say the buffers were pre-faulted: {c['method']}")
+    bad += [f"{path}: {x['op']} above the ceiling" for x in rep["records"] if (x.get("throughput") or {}).get("above_ceiling")]
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
 grep -q '"cpu-' "$tmp/out/best.json" || fail "best.json has no section of this CPU"
 # The anchors stage: every part ran and every parse found something.
 [[ -s "$tmp/out/anchors.tgz" && -s "$tmp/out/anchors.md" ]] || fail "no anchors.tgz or anchors.md in OUT"
@@ -124,5 +148,22 @@ grep -q '^ *1 - Invalid __global__ write of size 4 bytes -- at layernorm_forward
   <<<"$sanitized" || fail "sanitize: the planted report was not listed with where it fired"
 [[ $(grep -c '^racecheck on .*: no error summary, rc=1: ' <<<"$sanitized") == 1 ]] || fail "sanitize: the refusal was not noted once"
 echo "sanitize rehearsed in $((SECONDS - sanitize_start)) s"
+# The GPU CI job's script (.github/workflows/gpu.yml runs it with --backend cuda), with the
+# check in emulation and the gate on the CPU at a tiny shape, one op: first without a
+# baseline (it records one and says so), then against what it recorded (a table). Timing
+# on a shared machine is noise: the slowdown allowed is huge, the verdicts are not asserted.
+ci_start=$SECONDS
+ci=(bash tools/device/gpu_ci.sh --no-build --check-backend emu --gate-backend cpu --shape B=2,T=16,C=32
+  --max-slowdown 100000% --out-dir "$tmp/ci/out" residual_forward)
+WB_BUILD_DIR="$build" "${ci[@]}" --baseline-dir "$tmp/ci/none" --summary "$tmp/ci/first.md" >"$tmp/ci.log" 2>&1 ||
+  fail "gpu_ci.sh (no baseline) exited $? ($(tail -5 "$tmp/ci.log"))"
+grep -q "no baseline for .*: recorded one" "$tmp/ci/first.md" || fail "gpu_ci.sh: the first run did not say it recorded a baseline"
+[[ -s "$tmp/ci/out/baseline/residual_forward.json" ]] || fail "gpu_ci.sh: no baseline recorded"
+WB_BUILD_DIR="$build" "${ci[@]}" --baseline-dir "$tmp/ci/out/baseline" --summary "$tmp/ci/second.md" >>"$tmp/ci.log" 2>&1 ||
+  fail "gpu_ci.sh (against its baseline) exited $? ($(tail -5 "$tmp/ci.log"))"
+grep -q "^### wb check (emu): passed" "$tmp/ci/second.md" || fail "gpu_ci.sh: the check's verdict is not in the summary"
+grep -q "^### regression gate against .*: passed" "$tmp/ci/second.md" || fail "gpu_ci.sh: the gate's verdict is not in the summary"
+grep -q "^| .*residual_forward" "$tmp/ci/second.md" || fail "gpu_ci.sh: the gate's table is not in the summary"
+echo "gpu_ci.sh rehearsed in $((SECONDS - ci_start)) s (check in emulation, gate on the CPU, with and without a baseline)"
 echo "rehearsal passed in $((SECONDS - start)) s: bundle $(du -h "$tmp/device/bundle.tar.xz" | cut -f1) (xz -0)," \
   "checks of 2 ops in emulation, $swept + $bf16_swept sweeps and 6 trainer runs on the CPU, $files files back"

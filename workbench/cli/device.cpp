@@ -32,7 +32,11 @@ int device(const DeviceOptions& o) {
   }
   if (o.measure) {
     const Ceilings c = ex->measure_ceilings();
-    std::cout << fmt::format("ceilings  copy {:.1f} GB/s; fp32 GEMM {:.2f} TFLOP/s", c.copy_gbps, c.fp32_tflops);
+    std::cout << fmt::format("ceilings  copy {:.1f} GB/s; ", c.copy_gbps);
+    if (c.memory_gbps > 0)
+      std::cout << fmt::format("read {:.1f} GB/s; update {:.1f} GB/s; memory (the roofline's) {:.1f} GB/s; ",
+                               c.read_gbps, c.update_gbps, c.memory_gbps);
+    std::cout << fmt::format("fp32 GEMM {:.2f} TFLOP/s", c.fp32_tflops);
     if (c.tf32_tflops > 0) std::cout << fmt::format("; tf32 GEMM {:.2f} TFLOP/s", c.tf32_tflops);
     if (c.bf16_tflops > 0) std::cout << fmt::format("; bf16 GEMM {:.2f} TFLOP/s", c.bf16_tflops);
     std::cout << "\n          measured by " << c.method << "\n";

@@ -22,14 +22,19 @@ PercentOfPeak percent_of_peak(const Ceilings& c, NumericClass numeric, double by
   const double gbps = bytes / seconds * 1e-9;
   const double tflops = flops / seconds * 1e-12;
   const double matmul = c.matmul_tflops(numeric);
+  const double bandwidth = c.bandwidth_gbps();
   if (c.copy_gbps > 0) p.copy = 100 * gbps / c.copy_gbps;
   if (matmul > 0) p.matmul = 100 * tflops / matmul;
-  if (c.copy_gbps > 0 && matmul > 0 && bytes > 0) {
+  if (bandwidth > 0 && matmul > 0 && bytes > 0) {
     // The roofline: the time the op needs at least, bound by memory or by math.
-    const double floor_s = std::max(bytes / (c.copy_gbps * 1e9), flops / (matmul * 1e12));
+    const double floor_s = std::max(bytes / (bandwidth * 1e9), flops / (matmul * 1e12));
     p.roofline = 100 * floor_s / seconds;
   }
   return p;
+}
+
+bool above_ceiling(double pct_of_roofline, double bytes, int64_t llc_bytes) {
+  return llc_bytes > 0 && bytes > double(llc_bytes) && pct_of_roofline > 100;
 }
 
 }  // namespace wb

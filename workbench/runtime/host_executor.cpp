@@ -1,5 +1,6 @@
 // The cpu backend: host memory, the calling thread (and its OpenMP team).
 #include <cblas.h>
+#include <omp.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include "kernels/cpu/onednn.h"
 #include "workbench/runtime/buffers.h"
 #include "workbench/runtime/executor.h"
+#include "workbench/runtime/host_streams.h"
 
 namespace wb {
 namespace {
@@ -43,9 +45,7 @@ class HostExecutor final : public Executor {
     info_.architecture = uname(&machine) == 0 ? machine.machine : "";
     info_.multiprocessors = int(std::thread::hardware_concurrency());
     info_.memory_bytes = host_memory_bytes();
-    long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    info_.l2_bytes = llc > 0 ? llc : 0;
+    info_.l2_bytes = int64_t(host_llc_bytes());
   }
 
   Backend backend() const override { return Backend::cpu; }
@@ -107,23 +107,21 @@ class HostExecutor final : public Executor {
 
   Ceilings measure_ceilings() override {
     Ceilings c;
-    // Copy: four times the last-level cache, between 64 MiB and 512 MiB, copied by all
-    // threads in chunks; the best of five.
-    const std::size_t bytes =
-        std::clamp<std::size_t>(4 * std::size_t(info_.l2_bytes), std::size_t(64) << 20, std::size_t(512) << 20);
-    std::vector<char> src(bytes, 1), dst(bytes, 0);
-    auto copy = [&] {
-#pragma omp parallel for schedule(static)
-      for (std::int64_t chunk = 0; chunk < 256; ++chunk) {
-        const std::size_t begin = bytes / 256 * chunk;
-        const std::size_t end = chunk == 255 ? bytes : bytes / 256 * (chunk + 1);
-        std::memcpy(dst.data() + begin, src.data() + begin, end - begin);
-      }
-    };
-    copy();
-    double best = 1e30;
-    for (int i = 0; i < 5; ++i) best = std::min(best, time_launch(copy));
-    c.copy_gbps = 2.0 * double(bytes) / best * 1e-9;
+    // Memory: read, copy and update-in-place streams (host_streams.h says why each and
+    // how), over buffers of eight times the last-level cache, between 256 MiB and 1 GiB
+    // (at most a sixteenth of the memory each), by the variants' default thread count
+    // (cpu::threads_param: the OpenMP maximum), the best of five passes each.
+    const std::size_t llc = std::size_t(std::max<int64_t>(info_.l2_bytes, 0));
+    std::size_t bytes = std::clamp<std::size_t>(8 * llc, std::size_t(256) << 20, std::size_t(1) << 30);
+    if (info_.memory_bytes > 0) bytes = std::min(bytes, std::size_t(info_.memory_bytes) / 16);
+    const int threads = std::max(1, omp_get_max_threads());
+    const HostStreams s = measure_host_streams(bytes, threads, 5);
+    c.copy_gbps = s.copy_gbps;
+    c.read_gbps = s.read_gbps;
+    c.update_gbps = s.update_gbps;
+    c.memory_gbps = std::max({s.read_gbps, s.copy_gbps, s.update_gbps});
+    c.stream_bytes = int64_t(s.bytes);
+    c.threads = threads;
     // Matrix: OpenBLAS sgemm at n = 1024, the best of five.
     const int n = 1024;
     std::vector<float> a(std::size_t(n) * n, 0.5f), b(std::size_t(n) * n, 0.25f), out(std::size_t(n) * n);
@@ -132,15 +130,18 @@ class HostExecutor final : public Executor {
                   n);
     };
     gemm();
-    best = 1e30;
+    double best = 1e30;
     for (int i = 0; i < 5; ++i) best = std::min(best, time_launch(gemm));
     c.fp32_tflops = 2.0 * n * double(n) * n / best * 1e-12;
     // bf16: oneDNN's bf16 matmul at the same n (fp32 accumulation, bf16 out), the
     // library of the CPU bf16 matmul rungs (AVX512-BF16 where the CPU has it).
     c.bf16_tflops = 2.0 * n * double(n) * n / onednn_bf16_gemm_seconds(n) * 1e-12;
-    c.method = "copy: memcpy of " + std::to_string(bytes >> 20) +
-               " MiB by all threads, bytes read plus written, best of 5; matrix: OpenBLAS sgemm n=1024 and oneDNN "
-               "bf16 matmul n=1024, best of 5 each";
+    c.method = "memory: the fastest of a read, a copy and an in-place update stream over pre-faulted, staggered "
+               "buffers of " + std::to_string(s.bytes >> 20) + " MiB (last-level cache " + std::to_string(llc >> 20) +
+               " MiB) by " + std::to_string(threads) +
+               " threads, bytes read plus written, best of 5 each after a warm-up (" +
+               std::to_string(s.faults_while_timed) +
+               " page faults while timed); matrix: OpenBLAS sgemm n=1024 and oneDNN bf16 matmul n=1024, best of 5 each";
     return c;
   }
 

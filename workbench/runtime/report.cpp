@@ -206,6 +206,11 @@ json to_json(const ReportContext& c) {
               {"fp32_tflops", c.ceilings.fp32_tflops},
               {"tf32_tflops", c.ceilings.tf32_tflops},
               {"bf16_tflops", c.ceilings.bf16_tflops},
+              {"read_gbps", c.ceilings.read_gbps},
+              {"update_gbps", c.ceilings.update_gbps},
+              {"memory_gbps", c.ceilings.memory_gbps},
+              {"stream_bytes", c.ceilings.stream_bytes},
+              {"threads", c.ceilings.threads},
               {"method", c.ceilings.method}}},
             {"timing",
              {{"repetitions", c.timing.repetitions},
@@ -238,6 +243,13 @@ ReportContext context_from(const Reader& r) {
   c.ceilings.tf32_tflops = ceil.num("tf32_tflops");
   c.ceilings.bf16_tflops = ceil.num("bf16_tflops");
   c.ceilings.method = ceil.str("method");
+  // Optional in wb.report/2: reports written before the streams were measured lack them
+  // (their roofline is then taken against copy_gbps, as it was).
+  if (ceil.has("read_gbps")) c.ceilings.read_gbps = ceil.num("read_gbps");
+  if (ceil.has("update_gbps")) c.ceilings.update_gbps = ceil.num("update_gbps");
+  if (ceil.has("memory_gbps")) c.ceilings.memory_gbps = ceil.num("memory_gbps");
+  if (ceil.has("stream_bytes")) c.ceilings.stream_bytes = ceil.integer("stream_bytes", 0, kMaxInt64);
+  if (ceil.has("threads")) c.ceilings.threads = int(ceil.integer("threads", 0, kMaxInt));
   const Reader t = r.child("timing");
   c.timing.repetitions = int(t.integer("repetitions", 1, kMaxInt));
   c.timing.min_time_s = t.num("min_time_s");
@@ -352,7 +364,7 @@ Record record_from(const Reader& r) {
 
 }  // namespace
 
-json to_json(const Record& r, const Ceilings& ceilings) {
+json to_json(const Record& r, const Ceilings& ceilings, int64_t llc_bytes) {
   json params = json::object();
   for (const auto& [name, value] : r.params.items()) params[name] = value;
   json shape = json::object();
@@ -390,7 +402,8 @@ json to_json(const Record& r, const Ceilings& ceilings) {
                        {"tflops", r.tflops()},
                        {"pct_of_copy", pct.copy},
                        {"pct_of_matmul", pct.matmul},
-                       {"pct_of_roofline", pct.roofline}};
+                       {"pct_of_roofline", pct.roofline},
+                       {"above_ceiling", above_ceiling(pct.roofline, r.bytes, llc_bytes)}};
   } else {
     j["timing"] = nullptr;
     j["throughput"] = nullptr;
@@ -400,7 +413,8 @@ json to_json(const Record& r, const Ceilings& ceilings) {
 
 json to_json(const Report& r) {
   json records = json::array();
-  for (const auto& rec : r.records) records.push_back(to_json(rec, r.context.ceilings));
+  for (const auto& rec : r.records)
+    records.push_back(to_json(rec, r.context.ceilings, r.context.device.l2_bytes));
   return {{"schema", kReportSchema}, {"context", to_json(r.context)}, {"records", records}};
 }
 

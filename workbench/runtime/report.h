@@ -24,8 +24,9 @@ struct Report {
 };
 
 nlohmann::json to_json(const Report& r);
-// With the ceilings of its report, a timed record also gets its percentages of peak.
-nlohmann::json to_json(const Record& r, const Ceilings& ceilings = {});
+// With the ceilings of its report, a timed record also gets its percentages of peak, and
+// with the device's last-level cache (0: unknown) the above_ceiling flag (ceilings.h).
+nlohmann::json to_json(const Record& r, const Ceilings& ceilings = {}, int64_t llc_bytes = 0);
 // Throws UsageError naming `origin` and what is wrong when the JSON is not a report.
 Report report_from_json(const nlohmann::json& j, const std::string& origin);
 

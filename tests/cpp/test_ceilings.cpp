@@ -1,0 +1,75 @@
+// The ceilings' consistency rule (above_ceiling), the roofline's bandwidth, and the cpu
+// streams' measurement: pre-faulted buffers, every stream measured. No timing thresholds:
+// the rates are only required to exist.
+#include <gtest/gtest.h>
+
+#include "workbench/runtime/ceilings.h"
+#include "workbench/runtime/host_streams.h"
+#include "workbench/runtime/report.h"
+
+namespace wb {
+namespace {
+
+constexpr int64_t kLlc = int64_t(32) << 20;
+
+TEST(Ceilings, AboveTheRooflineBeyondTheCacheIsFlagged) {
+  // adamw at N = 124M on the committed CPU sweep: 3.5 GB at 224% of the roofline.
+  EXPECT_TRUE(above_ceiling(224.4, 3.485e9, kLlc));
+  EXPECT_TRUE(above_ceiling(100.5, 2.0 * double(kLlc), kLlc));
+}
+
+TEST(Ceilings, BelowTheRooflineOrInsideTheCacheIsNotFlagged) {
+  EXPECT_FALSE(above_ceiling(82.9, 3.485e9, kLlc));         // large, below the roofline
+  EXPECT_FALSE(above_ceiling(100.0, 3.485e9, kLlc));        // at it exactly
+  EXPECT_FALSE(above_ceiling(150.0, 1.7e6, kLlc));          // above it from cache: honest
+  EXPECT_FALSE(above_ceiling(150.0, double(kLlc), kLlc));   // the cache's size itself fits
+  EXPECT_FALSE(above_ceiling(224.4, 3.485e9, 0));           // the cache size unknown
+}
+
+TEST(Ceilings, TheRooflineTakesTheMemoryCeilingWhereThereIsOne) {
+  Ceilings c;
+  c.copy_gbps = 30;
+  c.fp32_tflops = 1;
+  const double bytes = 60e9, flops = 1;  // memory bound: 2 s at 30 GB/s, 1 s at 60 GB/s
+  EXPECT_NEAR(percent_of_peak(c, NumericClass::fp32, bytes, flops, 1.0).roofline, 200, 1e-9);
+  c.memory_gbps = 60;
+  EXPECT_NEAR(percent_of_peak(c, NumericClass::fp32, bytes, flops, 1.0).roofline, 100, 1e-9);
+  EXPECT_NEAR(percent_of_peak(c, NumericClass::fp32, bytes, flops, 1.0).copy, 200, 1e-9);  // still of the copy
+}
+
+TEST(Ceilings, ARecordAboveTheCeilingIsFlaggedInItsJson) {
+  Ceilings c;
+  c.copy_gbps = 30;
+  c.fp32_tflops = 1;
+  Record r;
+  r.op = "adamw";
+  r.bytes = 3.485e9;
+  r.flops = 2e9;
+  r.timing = TimingStats{};
+  r.timing->median_s = 0.05;  // 70 GB/s against 30
+  EXPECT_TRUE(to_json(r, c, kLlc)["throughput"]["above_ceiling"].get<bool>());
+  EXPECT_FALSE(to_json(r, c, 0)["throughput"]["above_ceiling"].get<bool>());  // no cache size: no verdict
+  r.timing->median_s = 0.5;  // 7 GB/s
+  EXPECT_FALSE(to_json(r, c, kLlc)["throughput"]["above_ceiling"].get<bool>());
+}
+
+TEST(HostStreams, BuffersArePrefaultedBeforeAnythingIsTimed) {
+  // 32 MiB per buffer: 8192 pages each. A pass over cold buffers would fault every page
+  // of what it writes; warm, the timed passes fault (almost) none.
+  const HostStreams s = measure_host_streams(std::size_t(32) << 20, 2, 2);
+  EXPECT_EQ(s.bytes, std::size_t(32) << 20);
+  EXPECT_EQ(s.threads, 2);
+  EXPECT_EQ(s.repetitions, 2);
+  EXPECT_LT(s.faults_while_timed, 256) << "page faults inside the timed passes";
+  EXPECT_GT(s.read_gbps, 0);
+  EXPECT_GT(s.copy_gbps, 0);
+  EXPECT_GT(s.update_gbps, 0);
+}
+
+TEST(HostStreams, TheLastLevelCacheIsFound) {
+  // sysfs or sysconf: every Linux machine this builds on reports some cache.
+  EXPECT_GT(host_llc_bytes(), 0u);
+}
+
+}  // namespace
+}  // namespace wb
