@@ -94,12 +94,14 @@ struct MmaOperands {
 // Element (row, k) of A and (k, col) of B, read from the registers of the lane that holds
 // it (PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type"): A's
 // a[i] of lane 4 (row % 8) + (k % 8) / 2 with i = (row >= 8) + 2 (k >= 8); B's b[i] of
-// lane 4 col + (k % 8) / 2 with i = (k >= 8); the low half holds the even k.
-inline float a_element(const uint64_t* lanes, int row, int k) {
+// lane 4 col + (k % 8) / 2 with i = (k >= 8); the low half holds the even k. Not
+// instrumented, as mma_lane (which calls them) is not: a sanitized build does not inline
+// an instrumented function into one that is not, and would report them.
+__attribute__((no_sanitize("thread"))) inline float a_element(const uint64_t* lanes, int row, int k) {
   const auto* o = reinterpret_cast<const MmaOperands*>(uintptr_t(lanes[4 * (row % 8) + (k % 8) / 2]));
   return bf16_bits_to_float((o->a[(row >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0)] >> (16 * (k & 1))) & 0xffffu);
 }
-inline float b_element(const uint64_t* lanes, int k, int col) {
+__attribute__((no_sanitize("thread"))) inline float b_element(const uint64_t* lanes, int k, int col) {
   const auto* o = reinterpret_cast<const MmaOperands*>(uintptr_t(lanes[4 * col + (k % 8) / 2]));
   return bf16_bits_to_float((o->b[k >= 8 ? 1 : 0] >> (16 * (k & 1))) & 0xffffu);
 }
