@@ -22,6 +22,7 @@
 
 #include "kernels/emu/fiber.h"
 #include "kernels/emu/symbols.h"
+#include "kernels/emu/tensor_core_runtime.h"
 
 #if WB_EMU_ASAN
 #include <sanitizer/asan_interface.h>
@@ -337,6 +338,15 @@ struct Launch {
   std::vector<BlockSyncs*> deferred_syncs;
 };
 
+// A thread's outstanding cp.async copies, oldest first (a ring), and its count of
+// commits. Per thread of the block that runs on the worker, reset for every block.
+struct AsyncQueue {
+  AsyncCopy copies[kMaxAsyncCopies];
+  int head = 0, count = 0;
+  uint64_t committed = 0;
+  void reset() { head = count = 0, committed = 0; }
+};
+
 // One per OS thread that runs blocks.
 struct Worker {
   fiber::StackPool stacks;
@@ -350,6 +360,10 @@ struct Worker {
   std::size_t scheduler_stack_size = 0;
   Block* block = nullptr;
   Thread* current = nullptr;
+  // The cp.async queues of the block's threads (by linear index), grown to the largest
+  // block the worker has run and reset by the scheduler before each block: no fiber
+  // allocates them, and only the emulator's uninstrumented code touches them.
+  std::vector<AsyncQueue> async;
 };
 
 thread_local Worker* tls_worker = nullptr;
@@ -444,6 +458,14 @@ WB_EMU_NO_TSAN void thread_entry(fiber::transfer tr) {
   fiber::acquire(&b.syncs->start);
   try {
     (*b.launch->body)();
+    const AsyncQueue& q = w.async[std::size_t(t->linear)];
+    if (q.count > 0) {
+      const AsyncCopy& first = q.copies[q.head];
+      raise(kLaunchFailure, "cp.async",
+            "the thread ends with " + std::to_string(q.count) + " asynchronous cop" + (q.count == 1 ? "y" : "ies") +
+                " not waited for (the oldest issued at " + site_text(first.site) +
+                "): a cp.async must be followed by a cp_async_wait that covers it before the thread exits");
+    }
   } catch (const Fault& f) {
     record_fault(b, f);
   } catch (const std::exception& e) {
@@ -759,6 +781,8 @@ WB_EMU_NO_TSAN void run_block(Worker& w, Launch& launch, long linear) {
     b.warps[t.warp].exists |= 1u << t.lane;
   }
   for (Warp& wp : b.warps) wp.live = wp.exists;
+  if (w.async.size() < std::size_t(n)) w.async.resize(std::size_t(n));
+  for (int i = 0; i < n; ++i) w.async[std::size_t(i)].reset();
 
   std::vector<int> order(n);
   for (int i = 0; i < n; ++i) order[i] = i;
@@ -1591,5 +1615,60 @@ WB_EMU_NO_TSAN void* shared_array(const SharedDecl& decl, std::size_t bytes, std
 }
 
 void* dynamic_shared() { return tls_worker->block->dynamic; }
+
+// ---------------------------------------------------------------------------------
+// The tensor-core instructions' side (kernels/emu/tensor_core_runtime.h)
+
+[[noreturn]] void fault_at(Site site, int code, const char* check, const std::string& what) {
+  raise(code, check, what + " at " + site_text(site));
+}
+
+WB_EMU_NO_TSAN bool in_shared_memory(const void* p, std::size_t bytes) {
+  const Block& b = *tls_worker->block;
+  const char* a = static_cast<const char*>(p);
+  auto inside = [&](const char* start, std::size_t size) {
+    return a >= start && a <= start + size && bytes <= std::size_t(start + size - a);
+  };
+  for (int i = 0; i < b.shared_count; ++i)
+    if (inside(b.shared[i].data, b.shared[i].bytes)) return true;
+  return b.dynamic && inside(b.dynamic, b.launch->spec->dynamic_shared);
+}
+
+WB_EMU_NO_TSAN std::string describe_address(const void* p) { return describe_address(*tls_worker->block, p); }
+
+WB_EMU_NO_TSAN void async_copy_issue(Site site, void* dst, const unsigned char* data, std::size_t bytes) {
+  Worker& w = *tls_worker;
+  AsyncQueue& q = w.async[std::size_t(w.current->linear)];
+  if (q.count == kMaxAsyncCopies)
+    raise(kLaunchFailure, "cp.async",
+          "a cp.async at " + site_text(site) + " while " + std::to_string(kMaxAsyncCopies) +
+              " copies of this thread are outstanding: more than the emulator models (wait for earlier groups first)");
+  AsyncCopy& c = q.copies[(q.head + q.count++) % kMaxAsyncCopies];
+  c.dst = dst;
+  c.site = site;
+  c.bytes = uint32_t(bytes);
+  c.group = q.committed;
+  std::memcpy(c.data, data, bytes);
+}
+
+WB_EMU_NO_TSAN void async_copy_commit() {
+  Worker& w = *tls_worker;
+  ++w.async[std::size_t(w.current->linear)].committed;
+}
+
+WB_EMU_NO_TSAN bool async_copy_take(int pending, AsyncCopy* out) {
+  Worker& w = *tls_worker;
+  AsyncQueue& q = w.async[std::size_t(w.current->linear)];
+  if (q.count == 0) return false;
+  const AsyncCopy& c = q.copies[q.head];
+  // Groups are numbered in commit order and the queue is in issue order, so the copies
+  // to land are a prefix: those of the groups older than the `pending` newest
+  // committed ones.
+  if (pending >= 0 && c.group + uint64_t(pending) >= q.committed) return false;
+  *out = c;
+  q.head = (q.head + 1) % kMaxAsyncCopies;
+  --q.count;
+  return true;
+}
 
 }  // namespace wb::emu

@@ -182,5 +182,37 @@ TEST(PlantedWmma, AssumingTheFragmentLayoutFailsTheComparison) {
   }
 }
 
+// The tensor-core controls (tests/planted/tensor_core_matmul.cuh): a two-stage cp.async,
+// ldmatrix and mma.sync matmul_forward_bf16 (91) passes, and each planted copy of it is
+// caught: a transposed A fragment and A's ldmatrix rows one off by the comparison (the
+// rows also by the memcheck fault naming lane 15 once a second stage is read), a stage
+// read before its wait by the poison it reads (NaNs), and the missing barrier between
+// the wait and the compute by a schedule that lets one warp read before the other's
+// copies land (the ThreadSanitizer pass reports it as a race too:
+// tools/emu_sanitized.sh thread, scenario mma_missing_barrier).
+TEST(PlantedTensorCore, TheMmaPipelinePassesAndEachPlantedBugIsCaught) {
+  const Result r = run_command(WB_PLANTED, "check matmul_forward_bf16 --backend emu --variants 91,92,93,94,95 "
+                                           "--shapes tiny,wide --seed 3 --isolate");
+  EXPECT_EQ(r.code, 1) << r.output;
+  const std::string at_tiny = " block_size=64 at B=2 T=3 C=8 OC=12: ";
+  const std::string at_wide = " block_size=64 at B=2 T=19 C=1024 OC=96: ";
+  EXPECT_FALSE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/91 ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/92 planted_swapped_a_fragment" + at_tiny + "out: "))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/93 planted_reads_before_wait" + at_tiny +
+                                     "out: 72 of 72 outside"))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "72 not finite (first at 0: nan vs ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/94 planted_row_one_off" + at_tiny + "out: "))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/94 planted_row_one_off" + at_wide)) << r.output;
+  EXPECT_TRUE(contains(r.output, "thread (15,0,0): ldmatrix_x4: lane 15's row address ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "its 16 bytes do not lie inside the block's shared memory at "
+                                 "tests/planted/tensor_core_matmul.cuh:"))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/95 planted_missing_barrier" + at_wide)) << r.output;
+  EXPECT_FALSE(contains(r.output, "not emulated")) << r.output;
+}
+
 }  // namespace
 }  // namespace wb

@@ -6,7 +6,10 @@
 //     shared_race      threads write one shared word with no barrier    (TSan: race)
 //     missing_barrier  thread 0 reads words the others wrote, no barrier (TSan: race)
 //     global_race      two blocks add to one global word, no atomics     (TSan: race)
-//     clean            the same three done right, and the correct CUDA of the false
+//     mma_missing_barrier  the mma.sync pipeline of tests/planted/tensor_core_matmul.cuh
+//                      without the __syncthreads between a stage's cp.async wait and
+//                      its ldmatrix reads: one warp's landing, the other's read  (TSan: race)
+//     clean            the same four done right, and the correct CUDA of the false
 //                      faults (half warps with their own masks, __activemask in a
 //                      branch)                                              (no report)
 //     synccheck_barrier  two halves of a block at different __syncthreads (synccheck)
@@ -20,9 +23,11 @@
 
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 #include "kernels/emu/emu.h"
+#include "tests/planted/tensor_core_matmul.cuh"
 
 using namespace wb;
 using namespace wb::emu_controls;
@@ -33,6 +38,23 @@ float* device_floats(int n, float fill) {
   auto* p = static_cast<float*>(emu::device_malloc(std::size_t(n) * sizeof(float)));
   for (int i = 0; i < n; ++i) p[i] = fill;
   return p;
+}
+
+// The planted mma.sync matmul on a 32 x 32 x 32 problem of ones (two blocks' worth of
+// tiles in each direction, two pipeline steps).
+template <planted_tc::Bug kBug>
+void mma_pipeline() {
+  constexpr int n = 32;
+  auto* m = static_cast<__nv_bfloat16*>(emu::device_malloc(n * n * sizeof(__nv_bfloat16)));
+  auto* out = static_cast<__nv_bfloat16*>(emu::device_malloc(n * n * sizeof(__nv_bfloat16)));
+  for (int i = 0; i < n * n; ++i) m[i] = __float2bfloat16(1.0f);
+  const __nv_bfloat16* no_bias = nullptr;
+  WB_LAUNCH(planted_tc::mma_matmul_bf16<kBug>, planted_tc::mma_matmul_grid(n, n), planted_tc::kThreads, 0, nullptr,
+            out, m, m, no_bias, n, n, n);
+  for (int i = 0; i < n * n; ++i)
+    if (float(out[i]) != float(n)) throw std::runtime_error("the mma pipeline's out[" + std::to_string(i) + "] is wrong");
+  emu::device_free(m);
+  emu::device_free(out);
 }
 
 }  // namespace
@@ -53,7 +75,10 @@ int main(int argc, char** argv) {
     WB_LAUNCH(block_sum, 1, kThreads, 0, nullptr, out, in, false);
   } else if (s == "global_race") {
     WB_LAUNCH(global_write_race, 2, 32, 0, nullptr, out);
+  } else if (s == "mma_missing_barrier") {
+    mma_pipeline<planted_tc::Bug::missing_barrier>();
   } else if (s == "clean") {
+    mma_pipeline<planted_tc::Bug::none>();
     WB_LAUNCH(block_sum, 1, kThreads, 0, nullptr, out, in, true);
     WB_LAUNCH(global_atomic_add, 2, 32, 0, nullptr, out);
     WB_LAUNCH(uninitialised_shared, 1, kThreads - 1, 0, nullptr, out);

@@ -48,6 +48,18 @@
 //                        trusting cuBLAS to round each output once. On an H200 it did
 //                        not (split sums added in bf16: up to 0.73 ulp off); the
 //                        emulator's cuBLAS takes that freedom, so this must fail there.
+// And of matmul_forward_bf16 with mma.sync m16n8k16, ldmatrix and a two-stage cp.async
+// pipeline (tests/planted/tensor_core_matmul.cuh; a block of two warps per 16x16 tile,
+// C % 8 == 0):
+//   91 mma_pipeline      correct: the control the four bugs below are copies of;
+//   92 swapped_a_fragment  A loaded transposed (row and column swapped): a wrong product;
+//   93 reads_before_wait   the compute reads a stage before its cp_async_wait: NaNs;
+//   94 row_one_off       A's ldmatrix row addresses one row off: a wrong product (or a
+//                        row past the shared tile, a memcheck fault);
+//   95 missing_barrier   no __syncthreads between the wait and the compute: a warp may
+//                        read the other warp's copies before they land (NaNs in a
+//                        shuffled or interleaved schedule at the wide shape; a race the
+//                        ThreadSanitizer pass reports, tools/emu_sanitized.sh thread).
 // And of matmul_forward (TF32 tensor cores, wmma m16n16k8; one warp per 16x16 tile):
 //   90 assumes_fragment_layout  adds the bias into the accumulator fragment's x[i]
 //                        as if lane l held columns 2 * (l % 4) + (i & 1) + 8 * (i / 4)
@@ -68,6 +80,7 @@
 #include "kernels/ops/matmul_backward_bias.h"
 #include "kernels/ops/matmul_forward.h"
 #include "kernels/ops/residual_forward.h"
+#include "tests/planted/tensor_core_matmul.cuh"
 
 namespace wb::variants {
 namespace {
@@ -352,6 +365,28 @@ void launch_assumes_fragment_layout(const MatmulForwardArgs& a, const Launch& l)
             a.OC);
 }
 
+template <planted_tc::Bug kBug>
+void launch_mma_pipeline(const MatmulForwardBf16Args& a, const Launch& l) {
+  const int rows = a.B * a.T;
+  WB_LAUNCH(planted_tc::mma_matmul_bf16<kBug>, planted_tc::mma_matmul_grid(rows, a.OC), planted_tc::kThreads, 0,
+            cuda::stream(l), cuda::as_cuda(a.out), cuda::as_cuda(a.inp), cuda::as_cuda(a.weight), cuda::as_cuda(a.bias),
+            rows, a.C, a.OC);
+}
+
+template <planted_tc::Bug kBug>
+Variant mma_pipeline(int id, const char* name, const char* summary) {
+  Variant v = Variant::of(&launch_mma_pipeline<kBug>);
+  v.op = "matmul_forward_bf16";
+  v.backend = Backend::cuda;
+  v.id = id;
+  v.name = name;
+  v.summary = summary;
+  v.min_compute_capability = 80;
+  v.params = {block_size_param({planted_tc::kThreads}, planted_tc::kThreads)};
+  v.requirements = {{"C % 8 == 0", [](const Shape& s) { return s.C % 8 == 0; }}};
+  return v;
+}
+
 std::vector<Variant> planted() {
   Variant fault = Variant::of(&launch_out_of_bounds);
   fault.op = "residual_forward";
@@ -440,7 +475,17 @@ std::vector<Variant> planted() {
           test_only(Variant::of(&launch_bias_bf16_rounds_twice), "matmul_backward_bias_bf16", 90,
                     "planted_rounds_twice", "test only: the column sum rounded to bf16, then old + it rounded again"),
           test_only(Variant::of(&launch_bf16_gemm_output), "matmul_forward_bf16", 90, "planted_bf16_gemm_output",
-                    "test only: cublasGemmEx into the bf16 out, the bias through beta = 1")};
+                    "test only: cublasGemmEx into the bf16 out, the bias through beta = 1"),
+          mma_pipeline<planted_tc::Bug::none>(91, "planted_mma_pipeline",
+                                               "test only: mma.sync, ldmatrix and a two-stage cp.async pipeline, correct"),
+          mma_pipeline<planted_tc::Bug::swapped_a_fragment>(92, "planted_swapped_a_fragment",
+                                                             "test only: the mma's A fragment with row and column swapped"),
+          mma_pipeline<planted_tc::Bug::reads_before_wait>(93, "planted_reads_before_wait",
+                                                            "test only: reads a pipeline stage before its cp.async wait"),
+          mma_pipeline<planted_tc::Bug::row_one_off>(94, "planted_row_one_off",
+                                                      "test only: ldmatrix row addresses of A one row off"),
+          mma_pipeline<planted_tc::Bug::missing_barrier>(
+              95, "planted_missing_barrier", "test only: no __syncthreads between a stage's refill and its compute")};
 }
 
 }  // namespace
