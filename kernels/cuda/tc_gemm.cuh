@@ -1,0 +1,276 @@
+#pragma once
+// The mma.sync kernels of wb's hand-written bf16 GEMMs: a warp's tile of m16n8k16
+// accumulators fed by ldmatrix from the padded slabs of kernels/cuda/bf16_slabs.cuh
+// (why padded: see there), its epilogue (bias, optional GELU, one rounding per output),
+// and the multi-stage cp.async kernel that matmul_forward_bf16 cuda/6 and
+// matmul_gelu_forward_bf16 cuda/4 both launch. Compute capability 8.0: mma.m16n8k16
+// with bf16, ldmatrix and cp.async (kernels/cuda/tensor_core.cuh).
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/cuda/bf16_slabs.cuh"
+#include "kernels/cuda/dialect.cuh"
+#include "kernels/cuda/gelu.cuh"
+#include "kernels/cuda/matmul.cuh"
+#include "kernels/cuda/runtime.h"
+#include "kernels/cuda/tensor_core.cuh"
+#include "kernels/shape.h"
+#include "kernels/variant.h"
+
+namespace wb::cuda::tc_gemm {
+
+// The slab k0 of inp and weight copied straight to shared memory with cp.async (16
+// bytes a chunk, .cg: the tiles are reused from shared memory, not from L1); a chunk
+// past the matrix reads 0 bytes (the src-size form) and is zero-filled. The caller
+// commits the group.
+template <int kTile, int kThreads>
+__device__ void copy_slab_async(const Problem& p, int row0, int col0, int k0, int tid, __nv_bfloat16* xs,
+                                __nv_bfloat16* ws) {
+  using Ch = Chunks<kTile, kThreads>;
+#pragma unroll
+  for (int i = 0; i < Ch::kPerThread; ++i) {
+    const int m = Ch::row(tid, i);
+    const int c = k0 + Ch::col(tid, i);
+    const int at = m * kLd + Ch::col(tid, i);
+    const bool x_in = row0 + m < p.rows && c < p.C;
+    const bool w_in = col0 + m < p.OC && c < p.C;
+    // A chunk that is not read still needs a valid address: the matrix's first.
+    tc::cp_async_cg<16>(xs + at, x_in ? p.inp + int64_t(row0 + m) * p.C + c : p.inp, x_in ? 16 : 0);
+    tc::cp_async_cg<16>(ws + at, w_in ? p.weight + int64_t(col0 + m) * p.C + c : p.weight, w_in ? 16 : 0);
+  }
+}
+
+// One warp's kWM x kWN piece of the block tile: kFM x kFN accumulators of 16x8, in the
+// C/D fragment layout of mma.m16n8k16 (c[0..1] row g, c[2..3] row g + 8, columns 2t, 2t+1).
+template <int kWM, int kWN>
+struct WarpTile {
+  static constexpr int kFM = kWM / 16;
+  static constexpr int kFN = kWN / 8;
+  static_assert(kWM % 16 == 0 && kWN % 16 == 0, "B fragments are loaded two n8 columns at a time");
+  float acc[kFM][kFN][4];
+
+  __device__ void zero() {
+#pragma unroll
+    for (int i = 0; i < kFM; ++i)
+#pragma unroll
+      for (int j = 0; j < kFN; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
+  }
+
+  // acc += this warp's rows of the inp slab (xs: its first row) times its columns of the
+  // weight slab (ws: its first row), one slab of kBK channels.
+  __device__ void multiply_slab(const __nv_bfloat16* xs, const __nv_bfloat16* ws, int lane) {
+#pragma unroll
+    for (int kk = 0; kk < kBK; kk += 16) {
+      // A (16x16 at rows 16i): matrices 0..3 are (rows 0-7, k 0-7), (rows 8-15, k 0-7),
+      // (rows 0-7, k 8-15), (rows 8-15, k 8-15): a[0..3] in mma's order. Lane l gives the
+      // address of row l % 16 at k offset 8 (l / 16).
+      uint32_t a[kFM][4];
+#pragma unroll
+      for (int i = 0; i < kFM; ++i) tc::ldmatrix_x4(a[i], xs + (i * 16 + lane % 16) * kLd + kk + (lane / 16) * 8);
+      // B for two n8 fragments at once (weight rows 16jj..16jj+15): matrices 0..3 are
+      // (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15): b[0..1] of
+      // fragment 2jj, then of 2jj + 1. Lane l gives row 8 (l / 16) + l % 8 at k offset
+      // 8 ((l / 8) % 2).
+      uint32_t b[kFN][2];
+#pragma unroll
+      for (int jj = 0; jj < kFN / 2; ++jj) {
+        uint32_t r[4];
+        tc::ldmatrix_x4(r, ws + (jj * 16 + (lane / 16) * 8 + lane % 8) * kLd + kk + ((lane / 8) % 2) * 8);
+        b[2 * jj][0] = r[0];
+        b[2 * jj][1] = r[1];
+        b[2 * jj + 1][0] = r[2];
+        b[2 * jj + 1][1] = r[3];
+      }
+#pragma unroll
+      for (int i = 0; i < kFM; ++i)
+#pragma unroll
+        for (int j = 0; j < kFN; ++j) tc::mma_m16n8k16_bf16(acc[i][j], a[i], b[j], acc[i][j]);
+    }
+  }
+
+  // The epilogue, straight from the fragments: bias added in fp32, each output rounded
+  // once (and, with kGelu, the GELU of the unrounded sum). (r0, o0) is the warp's
+  // first output; edges past rows or OC are not stored.
+  template <bool kGelu>
+  __device__ void store(const Problem& p, int r0, int o0, int lane) const {
+    const int g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int j = 0; j < kFN; ++j) {
+      const int o = o0 + j * 8 + 2 * t;
+      const float b0 = p.bias && o < p.OC ? __bfloat162float(p.bias[o]) : 0.0f;
+      const float b1 = p.bias && o + 1 < p.OC ? __bfloat162float(p.bias[o + 1]) : 0.0f;
+#pragma unroll
+      for (int i = 0; i < kFM; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {  // rows g and g + 8
+          const int r = r0 + i * 16 + g + 8 * h;
+          if (r >= p.rows) continue;
+          store_pair<kGelu>(p, int64_t(r) * p.OC + o, o, acc[i][j][2 * h] + b0, acc[i][j][2 * h + 1] + b1);
+        }
+    }
+  }
+
+  // Outputs (at, at + 1) = columns (o, o + 1) of one row.
+  template <bool kGelu>
+  __device__ static void store_pair(const Problem& p, int64_t at, int o, float v0, float v1) {
+    if constexpr (kGelu) {
+      put(p.pre, p, at, o, __float2bfloat16(v0), __float2bfloat16(v1));
+      put(p.out, p, at, o, __float2bfloat16(gelu::gelu(v0)), __float2bfloat16(gelu::gelu(v1)));
+    } else {
+      put(p.out, p, at, o, __float2bfloat16(v0), __float2bfloat16(v1));
+    }
+  }
+  __device__ static void put(__nv_bfloat16* dst, const Problem& p, int64_t at, int o, __nv_bfloat16 v0,
+                             __nv_bfloat16 v1) {
+    if (p.pair_stores && o + 1 < p.OC) {  // OC even: at is even, dst + at 4-byte aligned
+      __nv_bfloat162 two;
+      two.x = v0;
+      two.y = v1;
+      *reinterpret_cast<__nv_bfloat162*>(dst + at) = two;
+      return;
+    }
+    if (o < p.OC) dst[at] = v0;
+    if (o + 1 < p.OC) dst[at + 1] = v1;
+  }
+};
+
+// The multi-stage cp.async kernel (matmul_forward_bf16 cuda/6, matmul_gelu_forward_bf16
+// cuda/4): a kTile x kTile block tile over (kTile / kWarpTile)^2 warps of kWarpTile x
+// kWarpTile each; `stages` slab buffers of inp and weight in dynamic shared memory
+// (stages_bytes), 2..4, a run-time value: the loop is the same for every depth, and one
+// instantiation serves them all.
+//
+// Slab t lives in buffer t % stages. Before the loop, slabs 0 .. stages-2 are in
+// flight, one commit group each (a group is committed every step, empty past the last
+// slab, so that "group t" is always slab t). At step t: wait until at most stages-2
+// groups are pending (slab t has landed for this thread), a barrier (every thread's
+// chunks of slab t are visible, and every warp has finished step t-1, whose buffer is
+// the one refilled next), issue slab t + stages - 1 into buffer (t - 1) % stages, then
+// multiply slab t while up to stages-1 slabs are being copied.
+template <int kTile, int kWarpTile, bool kGelu>
+__global__ void __launch_bounds__(32 * (kTile / kWarpTile) * (kTile / kWarpTile))
+    gemm_cp_async(Problem p, int stages) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  constexpr int kSide = kTile / kWarpTile;
+  constexpr int kThreads = 32 * kSide * kSide;
+  constexpr int kSlab = kTile * kLd;  // bf16 of one operand's slab
+  WB_DYNAMIC_SHARED(int4, smem_raw);  // int4: 16-byte aligned
+  __nv_bfloat16* const smem = reinterpret_cast<__nv_bfloat16*>(smem_raw);
+  auto xs = [&](int b) { return smem + (2 * b) * kSlab; };  // inp slab of buffer b
+  auto ws = [&](int b) { return smem + (2 * b + 1) * kSlab; };
+
+  const int tid = threadIdx.x;
+  const int warp = tid / 32, lane = tid % 32;
+  const int wm = warp / kSide, wn = warp % kSide;
+  const int row0 = blockIdx.y * kTile, col0 = blockIdx.x * kTile;
+  const int slabs = (p.C + kBK - 1) / kBK;
+
+  for (int s = 0; s < stages - 1; ++s) {
+    if (s < slabs) copy_slab_async<kTile, kThreads>(p, row0, col0, s * kBK, tid, xs(s), ws(s));
+    tc::cp_async_commit();
+  }
+  WarpTile<kWarpTile, kWarpTile> tile;
+  tile.zero();
+  for (int t = 0; t < slabs; ++t) {
+    switch (stages) {  // wait_group takes an immediate; stages is the same for the whole grid
+      case 2: tc::cp_async_wait<0>(); break;
+      case 3: tc::cp_async_wait<1>(); break;
+      default: tc::cp_async_wait<2>(); break;
+    }
+    __syncthreads();
+    const int next = t + stages - 1;
+    const int nb = next % stages;
+    if (next < slabs) copy_slab_async<kTile, kThreads>(p, row0, col0, next * kBK, tid, xs(nb), ws(nb));
+    tc::cp_async_commit();
+    const int b = t % stages;
+    tile.multiply_slab(xs(b) + wm * kWarpTile * kLd, ws(b) + wn * kWarpTile * kLd, lane);
+  }
+  tc::cp_async_wait_all();  // only empty groups are left; none may outlive the block
+  tile.template store<kGelu>(p, row0 + wm * kWarpTile, col0 + wn * kWarpTile, lane);
+#else
+  __trap();  // built for a device without bf16 mma; the launcher refuses it first
+#endif
+}
+
+// Dynamic shared memory of gemm_cp_async: inp and weight slabs per stage.
+constexpr std::size_t stages_bytes(int tile, int stages) {
+  return std::size_t(stages) * 2 * tile * kLd * sizeof(__nv_bfloat16);
+}
+
+// The block and warp tiles built for the mma.sync kernels (launch parameters "tile"
+// and "warp_tile"): 64 over 32 (4 warps of 32x32), 128 over 64 (4 warps of 64x64) and
+// 128 over 32 (16 warps of 32x32). 64 over 64 (a single warp staging whole tiles) is
+// not built.
+// (with_tiles below dispatches the same three.)
+inline bool tiles_built(int tile, int warp_tile) {
+  return (tile == 64 && warp_tile == 32) || (tile == 128 && warp_tile == 64) || (tile == 128 && warp_tile == 32);
+}
+inline int threads_for(int tile, int warp_tile) { return 32 * (tile / warp_tile) * (tile / warp_tile); }
+
+// The launch limit of those variants: a built pair of tiles, and row tiles that fit in
+// gridDim.y.
+inline std::optional<std::string> tile_limit(const Shape& s, const ParamValues& p) {
+  const int tile = p.get("tile"), warp_tile = p.get("warp_tile");
+  if (!tiles_built(tile, warp_tile))
+    return "a " + std::to_string(tile) + "x" + std::to_string(tile) + " block tile of " + std::to_string(warp_tile) +
+           "x" + std::to_string(warp_tile) + " warp tiles is not built (64 over 32, 128 over 64, 128 over 32 are)";
+  return matmul::row_tile_limit(s, tile);
+}
+
+template <int kTile, int kWarpTile, bool kGelu>
+void launch_cp_async_with(const Problem& p, int stages, cudaStream_t stream) {
+  auto* kernel = gemm_cp_async<kTile, kWarpTile, kGelu>;
+  const std::size_t smem = stages_bytes(kTile, stages);
+  // Up to 80 KiB (tile 128, 4 stages): above the 48 KiB a launch gets without opting in.
+  WB_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  const dim3 grid(grid_for(p.OC, kTile), grid_for(p.rows, kTile));
+  WB_LAUNCH(kernel, grid, threads_for(kTile, kWarpTile), smem, stream, p, stages);
+}
+
+// Calls f(kTile, kWarpTile) with the built pair (tile, warp_tile) as integral
+// constants: the one place that turns the launch parameters into an instantiation.
+template <class F>
+void with_tiles(int tile, int warp_tile, const char* what, F&& f) {
+  using I64 = std::integral_constant<int, 64>;
+  using I32 = std::integral_constant<int, 32>;
+  using I128 = std::integral_constant<int, 128>;
+  if (tile == 64 && warp_tile == 32) return f(I64{}, I32{});
+  if (tile == 128 && warp_tile == 64) return f(I128{}, I64{});
+  if (tile == 128 && warp_tile == 32) return f(I128{}, I32{});
+  throw std::logic_error(std::string(what) + ": no kernel for tile " + std::to_string(tile) + " and warp_tile " +
+                         std::to_string(warp_tile));
+}
+
+// gemm_cp_async at the launch's "tile", "warp_tile" and "stages".
+template <bool kGelu>
+void launch_cp_async(const Problem& p, const Launch& l, const char* what) {
+  const int stages = l.get("stages");
+  if (stages < 2 || stages > 4) throw std::logic_error(std::string(what) + ": stages must be 2, 3 or 4");
+  with_tiles(l.get("tile"), l.get("warp_tile"), what, [&](auto tile, auto warp_tile) {
+    launch_cp_async_with<decltype(tile)::value, decltype(warp_tile)::value, kGelu>(p, stages, stream(l));
+  });
+}
+
+// The launch parameters of the mma.sync variants: tile and warp_tile (tile_limit says
+// which pairs are built).
+inline std::vector<TuningParam> tile_params() {
+  return {TuningParam{"tile", {64, 128}, 128}, TuningParam{"warp_tile", {32, 64}, 64}};
+}
+// And of the cp.async variants: the same, and the pipeline's depth.
+inline std::vector<TuningParam> pipeline_params() {
+  std::vector<TuningParam> params = tile_params();
+  params.push_back(TuningParam{"stages", {2, 3, 4}, 3});
+  return params;
+}
+
+}  // namespace wb::cuda::tc_gemm
