@@ -27,26 +27,38 @@
 
 namespace wb::cuda::tc_gemm {
 
-// The slab k0 of inp and weight copied straight to shared memory with cp.async (16
-// bytes a chunk, .cg: the tiles are reused from shared memory, not from L1); a chunk
-// past the matrix reads 0 bytes (the src-size form) and is zero-filled. The caller
-// commits the group.
-template <int kTile, int kThreads>
-__device__ void copy_slab_async(const Problem& p, int row0, int col0, int k0, int tid, __nv_bfloat16* xs,
-                                __nv_bfloat16* ws) {
-  using Ch = Chunks<kTile, kThreads>;
+// How the fp32 sums become outputs (a kernel template parameter; an int, so that the
+// kernel's name reads the same from nvcc's and the emulator's symbols).
+enum Epilogue : int {
+  kBias = 0,        // out = bf16(sum + bias), bias may be null
+  kBiasGelu = 1,    // pre = bf16(sum + bias), out = bf16(gelu(sum + bias))
+  kAccumulate = 2,  // out = bf16(out + sum): a gradient accumulated across the step
+};
+
+// The slab of one operand at k0 for a block whose tile starts at `first` (row of A or
+// column of B): a k-contiguous operand (kKContiguous: kTile rows of kBK k values, rows
+// first .. first + kTile - 1 of the stored matrix) or a k-major one (kBK rows of kTile,
+// stored rows k0 .. k0 + kBK - 1). `extent` is M or N.
+template <int kTile, int kThreads, bool kKContiguous>
+struct Slab {
+  using W = std::conditional_t<kKContiguous, Window<kTile, kBK, kThreads>, Window<kBK, kTile, kThreads>>;
+  static constexpr int kLdS = W::kLdS;
+  static constexpr int kElements = W::kElements;
+
+  // Copied straight to shared memory with cp.async (16 bytes a chunk, .cg: the tiles
+  // are reused from shared memory, not from L1); a chunk past the matrix reads 0 bytes
+  // (the src-size form) and is zero-filled. The caller commits the group.
+  __device__ static void copy_async(__nv_bfloat16* dst, const __nv_bfloat16* src, int ld, int extent, int K,
+                                    int first, int k0, int tid) {
 #pragma unroll
-  for (int i = 0; i < Ch::kPerThread; ++i) {
-    const int m = Ch::row(tid, i);
-    const int c = k0 + Ch::col(tid, i);
-    const int at = m * kLd + Ch::col(tid, i);
-    const bool x_in = row0 + m < p.rows && c < p.C;
-    const bool w_in = col0 + m < p.OC && c < p.C;
-    // A chunk that is not read still needs a valid address: the matrix's first.
-    tc::cp_async_cg<16>(xs + at, x_in ? p.inp + int64_t(row0 + m) * p.C + c : p.inp, x_in ? 16 : 0);
-    tc::cp_async_cg<16>(ws + at, w_in ? p.weight + int64_t(col0 + m) * p.C + c : p.weight, w_in ? 16 : 0);
+    for (int i = 0; i < W::kPerThread; ++i) {
+      const __nv_bfloat16* from = kKContiguous ? W::source(src, ld, extent, K, first, k0, tid, i)
+                                               : W::source(src, ld, K, extent, k0, first, tid, i);
+      // A chunk that is not read still needs a valid address: the matrix's first.
+      tc::cp_async_cg<16>(dst + W::at(tid, i), from ? from : src, from ? 16 : 0);
+    }
   }
-}
+};
 
 // One warp's kWM x kWN piece of the block tile: kFM x kFN accumulators of 16x8, in the
 // C/D fragment layout of mma.m16n8k16 (c[0..1] row g, c[2..3] row g + 8, columns 2t, 2t+1).
@@ -66,26 +78,39 @@ struct WarpTile {
         for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
   }
 
-  // acc += this warp's rows of the inp slab (xs: its first row) times its columns of the
-  // weight slab (ws: its first row), one slab of kBK channels.
-  __device__ void multiply_slab(const __nv_bfloat16* xs, const __nv_bfloat16* ws, int lane) {
+  // acc += this warp's rows of the A slab times its columns of the B slab, one slab of
+  // kBK. `as` points at the warp's first row of A (k-contiguous: its row; k-major: its
+  // column of the slab's row 0), `bs` likewise for B; kLdA and kLdB are the slabs'
+  // padded row lengths.
+  template <bool kAKContiguous, bool kBKContiguous, int kLdA, int kLdB>
+  __device__ void multiply_slab(const __nv_bfloat16* as, const __nv_bfloat16* bs, int lane) {
+    const int quad = lane / 8, row = lane % 8;  // lanes 8j..8j+7 address the rows of matrix j
 #pragma unroll
     for (int kk = 0; kk < kBK; kk += 16) {
-      // A (16x16 at rows 16i): matrices 0..3 are (rows 0-7, k 0-7), (rows 8-15, k 0-7),
-      // (rows 0-7, k 8-15), (rows 8-15, k 8-15): a[0..3] in mma's order. Lane l gives the
-      // address of row l % 16 at k offset 8 (l / 16).
+      // A (16x16 at rows 16i): matrices 0..3 hold (m 0-7, k 0-7), (m 8-15, k 0-7),
+      // (m 0-7, k 8-15), (m 8-15, k 8-15): a[0..3] in mma's order, so matrix j sits at
+      // m offset 8 (j % 2), k offset 8 (j / 2). Stored [m][k], its rows are m: plain
+      // ldmatrix; stored [k][m], its rows are k: .trans gives the same registers.
       uint32_t a[kFM][4];
 #pragma unroll
-      for (int i = 0; i < kFM; ++i) tc::ldmatrix_x4(a[i], xs + (i * 16 + lane % 16) * kLd + kk + (lane / 16) * 8);
-      // B for two n8 fragments at once (weight rows 16jj..16jj+15): matrices 0..3 are
+      for (int i = 0; i < kFM; ++i) {
+        if constexpr (kAKContiguous)
+          tc::ldmatrix_x4(a[i], as + (i * 16 + (quad % 2) * 8 + row) * kLdA + kk + (quad / 2) * 8);
+        else
+          tc::ldmatrix_x4_trans(a[i], as + (kk + (quad / 2) * 8 + row) * kLdA + i * 16 + (quad % 2) * 8);
+      }
+      // B for two n8 fragments at once (columns 16jj..16jj+15): matrices 0..3 hold
       // (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15): b[0..1] of
-      // fragment 2jj, then of 2jj + 1. Lane l gives row 8 (l / 16) + l % 8 at k offset
-      // 8 ((l / 8) % 2).
+      // fragment 2jj, then of 2jj + 1; matrix j sits at n offset 8 (j / 2), k offset
+      // 8 (j % 2). Stored [n][k] (the forward's weight): plain; stored [k][n]: .trans.
       uint32_t b[kFN][2];
 #pragma unroll
       for (int jj = 0; jj < kFN / 2; ++jj) {
         uint32_t r[4];
-        tc::ldmatrix_x4(r, ws + (jj * 16 + (lane / 16) * 8 + lane % 8) * kLd + kk + ((lane / 8) % 2) * 8);
+        if constexpr (kBKContiguous)
+          tc::ldmatrix_x4(r, bs + (jj * 16 + (quad / 2) * 8 + row) * kLdB + kk + (quad % 2) * 8);
+        else
+          tc::ldmatrix_x4_trans(r, bs + (kk + (quad % 2) * 8 + row) * kLdB + jj * 16 + (quad / 2) * 8);
         b[2 * jj][0] = r[0];
         b[2 * jj][1] = r[1];
         b[2 * jj + 1][0] = r[2];
@@ -98,55 +123,66 @@ struct WarpTile {
     }
   }
 
-  // The epilogue, straight from the fragments: bias added in fp32, each output rounded
-  // once (and, with kGelu, the GELU of the unrounded sum). (r0, o0) is the warp's
-  // first output; edges past rows or OC are not stored.
-  template <bool kGelu>
+  // The epilogue, straight from the fragments: each output rounded once (see Epilogue).
+  // (r0, o0) is the warp's first output; edges past M or N are not stored.
+  template <int kEpilogue>
   __device__ void store(const Problem& p, int r0, int o0, int lane) const {
     const int g = lane / 4, t = lane % 4;
 #pragma unroll
     for (int j = 0; j < kFN; ++j) {
       const int o = o0 + j * 8 + 2 * t;
-      const float b0 = p.bias && o < p.OC ? __bfloat162float(p.bias[o]) : 0.0f;
-      const float b1 = p.bias && o + 1 < p.OC ? __bfloat162float(p.bias[o + 1]) : 0.0f;
+      const float b0 = p.bias && o < p.N ? __bfloat162float(p.bias[o]) : 0.0f;
+      const float b1 = p.bias && o + 1 < p.N ? __bfloat162float(p.bias[o + 1]) : 0.0f;
 #pragma unroll
       for (int i = 0; i < kFM; ++i)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {  // rows g and g + 8
           const int r = r0 + i * 16 + g + 8 * h;
-          if (r >= p.rows) continue;
-          store_pair<kGelu>(p, int64_t(r) * p.OC + o, o, acc[i][j][2 * h] + b0, acc[i][j][2 * h + 1] + b1);
+          if (r >= p.M || o >= p.N) continue;
+          store_pair<kEpilogue>(p, int64_t(r) * p.N + o, o + 1 < p.N, acc[i][j][2 * h] + b0,
+                                acc[i][j][2 * h + 1] + b1);
         }
     }
   }
 
-  // Outputs (at, at + 1) = columns (o, o + 1) of one row.
-  template <bool kGelu>
-  __device__ static void store_pair(const Problem& p, int64_t at, int o, float v0, float v1) {
-    if constexpr (kGelu) {
-      put(p.pre, p, at, o, __float2bfloat16(v0), __float2bfloat16(v1));
-      put(p.out, p, at, o, __float2bfloat16(gelu::gelu(v0)), __float2bfloat16(gelu::gelu(v1)));
+  // Outputs at and at + 1 of one row (at + 1 only where `both`).
+  template <int kEpilogue>
+  __device__ static void store_pair(const Problem& p, int64_t at, bool both, float v0, float v1) {
+    const bool pair = p.pair_stores && both;  // N even: at is even, at + 1 in the row, 4-byte aligned
+    if constexpr (kEpilogue == kAccumulate) {
+      if (pair) {
+        const __nv_bfloat162 old = *reinterpret_cast<const __nv_bfloat162*>(p.out + at);
+        v0 += __bfloat162float(old.x);
+        v1 += __bfloat162float(old.y);
+      } else {
+        v0 += __bfloat162float(p.out[at]);
+        if (both) v1 += __bfloat162float(p.out[at + 1]);
+      }
+    }
+    if constexpr (kEpilogue == kBiasGelu) put(p.pre, at, pair, both, v0, v1);
+    if constexpr (kEpilogue == kBiasGelu) {
+      put(p.out, at, pair, both, gelu::gelu(v0), gelu::gelu(v1));
     } else {
-      put(p.out, p, at, o, __float2bfloat16(v0), __float2bfloat16(v1));
+      put(p.out, at, pair, both, v0, v1);
     }
   }
-  __device__ static void put(__nv_bfloat16* dst, const Problem& p, int64_t at, int o, __nv_bfloat16 v0,
-                             __nv_bfloat16 v1) {
-    if (p.pair_stores && o + 1 < p.OC) {  // OC even: at is even, dst + at 4-byte aligned
+  __device__ static void put(__nv_bfloat16* dst, int64_t at, bool pair, bool both, float v0, float v1) {
+    if (pair) {
       __nv_bfloat162 two;
-      two.x = v0;
-      two.y = v1;
+      two.x = __float2bfloat16(v0);
+      two.y = __float2bfloat16(v1);
       *reinterpret_cast<__nv_bfloat162*>(dst + at) = two;
       return;
     }
-    if (o < p.OC) dst[at] = v0;
-    if (o + 1 < p.OC) dst[at + 1] = v1;
+    dst[at] = __float2bfloat16(v0);
+    if (both) dst[at + 1] = __float2bfloat16(v1);
   }
 };
 
 // The multi-stage cp.async kernel (matmul_forward_bf16 cuda/6, matmul_gelu_forward_bf16
-// cuda/4): a kTile x kTile block tile over (kTile / kWarpTile)^2 warps of kWarpTile x
-// kWarpTile each; `stages` slab buffers of inp and weight in dynamic shared memory
+// cuda/4, matmul_backward_bf16 cuda/4): a kTile x kTile block tile of out over
+// (kTile / kWarpTile)^2 warps of kWarpTile x kWarpTile each; A k-contiguous or k-major
+// (kAKContiguous), B likewise (kBKContiguous); `stages` slab buffers of A and B in dynamic shared memory
 // (stages_bytes), 2..4, a run-time value: the loop is the same for every depth, and one
 // instantiation serves them all.
 //
@@ -157,26 +193,34 @@ struct WarpTile {
 // chunks of slab t are visible, and every warp has finished step t-1, whose buffer is
 // the one refilled next), issue slab t + stages - 1 into buffer (t - 1) % stages, then
 // multiply slab t while up to stages-1 slabs are being copied.
-template <int kTile, int kWarpTile, bool kGelu>
+template <int kTile, int kWarpTile, int kEpilogue, bool kAKContiguous, bool kBKContiguous>
 __global__ void __launch_bounds__(32 * (kTile / kWarpTile) * (kTile / kWarpTile))
     gemm_cp_async(Problem p, int stages) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   constexpr int kSide = kTile / kWarpTile;
   constexpr int kThreads = 32 * kSide * kSide;
-  constexpr int kSlab = kTile * kLd;  // bf16 of one operand's slab
+  using SA = Slab<kTile, kThreads, kAKContiguous>;
+  using SB = Slab<kTile, kThreads, kBKContiguous>;
   WB_DYNAMIC_SHARED(int4, smem_raw);  // int4: 16-byte aligned
   __nv_bfloat16* const smem = reinterpret_cast<__nv_bfloat16*>(smem_raw);
-  auto xs = [&](int b) { return smem + (2 * b) * kSlab; };  // inp slab of buffer b
-  auto ws = [&](int b) { return smem + (2 * b + 1) * kSlab; };
+  auto as = [&](int b) { return smem + b * (SA::kElements + SB::kElements); };  // A slab of buffer b
+  auto bs = [&](int b) { return as(b) + SA::kElements; };                        // and its B slab
 
   const int tid = threadIdx.x;
   const int warp = tid / 32, lane = tid % 32;
   const int wm = warp / kSide, wn = warp % kSide;
   const int row0 = blockIdx.y * kTile, col0 = blockIdx.x * kTile;
-  const int slabs = (p.C + kBK - 1) / kBK;
+  const int slabs = (p.K + kBK - 1) / kBK;
+  auto issue = [&](int slab, int b) {
+    SA::copy_async(as(b), p.a, p.lda, p.M, p.K, row0, slab * kBK, tid);
+    SB::copy_async(bs(b), p.b, p.ldb, p.N, p.K, col0, slab * kBK, tid);
+  };
+  // The warp's first row of A and column of B within a slab.
+  const int a_at = kAKContiguous ? wm * kWarpTile * SA::kLdS : wm * kWarpTile;
+  const int b_at = kBKContiguous ? wn * kWarpTile * SB::kLdS : wn * kWarpTile;
 
   for (int s = 0; s < stages - 1; ++s) {
-    if (s < slabs) copy_slab_async<kTile, kThreads>(p, row0, col0, s * kBK, tid, xs(s), ws(s));
+    if (s < slabs) issue(s, s);
     tc::cp_async_commit();
   }
   WarpTile<kWarpTile, kWarpTile> tile;
@@ -189,22 +233,24 @@ __global__ void __launch_bounds__(32 * (kTile / kWarpTile) * (kTile / kWarpTile)
     }
     __syncthreads();
     const int next = t + stages - 1;
-    const int nb = next % stages;
-    if (next < slabs) copy_slab_async<kTile, kThreads>(p, row0, col0, next * kBK, tid, xs(nb), ws(nb));
+    if (next < slabs) issue(next, next % stages);
     tc::cp_async_commit();
     const int b = t % stages;
-    tile.multiply_slab(xs(b) + wm * kWarpTile * kLd, ws(b) + wn * kWarpTile * kLd, lane);
+    tile.template multiply_slab<kAKContiguous, kBKContiguous, SA::kLdS, SB::kLdS>(as(b) + a_at, bs(b) + b_at, lane);
   }
   tc::cp_async_wait_all();  // only empty groups are left; none may outlive the block
-  tile.template store<kGelu>(p, row0 + wm * kWarpTile, col0 + wn * kWarpTile, lane);
+  tile.template store<kEpilogue>(p, row0 + wm * kWarpTile, col0 + wn * kWarpTile, lane);
 #else
   __trap();  // built for a device without bf16 mma; the launcher refuses it first
 #endif
 }
 
-// Dynamic shared memory of gemm_cp_async: inp and weight slabs per stage.
-constexpr std::size_t stages_bytes(int tile, int stages) {
-  return std::size_t(stages) * 2 * tile * kLd * sizeof(__nv_bfloat16);
+// Dynamic shared memory of gemm_cp_async: an A and a B slab per stage.
+template <int kTile, int kWarpTile, bool kAKContiguous, bool kBKContiguous>
+constexpr std::size_t stages_bytes(int stages) {
+  constexpr int kThreads = 32 * (kTile / kWarpTile) * (kTile / kWarpTile);
+  return std::size_t(stages) * (Slab<kTile, kThreads, kAKContiguous>::kElements + Slab<kTile, kThreads, kBKContiguous>::kElements) *
+         sizeof(__nv_bfloat16);
 }
 
 // The block and warp tiles built for the mma.sync kernels (launch parameters "tile"
@@ -227,13 +273,13 @@ inline std::optional<std::string> tile_limit(const Shape& s, const ParamValues& 
   return matmul::row_tile_limit(s, tile);
 }
 
-template <int kTile, int kWarpTile, bool kGelu>
+template <int kTile, int kWarpTile, int kEpilogue, bool kAKContiguous, bool kBKContiguous>
 void launch_cp_async_with(const Problem& p, int stages, cudaStream_t stream) {
-  auto* kernel = gemm_cp_async<kTile, kWarpTile, kGelu>;
-  const std::size_t smem = stages_bytes(kTile, stages);
+  auto* kernel = gemm_cp_async<kTile, kWarpTile, kEpilogue, kAKContiguous, kBKContiguous>;
+  const std::size_t smem = stages_bytes<kTile, kWarpTile, kAKContiguous, kBKContiguous>(stages);
   // Up to 80 KiB (tile 128, 4 stages): above the 48 KiB a launch gets without opting in.
   WB_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  const dim3 grid(grid_for(p.OC, kTile), grid_for(p.rows, kTile));
+  const dim3 grid(grid_for(p.N, kTile), grid_for(p.M, kTile));
   WB_LAUNCH(kernel, grid, threads_for(kTile, kWarpTile), smem, stream, p, stages);
 }
 
@@ -252,12 +298,13 @@ void with_tiles(int tile, int warp_tile, const char* what, F&& f) {
 }
 
 // gemm_cp_async at the launch's "tile", "warp_tile" and "stages".
-template <bool kGelu>
+template <int kEpilogue, bool kAKContiguous = true, bool kBKContiguous = true>
 void launch_cp_async(const Problem& p, const Launch& l, const char* what) {
   const int stages = l.get("stages");
   if (stages < 2 || stages > 4) throw std::logic_error(std::string(what) + ": stages must be 2, 3 or 4");
   with_tiles(l.get("tile"), l.get("warp_tile"), what, [&](auto tile, auto warp_tile) {
-    launch_cp_async_with<decltype(tile)::value, decltype(warp_tile)::value, kGelu>(p, stages, stream(l));
+    launch_cp_async_with<decltype(tile)::value, decltype(warp_tile)::value, kEpilogue, kAKContiguous, kBKContiguous>(p, stages,
+                                                                                                 stream(l));
   });
 }
 

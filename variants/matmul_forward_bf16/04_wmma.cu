@@ -73,7 +73,15 @@ __global__ void __launch_bounds__(32 * kWarpsM * kWarpsN) matmul_bf16_wmma(tg::P
   const int row0 = blockIdx.y * kTile;
   const int col0 = blockIdx.x * kTile;
 
-  tg::StagedSlab<kTile, kThreads> next;  // the next slab, on its way from global memory
+  tg::StagedWindow<kTile, tg::kBK, kThreads> next_x, next_w;  // the next slab, on its way from global memory
+  auto load = [&](int k0) {
+    next_x.load(p.a, p.lda, p.M, p.K, row0, k0, tid);
+    next_w.load(p.b, p.ldb, p.N, p.K, col0, k0, tid);
+  };
+  auto store = [&](int b) {
+    next_x.store(smem + b * kSlab, tid);
+    next_w.store(smem + (2 + b) * kSlab, tid);
+  };
 
   wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[kFM][kFN];
 #pragma unroll
@@ -81,14 +89,14 @@ __global__ void __launch_bounds__(32 * kWarpsM * kWarpsN) matmul_bf16_wmma(tg::P
 #pragma unroll
     for (int j = 0; j < kFN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
 
-  const int slabs = (p.C + tg::kBK - 1) / tg::kBK;
-  next.load(p, row0, col0, 0, tid);
-  next.store(smem, smem + 2 * kSlab, tid);
+  const int slabs = (p.K + tg::kBK - 1) / tg::kBK;
+  load(0);
+  store(0);
   __syncthreads();
   for (int t = 0; t < slabs; ++t) {
     const int b = t & 1;
     const bool more = t + 1 < slabs;  // the same for every thread of the block
-    if (more) next.load(p, row0, col0, (t + 1) * tg::kBK, tid);
+    if (more) load((t + 1) * tg::kBK);
     const __nv_bfloat16* xs = smem + b * kSlab + wm * kWM * tg::kLd;        // this warp's rows of the inp slab
     const __nv_bfloat16* ws = smem + (2 + b) * kSlab + wn * kWN * tg::kLd;  // and of the weight slab
 #pragma unroll
@@ -104,7 +112,7 @@ __global__ void __launch_bounds__(32 * kWarpsM * kWarpsN) matmul_bf16_wmma(tg::P
 #pragma unroll
         for (int j = 0; j < kFN; ++j) wmma::mma_sync(acc[i][j], af[i], bf[j], acc[i][j]);
     }
-    if (more) next.store(smem + (b ^ 1) * kSlab, smem + (2 + (b ^ 1)) * kSlab, tid);
+    if (more) store(b ^ 1);
     __syncthreads();
   }
 
@@ -122,8 +130,8 @@ __global__ void __launch_bounds__(32 * kWarpsM * kWarpsN) matmul_bf16_wmma(tg::P
         const int e = lane + 32 * q;
         const int r = row0 + wm * kWM + i * 16 + e / 16;
         const int o = col0 + wn * kWN + j * 16 + e % 16;
-        if (r < p.rows && o < p.OC)
-          p.out[int64_t(r) * p.OC + o] = __float2bfloat16(scratch[e] + (p.bias ? __bfloat162float(p.bias[o]) : 0.0f));
+        if (r < p.M && o < p.N)
+          p.out[int64_t(r) * p.N + o] = __float2bfloat16(scratch[e] + (p.bias ? __bfloat162float(p.bias[o]) : 0.0f));
       }
       __syncwarp();
     }
@@ -135,14 +143,14 @@ __global__ void __launch_bounds__(32 * kWarpsM * kWarpsN) matmul_bf16_wmma(tg::P
 
 template <int kTile, int kWarpsM, int kWarpsN>
 void launch_with(const tg::Problem& p, const Launch& l) {
-  const dim3 grid(cuda::grid_for(p.OC, kTile), cuda::grid_for(p.rows, kTile));
+  const dim3 grid(cuda::grid_for(p.N, kTile), cuda::grid_for(p.M, kTile));
   WB_LAUNCH(matmul_bf16_wmma<kTile, kWarpsM, kWarpsN>, grid, 32 * kWarpsM * kWarpsN, 0, cuda::stream(l), p);
 }
 
 void launch(const MatmulForwardBf16Args& a, const Launch& l) {
-  tg::require_launchable("matmul_forward_bf16 cuda/4", a.inp, a.weight);
-  const tg::Problem p{cuda::as_cuda(a.out), nullptr, cuda::as_cuda(a.inp), cuda::as_cuda(a.weight),
-                      cuda::as_cuda(a.bias), a.B * a.T, a.C, a.OC, false};
+  tg::require_launchable("matmul_forward_bf16 cuda/4", {a.inp, a.weight});
+  const tg::Problem p = tg::linear_layer(cuda::as_cuda(a.out), nullptr, cuda::as_cuda(a.inp), cuda::as_cuda(a.weight),
+                                         cuda::as_cuda(a.bias), a.B * a.T, a.C, a.OC);
   const int tile = l.get("tile");
   const int block = l.block_size();
   if (tile == 128 && block == 256) return launch_with<128, 2, 4>(p, l);

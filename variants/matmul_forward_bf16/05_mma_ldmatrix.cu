@@ -54,24 +54,32 @@ __global__ void __launch_bounds__(32 * (kTile / kWarpTile) * (kTile / kWarpTile)
   const int wm = warp / kSide, wn = warp % kSide;
   const int row0 = blockIdx.y * kTile, col0 = blockIdx.x * kTile;
 
-  tg::StagedSlab<kTile, kThreads> next;  // the next slab, on its way from global memory
+  tg::StagedWindow<kTile, tg::kBK, kThreads> next_x, next_w;  // the next slab, on its way from global memory
+  auto load = [&](int k0) {
+    next_x.load(p.a, p.lda, p.M, p.K, row0, k0, tid);
+    next_w.load(p.b, p.ldb, p.N, p.K, col0, k0, tid);
+  };
+  auto store = [&](int b) {
+    next_x.store(smem + b * kSlab, tid);
+    next_w.store(smem + (2 + b) * kSlab, tid);
+  };
   tg::WarpTile<kWarpTile, kWarpTile> tile;
   tile.zero();
 
-  const int slabs = (p.C + tg::kBK - 1) / tg::kBK;
-  next.load(p, row0, col0, 0, tid);
-  next.store(smem, smem + 2 * kSlab, tid);
+  const int slabs = (p.K + tg::kBK - 1) / tg::kBK;
+  load(0);
+  store(0);
   __syncthreads();
   for (int t = 0; t < slabs; ++t) {
     const int b = t & 1;
     const bool more = t + 1 < slabs;  // the same for every thread of the block
-    if (more) next.load(p, row0, col0, (t + 1) * tg::kBK, tid);
-    tile.multiply_slab(smem + b * kSlab + wm * kWarpTile * tg::kLd, smem + (2 + b) * kSlab + wn * kWarpTile * tg::kLd,
+    if (more) load((t + 1) * tg::kBK);
+    tile.template multiply_slab<true, true, tg::kLd, tg::kLd>(smem + b * kSlab + wm * kWarpTile * tg::kLd, smem + (2 + b) * kSlab + wn * kWarpTile * tg::kLd,
                        lane);
-    if (more) next.store(smem + (b ^ 1) * kSlab, smem + (2 + (b ^ 1)) * kSlab, tid);
+    if (more) store(b ^ 1);
     __syncthreads();
   }
-  tile.template store<false>(p, row0 + wm * kWarpTile, col0 + wn * kWarpTile, lane);
+  tile.template store<tg::kBias>(p, row0 + wm * kWarpTile, col0 + wn * kWarpTile, lane);
 #else
   __trap();  // built for a device without bf16 mma; launch() refuses it first
 #endif
@@ -79,15 +87,15 @@ __global__ void __launch_bounds__(32 * (kTile / kWarpTile) * (kTile / kWarpTile)
 
 template <int kTile, int kWarpTile>
 void launch_with(const tg::Problem& p, const Launch& l) {
-  const dim3 grid(cuda::grid_for(p.OC, kTile), cuda::grid_for(p.rows, kTile));
+  const dim3 grid(cuda::grid_for(p.N, kTile), cuda::grid_for(p.M, kTile));
   WB_LAUNCH(matmul_bf16_mma<kTile, kWarpTile>, grid, tg::threads_for(kTile, kWarpTile), 0, cuda::stream(l), p);
 }
 
 void launch(const MatmulForwardBf16Args& a, const Launch& l) {
   constexpr const char* kWhat = "matmul_forward_bf16 cuda/5";
-  tg::require_launchable(kWhat, a.inp, a.weight);
-  const tg::Problem p{cuda::as_cuda(a.out), nullptr, cuda::as_cuda(a.inp), cuda::as_cuda(a.weight),
-                      cuda::as_cuda(a.bias), a.B * a.T, a.C, a.OC, tg::pairs_fit(a.OC, a.out, nullptr)};
+  tg::require_launchable(kWhat, {a.inp, a.weight});
+  const tg::Problem p = tg::linear_layer(cuda::as_cuda(a.out), nullptr, cuda::as_cuda(a.inp), cuda::as_cuda(a.weight),
+                                         cuda::as_cuda(a.bias), a.B * a.T, a.C, a.OC);
   tg::with_tiles(l.get("tile"), l.get("warp_tile"), kWhat, [&](auto tile, auto warp_tile) {
     launch_with<decltype(tile)::value, decltype(warp_tile)::value>(p, l);
   });

@@ -42,10 +42,10 @@ namespace tg = cuda::tc_gemm;
 
 void launch(const MatmulForwardBf16Args& a, const Launch& l) {
   constexpr const char* kWhat = "matmul_forward_bf16 cuda/6";
-  tg::require_launchable(kWhat, a.inp, a.weight);
-  const tg::Problem p{cuda::as_cuda(a.out), nullptr, cuda::as_cuda(a.inp), cuda::as_cuda(a.weight),
-                      cuda::as_cuda(a.bias), a.B * a.T, a.C, a.OC, tg::pairs_fit(a.OC, a.out, nullptr)};
-  tg::launch_cp_async<false>(p, l, kWhat);
+  tg::require_launchable(kWhat, {a.inp, a.weight});
+  tg::launch_cp_async<tg::kBias>(tg::linear_layer(cuda::as_cuda(a.out), nullptr, cuda::as_cuda(a.inp),
+                                                  cuda::as_cuda(a.weight), cuda::as_cuda(a.bias), a.B * a.T, a.C, a.OC),
+                                 l, kWhat);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 // cp.async lane by lane).
 //
 // Idea: one kernel template for both ops (kernels/cuda/tc_gemm.cuh, gemm_cp_async with
-// kGelu): a tile x tile block tile of mma.m16n8k16 warp tiles fed by ldmatrix from
+// the kBiasGelu epilogue): a tile x tile block tile of mma.m16n8k16 warp tiles fed by ldmatrix from
 // padded slabs that a 2-4 stage cp.async pipeline fills. The epilogue, straight from
 // the fp32 accumulators: sum = acc + bias; pre = bf16(sum) and out = bf16(gelu(sum)),
 // the GELU of the unrounded sum (the op's contract: each output rounded once, as
@@ -34,10 +34,11 @@ namespace tg = cuda::tc_gemm;
 
 void launch(const MatmulGeluForwardBf16Args& a, const Launch& l) {
   constexpr const char* kWhat = "matmul_gelu_forward_bf16 cuda/4";
-  tg::require_launchable(kWhat, a.inp, a.weight);
-  const tg::Problem p{cuda::as_cuda(a.out), cuda::as_cuda(a.pre), cuda::as_cuda(a.inp), cuda::as_cuda(a.weight),
-                      cuda::as_cuda(a.bias), a.B * a.T, a.C, a.OC, tg::pairs_fit(a.OC, a.out, a.pre)};
-  tg::launch_cp_async<true>(p, l, kWhat);
+  tg::require_launchable(kWhat, {a.inp, a.weight});
+  tg::launch_cp_async<tg::kBiasGelu>(tg::linear_layer(cuda::as_cuda(a.out), cuda::as_cuda(a.pre), cuda::as_cuda(a.inp),
+                                                      cuda::as_cuda(a.weight), cuda::as_cuda(a.bias), a.B * a.T, a.C,
+                                                      a.OC),
+                                     l, kWhat);
 }
 
 }  // namespace
