@@ -46,6 +46,7 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/packed.cuh"
 #include "kernels/cuda/runtime.h"
+#include "kernels/bf16.h"
 #include "kernels/errors.h"
 #include "kernels/shape.h"
 #include "kernels/variant.h"
@@ -76,15 +77,6 @@ struct Problem {
   int lda, ldb;
   bool pair_stores;  // N even and out (and pre) 4-byte aligned: two outputs per 32-bit access
 };
-
-// The forward's product: out (rows x OC) = inp (rows x C) @ weight^T + bias, both
-// operands k-contiguous with row stride C.
-inline Problem linear_layer(__nv_bfloat16* out, __nv_bfloat16* pre, const __nv_bfloat16* inp,
-                            const __nv_bfloat16* weight, const __nv_bfloat16* bias, int rows, int C, int OC) {
-  auto aligned4 = [](const void* q) { return reinterpret_cast<std::uintptr_t>(q) % 4 == 0; };
-  const bool pairs = OC % 2 == 0 && aligned4(out) && (!pre || aligned4(pre));
-  return Problem{out, pre, inp, weight, bias, rows, OC, C, C, C, pairs};
-}
 
 // A kRows x kCols window of a row-major bf16 matrix, in 16-byte chunks over kThreads
 // threads: chunk f = tid + i * kThreads is window row f / (kCols / 8), columns
@@ -138,6 +130,21 @@ struct StagedWindow {
   }
 };
 
+// The forward's two slabs (inp and weight, both k-contiguous) on their way through
+// registers: the next slab of the register-staged rungs.
+template <int kTile, int kThreads>
+struct StagedSlabs {
+  StagedWindow<kTile, kBK, kThreads> x, w;
+  __device__ void load(const Problem& p, int row0, int col0, int k0, int tid) {
+    x.load(p.a, p.lda, p.M, p.K, row0, k0, tid);
+    w.load(p.b, p.ldb, p.N, p.K, col0, k0, tid);
+  }
+  __device__ void store(__nv_bfloat16* xs, __nv_bfloat16* ws, int tid) const {
+    x.store(xs, tid);
+    w.store(ws, tid);
+  }
+};
+
 // The forward's shape requirement: whole 16-byte chunks per row of inp and weight.
 inline Requirement channels_in_chunks() {
   return {"C % 8 == 0", [](const Shape& s) { return s.C % 8 == 0; }};
@@ -151,6 +158,19 @@ inline void require_launchable(const char* what, std::initializer_list<const voi
   WB_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   if (major < 8) throw Unsupported(std::string(what) + " needs bf16 tensor cores (compute capability >= 8.0)");
   require_aligned16(what, operands);
+}
+
+// The forward's product from its argument struct (matmul_forward_bf16's or, with pre,
+// matmul_gelu_forward_bf16's), after the launcher's checks: out (rows x OC) = inp
+// (rows x C) @ weight^T + bias, both operands k-contiguous with row stride C.
+template <class Args>
+Problem linear_layer(const Args& a, bf16* pre, const char* what) {
+  require_launchable(what, {a.inp, a.weight});
+  auto aligned4 = [](const void* q) { return reinterpret_cast<std::uintptr_t>(q) % 4 == 0; };
+  const bool pairs = a.OC % 2 == 0 && aligned4(a.out) && (!pre || aligned4(pre));
+  // M = rows, N = OC, K = C, lda = ldb = C
+  return Problem{as_cuda(a.out), as_cuda(pre), as_cuda(a.inp), as_cuda(a.weight), as_cuda(a.bias),
+                 a.B * a.T, a.OC, a.C, a.C, a.C, pairs};
 }
 
 }  // namespace wb::cuda::tc_gemm

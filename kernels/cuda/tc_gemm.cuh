@@ -308,16 +308,15 @@ void launch_cp_async(const Problem& p, const Launch& l, const char* what) {
   });
 }
 
-// The launch parameters of the mma.sync variants: tile and warp_tile (tile_limit says
-// which pairs are built).
-inline std::vector<TuningParam> tile_params() {
-  return {TuningParam{"tile", {64, 128}, 128}, TuningParam{"warp_tile", {32, 64}, 64}};
-}
-// And of the cp.async variants: the same, and the pipeline's depth.
-inline std::vector<TuningParam> pipeline_params() {
-  std::vector<TuningParam> params = tile_params();
-  params.push_back(TuningParam{"stages", {2, 3, 4}, 3});
-  return params;
+// What the mma.sync variants declare alike: compute capability 8.0, the launch
+// parameters tile and warp_tile (tile_limit says which pairs are built) and, with
+// `pipelined`, the cp.async depth stages; whole 16-byte chunks per row of C.
+inline void declare_tiles(Variant& v, bool pipelined) {
+  v.min_compute_capability = 80;
+  v.params = {TuningParam{"tile", {64, 128}, 128}, TuningParam{"warp_tile", {32, 64}, 64}};
+  if (pipelined) v.params.push_back(TuningParam{"stages", {2, 3, 4}, 3});
+  v.requirements = {channels_in_chunks()};
+  v.launch_limit = tile_limit;
 }
 
 }  // namespace wb::cuda::tc_gemm

@@ -73,9 +73,8 @@ Variant matmul_backward_bf16_cuda_4() {
   Variant v = Variant::of(&launch);
   v.summary = "dinp and dweight on mma.sync + ldmatrix(.trans) warp tiles behind a 2-4 stage cp.async pipeline; "
               "dweight = bf16(old + fp32 sum) in the epilogue, each output rounded once";
-  v.min_compute_capability = 80;
-  v.params = tg::pipeline_params();
-  v.requirements = {tg::channels_in_chunks(), {"OC % 8 == 0", [](const Shape& s) { return s.OC % 8 == 0; }}};
+  tg::declare_tiles(v, true);
+  v.requirements.push_back({"OC % 8 == 0", [](const Shape& s) { return s.OC % 8 == 0; }});
   v.launch_limit = launch_limit;
   return v;
 }

@@ -73,15 +73,7 @@ __global__ void __launch_bounds__(32 * kWarpsM * kWarpsN) matmul_bf16_wmma(tg::P
   const int row0 = blockIdx.y * kTile;
   const int col0 = blockIdx.x * kTile;
 
-  tg::StagedWindow<kTile, tg::kBK, kThreads> next_x, next_w;  // the next slab, on its way from global memory
-  auto load = [&](int k0) {
-    next_x.load(p.a, p.lda, p.M, p.K, row0, k0, tid);
-    next_w.load(p.b, p.ldb, p.N, p.K, col0, k0, tid);
-  };
-  auto store = [&](int b) {
-    next_x.store(smem + b * kSlab, tid);
-    next_w.store(smem + (2 + b) * kSlab, tid);
-  };
+  tg::StagedSlabs<kTile, kThreads> next;  // the next slab, on its way from global memory
 
   wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[kFM][kFN];
 #pragma unroll
@@ -90,13 +82,13 @@ __global__ void __launch_bounds__(32 * kWarpsM * kWarpsN) matmul_bf16_wmma(tg::P
     for (int j = 0; j < kFN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
 
   const int slabs = (p.K + tg::kBK - 1) / tg::kBK;
-  load(0);
-  store(0);
+  next.load(p, row0, col0, 0, tid);
+  next.store(smem, smem + 2 * kSlab, tid);
   __syncthreads();
   for (int t = 0; t < slabs; ++t) {
     const int b = t & 1;
     const bool more = t + 1 < slabs;  // the same for every thread of the block
-    if (more) load((t + 1) * tg::kBK);
+    if (more) next.load(p, row0, col0, (t + 1) * tg::kBK, tid);
     const __nv_bfloat16* xs = smem + b * kSlab + wm * kWM * tg::kLd;        // this warp's rows of the inp slab
     const __nv_bfloat16* ws = smem + (2 + b) * kSlab + wn * kWN * tg::kLd;  // and of the weight slab
 #pragma unroll
@@ -112,7 +104,7 @@ __global__ void __launch_bounds__(32 * kWarpsM * kWarpsN) matmul_bf16_wmma(tg::P
 #pragma unroll
         for (int j = 0; j < kFN; ++j) wmma::mma_sync(acc[i][j], af[i], bf[j], acc[i][j]);
     }
-    if (more) store(b ^ 1);
+    if (more) next.store(smem + (b ^ 1) * kSlab, smem + (2 + (b ^ 1)) * kSlab, tid);
     __syncthreads();
   }
 
@@ -148,9 +140,7 @@ void launch_with(const tg::Problem& p, const Launch& l) {
 }
 
 void launch(const MatmulForwardBf16Args& a, const Launch& l) {
-  tg::require_launchable("matmul_forward_bf16 cuda/4", {a.inp, a.weight});
-  const tg::Problem p = tg::linear_layer(cuda::as_cuda(a.out), nullptr, cuda::as_cuda(a.inp), cuda::as_cuda(a.weight),
-                                         cuda::as_cuda(a.bias), a.B * a.T, a.C, a.OC);
+  const tg::Problem p = tg::linear_layer(a, nullptr, "matmul_forward_bf16 cuda/4");
   const int tile = l.get("tile");
   const int block = l.block_size();
   if (tile == 128 && block == 256) return launch_with<128, 2, 4>(p, l);

@@ -54,29 +54,21 @@ __global__ void __launch_bounds__(32 * (kTile / kWarpTile) * (kTile / kWarpTile)
   const int wm = warp / kSide, wn = warp % kSide;
   const int row0 = blockIdx.y * kTile, col0 = blockIdx.x * kTile;
 
-  tg::StagedWindow<kTile, tg::kBK, kThreads> next_x, next_w;  // the next slab, on its way from global memory
-  auto load = [&](int k0) {
-    next_x.load(p.a, p.lda, p.M, p.K, row0, k0, tid);
-    next_w.load(p.b, p.ldb, p.N, p.K, col0, k0, tid);
-  };
-  auto store = [&](int b) {
-    next_x.store(smem + b * kSlab, tid);
-    next_w.store(smem + (2 + b) * kSlab, tid);
-  };
+  tg::StagedSlabs<kTile, kThreads> next;  // the next slab, on its way from global memory
   tg::WarpTile<kWarpTile, kWarpTile> tile;
   tile.zero();
 
   const int slabs = (p.K + tg::kBK - 1) / tg::kBK;
-  load(0);
-  store(0);
+  next.load(p, row0, col0, 0, tid);
+  next.store(smem, smem + 2 * kSlab, tid);
   __syncthreads();
   for (int t = 0; t < slabs; ++t) {
     const int b = t & 1;
     const bool more = t + 1 < slabs;  // the same for every thread of the block
-    if (more) load((t + 1) * tg::kBK);
-    tile.template multiply_slab<true, true, tg::kLd, tg::kLd>(smem + b * kSlab + wm * kWarpTile * tg::kLd, smem + (2 + b) * kSlab + wn * kWarpTile * tg::kLd,
-                       lane);
-    if (more) store(b ^ 1);
+    if (more) next.load(p, row0, col0, (t + 1) * tg::kBK, tid);
+    tile.template multiply_slab<true, true, tg::kLd, tg::kLd>(smem + b * kSlab + wm * kWarpTile * tg::kLd,
+                                                              smem + (2 + b) * kSlab + wn * kWarpTile * tg::kLd, lane);
+    if (more) next.store(smem + (b ^ 1) * kSlab, smem + (2 + (b ^ 1)) * kSlab, tid);
     __syncthreads();
   }
   tile.template store<tg::kBias>(p, row0 + wm * kWarpTile, col0 + wn * kWarpTile, lane);
@@ -93,9 +85,7 @@ void launch_with(const tg::Problem& p, const Launch& l) {
 
 void launch(const MatmulForwardBf16Args& a, const Launch& l) {
   constexpr const char* kWhat = "matmul_forward_bf16 cuda/5";
-  tg::require_launchable(kWhat, {a.inp, a.weight});
-  const tg::Problem p = tg::linear_layer(cuda::as_cuda(a.out), nullptr, cuda::as_cuda(a.inp), cuda::as_cuda(a.weight),
-                                         cuda::as_cuda(a.bias), a.B * a.T, a.C, a.OC);
+  const tg::Problem p = tg::linear_layer(a, nullptr, kWhat);
   tg::with_tiles(l.get("tile"), l.get("warp_tile"), kWhat, [&](auto tile, auto warp_tile) {
     launch_with<decltype(tile)::value, decltype(warp_tile)::value>(p, l);
   });
@@ -107,10 +97,7 @@ Variant matmul_forward_bf16_cuda_5() {
   Variant v = Variant::of(&launch);
   v.summary = "mma.sync m16n8k16 fed by ldmatrix from padded (conflict-free) slabs, register-staged double buffer, "
               "bias and one rounding straight from the accumulators";
-  v.min_compute_capability = 80;
-  v.params = tg::tile_params();
-  v.requirements = {tg::channels_in_chunks()};
-  v.launch_limit = tg::tile_limit;
+  tg::declare_tiles(v, false);
   return v;
 }
 

@@ -42,10 +42,7 @@ namespace tg = cuda::tc_gemm;
 
 void launch(const MatmulForwardBf16Args& a, const Launch& l) {
   constexpr const char* kWhat = "matmul_forward_bf16 cuda/6";
-  tg::require_launchable(kWhat, {a.inp, a.weight});
-  tg::launch_cp_async<tg::kBias>(tg::linear_layer(cuda::as_cuda(a.out), nullptr, cuda::as_cuda(a.inp),
-                                                  cuda::as_cuda(a.weight), cuda::as_cuda(a.bias), a.B * a.T, a.C, a.OC),
-                                 l, kWhat);
+  tg::launch_cp_async<tg::kBias>(tg::linear_layer(a, nullptr, kWhat), l, kWhat);
 }
 
 }  // namespace
@@ -54,10 +51,7 @@ Variant matmul_forward_bf16_cuda_6() {
   Variant v = Variant::of(&launch);
   v.summary = "cuda/5's mma.sync + ldmatrix warp tiles behind a 2-4 stage cp.async pipeline (zero-filled edges), bias "
               "and one rounding in the epilogue";
-  v.min_compute_capability = 80;
-  v.params = tg::pipeline_params();
-  v.requirements = {tg::channels_in_chunks()};
-  v.launch_limit = tg::tile_limit;
+  tg::declare_tiles(v, true);
   return v;
 }
 

@@ -34,11 +34,7 @@ namespace tg = cuda::tc_gemm;
 
 void launch(const MatmulGeluForwardBf16Args& a, const Launch& l) {
   constexpr const char* kWhat = "matmul_gelu_forward_bf16 cuda/4";
-  tg::require_launchable(kWhat, {a.inp, a.weight});
-  tg::launch_cp_async<tg::kBiasGelu>(tg::linear_layer(cuda::as_cuda(a.out), cuda::as_cuda(a.pre), cuda::as_cuda(a.inp),
-                                                      cuda::as_cuda(a.weight), cuda::as_cuda(a.bias), a.B * a.T, a.C,
-                                                      a.OC),
-                                     l, kWhat);
+  tg::launch_cp_async<tg::kBiasGelu>(tg::linear_layer(a, a.pre, kWhat), l, kWhat);
 }
 
 }  // namespace
@@ -47,10 +43,7 @@ Variant matmul_gelu_forward_bf16_cuda_4() {
   Variant v = Variant::of(&launch);
   v.summary = "mma.sync + ldmatrix warp tiles behind a 2-4 stage cp.async pipeline; pre and gelu of the unrounded "
               "fp32 sum + bias, each rounded once, from the accumulators";
-  v.min_compute_capability = 80;
-  v.params = tg::pipeline_params();
-  v.requirements = {tg::channels_in_chunks()};
-  v.launch_limit = tg::tile_limit;
+  tg::declare_tiles(v, true);
   return v;
 }
 
