@@ -43,18 +43,18 @@
 #include <optional>
 #include <string>
 
+#include "kernels/bf16.h"
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/packed.cuh"
 #include "kernels/cuda/runtime.h"
-#include "kernels/bf16.h"
 #include "kernels/errors.h"
 #include "kernels/shape.h"
 #include "kernels/variant.h"
 
 namespace wb::cuda::tc_gemm {
 
-constexpr int kBK = 32;   // channels (k) per slab: two k16 steps of mma.m16n8k16
-constexpr int kPad = 8;   // bf16 of padding after every shared-memory row (16 bytes)
+constexpr int kBK = 32;          // channels (k) per slab: two k16 steps of mma.m16n8k16
+constexpr int kPad = 8;          // bf16 of padding after every shared-memory row (16 bytes)
 constexpr int kLd = kBK + kPad;  // a k-contiguous slab row in shared memory, in bf16
 constexpr int kChunk = 8;        // bf16 in one 16-byte chunk
 static_assert(kLd * 2 % 16 == 0, "padded rows stay 16-byte aligned (ldmatrix, cp.async)");
@@ -169,8 +169,9 @@ Problem linear_layer(const Args& a, bf16* pre, const char* what) {
   auto aligned4 = [](const void* q) { return reinterpret_cast<std::uintptr_t>(q) % 4 == 0; };
   const bool pairs = a.OC % 2 == 0 && aligned4(a.out) && (!pre || aligned4(pre));
   // M = rows, N = OC, K = C, lda = ldb = C
-  return Problem{as_cuda(a.out), as_cuda(pre), as_cuda(a.inp), as_cuda(a.weight), as_cuda(a.bias),
-                 a.B * a.T, a.OC, a.C, a.C, a.C, pairs};
+  return Problem{
+      as_cuda(a.out), as_cuda(pre), as_cuda(a.inp), as_cuda(a.weight), as_cuda(a.bias), a.B * a.T, a.OC, a.C, a.C, a.C,
+      pairs};
 }
 
 }  // namespace wb::cuda::tc_gemm

@@ -1,10 +1,11 @@
 #pragma once
 // The mma.sync kernels of wb's hand-written bf16 GEMMs: a warp's tile of m16n8k16
 // accumulators fed by ldmatrix from the padded slabs of kernels/cuda/bf16_slabs.cuh
-// (why padded: see there), its epilogue (bias, optional GELU, one rounding per output),
-// and the multi-stage cp.async kernel that matmul_forward_bf16 cuda/6 and
-// matmul_gelu_forward_bf16 cuda/4 both launch. Compute capability 8.0: mma.m16n8k16
-// with bf16, ldmatrix and cp.async (kernels/cuda/tensor_core.cuh).
+// (why padded: see there), its epilogues (bias, bias + GELU, accumulation into a bf16
+// gradient; one rounding per output), and the multi-stage cp.async kernel that
+// matmul_forward_bf16 cuda/6, matmul_gelu_forward_bf16 cuda/4 and matmul_backward_bf16
+// cuda/4 all launch. Compute capability 8.0: mma.m16n8k16 with bf16, ldmatrix and
+// cp.async (kernels/cuda/tensor_core.cuh).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -48,8 +49,8 @@ struct Slab {
   // Copied straight to shared memory with cp.async (16 bytes a chunk, .cg: the tiles
   // are reused from shared memory, not from L1); a chunk past the matrix reads 0 bytes
   // (the src-size form) and is zero-filled. The caller commits the group.
-  __device__ static void copy_async(__nv_bfloat16* dst, const __nv_bfloat16* src, int ld, int extent, int K,
-                                    int first, int k0, int tid) {
+  __device__ static void copy_async(__nv_bfloat16* dst, const __nv_bfloat16* src, int ld, int extent, int K, int first,
+                                    int k0, int tid) {
 #pragma unroll
     for (int i = 0; i < W::kPerThread; ++i) {
       const __nv_bfloat16* from = kKContiguous ? W::source(src, ld, extent, K, first, k0, tid, i)
@@ -139,8 +140,7 @@ struct WarpTile {
         for (int h = 0; h < 2; ++h) {  // rows g and g + 8
           const int r = r0 + i * 16 + g + 8 * h;
           if (r >= p.M || o >= p.N) continue;
-          store_pair<kEpilogue>(p, int64_t(r) * p.N + o, o + 1 < p.N, acc[i][j][2 * h] + b0,
-                                acc[i][j][2 * h + 1] + b1);
+          store_pair<kEpilogue>(p, int64_t(r) * p.N + o, o + 1 < p.N, acc[i][j][2 * h] + b0, acc[i][j][2 * h + 1] + b1);
         }
     }
   }
@@ -182,9 +182,9 @@ struct WarpTile {
 // The multi-stage cp.async kernel (matmul_forward_bf16 cuda/6, matmul_gelu_forward_bf16
 // cuda/4, matmul_backward_bf16 cuda/4): a kTile x kTile block tile of out over
 // (kTile / kWarpTile)^2 warps of kWarpTile x kWarpTile each; A k-contiguous or k-major
-// (kAKContiguous), B likewise (kBKContiguous); `stages` slab buffers of A and B in dynamic shared memory
-// (stages_bytes), 2..4, a run-time value: the loop is the same for every depth, and one
-// instantiation serves them all.
+// (kAKContiguous), B likewise (kBKContiguous); `stages` slab buffers of A and B in
+// dynamic shared memory (stages_bytes), 2..4, a run-time value: the loop is the same for
+// every depth, and one instantiation serves them all.
 //
 // Slab t lives in buffer t % stages. Before the loop, slabs 0 .. stages-2 are in
 // flight, one commit group each (a group is committed every step, empty past the last
@@ -194,8 +194,7 @@ struct WarpTile {
 // the one refilled next), issue slab t + stages - 1 into buffer (t - 1) % stages, then
 // multiply slab t while up to stages-1 slabs are being copied.
 template <int kTile, int kWarpTile, int kEpilogue, bool kAKContiguous, bool kBKContiguous>
-__global__ void __launch_bounds__(32 * (kTile / kWarpTile) * (kTile / kWarpTile))
-    gemm_cp_async(Problem p, int stages) {
+__global__ void __launch_bounds__(32 * (kTile / kWarpTile) * (kTile / kWarpTile)) gemm_cp_async(Problem p, int stages) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   constexpr int kSide = kTile / kWarpTile;
   constexpr int kThreads = 32 * kSide * kSide;
@@ -204,7 +203,7 @@ __global__ void __launch_bounds__(32 * (kTile / kWarpTile) * (kTile / kWarpTile)
   WB_DYNAMIC_SHARED(int4, smem_raw);  // int4: 16-byte aligned
   __nv_bfloat16* const smem = reinterpret_cast<__nv_bfloat16*>(smem_raw);
   auto as = [&](int b) { return smem + b * (SA::kElements + SB::kElements); };  // A slab of buffer b
-  auto bs = [&](int b) { return as(b) + SA::kElements; };                        // and its B slab
+  auto bs = [&](int b) { return as(b) + SA::kElements; };                       // and its B slab
 
   const int tid = threadIdx.x;
   const int warp = tid / 32, lane = tid % 32;
@@ -227,9 +226,15 @@ __global__ void __launch_bounds__(32 * (kTile / kWarpTile) * (kTile / kWarpTile)
   tile.zero();
   for (int t = 0; t < slabs; ++t) {
     switch (stages) {  // wait_group takes an immediate; stages is the same for the whole grid
-      case 2: tc::cp_async_wait<0>(); break;
-      case 3: tc::cp_async_wait<1>(); break;
-      default: tc::cp_async_wait<2>(); break;
+      case 2:
+        tc::cp_async_wait<0>();
+        break;
+      case 3:
+        tc::cp_async_wait<1>();
+        break;
+      default:
+        tc::cp_async_wait<2>();
+        break;
     }
     __syncthreads();
     const int next = t + stages - 1;
@@ -249,7 +254,8 @@ __global__ void __launch_bounds__(32 * (kTile / kWarpTile) * (kTile / kWarpTile)
 template <int kTile, int kWarpTile, bool kAKContiguous, bool kBKContiguous>
 constexpr std::size_t stages_bytes(int stages) {
   constexpr int kThreads = 32 * (kTile / kWarpTile) * (kTile / kWarpTile);
-  return std::size_t(stages) * (Slab<kTile, kThreads, kAKContiguous>::kElements + Slab<kTile, kThreads, kBKContiguous>::kElements) *
+  return std::size_t(stages) *
+         (Slab<kTile, kThreads, kAKContiguous>::kElements + Slab<kTile, kThreads, kBKContiguous>::kElements) *
          sizeof(__nv_bfloat16);
 }
 
@@ -303,8 +309,8 @@ void launch_cp_async(const Problem& p, const Launch& l, const char* what) {
   const int stages = l.get("stages");
   if (stages < 2 || stages > 4) throw std::logic_error(std::string(what) + ": stages must be 2, 3 or 4");
   with_tiles(l.get("tile"), l.get("warp_tile"), what, [&](auto tile, auto warp_tile) {
-    launch_cp_async_with<decltype(tile)::value, decltype(warp_tile)::value, kEpilogue, kAKContiguous, kBKContiguous>(p, stages,
-                                                                                                 stream(l));
+    launch_cp_async_with<decltype(tile)::value, decltype(warp_tile)::value, kEpilogue, kAKContiguous, kBKContiguous>(
+        p, stages, stream(l));
   });
 }
 

@@ -51,10 +51,10 @@ void launch(const MatmulBackwardBf16Args& a, const Launch& l) {
   __nv_bfloat16* const dweight = cuda::as_cuda(a.dweight);
   const __nv_bfloat16* const dout = cuda::as_cuda(a.dout);
   // out, pre, A, B, bias, M, N, K, lda, ldb, pair stores (C % 8 == 0: N even)
-  const tg::Problem dinp_product{dinp, nullptr, dout, cuda::as_cuda(a.weight), nullptr, rows, a.C, a.OC, a.OC, a.C,
-                                 aligned4(dinp)};
-  const tg::Problem dweight_product{dweight, nullptr, dout, cuda::as_cuda(a.inp), nullptr, a.OC, a.C, rows, a.OC, a.C,
-                                    aligned4(dweight)};
+  const tg::Problem dinp_product{dinp, nullptr, dout, cuda::as_cuda(a.weight), nullptr, rows, a.C,
+                                 a.OC, a.OC,    a.C,  aligned4(dinp)};
+  const tg::Problem dweight_product{dweight, nullptr, dout, cuda::as_cuda(a.inp), nullptr, a.OC, a.C,
+                                    rows,    a.OC,    a.C,  aligned4(dweight)};
   tg::launch_cp_async<tg::kBias, true, false>(dinp_product, l, kWhat);
   tg::launch_cp_async<tg::kAccumulate, false, false>(dweight_product, l, kWhat);
 }
@@ -71,8 +71,9 @@ std::optional<std::string> launch_limit(const Shape& s, const ParamValues& p) {
 
 Variant matmul_backward_bf16_cuda_4() {
   Variant v = Variant::of(&launch);
-  v.summary = "dinp and dweight on mma.sync + ldmatrix(.trans) warp tiles behind a 2-4 stage cp.async pipeline; "
-              "dweight = bf16(old + fp32 sum) in the epilogue, each output rounded once";
+  v.summary =
+      "dinp and dweight on mma.sync + ldmatrix(.trans) warp tiles behind a 2-4 stage cp.async pipeline; "
+      "dweight = bf16(old + fp32 sum) in the epilogue, each output rounded once";
   tg::declare_tiles(v, true);
   v.requirements.push_back({"OC % 8 == 0", [](const Shape& s) { return s.OC % 8 == 0; }});
   v.launch_limit = launch_limit;

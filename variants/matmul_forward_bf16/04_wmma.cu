@@ -52,10 +52,10 @@ __global__ void __launch_bounds__(32 * kWarpsM * kWarpsN) matmul_bf16_wmma(tg::P
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   constexpr int kWarps = kWarpsM * kWarpsN;
   constexpr int kThreads = 32 * kWarps;
-  constexpr int kWM = kTile / kWarpsM;  // rows of a warp's tile
-  constexpr int kWN = kTile / kWarpsN;  // columns of a warp's tile
-  constexpr int kFM = kWM / 16;         // accumulator fragments down a warp's tile
-  constexpr int kFN = kWN / 16;         // and across
+  constexpr int kWM = kTile / kWarpsM;    // rows of a warp's tile
+  constexpr int kWN = kTile / kWarpsN;    // columns of a warp's tile
+  constexpr int kFM = kWM / 16;           // accumulator fragments down a warp's tile
+  constexpr int kFN = kWN / 16;           // and across
   constexpr int kSlab = kTile * tg::kLd;  // bf16 of one slab buffer
   static_assert(kWM % 16 == 0 && kWN % 16 == 0, "whole fragments per warp");
   static_assert(kWarps * 256 * sizeof(float) <= 4 * kSlab * sizeof(__nv_bfloat16),
@@ -147,16 +147,17 @@ void launch(const MatmulForwardBf16Args& a, const Launch& l) {
   if (tile == 128 && block == 128) return launch_with<128, 2, 2>(p, l);
   if (tile == 64 && block == 256) return launch_with<64, 2, 4>(p, l);
   if (tile == 64 && block == 128) return launch_with<64, 2, 2>(p, l);
-  throw std::logic_error("matmul_forward_bf16 cuda/4: no kernel for tile " + std::to_string(tile) +
-                         " and block_size " + std::to_string(block));
+  throw std::logic_error("matmul_forward_bf16 cuda/4: no kernel for tile " + std::to_string(tile) + " and block_size " +
+                         std::to_string(block));
 }
 
 }  // namespace
 
 Variant matmul_forward_bf16_cuda_4() {
   Variant v = Variant::of(&launch);
-  v.summary = "tile x tile outputs per block on bf16 tensor cores (wmma m16n16k16), double-buffered padded slabs, "
-              "bias and one rounding in the epilogue";
+  v.summary =
+      "tile x tile outputs per block on bf16 tensor cores (wmma m16n16k16), double-buffered padded slabs, "
+      "bias and one rounding in the epilogue";
   v.min_compute_capability = 80;
   v.params = {block_size_param({128, 256}, 256), TuningParam{"tile", {64, 128}, 128}};
   v.requirements = {tg::channels_in_chunks()};

@@ -95,8 +95,9 @@ void launch(const MatmulForwardBf16Args& a, const Launch& l) {
 
 Variant matmul_forward_bf16_cuda_5() {
   Variant v = Variant::of(&launch);
-  v.summary = "mma.sync m16n8k16 fed by ldmatrix from padded (conflict-free) slabs, register-staged double buffer, "
-              "bias and one rounding straight from the accumulators";
+  v.summary =
+      "mma.sync m16n8k16 fed by ldmatrix from padded (conflict-free) slabs, register-staged double buffer, "
+      "bias and one rounding straight from the accumulators";
   tg::declare_tiles(v, false);
   return v;
 }

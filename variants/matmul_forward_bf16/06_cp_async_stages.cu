@@ -49,8 +49,9 @@ void launch(const MatmulForwardBf16Args& a, const Launch& l) {
 
 Variant matmul_forward_bf16_cuda_6() {
   Variant v = Variant::of(&launch);
-  v.summary = "cuda/5's mma.sync + ldmatrix warp tiles behind a 2-4 stage cp.async pipeline (zero-filled edges), bias "
-              "and one rounding in the epilogue";
+  v.summary =
+      "cuda/5's mma.sync + ldmatrix warp tiles behind a 2-4 stage cp.async pipeline (zero-filled edges), bias "
+      "and one rounding in the epilogue";
   tg::declare_tiles(v, true);
   return v;
 }

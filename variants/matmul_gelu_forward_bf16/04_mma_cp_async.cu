@@ -41,8 +41,9 @@ void launch(const MatmulGeluForwardBf16Args& a, const Launch& l) {
 
 Variant matmul_gelu_forward_bf16_cuda_4() {
   Variant v = Variant::of(&launch);
-  v.summary = "mma.sync + ldmatrix warp tiles behind a 2-4 stage cp.async pipeline; pre and gelu of the unrounded "
-              "fp32 sum + bias, each rounded once, from the accumulators";
+  v.summary =
+      "mma.sync + ldmatrix warp tiles behind a 2-4 stage cp.async pipeline; pre and gelu of the unrounded "
+      "fp32 sum + bias, each rounded once, from the accumulators";
   tg::declare_tiles(v, true);
   return v;
 }
