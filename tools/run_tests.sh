@@ -7,10 +7,18 @@
 # text readers, 30 s each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/install_deps.sh
-bash tools/build.sh
-ctest --test-dir "${WB_BUILD_DIR:-build}" --output-on-failure -j "$(nproc)"
-bash tools/emu_sanitized.sh address
-bash tools/sanitized_tests.sh
-bash tools/emu_sanitized.sh thread --block-sizes 32,128 --shapes tiny,odd
-bash tools/fuzz.sh 30
+# Each pass's wall time goes to the log ("pass <name>: N s"), so that what a change costs
+# CI can be read per pass.
+pass() {
+  local name=$1 start=$SECONDS
+  shift
+  "$@"
+  echo "pass $name: $((SECONDS - start)) s"
+}
+pass install bash tools/install_deps.sh
+pass build bash tools/build.sh
+pass ctest ctest --test-dir "${WB_BUILD_DIR:-build}" --output-on-failure -j "$(nproc)"
+pass emu-address bash tools/emu_sanitized.sh address
+pass tests-sanitized bash tools/sanitized_tests.sh
+pass emu-thread bash tools/emu_sanitized.sh thread --block-sizes 32,128 --shapes tiny,odd
+pass fuzz bash tools/fuzz.sh 30
