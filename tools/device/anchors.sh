@@ -58,14 +58,9 @@ for p in "${PYTHON:-}" /opt/torch/.venv/bin/python; do
 done
 # The CUDA libraries, as core.sh finds them: the toolkit's, else the Python environment's.
 cuda="${CUDA_HOME:-/usr/local/cuda}"
-site=$("$py" -c 'import site; print(site.getsitepackages()[0])' 2>/dev/null || true)
-libdirs="$work/bin/lib"
-for name in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcudnn.so.9; do
-  for d in "$cuda/lib64" "$cuda/targets/x86_64-linux/lib" ${site:+$site/nvidia/*/lib} ${site:+$site/nvidia/cu13/lib}; do
-    if [[ -e "$d/$name" ]]; then libdirs="$libdirs:$d"; break; fi
-  done
-done
-export LD_LIBRARY_PATH="$libdirs:${LD_LIBRARY_PATH:-}"
+source tools/device/cuda_libs.sh
+CUDA_HOME=$cuda cuda_library_path "$work/bin/lib" "$py"
+export LD_LIBRARY_PATH="$LIBDIRS:${LD_LIBRARY_PATH:-}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-16}"
 nvcc="${NVCC:-$cuda/bin/nvcc}"
 [[ -x "$nvcc" ]] || nvcc=$(command -v nvcc || true)

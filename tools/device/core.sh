@@ -52,18 +52,9 @@ pack() { tar -C "$work" -czf "$OUT/results.tgz.tmp" r && mv "$OUT/results.tgz.tm
 note() { echo "$*" | tee -a "$summary"; }
 
 # The CUDA libraries: the toolkit's, else the Python environment's nvidia/*/lib.
-libdirs="$work/bin/lib"
-site=$(python3 -c 'import site; print(site.getsitepackages()[0])' 2>/dev/null || true)
-for name in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcudnn.so.9; do
-  found=""
-  for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/lib ${site:+$site/nvidia/*/lib} ${site:+$site/nvidia/cu13/lib}; do
-    if [[ -e "$d/$name" ]]; then found="$d"; break; fi
-  done
-  if [[ -z "$found" ]]; then found=$(dirname "$(find / -xdev -name "$name" 2>/dev/null | head -1)" 2>/dev/null || true); fi
-  echo "probe: $name in ${found:-NOT FOUND}"
-  [[ -n "$found" ]] && libdirs="$libdirs:$found"
-done
-export LD_LIBRARY_PATH="$libdirs:${LD_LIBRARY_PATH:-}"
+source tools/device/cuda_libs.sh
+cuda_library_path "$work/bin/lib" python3 probe
+export LD_LIBRARY_PATH="$LIBDIRS:${LD_LIBRARY_PATH:-}"
 export OMP_NUM_THREADS=16
 
 gpu_state() { command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu="$1" --format=csv; }

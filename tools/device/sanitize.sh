@@ -48,14 +48,9 @@ pack() { tar -C "$work" -czf "$OUT/sanitize.tgz.tmp" s && mv "$OUT/sanitize.tgz.
 note() { echo "$*" | tee -a "$summary"; }
 
 # The CUDA libraries, as core.sh finds them.
-libdirs="$work/bin/lib"
-site=$(python3 -c 'import site; print(site.getsitepackages()[0])' 2>/dev/null || true)
-for name in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcudnn.so.9; do
-  for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib ${site:+$site/nvidia/*/lib} ${site:+$site/nvidia/cu13/lib}; do
-    if [[ -e "$d/$name" ]]; then libdirs="$libdirs:$d"; break; fi
-  done
-done
-export LD_LIBRARY_PATH="$libdirs:${LD_LIBRARY_PATH:-}"
+source tools/device/cuda_libs.sh
+cuda_library_path "$work/bin/lib" python3
+export LD_LIBRARY_PATH="$LIBDIRS:${LD_LIBRARY_PATH:-}"
 export OMP_NUM_THREADS=4
 
 note "# compute-sanitizer over wb check --backend $backend, $(date -u +%FT%TZ)"
