@@ -37,6 +37,26 @@ TEST(Ceilings, TheRooflineTakesTheMemoryCeilingWhereThereIsOne) {
   EXPECT_NEAR(percent_of_peak(c, NumericClass::fp32, bytes, flops, 1.0).copy, 200, 1e-9);  // still of the copy
 }
 
+TEST(Ceilings, TwoMeasurementsKeepTheFasterOfEachRate) {
+  Ceilings before, after;
+  before.copy_gbps = 35, before.read_gbps = 33, before.update_gbps = 54, before.memory_gbps = 54;
+  before.fp32_tflops = 0.2, before.bf16_tflops = 0.4, before.stream_bytes = 256 << 20, before.threads = 2;
+  before.method = "streams";
+  after.copy_gbps = 30, after.read_gbps = 36, after.update_gbps = 57, after.memory_gbps = 57;
+  after.fp32_tflops = 0.19, after.bf16_tflops = 0.5, after.tf32_tflops = 0.1, after.stream_bytes = 1, after.threads = 9;
+  const Ceilings c = faster_of(before, after, "; twice");
+  EXPECT_EQ(c.copy_gbps, 35);
+  EXPECT_EQ(c.read_gbps, 36);
+  EXPECT_EQ(c.update_gbps, 57);
+  EXPECT_EQ(c.memory_gbps, 57);
+  EXPECT_EQ(c.fp32_tflops, 0.2);
+  EXPECT_EQ(c.bf16_tflops, 0.5);
+  EXPECT_EQ(c.tf32_tflops, 0.1);
+  EXPECT_EQ(c.stream_bytes, 256 << 20);  // the first measurement's sizes
+  EXPECT_EQ(c.threads, 2);
+  EXPECT_EQ(c.method, "streams; twice");
+}
+
 TEST(Ceilings, ARecordAboveTheCeilingIsFlaggedInItsJson) {
   Ceilings c;
   c.copy_gbps = 30;

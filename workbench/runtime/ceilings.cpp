@@ -37,4 +37,14 @@ bool above_ceiling(double pct_of_roofline, double bytes, int64_t llc_bytes) {
   return llc_bytes > 0 && bytes > double(llc_bytes) && pct_of_roofline > 100;
 }
 
+Ceilings faster_of(const Ceilings& first, const Ceilings& second, const std::string& how) {
+  Ceilings c = first;
+  for (double Ceilings::*rate : {&Ceilings::copy_gbps, &Ceilings::fp32_tflops, &Ceilings::tf32_tflops,
+                                 &Ceilings::bf16_tflops, &Ceilings::read_gbps, &Ceilings::update_gbps,
+                                 &Ceilings::memory_gbps})
+    c.*rate = std::max(first.*rate, second.*rate);
+  c.method = first.method + how;
+  return c;
+}
+
 }  // namespace wb
