@@ -3,7 +3,9 @@
 # run again). The CUDA toolkit is not a Debian package: when nvcc is found (on PATH or
 # in /usr/local/cuda/bin) the CUDA variants are built, otherwise wb builds the CPU
 # backend only. clang and its runtime libraries (libFuzzer, the sanitizers) build the
-# fuzz targets of tools/fuzz.sh.
+# fuzz targets of tools/fuzz.sh. ocl-icd-opencl-dev: Debian's oneDNN is built with the
+# OpenCL GPU runtime, so its CMake package config requires OpenCL's headers and library
+# (only a recommendation of libdnnl-dev, which --no-install-recommends leaves out).
 set -euo pipefail
 
 packages=(
@@ -11,6 +13,7 @@ packages=(
   libfmt-dev nlohmann-json3-dev libbenchmark-dev libcli11-dev libgtest-dev libgmock-dev
   libopenblas-dev libopenblas-openmp-dev libomp-dev libboost-context-dev libdnnl-dev
   libicu-dev curl
+  ocl-icd-opencl-dev
   clang libclang-rt-14-dev
   python3 python3-numpy python3-torch python3-jsonschema python3-matplotlib python3-yaml
 )
