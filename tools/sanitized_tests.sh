@@ -6,7 +6,7 @@
 #   bash tools/sanitized_tests.sh [ctest options...]
 #
 # Left out, each for its reason:
-#   check_all_emu        tools/emu_sanitized.sh address runs this very check in this build
+#   check_all_emu        tools/emu_sanitized.sh address runs this check in this build (small shapes)
 #   trainer_parity.*     PyTorch and the trainer for minutes each, far too slow instrumented
 #   reference_pytorch.*  PyTorch per op: the instrumented part (wb dump) is small, the cost
 #                        is Python's; wb's dump and reference code run in wb_tests too
