@@ -210,7 +210,12 @@ TEST(PlantedTensorCore, TheMmaPipelinePassesAndEachPlantedBugIsCaught) {
   EXPECT_TRUE(contains(r.output, "its 16 bytes do not lie inside the block's shared memory at "
                                  "tests/planted/tensor_core_matmul.cuh:"))
       << r.output;
-  EXPECT_TRUE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/95 planted_missing_barrier" + at_wide)) << r.output;
+  // The missing barrier is caught by the schedules that switch threads at memory
+  // accesses, which only the plain build has: the sanitized builds report no accesses
+  // (their ThreadSanitizer pass reports the race instead).
+  if (emu::reports_accesses())
+    EXPECT_TRUE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/95 planted_missing_barrier" + at_wide))
+        << r.output;
   EXPECT_FALSE(contains(r.output, "not emulated")) << r.output;
 }
 
