@@ -225,13 +225,14 @@ int sweep(const SweepOptions& o) {
   // roofline with more bytes than the last-level cache holds (the ceilings were measured
   // low). Not after every sweep: a measurement costs seconds (it first-touches buffers of
   // up to 1 GiB), and a campaign runs dozens of sweeps of a few seconds each.
+  constexpr double kDriftSeconds = 30;  // records that took longer: measure again
   const double records_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - records_start).count();
   const int64_t llc = report.context.device.l2_bytes;
   const auto above_roofline = [&](const Record& r) {
     return r.timing && above_ceiling(r.percent(report.context.ceilings).roofline, r.bytes, llc);
   };
   if (!o.isolated_child && !ex->lost() &&
-      (records_s > 30 || std::any_of(report.records.begin(), report.records.end(), above_roofline)))
+      (records_s > kDriftSeconds || std::any_of(report.records.begin(), report.records.end(), above_roofline)))
     report.context.ceilings = faster_of(report.context.ceilings, ex->measure_ceilings(),
                                         "; measured again after the sweep's records, each rate the faster of the "
                                         "two measurements");
@@ -289,9 +290,8 @@ int sweep(const SweepOptions& o) {
   // wrong (or the byte model is), not the variant fast; said here, flagged in the report.
   int above = 0;
   for (const Record* r : sorted) {
-    if (!r->timing) continue;
+    if (!above_roofline(*r)) continue;
     const double pct = r->percent(ceil).roofline;
-    if (!above_ceiling(pct, r->bytes, llc)) continue;
     ++above;
     std::cout << fmt::format(
         "WARNING: {} {} {} at {}: {:.0f}% of the roofline while moving {:.1f} MB, more than the last-level cache "
