@@ -55,7 +55,7 @@ note() { echo "$*" | tee -a "$summary"; }
 source tools/device/cuda_libs.sh
 cuda_library_path "$work/bin/lib" python3 probe
 export LD_LIBRARY_PATH="$LIBDIRS:${LD_LIBRARY_PATH:-}"
-export OMP_NUM_THREADS=16
+export OMP_NUM_THREADS="$(nproc)"  # every core: 16 on the device machines
 
 gpu_state() { command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu="$1" --format=csv; }
 gpu=$(gpu_state name | tail -1)

@@ -38,8 +38,8 @@ start=$SECONDS
 DEVICE_DIR="$tmp/device" XZ_LEVEL=0 MODEL_ARGS="--init 2,64,2 -b 2 -t 16" bash tools/device/bundle.sh "$build" \
   >"$tmp/bundle.log" 2>&1 || fail "bundle.sh exited $?"
 # The budget is the CPU's, not an H100's: every (op, shape) sweep measures the host's
-# memory ceilings first (first-touching buffers of up to 1 GiB: about 6 s on a 2-vCPU VM
-# whose page faults are slow), 48 times, beside the other tests of ctest.
+# memory ceilings first (first-touching buffers of 256 MiB to 1 GiB: 2 to 6 s on a 2-vCPU
+# VM whose page faults are slow), 48 times, beside the other tests of ctest.
 env -i PATH=/usr/bin:/bin HOME="$tmp" OUT="$tmp/out" BUDGET_S=900 RESERVE_S=60 REHEARSE=1 DEVICE_DIR="$tmp/device" \
   WORK="$tmp/work" bash tools/device/core.sh >"$tmp/core.log" 2>&1 || fail "core.sh exited $?"
 anchors_start=$SECONDS
@@ -73,7 +73,8 @@ bf16_swept=$(ls "$r/sweep-bf16/"*.json 2>/dev/null | wc -l)
 ((bf16_swept == bf16_workloads)) || fail "$bf16_swept bf16 sweep reports of $bf16_workloads workloads"
 grep -q "^best rc=0" <<<"$summary" || fail "wb best failed"
 # The CPU ceilings of those sweeps (issue 27, item 8): the memory streams measured on warm
-# buffers larger than the last-level cache, and no record above the roofline beyond it.
+# buffers larger than the last-level cache (256 MiB where its size is unknown, as on a
+# microVM without sysfs cache entries), and no record above the roofline beyond it.
 python3 - "$r"/sweep/*.json <<'PY' || fail "the CPU ceilings of the sweeps (above)"
 import json, sys
 bad = []
@@ -84,7 +85,8 @@ for path in sys.argv[1:]:
         continue
     if not all(c.get(k, 0) > 0 for k in ("read_gbps", "copy_gbps", "update_gbps", "memory_gbps", "threads")):
         bad.append(f"{path}: streams not measured: {c}")
-    elif not (c["stream_bytes"] > llc > 0):
+    elif not (c["stream_bytes"] > llc > 0 or (llc == 0 and c["stream_bytes"] >= 256 << 20
+                                              and "last-level cache unknown" in c["method"])):
         bad.append(f"{path}: stream buffers of {c['stream_bytes']} bytes, last-level cache {llc}")
     elif "pre-faulted" not in c["method"]:
         bad.append(f"{path}: method does not say the buffers were pre-faulted: {c['method']}")

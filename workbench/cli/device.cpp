@@ -26,8 +26,9 @@ int device(const DeviceOptions& o) {
     std::cout << fmt::format("software  driver {}, runtime {}\n", d.driver_version, d.runtime_version);
   } else {
     std::cout << fmt::format("compute   {} logical cores\n", d.multiprocessors);
-    std::cout << fmt::format("memory    {:.1f} GiB; last-level cache {:.1f} MiB\n", d.memory_bytes / double(1 << 30),
-                             d.l2_bytes / double(1 << 20));
+    std::cout << fmt::format("memory    {:.1f} GiB; last-level cache {}\n", d.memory_bytes / double(1 << 30),
+                             d.l2_bytes > 0 ? fmt::format("{:.1f} MiB", d.l2_bytes / double(1 << 20))
+                                            : std::string("unknown (neither sysfs nor CPUID gives its size)"));
     std::cout << fmt::format("blas      {}\n", build_info().blas);
   }
   if (o.measure) {

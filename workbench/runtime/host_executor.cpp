@@ -64,8 +64,8 @@ class HostExecutor final : public Executor {
   void poison(void* dst, std::size_t bytes) override { std::memset(dst, 0xFF, bytes); }
   void zero(void* dst, std::size_t bytes) override { std::memset(dst, 0, bytes); }
   void synchronize() override {}
-  // Writes twice the last-level cache (8 to 256 MiB) from every thread, so that no
-  // core's caches keep the op's inputs.
+  // Writes twice the last-level cache (8 to 256 MiB; 256 MiB when its size is unknown)
+  // from every thread, so that no core's caches keep the op's inputs.
   void flush_cache() override {
     if (flush_.empty()) flush_.assign(flush_bytes(), 0);
     const std::int64_t chunks = 64, chunk = std::int64_t(flush_.size()) / chunks;
@@ -74,8 +74,9 @@ class HostExecutor final : public Executor {
     for (std::int64_t i = 0; i < chunks; ++i) std::memset(flush_.data() + i * chunk, flush_value_, std::size_t(chunk));
   }
   std::size_t flush_bytes() const override {
-    return std::clamp<std::size_t>(2 * std::size_t(info_.l2_bytes), std::size_t(8) << 20, std::size_t(256) << 20) / 64 *
-           64;
+    const std::size_t most = std::size_t(256) << 20;
+    if (info_.l2_bytes <= 0) return most;
+    return std::clamp<std::size_t>(2 * std::size_t(info_.l2_bytes), std::size_t(8) << 20, most) / 64 * 64;
   }
 
   double time_launch(const std::function<void()>& launch) override {
@@ -109,7 +110,7 @@ class HostExecutor final : public Executor {
     Ceilings c;
     // Memory: read, copy and update-in-place streams (host_streams.h says why each and
     // how), over buffers of eight times the last-level cache, between 256 MiB and 1 GiB
-    // (at most a sixteenth of the memory each), by the variants' default thread count
+    // (256 MiB when its size is unknown; at most a sixteenth of the memory each), by the variants' default thread count
     // (cpu::threads_param: the OpenMP maximum), the best of five passes each.
     const std::size_t llc = std::size_t(std::max<int64_t>(info_.l2_bytes, 0));
     std::size_t bytes = std::clamp<std::size_t>(8 * llc, std::size_t(256) << 20, std::size_t(1) << 30);
@@ -137,8 +138,8 @@ class HostExecutor final : public Executor {
     // library of the CPU bf16 matmul rungs (AVX512-BF16 where the CPU has it).
     c.bf16_tflops = 2.0 * n * double(n) * n / onednn_bf16_gemm_seconds(n) * 1e-12;
     c.method = "memory: the fastest of a read, a copy and an in-place update stream over pre-faulted, staggered "
-               "buffers of " + std::to_string(s.bytes >> 20) + " MiB (last-level cache " + std::to_string(llc >> 20) +
-               " MiB) by " + std::to_string(threads) +
+               "buffers of " + std::to_string(s.bytes >> 20) + " MiB (last-level cache " +
+               (llc > 0 ? std::to_string(llc >> 20) + " MiB" : std::string("unknown")) + ") by " + std::to_string(threads) +
                " threads, bytes read plus written, best of 5 each after a warm-up (" +
                std::to_string(s.faults_while_timed) +
                " page faults while timed); matrix: OpenBLAS sgemm n=1024 and oneDNN bf16 matmul n=1024, best of 5 each";

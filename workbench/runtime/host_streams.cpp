@@ -5,6 +5,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -98,6 +102,13 @@ HostStreams measure_host_streams(std::size_t bytes, int threads, int repetitions
   return h;
 }
 
+std::optional<std::size_t> amd_cpuid_l3_bytes(std::uint32_t edx) {
+  const unsigned associativity = (edx >> 12) & 0xF;
+  if (associativity == 0) return std::nullopt;
+  if (associativity == 9) return 0;
+  return std::size_t(edx >> 18) * (std::size_t(512) << 10);
+}
+
 std::size_t host_llc_bytes() {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
@@ -124,6 +135,12 @@ std::size_t host_llc_bytes() {
   std::size_t sum = 0;
   for (const auto& [cpus, bytes] : instances) sum += bytes;
   if (sum > 0) return sum;
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  const bool amd = __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;  // AuthenticAMD
+  if (amd && __get_cpuid_max(0x80000000, nullptr) >= 0x80000006 && __get_cpuid(0x80000006, &a, &b, &c, &d))
+    if (const std::optional<std::size_t> l3 = amd_cpuid_l3_bytes(d)) return *l3;
+#endif
   long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
   if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
   return llc > 0 ? std::size_t(llc) : 0;

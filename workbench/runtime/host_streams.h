@@ -16,6 +16,8 @@
 //   - not memcpy: glibc picks its store path (ordinary or non-temporal) from cache sizes
 //     it reads from CPUID, which a VM may report oddly; a plain loop is what variants do.
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 
 namespace wb {
 
@@ -39,8 +41,20 @@ HostStreams measure_host_streams(std::size_t bytes, int threads, int repetitions
 
 // The last-level cache of the CPUs this process may run on, in bytes: the sum of the
 // highest-level caches of the distinct cache instances (sysfs), since that is what the
-// threads can hold between them; sysconf's figure where sysfs says nothing (glibc's
-// figure on AMD VMs can be ten times the L3: 320 MiB for a 32 MiB L3 here). 0: unknown.
+// threads can hold between them; where sysfs says nothing (a microVM), CPUID's L3 on AMD
+// (amd_cpuid_l3_bytes: unknown for a Zen, whose core complex's slice only leaf 0x8000001D
+// gives), else sysconf's L3 or L2.
+// 0: unknown (ceilings then stream over 256 MiB, the CPU flush writes 256 MiB, and no
+// record is flagged above the ceiling).
 std::size_t host_llc_bytes();
+
+// The L3 that EDX of AMD's CPUID leaf 0x80000006 describes (AMD APM vol. 3, CPUID
+// Fn8000_0006_EDX): L3Size, bits 31:18, in units of 512 KiB, and L3Assoc, bits 15:12.
+// L3Assoc 9h says the L3's figures are those of leaf 0x8000001D (a Zen core complex's
+// slice: 32 MiB); L3Size is then not the slice the threads here share (on this project's
+// 2-vCPU Zen 5 VMs, which offer no leaf 0x8000001D, it reads 508 MiB: glibc's sysconf
+// figure; 320 MiB on an earlier VM): 0, unknown. L3Assoc 0h is a disabled L3: nullopt,
+// the last level is the L2. Any other associativity: L3Size.
+std::optional<std::size_t> amd_cpuid_l3_bytes(std::uint32_t edx);
 
 }  // namespace wb
