@@ -224,7 +224,7 @@ int sweep(const SweepOptions& o) {
   // bandwidth to drift (it does over a sweep's minutes) or one of them reads above the
   // roofline with more bytes than the last-level cache holds (the ceilings were measured
   // low). Not after every sweep: a measurement costs seconds (it first-touches buffers of
-  // up to 1 GiB), and a campaign runs dozens of sweeps of a few seconds each.
+  // 256 MiB to 1 GiB), and a campaign runs dozens of sweeps of a few seconds each.
   constexpr double kDriftSeconds = 30;  // records that took longer: measure again
   const double records_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - records_start).count();
   const int64_t llc = report.context.device.l2_bytes;

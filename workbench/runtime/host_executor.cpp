@@ -139,8 +139,8 @@ class HostExecutor final : public Executor {
     c.bf16_tflops = 2.0 * n * double(n) * n / onednn_bf16_gemm_seconds(n) * 1e-12;
     c.method = "memory: the fastest of a read, a copy and an in-place update stream over pre-faulted, staggered "
                "buffers of " + std::to_string(s.bytes >> 20) + " MiB (last-level cache " +
-               (llc > 0 ? std::to_string(llc >> 20) + " MiB" : std::string("unknown")) + ") by " + std::to_string(threads) +
-               " threads, bytes read plus written, best of 5 each after a warm-up (" +
+               (llc > 0 ? std::to_string(llc >> 20) + " MiB" : std::string("unknown")) + ") by " +
+               std::to_string(threads) + " threads, bytes read plus written, best of 5 each after a warm-up (" +
                std::to_string(s.faults_while_timed) +
                " page faults while timed); matrix: OpenBLAS sgemm n=1024 and oneDNN bf16 matmul n=1024, best of 5 each";
     return c;

@@ -137,7 +137,8 @@ std::size_t host_llc_bytes() {
   if (sum > 0) return sum;
 #if defined(__x86_64__) || defined(__i386__)
   unsigned a = 0, b = 0, c = 0, d = 0;
-  const bool amd = __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;  // AuthenticAMD
+  // The vendor string "AuthenticAMD" in EBX, EDX, ECX of leaf 0.
+  const bool amd = __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;
   if (amd && __get_cpuid_max(0x80000000, nullptr) >= 0x80000006 && __get_cpuid(0x80000006, &a, &b, &c, &d))
     if (const std::optional<std::size_t> l3 = amd_cpuid_l3_bytes(d)) return *l3;
 #endif
