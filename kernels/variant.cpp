@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "kernels/cpu/capabilities.h"
 #include "kernels/errors.h"
 
 namespace wb {
@@ -96,8 +97,13 @@ ParamValues Variant::complete(const ParamValues& p) const {
 }
 
 std::optional<std::string> Variant::skip_reason(const Shape& s, const ParamValues& p) const {
-  for (const auto& r : requirements)
-    if (!r.holds(s)) return "requires " + r.text;
+  for (const auto& r : requirements) {
+    if (r.holds(s)) continue;
+    // A CPU capability says what this CPU lacks, not just what the rung needs.
+    if (auto c = cpu::capability_of(r))
+      if (auto why = cpu::missing(*c)) return why;
+    return "requires " + r.text;
+  }
   if (launch_limit) return launch_limit(s, p);
   return std::nullopt;
 }

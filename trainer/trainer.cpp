@@ -17,6 +17,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "kernels/cpu/isa.h"
 #include "kernels/errors.h"
 #include "kernels/files.h"
 #include "kernels/program.h"
@@ -430,9 +431,12 @@ double print_header(const Options& o, const Config& config, NumericClass precisi
   double peak = o.peak_tflops;
   std::string peak_origin = "given";
   if (peak <= 0) {
-    const Ceilings c = k.ex->measure_ceilings();
+    // The precision's own ceiling only: an fp32 run never builds a bf16 matmul.
+    const Ceilings c = k.ex->measure_matmul_ceiling(precision);
     peak = c.matmul_tflops(precision);
-    peak_origin = "measured " + std::string(to_string(precision)) + " GEMM";
+    const std::string absent = c.matmul_absent(precision);
+    peak_origin =
+        absent.empty() ? "measured " + std::string(to_string(precision)) + " GEMM" : "measured fp32 GEMM; " + absent;
   }
   std::cout << fmt::format("MFU against {:.2f} TFLOP/s ({}); memory allocated {:.1f} MiB\n", peak, peak_origin,
                            (model.bytes_allocated() + k.plan->workspace_bytes()) / double(1 << 20));
@@ -802,7 +806,13 @@ int main(int argc, char** argv) {
     std::cerr << "trainer: error: " << e.what() << "\nRun 'trainer --help' for the options.\n";
     return kBadInput;
   }
-  return program::guarded_main(exit_policy(), [&] { return run(o, Registry::global()); }, std::cerr);
+  return program::guarded_main(
+      exit_policy(),
+      [&] {
+        cpu::check_isa_cap();  // a mistyped WB_CPU_ISA is bad input, not "no cap"
+        return run(o, Registry::global());
+      },
+      std::cerr);
 }
 
 }  // namespace wb::trainer

@@ -119,6 +119,22 @@ TEST(Best, RefusesToMixDevices) {
                UsageError);
 }
 
+// One CPU at two instruction-set levels (one report capped by WB_CPU_ISA) is two
+// devices for the choices: its slugs differ, and so do its sections.
+TEST(Best, RefusesToMixOneCpusInstructionSetLevels) {
+  Report avx512 = report({rec("gelu_forward", 1, 1, 0)}, "CPU A");
+  Report avx2 = avx512;
+  for (Report* r : {&avx512, &avx2}) r->context.device.backend = Backend::cpu;
+  avx512.context.device.slug = "cpu-a-avx512bf16", avx512.context.device.isa = "avx512bf16";
+  avx2.context.device.slug = "cpu-a-avx2", avx2.context.device.isa = "avx2";
+  const std::string why = testing::usage_error([&] {
+    choose_best({{"a.json", avx512}, {"b.json", avx2}}, NumericClass::fp32);
+  });
+  EXPECT_NE(why.find("cpu/cpu-a-avx512bf16"), std::string::npos) << why;
+  EXPECT_NE(why.find("cpu/cpu-a-avx2"), std::string::npos) << why;
+  EXPECT_EQ(choose_best({{"b.json", avx2}}, NumericClass::fp32).isa, "avx2");
+}
+
 TEST(Best, DeterministicOnlyPassesOverRecordsThatDrifted) {
   Record fast = rec("layernorm_backward", 2, 1.0, 0.0);
   fast.deterministic = false;
@@ -148,8 +164,10 @@ BestSection section(Backend b, const std::string& name, const std::string& archi
 }
 
 TEST(Best, RoundTripsThroughJson) {
-  const BestFile b = file_of({section(Backend::cpu, "CPU A", "x86_64"), section(Backend::cuda, "GPU A", "sm_90", "9.0")});
+  BestFile b = file_of({section(Backend::cpu, "CPU A", "x86_64"), section(Backend::cuda, "GPU A", "sm_90", "9.0")});
+  b.sections[0].isa = "avx2";
   const nlohmann::json j = to_json(b);
+  EXPECT_EQ(best_from_json(j, "memory").sections[0].isa, "avx2");
   EXPECT_EQ(j["schema"], "wb.best/2");
   EXPECT_EQ(j["sections"].size(), 2u);
   EXPECT_TRUE(testing::json_near(to_json(best_from_json(j, "memory")), j));

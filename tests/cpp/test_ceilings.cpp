@@ -59,6 +59,26 @@ TEST(Ceilings, TwoMeasurementsKeepTheFasterOfEachRate) {
   EXPECT_EQ(c.method, "streams; twice");
 }
 
+// A ceiling one measurement could not take is absent only when neither took it; a class
+// without its own matrix ceiling is taken against fp32's, and says why.
+TEST(Ceilings, AbsentCeilingsStayAbsentAndFallBackToFp32) {
+  Ceilings a, b;
+  a.fp32_tflops = 0.2;
+  a.absent["bf16_tflops"] = "no bf16 matmul here";
+  a.absent["tf32_tflops"] = "no tf32 on a CPU";
+  b.fp32_tflops = 0.3;
+  b.tf32_tflops = 0.5;
+  b.absent["bf16_tflops"] = "no bf16 matmul here either";
+  const Ceilings c = faster_of(a, b, "");
+  EXPECT_EQ(c.absent.size(), 1u);
+  EXPECT_EQ(c.matmul_absent(NumericClass::bf16), "no bf16 matmul here");
+  EXPECT_EQ(c.matmul_absent(NumericClass::tf32), "");
+  EXPECT_EQ(c.matmul_absent(NumericClass::fp32), "");
+  EXPECT_EQ(c.matmul_tflops(NumericClass::bf16), 0.3);  // fp32's
+  EXPECT_EQ(c.matmul_tflops(NumericClass::tf32), 0.5);
+  EXPECT_EQ(matmul_field(NumericClass::bf16), "bf16_tflops");
+}
+
 TEST(Ceilings, ARecordAboveTheCeilingIsFlaggedInItsJson) {
   Ceilings c;
   c.copy_gbps = 30;

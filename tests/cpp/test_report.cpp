@@ -46,8 +46,11 @@ Report sample_report() {
 }
 
 TEST(Report, RoundTripsThroughJson) {
-  const Report r = sample_report();
+  Report r = sample_report();
+  r.context.ceilings.absent["bf16_tflops"] = "no bf16 GEMM ceiling here";
   const nlohmann::json j = to_json(r);
+  EXPECT_EQ(j["context"]["ceilings"]["absent"]["bf16_tflops"], "no bf16 GEMM ceiling here");
+  EXPECT_TRUE(j["context"]["device"].contains("cpu")) << "what the CPU can do";
   EXPECT_EQ(j["schema"], "wb.report/2");
   EXPECT_EQ(j["records"].size(), 4u);
   const Report back = report_from_json(j, "memory");

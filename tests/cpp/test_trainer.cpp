@@ -179,6 +179,7 @@ BestFile best_for(const Executor& ex, std::vector<BestEntry> entries) {
   s.device_name = ex.device().name;
   s.device_slug = ex.device().slug;
   s.architecture = ex.device().architecture;
+  s.isa = ex.device().isa;
   s.compute_capability = ex.device().compute_capability;
   s.entries = std::move(entries);
   BestFile b;
@@ -425,8 +426,10 @@ TEST(Plan, TakesTheClosestSectionUnlessStrict) {
   const KernelPlan plan(Registry::global(), *ex, PlanOptions{}, &other, workloads, notices);
   EXPECT_EQ(plan.section(), &other.sections[0]);
   EXPECT_EQ(plan.at("layernorm_forward", s).origin, "best.json");
-  EXPECT_NE(notices.str().find("the closest section, cpu/cpu-another-cpu (also " + ex->device().architecture + ")"),
-            std::string::npos)
+  const std::string level = ex->device().isa.empty() ? "" : " at " + ex->device().isa;
+  EXPECT_NE(
+      notices.str().find("the closest section, cpu/cpu-another-cpu (also " + ex->device().architecture + level + ")"),
+      std::string::npos)
       << notices.str();
   PlanOptions strict;
   strict.strict_device = true;
@@ -441,6 +444,44 @@ TEST(Plan, TakesTheClosestSectionUnlessStrict) {
   EXPECT_EQ(defaults.section(), nullptr);
   EXPECT_EQ(defaults.at("layernorm_forward", s).origin, "default");
   EXPECT_NE(notices.str().find("every op runs its default variant"), std::string::npos) << notices.str();
+}
+
+// Among CPU sections of the same architecture, the one at this CPU's instruction-set
+// level; else the nearest below (every rung it names runs here), else above; the notice
+// says when the level differs.
+TEST(Plan, TakesTheSectionOfTheSameInstructionSetLevel) {
+  DeviceInfo here;
+  here.backend = Backend::cpu;
+  here.slug = "cpu-this-cpu-avx2";
+  here.architecture = "x86_64";
+  here.isa = "avx2";
+  BestFile file;
+  for (const char* level : {"avx512bf16", "sse2", "avx2", "avx512"}) {
+    BestSection s;
+    s.backend = Backend::cpu;
+    s.device_slug = std::string("cpu-other-") + level;
+    s.architecture = "x86_64";
+    s.isa = level;
+    file.sections.push_back(s);
+  }
+  SectionChoice c = choose_section(file, here);
+  ASSERT_TRUE(c.section);
+  EXPECT_EQ(c.section->isa, "avx2");
+  EXPECT_FALSE(c.exact);
+  EXPECT_NE(c.why.find("(also x86_64 at avx2)"), std::string::npos) << c.why;
+  file.sections.erase(file.sections.begin() + 2);  // no avx2 section: the nearest below
+  c = choose_section(file, here);
+  ASSERT_TRUE(c.section);
+  EXPECT_EQ(c.section->isa, "sse2");
+  EXPECT_NE(c.why.find("measured at sse2 where this CPU runs avx2"), std::string::npos) << c.why;
+  file.sections.erase(file.sections.begin() + 1);  // nothing below: the nearest above
+  c = choose_section(file, here);
+  ASSERT_TRUE(c.section);
+  EXPECT_EQ(c.section->isa, "avx512");
+  EXPECT_NE(c.why.find("the rungs it cannot run fall back to defaults"), std::string::npos) << c.why;
+  here.slug = "cpu-other-avx512";  // its own section, whatever the others
+  c = choose_section(file, here);
+  EXPECT_TRUE(c.exact);
 }
 
 // Emulating a CUDA section: an entry the emulator cannot run (cuDNN) falls back to the

@@ -52,7 +52,7 @@ Variant gelu_backward_cpu_4() {
   Variant v = Variant::of(&gelu_backward_avx2);
   v.summary = "variant 3's loop compiled for x86-64-v3: eight lanes, fused multiply-adds";
   v.params = {cpu::threads_param()};
-  v.launch_limit = [](const Shape&, const ParamValues&) { return cpu::x86_64_v3_missing(); };
+  v.requirements = {cpu::needs(cpu::Capability::avx2_fma)};
   return v;
 }
 

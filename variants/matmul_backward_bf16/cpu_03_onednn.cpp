@@ -13,13 +13,15 @@
 // Measured (2-core development machine, shared; interleaved runs of
 //   build/wb run matmul_backward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768,OC=3072):
 // this rung 7.5 and 7.5 ms (medians), cpu/2 14.8 and 15.2 ms: about 2x.
-// Limits: the workspace holds max(B*T x C, OC x C) floats; oneDNN threads on its own.
+// Limits: the workspace holds max(B*T x C, OC x C) floats; oneDNN threads on its own;
+// needs oneDNN's bf16 matmul, which Debian 12's oneDNN 2.6 makes only for AVX-512 CPUs.
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <unordered_map>
 
 #include "kernels/cpu/bf16_lanes.h"
+#include "kernels/cpu/capabilities.h"
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/ops/matmul_backward.h"
@@ -64,12 +66,17 @@ void matmul_backward_bf16_onednn(const MatmulBackwardBf16Args& a, const Launch& 
   for (int64_t i = 0; i < OC * C; ++i) dweight[i] = cpu::round_bits(cpu::widen(dweight[i]) + acc[i]);
 }
 
+void matmul_backward_bf16_onednn_checked(const MatmulBackwardBf16Args& a, const Launch& l) {
+  cpu::onednn_call("bf16 matmul", [&] { matmul_backward_bf16_onednn(a, l); });
+}
+
 }  // namespace
 
 Variant matmul_backward_bf16_cpu_3() {
-  Variant v = Variant::of(&matmul_backward_bf16_onednn);
+  Variant v = Variant::of(&matmul_backward_bf16_onednn_checked);
   v.summary = "two oneDNN bf16 matmuls into an fp32 accumulator (dout read transposed for dweight), rounded once";
   v.params = {cpu::threads_param()};
+  v.requirements = {cpu::needs(cpu::Capability::onednn_bf16_matmul)};
   v.workspace = [](const Shape& s, const ParamValues&) {
     return accumulator_floats(s.B * s.T, s.C, s.OC) * sizeof(float);
   };

@@ -181,7 +181,7 @@ void matmul_bf16_avx512bf16(const MatmulForwardBf16Args& a, const Launch& l) {
 
 #else
 
-void matmul_bf16_avx512bf16(const MatmulForwardBf16Args&, const Launch&) {}  // never run: launch_limit skips it
+void matmul_bf16_avx512bf16(const MatmulForwardBf16Args&, const Launch&) {}  // never run: its requirement skips it
 
 #endif
 
@@ -194,7 +194,7 @@ Variant matmul_forward_bf16_cpu_3() {
       "bias in fp32, each output rounded once, OpenMP";
   v.params = {cpu::threads_param()};
   v.workspace = [](const Shape& s, const ParamValues&) { return workspace_bytes(s.C, s.OC); };
-  v.launch_limit = [](const Shape&, const ParamValues&) { return cpu::avx512bf16_missing(); };
+  v.requirements = {cpu::needs(cpu::Capability::avx512bf16)};
   return v;
 }
 

@@ -4,7 +4,9 @@
 // (OC, C) weight read transposed, bf16), bias (1 x OC, bf16), dst (rows x OC, bf16);
 // oneDNN accumulates in fp32 and rounds each output once. On a CPU with AVX512-BF16
 // (this machine's) it runs `vdpbf16ps` micro-kernels, two bf16 products per fp32 lane
-// per instruction; elsewhere it emulates them. The primitive is made from its
+// per instruction; on other AVX-512 CPUs it converts to fp32; Debian 12's oneDNN 2.6
+// makes none for a CPU without AVX-512, where the rung is skipped with oneDNN's reason
+// (kernels/cpu/onednn.h). The primitive is made from its
 // descriptor on every call; oneDNN's primitive cache makes that a lookup after the
 // first call at a shape. This is the library PyTorch's CPU bf16 matmuls run on.
 // Why it should beat variant 3 (the hand-written vdpbf16ps GEMM): kernels generated for
@@ -14,11 +16,11 @@
 // the caches, and twice the multiply-adds per instruction of fp32 FMA.
 // Limits: oneDNN's own threading (its OpenMP build on Debian, sharing wb's team); the
 // engine and stream are made once per process.
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <cstdint>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 
+#include "kernels/cpu/capabilities.h"
 #include "kernels/cpu/onednn.h"
 #include "kernels/ops/matmul_forward.h"
 #include "kernels/variant.h"
@@ -48,11 +50,16 @@ void matmul_bf16_onednn(const MatmulForwardBf16Args& a, const Launch&) {
   d.stream.wait();
 }
 
+void matmul_bf16_onednn_checked(const MatmulForwardBf16Args& a, const Launch& l) {
+  cpu::onednn_call("bf16 matmul", [&] { matmul_bf16_onednn(a, l); });
+}
+
 }  // namespace
 
 Variant matmul_forward_bf16_cpu_4() {
-  Variant v = Variant::of(&matmul_bf16_onednn);
+  Variant v = Variant::of(&matmul_bf16_onednn_checked);
   v.summary = "oneDNN bf16 matmul (fp32 accumulation, bias fused, one rounding): AVX512-BF16 where the CPU has it";
+  v.requirements = {cpu::needs(cpu::Capability::onednn_bf16_matmul)};
   return v;
 }
 

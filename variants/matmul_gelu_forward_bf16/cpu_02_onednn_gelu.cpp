@@ -17,12 +17,14 @@
 //   build/wb run matmul_gelu_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768,OC=3072):
 // this rung 4.9-8.0 ms, the reference port 279 ms.
 // Limits: the workspace holds rows x OC floats (an extra 4 bytes written and read per
-// output); oneDNN threads on its own (Debian's OpenMP build, wb's team).
+// output); oneDNN threads on its own (Debian's OpenMP build, wb's team); needs oneDNN's
+// bf16 matmul, which Debian 12's oneDNN 2.6 makes only for AVX-512 CPUs.
 #include <cstdint>
 #include <stdexcept>
 #include <unordered_map>
 
 #include "kernels/cpu/bf16_lanes.h"
+#include "kernels/cpu/capabilities.h"
 #include "kernels/cpu/gelu.h"
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu/threads.h"
@@ -47,14 +49,16 @@ void matmul_gelu_bf16_onednn(const MatmulGeluForwardBf16Args& a, const Launch& l
   const dnnl::memory::desc bias_md({1, a.OC}, dt::bf16, tag::ab);
   const dnnl::matmul::desc desc =
       a.bias ? dnnl::matmul::desc(src_md, weights_md, bias_md, dst_md) : dnnl::matmul::desc(src_md, weights_md, dst_md);
-  const dnnl::matmul::primitive_desc pd(desc, d.engine);
-  std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_SRC, dnnl::memory(src_md, d.engine, const_cast<bf16*>(a.inp))},
-      {DNNL_ARG_WEIGHTS, dnnl::memory(weights_md, d.engine, const_cast<bf16*>(a.weight))},
-      {DNNL_ARG_DST, dnnl::memory(dst_md, d.engine, acc)}};
-  if (a.bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(bias_md, d.engine, const_cast<bf16*>(a.bias)));
-  dnnl::matmul(pd).execute(d.stream, args);
-  d.stream.wait();
+  cpu::onednn_call("bf16 matmul", [&] {
+    const dnnl::matmul::primitive_desc pd(desc, d.engine);
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, dnnl::memory(src_md, d.engine, const_cast<bf16*>(a.inp))},
+        {DNNL_ARG_WEIGHTS, dnnl::memory(weights_md, d.engine, const_cast<bf16*>(a.weight))},
+        {DNNL_ARG_DST, dnnl::memory(dst_md, d.engine, acc)}};
+    if (a.bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(bias_md, d.engine, const_cast<bf16*>(a.bias)));
+    dnnl::matmul(pd).execute(d.stream, args);
+    d.stream.wait();
+  });
 
   uint16_t* pre = cpu::bits_of(a.pre);
   uint16_t* out = cpu::bits_of(a.out);
@@ -71,6 +75,7 @@ Variant matmul_gelu_forward_bf16_cpu_2() {
   Variant v = Variant::of(&matmul_gelu_bf16_onednn);
   v.summary = "oneDNN bf16 matmul (bias fused) into an fp32 accumulator, then pre and GELU rounded once each, SIMD";
   v.params = {cpu::threads_param()};
+  v.requirements = {cpu::needs(cpu::Capability::onednn_bf16_matmul)};
   v.workspace = [](const Shape& s, const ParamValues&) { return std::size_t(s.B * s.T * s.OC) * sizeof(float); };
   return v;
 }

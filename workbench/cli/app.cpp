@@ -1,6 +1,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "kernels/cpu/isa.h"
 #include "kernels/errors.h"
 #include "kernels/program.h"
 #include "workbench/cli/commands.h"
@@ -198,6 +199,7 @@ int run_command(int argc, char** argv) {
     return kBadUsage;
   }
 
+  cpu::check_isa_cap();  // a mistyped WB_CPU_ISA is bad input, not "no cap"
   if (*list_cmd) return list(list_o);
   if (*run_cmd) return run(run_o);
   if (*check_cmd) return check(check_o);

@@ -30,6 +30,15 @@ int device(const DeviceOptions& o) {
                              d.l2_bytes > 0 ? fmt::format("{:.1f} MiB", d.l2_bytes / double(1 << 20))
                                             : std::string("unknown (neither sysfs nor CPUID gives its size)"));
     std::cout << fmt::format("blas      {}\n", build_info().blas);
+    if (d.cpu) {
+      const CpuCapabilities& c = *d.cpu;
+      std::cout << fmt::format("isa       {} (level {}{})\n", c.features, d.isa.empty() ? "-" : d.isa,
+                               c.cap.empty() ? "" : ", capped by WB_CPU_ISA=" + c.cap);
+      if (c.detected != c.features)
+        std::cout << fmt::format("          the CPU itself has {} (level {})\n", c.detected, c.detected_level);
+      std::cout << fmt::format("onednn    {}\n", c.onednn);
+      std::cout << fmt::format("openblas  kernels for {}\n", c.openblas_core);
+    }
   }
   if (o.measure) {
     const Ceilings c = ex->measure_ceilings();
@@ -41,6 +50,7 @@ int device(const DeviceOptions& o) {
     if (c.tf32_tflops > 0) std::cout << fmt::format("; tf32 GEMM {:.2f} TFLOP/s", c.tf32_tflops);
     if (c.bf16_tflops > 0) std::cout << fmt::format("; bf16 GEMM {:.2f} TFLOP/s", c.bf16_tflops);
     std::cout << "\n          measured by " << c.method << "\n";
+    for (const auto& [field, why] : c.absent) std::cout << fmt::format("absent    {}: {}\n", field, why);
   }
   return kOk;
 }

@@ -1,11 +1,25 @@
 // wb list [OP]: the catalogue and its variants.
 #include <iostream>
 
+#include "kernels/cpu/capabilities.h"
 #include "workbench/cli/commands.h"
 #include "workbench/cli/verification.h"
 #include "workbench/runtime/table.h"
 
 namespace wb::cli {
+namespace {
+
+// "runs here", or "skipped here: needs AVX512-BF16" (wb run and wb device say why in
+// full: what this CPU has, the cap, oneDNN's answer).
+std::string cpu_status(const Variant& v, const DeviceInfo& host) {
+  if (!cannot_run_on(v, host)) return "runs here";
+  std::string lacks;
+  for (const Requirement& r : v.requirements)
+    if (auto c = cpu::capability_of(r); c && cpu::missing(*c)) lacks += (lacks.empty() ? "" : ", ") + r.text;
+  return "skipped here: needs " + lacks;
+}
+
+}  // namespace
 
 int list(const ListOptions& o) {
   const Registry& reg = registry();
@@ -31,6 +45,10 @@ int list(const ListOptions& o) {
                   << (t.optional ? "  (may be null)" : "") << "\n";
       for (const auto& s : op->scalars) std::cout << "    scalar " << s.name << ": " << s.doc << "\n";
     }
+    // A CPU variant's "here": whether this CPU (as capped by WB_CPU_ISA) has what it
+    // needs, whatever the shape; a CUDA variant's: what a committed report verified.
+    DeviceInfo host;
+    host.backend = Backend::cpu;
     TextTable table(
         {"backend", "id", "name", "storage", "class", "launch", "requires", "on a device", "in emulation", "summary"});
     for (const Variant* v : reg.variants(op->name)) {
@@ -39,8 +57,8 @@ int list(const ListOptions& o) {
       if (v->backend == Backend::emu && reg.find(v->op, Backend::cuda, v->id)) continue;
       const bool gpu_code = v->backend != Backend::cpu;
       table.add({gpu_code ? "cuda" : "cpu", std::to_string(v->id), v->name, op->storage(),
-                 std::string(to_string(v->numeric)),
-                 v->params_text(), v->requirements_text(), gpu_code ? verified.status(*v).text() : "-",
+                 std::string(to_string(v->numeric)), v->params_text(), v->requirements_text(),
+                 gpu_code ? verified.status(*v).text() : cpu_status(*v, host),
                  gpu_code ? verified.emulation(*v).text() : "-", v->summary});
     }
     table.print(std::cout, "  ");

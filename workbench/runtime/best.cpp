@@ -1,16 +1,17 @@
 #include "workbench/runtime/best.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
 #include <sstream>
 
+#include "kernels/cpu/isa.h"
 #include "kernels/errors.h"
 #include "kernels/files.h"
 #include "workbench/runtime/json_integer.h"
@@ -88,14 +89,18 @@ BestSection choose_best(const std::vector<std::pair<std::string, Report>>& repor
   out.device_name = first.name;
   out.device_slug = first.slug;
   out.compute_capability = first.compute_capability;
+  out.isa = first.isa;
   out.precision = precision;
   out.deterministic_only = deterministic_only;
   for (const auto& [path, report] : reports) {
     const DeviceInfo& d = report.context.device;
-    if (d.backend != first.backend || d.name != first.name)
+    // The slug too: one CPU at two instruction-set levels (capped, or reports from
+    // before the level was part of the slug) is two devices for the choices.
+    if (d.backend != first.backend || d.name != first.name || d.slug != first.slug)
       throw UsageError("reports from different devices or backends go into separate sections, one `wb best` each: " +
                        reports.front().first + " is from " + first.name + " (" + std::string(to_string(first.backend)) +
-                       "), " + path + " from " + d.name + " (" + std::string(to_string(d.backend)) + ")");
+                       "/" + first.slug + "), " + path + " from " + d.name + " (" + std::string(to_string(d.backend)) +
+                       "/" + d.slug + ")");
     if (out.architecture.empty()) out.architecture = d.architecture;
     out.reports.push_back(path);
   }
@@ -155,6 +160,36 @@ BestSection choose_best(const std::vector<std::pair<std::string, Report>>& repor
   return out;
 }
 
+namespace {
+
+// Among CPU sections of the same architecture: the one at this CPU's level; else the
+// nearest level below it (every rung it names runs here); else the nearest above;
+// else one whose level was not recorded. First in file order among equals.
+const BestSection* closest_cpu_section(const std::vector<const BestSection*>& sections, const DeviceInfo& here) {
+  const auto here_level = cpu::parse_isa_level(here.isa);
+  const BestSection* best = nullptr;
+  int best_rank = 0;
+  for (const BestSection* s : sections) {
+    if (s->architecture.empty() || s->architecture != here.architecture) continue;
+    const auto level = cpu::parse_isa_level(s->isa);
+    int rank = 4;  // unrecorded
+    if (level && here_level) {
+      const int distance = int(*level) - int(*here_level);
+      rank = distance == 0 ? 1 : distance < 0 ? 2 : 3;
+      rank = rank * 16 + std::abs(distance);
+    } else {
+      rank = rank * 16;
+    }
+    if (!best || rank < best_rank) {
+      best = s;
+      best_rank = rank;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
 SectionChoice choose_section(const BestFile& file, const DeviceInfo& here) {
   SectionChoice c;
   if (const BestSection* s = file.find(here.backend, here.slug)) {
@@ -174,8 +209,17 @@ SectionChoice choose_section(const BestFile& file, const DeviceInfo& here) {
     return nullptr;
   };
   if (here.backend == Backend::cpu) {
-    c.section = first([&](const BestSection& s) { return !s.architecture.empty() && s.architecture == here.architecture; });
-    if (c.section) c.why = "the closest section, " + c.section->key() + " (also " + here.architecture + ")";
+    c.section = closest_cpu_section(same_backend, here);
+    if (c.section) {
+      const std::string& level = c.section->isa;
+      c.why = "the closest section, " + c.section->key() + " (also " + here.architecture;
+      if (!level.empty() && level == here.isa)
+        c.why += " at " + level + ")";
+      else
+        c.why += ", but measured at " + (level.empty() ? std::string("an unrecorded instruction-set level") : level) +
+                 " where this CPU runs " + (here.isa.empty() ? std::string("another") : here.isa) +
+                 ": the rungs it cannot run fall back to defaults, the others were timed on other instructions)";
+    }
   } else {
     const std::string& cc = here.compute_capability;
     c.section = first([&](const BestSection& s) { return !cc.empty() && s.compute_capability == cc; });
@@ -279,6 +323,7 @@ BestSection section_from_json(const nlohmann::json& j, const std::string& where)
   s.device_name = device.at("name").get<std::string>();
   s.device_slug = device.at("slug").get<std::string>();
   s.architecture = device.value("architecture", "");
+  s.isa = device.value("isa", "");
   s.compute_capability = device.value("compute_capability", "");
   s.precision = parse_numeric_class(j.at("precision").get<std::string>());
   s.deterministic_only = j.value("deterministic_only", false);
@@ -297,6 +342,7 @@ nlohmann::json to_json(const BestFile& b) {
                          {{"name", s.device_name},
                           {"slug", s.device_slug},
                           {"architecture", s.architecture},
+                          {"isa", s.isa},
                           {"compute_capability", s.compute_capability}}},
                         {"created", s.created},
                         {"precision", to_string(s.precision)},

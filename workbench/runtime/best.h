@@ -55,6 +55,7 @@ struct BestSection {
   std::string device_slug;
   std::string architecture;        // "x86_64", "sm_90"; "" when the reports did not say
   std::string compute_capability;  // "9.0" (cuda)
+  std::string isa;                 // (cpu) the instruction-set level: "avx2", "avx512bf16"; "" when not recorded
   NumericClass precision = NumericClass::fp32;
   bool deterministic_only = false;  // made with --deterministic
   std::vector<std::string> reports;
@@ -83,9 +84,11 @@ BestSection choose_best(const std::vector<std::pair<std::string, Report>>& repor
                         bool deterministic_only = false);
 
 // The section a run on device `here` takes: its own, else the closest of the same
-// backend (cpu: the same architecture; cuda: the same compute capability, else the same
-// major), since every variant is correct everywhere and only its speed may differ. The
-// emulator takes a CUDA section the same way, for the GPU it emulates.
+// backend (cpu: the same architecture, at the same instruction-set level, else the
+// nearest below, else above; cuda: the same compute capability, else the same major),
+// since every variant is correct everywhere and only its speed may differ (a rung a CPU
+// lacks the instructions for is refused by the plan, which falls back for that call).
+// The emulator takes a CUDA section the same way, for the GPU it emulates.
 struct SectionChoice {
   const BestSection* section = nullptr;  // nullptr: none fits
   bool exact = false;                    // measured on this very device

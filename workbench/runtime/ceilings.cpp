@@ -16,6 +16,14 @@ double Ceilings::matmul_tflops(NumericClass c) const {
   return fp32_tflops;
 }
 
+std::string matmul_field(NumericClass c) { return std::string(to_string(c)) + "_tflops"; }
+
+std::string Ceilings::matmul_absent(NumericClass c) const {
+  if (c == NumericClass::fp32) return "";
+  const auto it = absent.find(matmul_field(c));
+  return it == absent.end() ? "" : it->second;
+}
+
 PercentOfPeak percent_of_peak(const Ceilings& c, NumericClass numeric, double bytes, double flops, double seconds) {
   PercentOfPeak p;
   if (seconds <= 0) return p;
@@ -44,6 +52,9 @@ Ceilings faster_of(const Ceilings& first, const Ceilings& second, const std::str
                                  &Ceilings::memory_gbps})
     c.*rate = std::max(first.*rate, second.*rate);
   c.method = first.method + how;
+  c.absent.clear();
+  for (const auto& [field, why] : first.absent)
+    if (second.absent.count(field)) c.absent[field] = why;
   return c;
 }
 

@@ -12,7 +12,13 @@
 // host therefore measures three streams -- read, copy, update in place -- on warm buffers
 // larger than the last-level cache with the variants' thread count, and memory_gbps is
 // the fastest of them (tools/bandwidth_probe.cpp is the experiment behind this).
+//
+// Absent: a ceiling that cannot be measured here is 0 and named in `absent` with the
+// reason (a CPU without a bf16 matmul in oneDNN has no bf16 GEMM ceiling, a CPU no tf32
+// one). Percentages use the ceilings that exist: a class without its own matrix ceiling
+// is taken against fp32's, which is what its arithmetic runs on there.
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "kernels/types.h"
@@ -32,12 +38,20 @@ struct Ceilings {
   int64_t stream_bytes = 0;  // bytes per buffer of the streams (and of the copy)
   int threads = 0;           // threads that moved them (cpu: the variants' default)
   std::string method;  // how they were measured, in words
+  // The ceilings that could not be measured here, by field name ("bf16_tflops"), with
+  // the reason.
+  std::map<std::string, std::string> absent;
 
   bool measured() const { return copy_gbps > 0; }
   // The bandwidth every percentage of the roofline is taken against.
   double bandwidth_gbps() const { return memory_gbps > 0 ? memory_gbps : copy_gbps; }
   double matmul_tflops(NumericClass c) const;  // the ceiling of a numeric class (0 when not measured)
+  // Why the class has no matrix ceiling of its own here ("" when it has one, or fp32).
+  std::string matmul_absent(NumericClass c) const;
 };
+
+// The field name of a class's matrix ceiling: "fp32_tflops", "tf32_tflops", "bf16_tflops".
+std::string matmul_field(NumericClass c);
 
 // Percentages of a result (GB/s and TFLOP/s of one record, in a numeric class).
 struct PercentOfPeak {
@@ -58,11 +72,10 @@ bool above_ceiling(double pct_of_roofline, double bytes, int64_t llc_bytes);
 // The ceilings of two measurements of one device (a sweep measures again after records
 // that took more than 30 s or of which one reads above the first measurement beyond the
 // last-level cache): each rate the faster of the two, the sizes and thread count of
-// `first`, the method of `first` with `how` appended. A shared host's memory bandwidth drifts over the
-// minutes a sweep takes (on the 2-vCPU development VM the update stream measured 54 and
-// 78 GB/s half an hour apart, and adamw at N = 7.4M read 126% of a ceiling taken at the
-// start of its sweep, then 101% and 92% in repeats): a ceiling is the fastest the
-// machine was seen to go, so every measurement of it counts.
+// `first`, the method of `first` with `how` appended; absent: what neither measured. A shared host's memory bandwidth
+// drifts over the minutes a sweep takes (on the 2-vCPU development VM the update stream measured 54 and 78 GB/s half an
+// hour apart, and adamw at N = 7.4M read 126% of a ceiling taken at the start of its sweep, then 101% and 92% in
+// repeats): a ceiling is the fastest the machine was seen to go, so every measurement of it counts.
 Ceilings faster_of(const Ceilings& first, const Ceilings& second, const std::string& how);
 
 }  // namespace wb

@@ -1,6 +1,7 @@
 // What a device can run at all, whatever the shape.
 #include <cstdlib>
 
+#include "kernels/cpu/capabilities.h"
 #include "kernels/variant.h"
 #include "workbench/runtime/executor.h"
 
@@ -14,6 +15,10 @@ int compute_capability_number(const std::string& cc) {
 
 std::optional<std::string> cannot_run_on(const Variant& v, const DeviceInfo& d) {
   if (d.backend == Backend::emu && !v.not_emulated.empty()) return "not emulated: " + v.not_emulated;
+  // What this CPU (as capped by WB_CPU_ISA) lacks: an instruction set, a library's
+  // capability. The host runs the cpu backend, so the question is about this process's CPU.
+  if (d.backend == Backend::cpu && v.backend == Backend::cpu)
+    if (auto why = cpu::missing_capability(v)) return why;
   if (d.backend == Backend::cuda && v.min_compute_capability > compute_capability_number(d.compute_capability))
     return "needs compute capability " + std::to_string(v.min_compute_capability / 10) + "." +
            std::to_string(v.min_compute_capability % 10) + " or higher, this device has " + d.compute_capability;

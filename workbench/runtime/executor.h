@@ -17,6 +17,18 @@ namespace wb {
 
 struct Variant;
 
+// (cpu) What the CPU and the libraries of the CPU rungs can do here, as wb uses them
+// (kernels/cpu/isa.h, kernels/cpu/onednn.h): `wb device` prints it, reports carry it.
+struct CpuCapabilities {
+  std::string features;        // the extensions wb uses: "AVX2, FMA, AVX-512 F/BW/CD/DQ/VL, ..."
+  std::string detected;        // the CPU's own (differs from features only under a cap)
+  std::string detected_level;  // the CPU's own level: "avx512bf16"
+  std::string cap;             // WB_CPU_ISA's level, "" when not capped
+  std::string onednn;          // "oneDNN 2.6.3, kernels for avx2 (capped by ...); bf16 matmul: none"
+  bool onednn_bf16_matmul = false;
+  std::string openblas_core;  // the kernels OpenBLAS picked for this CPU: "Haswell", "SkylakeX"
+};
+
 struct DeviceInfo {
   Backend backend = Backend::cpu;
   std::string name;         // "NVIDIA H100 80GB HBM3", or the CPU model
@@ -35,6 +47,11 @@ struct DeviceInfo {
   // ("sm_90"; emu: the emulated one). Where no best.json section matches the device
   // exactly, the trainer takes one of the same architecture.
   std::string architecture;
+  // (cpu, x86-64) The instruction-set level that selects rungs, capped by WB_CPU_ISA:
+  // "sse2", "avx2", "avx512", "avx512bf16", "amx" (kernels/cpu/isa.h). The slug ends with
+  // it, so that choices made on one level are not taken for another's.
+  std::string isa;
+  std::optional<CpuCapabilities> cpu;  // (cpu)
 };
 
 // Why variant v cannot run on this device at all (the emulator cannot run what needs
@@ -73,6 +90,14 @@ class Executor {
   virtual double time_launch(const std::function<void()>& launch) = 0;
   // Measures the device's copy bandwidth and matrix throughput (seconds of work).
   virtual Ceilings measure_ceilings() = 0;
+  // The matrix ceiling of one numeric class, and fp32's where the class has none here
+  // (Ceilings::absent says why): what the trainer's MFU needs. The host measures no
+  // memory stream and nothing of another class for it (an fp32 run never touches
+  // oneDNN's bf16 matmul); elsewhere it is every ceiling.
+  virtual Ceilings measure_matmul_ceiling(NumericClass c) {
+    (void)c;
+    return measure_ceilings();
+  }
   // Whether launches here can be timed (emu: never).
   virtual bool timed() const { return true; }
   // Before the index-th validated run of a configuration (0, 1, ...): the emulator

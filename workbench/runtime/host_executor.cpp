@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/bf16.h"
+#include "kernels/cpu/isa.h"
 #include "kernels/cpu/onednn.h"
 #include "workbench/runtime/buffers.h"
 #include "workbench/runtime/executor.h"
@@ -35,12 +36,41 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
+// OpenBLAS's DYNAMIC_ARCH build picks its kernels for the CPU when it loads, before
+// main: WB_CPU_ISA cannot cap it, OPENBLAS_CORETYPE can (tools/capped.sh sets both).
+// Its AVX-512 cores, by the names openblas_get_corename() gives.
+bool openblas_core_uses_avx512(std::string core) {
+  for (char& c : core) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return core == "skylakex" || core == "cooperlake" || core == "sapphirerapids";
+}
+
+CpuCapabilities cpu_capabilities() {
+  const cpu::Isa& isa = cpu::isa();
+  const cpu::OneDnnInfo& dnn = cpu::onednn_info();
+  CpuCapabilities c;
+  c.features = cpu::describe(isa.features);
+  c.detected = cpu::describe(isa.detected);
+  c.detected_level = std::string(cpu::to_string(isa.detected_level));
+  c.cap = isa.cap ? std::string(cpu::to_string(*isa.cap)) : "";
+  c.onednn = dnn.describe();
+  c.onednn_bf16_matmul = !dnn.bf16_matmul_missing;
+  c.openblas_core = openblas_get_corename();
+  if (isa.level < cpu::IsaLevel::avx512 && openblas_core_uses_avx512(c.openblas_core))
+    c.openblas_core += " (AVX-512 kernels, above WB_CPU_ISA's cap: OPENBLAS_CORETYPE=Haswell caps them)";
+  return c;
+}
+
 class HostExecutor final : public Executor {
  public:
   HostExecutor() {
     info_.backend = Backend::cpu;
     info_.name = cpu_model();
     info_.slug = "cpu-" + slugify(info_.name);
+    if (cpu::isa().x86_64) {
+      info_.isa = std::string(cpu::to_string(cpu::isa().level));
+      info_.slug += "-" + info_.isa;
+    }
+    info_.cpu = cpu_capabilities();
     struct utsname machine {};
     info_.architecture = uname(&machine) == 0 ? machine.machine : "";
     info_.multiprocessors = int(std::thread::hardware_concurrency());
@@ -85,6 +115,57 @@ class HostExecutor final : public Executor {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 
+  Ceilings measure_ceilings() override {
+    Ceilings c;
+    // Memory: read, copy and update-in-place streams (host_streams.h says why each and
+    // how), over buffers of eight times the last-level cache, between 256 MiB and 1 GiB
+    // (256 MiB when its size is unknown; at most a sixteenth of the memory each), by the variants' default thread count
+    // (cpu::threads_param: the OpenMP maximum), the best of five passes each.
+    const std::size_t llc = std::size_t(std::max<int64_t>(info_.l2_bytes, 0));
+    std::size_t bytes = std::clamp<std::size_t>(8 * llc, std::size_t(256) << 20, std::size_t(1) << 30);
+    if (info_.memory_bytes > 0) bytes = std::min(bytes, std::size_t(info_.memory_bytes) / 16);
+    const int threads = std::max(1, omp_get_max_threads());
+    const HostStreams s = measure_host_streams(bytes, threads, 5);
+    c.copy_gbps = s.copy_gbps;
+    c.read_gbps = s.read_gbps;
+    c.update_gbps = s.update_gbps;
+    c.memory_gbps = std::max({s.read_gbps, s.copy_gbps, s.update_gbps});
+    c.stream_bytes = int64_t(s.bytes);
+    c.threads = threads;
+    measure_matmul(c, NumericClass::bf16);
+    c.method =
+        "memory: the fastest of a read, a copy and an in-place update stream over pre-faulted, staggered "
+        "buffers of " +
+        std::to_string(s.bytes >> 20) + " MiB (last-level cache " +
+        (llc > 0 ? std::to_string(llc >> 20) + " MiB" : std::string("unknown")) + ") by " + std::to_string(threads) +
+        " threads, bytes read plus written, best of 5 each after a warm-up (" + std::to_string(s.faults_while_timed) +
+        " page faults while timed); matrix: " + c.method;
+    return c;
+  }
+
+  Ceilings measure_matmul_ceiling(NumericClass numeric) override {
+    Ceilings c;
+    measure_matmul(c, numeric);
+    c.method = "matrix: " + c.method;
+    return c;
+  }
+
+ private:
+  static constexpr int kGemmN = 1024;
+
+  // The best of five OpenBLAS sgemms of n x n matrices (after one warm-up).
+  double sgemm_seconds(int n) {
+    std::vector<float> a(std::size_t(n) * n, 0.5f), b(std::size_t(n) * n, 0.25f), out(std::size_t(n) * n);
+    auto gemm = [&] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, out.data(),
+                  n);
+    };
+    gemm();
+    double best = 1e30;
+    for (int i = 0; i < 5; ++i) best = std::min(best, time_launch(gemm));
+    return best;
+  }
+
   // The best of five oneDNN bf16 matmuls of n x n matrices (after one to build it).
   double onednn_bf16_gemm_seconds(int n) {
     using dt = dnnl::memory::data_type;
@@ -106,47 +187,28 @@ class HostExecutor final : public Executor {
     return best;
   }
 
-  Ceilings measure_ceilings() override {
-    Ceilings c;
-    // Memory: read, copy and update-in-place streams (host_streams.h says why each and
-    // how), over buffers of eight times the last-level cache, between 256 MiB and 1 GiB
-    // (256 MiB when its size is unknown; at most a sixteenth of the memory each), by the variants' default thread count
-    // (cpu::threads_param: the OpenMP maximum), the best of five passes each.
-    const std::size_t llc = std::size_t(std::max<int64_t>(info_.l2_bytes, 0));
-    std::size_t bytes = std::clamp<std::size_t>(8 * llc, std::size_t(256) << 20, std::size_t(1) << 30);
-    if (info_.memory_bytes > 0) bytes = std::min(bytes, std::size_t(info_.memory_bytes) / 16);
-    const int threads = std::max(1, omp_get_max_threads());
-    const HostStreams s = measure_host_streams(bytes, threads, 5);
-    c.copy_gbps = s.copy_gbps;
-    c.read_gbps = s.read_gbps;
-    c.update_gbps = s.update_gbps;
-    c.memory_gbps = std::max({s.read_gbps, s.copy_gbps, s.update_gbps});
-    c.stream_bytes = int64_t(s.bytes);
-    c.threads = threads;
-    // Matrix: OpenBLAS sgemm at n = 1024, the best of five.
-    const int n = 1024;
-    std::vector<float> a(std::size_t(n) * n, 0.5f), b(std::size_t(n) * n, 0.25f), out(std::size_t(n) * n);
-    auto gemm = [&] {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, out.data(),
-                  n);
-    };
-    gemm();
-    double best = 1e30;
-    for (int i = 0; i < 5; ++i) best = std::min(best, time_launch(gemm));
-    c.fp32_tflops = 2.0 * n * double(n) * n / best * 1e-12;
-    // bf16: oneDNN's bf16 matmul at the same n (fp32 accumulation, bf16 out), the
-    // library of the CPU bf16 matmul rungs (AVX512-BF16 where the CPU has it).
-    c.bf16_tflops = 2.0 * n * double(n) * n / onednn_bf16_gemm_seconds(n) * 1e-12;
-    c.method = "memory: the fastest of a read, a copy and an in-place update stream over pre-faulted, staggered "
-               "buffers of " + std::to_string(s.bytes >> 20) + " MiB (last-level cache " +
-               (llc > 0 ? std::to_string(llc >> 20) + " MiB" : std::string("unknown")) + ") by " +
-               std::to_string(threads) + " threads, bytes read plus written, best of 5 each after a warm-up (" +
-               std::to_string(s.faults_while_timed) +
-               " page faults while timed); matrix: OpenBLAS sgemm n=1024 and oneDNN bf16 matmul n=1024, best of 5 each";
-    return c;
+  // Into c: fp32's matrix ceiling (OpenBLAS sgemm, n = 1024, the best of five), and the
+  // ceiling of `numeric` where it is another class: bf16 is oneDNN's bf16 matmul at the
+  // same n (fp32 accumulation, bf16 out; the library of the CPU bf16 matmul rungs),
+  // absent where oneDNN makes none for this CPU; tf32 is absent on every CPU. c.method
+  // says what was measured.
+  void measure_matmul(Ceilings& c, NumericClass numeric) {
+    const double flops = 2.0 * kGemmN * double(kGemmN) * kGemmN;
+    c.fp32_tflops = flops / sgemm_seconds(kGemmN) * 1e-12;
+    c.method = "OpenBLAS sgemm n=1024";
+    if (numeric == NumericClass::bf16) {
+      if (const auto& missing = cpu::onednn_info().bf16_matmul_missing) {
+        c.absent[matmul_field(NumericClass::bf16)] = "no bf16 GEMM ceiling: the bf16 matmul rungs' library " +
+                                                     *missing + "; bf16 work is taken against the fp32 ceiling";
+      } else {
+        c.bf16_tflops = flops / onednn_bf16_gemm_seconds(kGemmN) * 1e-12;
+        c.method += " and oneDNN bf16 matmul n=1024";
+      }
+    }
+    c.method += ", best of 5 each";
+    c.absent[matmul_field(NumericClass::tf32)] = "no tf32 on a CPU: tf32 variants are CUDA's";
   }
 
- private:
   DeviceInfo info_;
   ExecContext ctx_;
   std::vector<char> flush_;  // allocated at the first flush

@@ -80,21 +80,46 @@ auto translated(const Reader& r, F&& parse) {
   }
 }
 
+json to_json(const CpuCapabilities& c) {
+  return {{"features", c.features},
+          {"detected", c.detected},
+          {"detected_level", c.detected_level},
+          {"cap", c.cap},
+          {"onednn", c.onednn},
+          {"onednn_bf16_matmul", c.onednn_bf16_matmul},
+          {"openblas_core", c.openblas_core}};
+}
+
+CpuCapabilities cpu_capabilities_from(const Reader& r) {
+  CpuCapabilities c;
+  c.features = r.str("features");
+  c.detected = r.str("detected");
+  c.detected_level = r.str("detected_level");
+  c.cap = r.str("cap");
+  c.onednn = r.str("onednn");
+  c.onednn_bf16_matmul = r.boolean("onednn_bf16_matmul");
+  c.openblas_core = r.str("openblas_core");
+  return c;
+}
+
 json to_json(const DeviceInfo& d) {
-  return {{"backend", to_string(d.backend)},
-          {"name", d.name},
-          {"slug", d.slug},
-          {"multiprocessors", d.multiprocessors},
-          {"memory_bytes", d.memory_bytes},
-          {"l2_bytes", d.l2_bytes},
-          {"compute_capability", d.compute_capability},
-          {"clock_khz", d.clock_khz},
-          {"memory_clock_khz", d.memory_clock_khz},
-          {"memory_bus_bits", d.memory_bus_bits},
-          {"driver_version", d.driver_version},
-          {"runtime_version", d.runtime_version},
-          {"emulation_flavour", d.emulation_flavour},
-          {"architecture", d.architecture}};
+  json j = {{"backend", to_string(d.backend)},
+            {"name", d.name},
+            {"slug", d.slug},
+            {"multiprocessors", d.multiprocessors},
+            {"memory_bytes", d.memory_bytes},
+            {"l2_bytes", d.l2_bytes},
+            {"compute_capability", d.compute_capability},
+            {"clock_khz", d.clock_khz},
+            {"memory_clock_khz", d.memory_clock_khz},
+            {"memory_bus_bits", d.memory_bus_bits},
+            {"driver_version", d.driver_version},
+            {"runtime_version", d.runtime_version},
+            {"emulation_flavour", d.emulation_flavour},
+            {"architecture", d.architecture}};
+  if (!d.isa.empty()) j["isa"] = d.isa;
+  if (d.cpu) j["cpu"] = to_json(*d.cpu);
+  return j;
 }
 
 DeviceInfo device_from(const Reader& r) {
@@ -113,6 +138,8 @@ DeviceInfo device_from(const Reader& r) {
   d.runtime_version = r.str("runtime_version");
   if (r.has("emulation_flavour")) d.emulation_flavour = r.str("emulation_flavour");  // wb.report/2
   if (r.has("architecture")) d.architecture = r.str("architecture");                 // optional in wb.report/2
+  if (r.has("isa")) d.isa = r.str("isa");                                            // optional in wb.report/2
+  if (r.has("cpu")) d.cpu = cpu_capabilities_from(r.child("cpu"));                   // optional in wb.report/2
   return d;
 }
 
@@ -218,6 +245,7 @@ json to_json(const ReportContext& c) {
               {"warmup_s", c.timing.warmup_s},
               {"l2_flush", c.timing.flush_cache},
               {"flush_bytes", c.timing.flush_bytes}}}};
+  if (!c.ceilings.absent.empty()) j["ceilings"]["absent"] = c.ceilings.absent;
   if (c.shard) j["shard"] = to_json(*c.shard);
   if (c.merged) j["merged_from"] = to_json(*c.merged);
   return j;
@@ -250,6 +278,14 @@ ReportContext context_from(const Reader& r) {
   if (ceil.has("memory_gbps")) c.ceilings.memory_gbps = ceil.num("memory_gbps");
   if (ceil.has("stream_bytes")) c.ceilings.stream_bytes = ceil.integer("stream_bytes", 0, kMaxInt64);
   if (ceil.has("threads")) c.ceilings.threads = int(ceil.integer("threads", 0, kMaxInt));
+  if (ceil.has("absent")) {  // optional in wb.report/2: the ceilings not measurable there, and why
+    const json& absent = ceil.at("absent");
+    if (!absent.is_object()) ceil.fail("'absent' is not an object");
+    for (const auto& [field, why] : absent.items()) {
+      if (!why.is_string()) ceil.fail("'absent'." + field + " is not a string");
+      c.ceilings.absent[field] = why.get<std::string>();
+    }
+  }
   const Reader t = r.child("timing");
   c.timing.repetitions = int(t.integer("repetitions", 1, kMaxInt));
   c.timing.min_time_s = t.num("min_time_s");

@@ -1,0 +1,86 @@
+// matmul_gelu_forward_bf16, CPU variant 3: widen to fp32, one OpenBLAS sgemm with the
+// bias, then pre and its GELU rounded once each from the same fp32 sum.
+//
+// Idea: the portable route of matmul_forward_bf16 cpu/2 with cpu/2's epilogue: widen
+// inp and weight to fp32 (exact) into the workspace, broadcast the bias into the fp32
+// accumulator, one sgemm with beta = 1 (acc = inp32 @ weight32^T + acc), then one SIMD
+// pass writes pre = bf16(acc) and out = bf16(gelu(acc)): the GELU of the unrounded sum,
+// as the contract asks, with kernels/cpu/gelu.h's GELU and kernels/cpu/bf16_lanes.h's
+// branch-free rounding.
+// Why: on a CPU where oneDNN makes no bf16 matmul (no AVX-512: Debian 12's oneDNN 2.6),
+// cpu/2 is skipped, and the reference port (one scalar double dot product per output)
+// was all that was left: most of a bf16 CPU training step. OpenBLAS's sgemm runs on every
+// x86-64 CPU with the kernels of its level.
+// Against cpu/2 where both run: two widening passes and fp32 operands (twice the bytes
+// through the caches, half the multiply-adds per instruction of vdpbf16ps); the default
+// plan takes the highest id that runs, this one, and best.json picks cpu/2 where a sweep
+// measured it faster.
+// Limits: the workspace holds the widened operands and the accumulator,
+// (B*T*C + OC*C + B*T*OC) floats.
+#include <cblas.h>
+
+#include <cstdint>
+#include <stdexcept>
+
+#include "kernels/cpu/bf16_lanes.h"
+#include "kernels/cpu/gelu.h"
+#include "kernels/cpu/threads.h"
+#include "kernels/ops/matmul_gelu_forward.h"
+#include "kernels/variant.h"
+
+namespace wb::variants {
+namespace {
+
+std::size_t workspace_floats(int64_t rows, int64_t C, int64_t OC) { return std::size_t(rows * C + OC * C + rows * OC); }
+
+void widen(const bf16* from, float* to, int64_t n, int threads) {
+  const uint16_t* bits = cpu::bits_of(from);
+#pragma omp parallel for simd num_threads(threads) schedule(static)
+  for (int64_t i = 0; i < n; ++i) to[i] = cpu::widen(bits[i]);
+}
+
+void matmul_gelu_bf16_widen_sgemm(const MatmulGeluForwardBf16Args& a, const Launch& l) {
+  const int64_t rows = int64_t(a.B) * a.T, C = a.C, OC = a.OC;
+  if (l.workspace_bytes < workspace_floats(rows, C, OC) * sizeof(float))
+    throw std::logic_error("matmul_gelu_forward_bf16 cpu/3: workspace too small for the fp32 operands");
+  const int threads = cpu::threads(l);
+  float* inp = static_cast<float*>(l.workspace);
+  float* weight = inp + rows * C;
+  float* acc = weight + OC * C;
+  widen(a.inp, inp, rows * C, threads);
+  widen(a.weight, weight, OC * C, threads);
+  float beta = 0.0f;
+  if (a.bias) {
+    const uint16_t* bias = cpu::bits_of(a.bias);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+#pragma omp simd
+      for (int64_t o = 0; o < OC; ++o) acc[r * OC + o] = cpu::widen(bias[o]);
+    }
+    beta = 1.0f;
+  }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(rows), int(OC), int(C), 1.0f, inp, int(C), weight, int(C),
+              beta, acc, int(OC));
+  uint16_t* pre = cpu::bits_of(a.pre);
+  uint16_t* out = cpu::bits_of(a.out);
+  const int64_t n = rows * OC;
+#pragma omp parallel for simd num_threads(threads) schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    pre[i] = cpu::round_bits(acc[i]);
+    out[i] = cpu::round_bits(cpu::gelu(acc[i]));
+  }
+}
+
+}  // namespace
+
+Variant matmul_gelu_forward_bf16_cpu_3() {
+  Variant v = Variant::of(&matmul_gelu_bf16_widen_sgemm);
+  v.summary = "widen inp and weight to fp32, one OpenBLAS sgemm with the bias, pre and GELU rounded once each, SIMD";
+  v.params = {cpu::threads_param()};
+  v.workspace = [](const Shape& s, const ParamValues&) {
+    return workspace_floats(int64_t(s.B) * s.T, s.C, s.OC) * sizeof(float);
+  };
+  return v;
+}
+
+}  // namespace wb::variants
