@@ -24,6 +24,12 @@ int exit_code_for(const std::exception_ptr& e, std::ostream& err, const ExitPoli
   } catch (const BackendError& x) {
     err << p << ": " << policy.backend_error_text << x.what() << "\n";
     return policy.backend_error_code;
+  } catch (const Unsupported& x) {
+    // A variant found at run time that this machine or its library cannot run the
+    // problem (wb's harness makes that a skipped record; the trainer's plan refuses what
+    // is known before): what the machine cannot do, not a bug.
+    err << p << ": error: this machine cannot run it: " << x.what() << "\n";
+    return kBadInput;
   } catch (const std::bad_alloc&) {
     err << p << ": error: out of memory" << (policy.out_of_memory_hint.empty() ? "" : " (" + policy.out_of_memory_hint + ")")
         << "\n";

@@ -34,8 +34,8 @@ struct ExitPolicy {
 // The exit code of an exception that escaped the work, after writing its message to
 // `err`: the policy's own exceptions; bad input (wb::UsageError, wb::FileError) 2; no
 // usable device 3; a failed backend call as the policy says; out of memory, a size this
-// machine cannot allocate, a resource the system refused 2; anything else, of any
-// type, an internal error.
+// machine cannot allocate, a resource the system refused, a variant this machine cannot
+// run (wb::Unsupported) 2; anything else, of any type, an internal error.
 int exit_code_for(const std::exception_ptr& e, std::ostream& err, const ExitPolicy& policy);
 
 // Runs a program's work and returns its exit code: SIGXFSZ is ignored first, so that a

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The test command of the README (and of CI): installs what is missing, builds, runs
 # every test with ctest (tests that need a GPU skip with a reason when none is usable),
-# then the sanitized passes: AddressSanitizer + UBSan over the emulated variants and
-# over the CPU side of the tests (one build-address serves both), at two block sizes on
-# the small check shapes, ThreadSanitizer at two block sizes on the tiny shapes (every
-# configuration at every shape is ctest's check_all_emu, unsanitized: under ASan it took
-# 16 minutes of a CI run on a 2-vCPU VM; ThreadSanitizer's check took 23 s on the tiny
-# shapes there and 398 to 473 s with the odd ones: every emulated thread is a
-# ThreadSanitizer fiber, 81000 of them for one adamw launch at its odd shape), and the
-# fuzz targets of the file and text readers, 20 s each.
+# then the capped pass (the main job's commands and the bf16 trainer's tests as a CPU
+# without AVX-512 runs them: tools/capped_pass.sh), then the sanitized passes:
+# AddressSanitizer + UBSan over the emulated variants and over the CPU side of the tests
+# (one build-address serves both), at two block sizes on the small check shapes,
+# ThreadSanitizer at two block sizes on the tiny shapes (every configuration at every
+# shape is ctest's check_all_emu, unsanitized: under ASan it took 16 minutes of a CI run
+# on a 2-vCPU VM; ThreadSanitizer's check took 23 s on the tiny shapes there and 398 to
+# 473 s with the odd ones: every emulated thread is a ThreadSanitizer fiber, 81000 of
+# them for one adamw launch at its odd shape), and the fuzz targets of the file and text
+# readers, 20 s each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each pass's wall time goes to the log ("pass <name>: N s"), so that what a change costs
@@ -27,6 +29,8 @@ export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 pass install bash tools/install_deps.sh
 pass build bash tools/build.sh
 pass ctest ctest --test-dir "${WB_BUILD_DIR:-build}" --output-on-failure -j "$(nproc)"
+# The paths of a CPU without AVX-512, whatever CPU this is (tools/capped_pass.sh).
+pass capped bash tools/capped_pass.sh "${WB_BUILD_DIR:-build}"
 pass emu-address bash tools/emu_sanitized.sh address --block-sizes 32,128 --shapes tiny,odd
 pass tests-sanitized bash tools/sanitized_tests.sh
 pass emu-thread bash tools/emu_sanitized.sh thread --block-sizes 32,128 --shapes tiny

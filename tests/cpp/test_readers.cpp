@@ -250,6 +250,10 @@ TEST(ExitCodes, ResourceFailuresAreBadInputAndBugsHaveTheirOwnCode) {
   EXPECT_EQ(code(std::make_exception_ptr(std::bad_alloc()), "out of memory"), cli::kBadUsage);
   EXPECT_EQ(code(std::make_exception_ptr(DeviceUnavailable("no GPU")), "no GPU"), cli::kNoDevice);
   EXPECT_EQ(code(std::make_exception_ptr(BackendError("cudaMemcpy failed")), "the device failed"), cli::kNoDevice);
+  // What this machine or a library cannot do is not wb's bug.
+  EXPECT_EQ(code(std::make_exception_ptr(Unsupported("oneDNN bf16 matmul: not implemented for this CPU")),
+                 "wb: error: this machine cannot run it: oneDNN bf16 matmul"),
+            cli::kBadUsage);
   EXPECT_EQ(code(std::make_exception_ptr(std::logic_error("broken invariant")), "wb: internal error: broken invariant"),
             cli::kInternalError);
   EXPECT_NE(cli::kInternalError, cli::kCheckFailed);
