@@ -12,9 +12,14 @@
 // was all that was left: most of a bf16 CPU training step. OpenBLAS's sgemm runs on every
 // x86-64 CPU with the kernels of its level.
 // Against cpu/2 where both run: two widening passes and fp32 operands (twice the bytes
-// through the caches, half the multiply-adds per instruction of vdpbf16ps); the default
-// plan takes the highest id that runs, this one, and best.json picks cpu/2 where a sweep
-// measured it faster.
+// through the caches, no bf16 dot products), so slower; the default plan takes the
+// highest id that runs, this one, and a best.json section with bf16 entries picks cpu/2
+// where a sweep measured it faster.
+// Measured (2026-11-27, a 2-core Intel Xeon with AMX, shared; build/wb run
+//   matmul_gelu_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768,OC=3072,
+// medians): this rung 5.9 ms, cpu/2 (oneDNN on AMX) 2.2 ms; under tools/capped.sh
+// (AVX2, OpenBLAS's Haswell kernels) this rung 7.9 ms where the reference port, the
+// only other rung there, takes 208 ms.
 // Limits: the workspace holds the widened operands and the accumulator,
 // (B*T*C + OC*C + B*T*OC) floats.
 #include <cblas.h>
