@@ -30,8 +30,8 @@ int device(const DeviceOptions& o) {
                              d.l2_bytes > 0 ? fmt::format("{:.1f} MiB", d.l2_bytes / double(1 << 20))
                                             : std::string("unknown (neither sysfs nor CPUID gives its size)"));
     std::cout << fmt::format("blas      {}\n", build_info().blas);
-    if (d.cpu) {
-      const CpuCapabilities& c = *d.cpu;
+    if (!d.isa.empty()) {
+      const CpuCapabilities c = host_cpu_capabilities();
       std::cout << fmt::format("isa       {} (level {}{})\n", c.features, d.isa.empty() ? "-" : d.isa,
                                c.cap.empty() ? "" : ", capped by WB_CPU_ISA=" + c.cap);
       if (c.detected != c.features)

@@ -4,15 +4,42 @@
 #include <unistd.h>
 
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <memory>
 
+#include "kernels/cpu/isa.h"
+#include "kernels/cpu/onednn.h"
 #include "workbench/runtime/build_info.h"
 
 namespace wb {
 namespace {
+
+// OpenBLAS's DYNAMIC_ARCH build picks its kernels for the CPU when it loads, before
+// main: WB_CPU_ISA cannot cap it, OPENBLAS_CORETYPE can (tools/capped.sh sets both).
+// Its AVX-512 cores, by the names openblas_get_corename() gives.
+bool openblas_core_uses_avx512(std::string core) {
+  for (char& c : core) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return core == "skylakex" || core == "cooperlake" || core == "sapphirerapids";
+}
+
+CpuCapabilities describe_host_cpu() {
+  const cpu::Isa& isa = cpu::isa();
+  const cpu::OneDnnInfo& dnn = cpu::onednn_info();
+  CpuCapabilities c;
+  c.features = cpu::describe(isa.features);
+  c.detected = cpu::describe(isa.detected);
+  c.detected_level = std::string(cpu::to_string(isa.detected_level));
+  c.cap = isa.cap ? std::string(cpu::to_string(*isa.cap)) : "";
+  c.onednn = dnn.describe();
+  c.onednn_bf16_matmul = !dnn.bf16_matmul_missing;
+  c.openblas_core = openblas_get_corename();
+  if (isa.level < cpu::IsaLevel::avx512 && openblas_core_uses_avx512(c.openblas_core))
+    c.openblas_core += " (AVX-512 kernels, above WB_CPU_ISA's cap: OPENBLAS_CORETYPE=Haswell caps them)";
+  return c;
+}
 
 // The first line a shell command prints, or nullopt when it fails.
 std::optional<std::string> run_command(const std::string& cmd) {
@@ -78,6 +105,11 @@ std::string utc_now() {
   return buf.data();
 }
 
+CpuCapabilities host_cpu_capabilities() {
+  static const CpuCapabilities c = describe_host_cpu();
+  return c;
+}
+
 ReportContext make_context(const Executor& ex, const TimingOptions& timing, const std::string& command) {
   ReportContext c;
   c.build = build_info();
@@ -86,6 +118,7 @@ ReportContext make_context(const Executor& ex, const TimingOptions& timing, cons
   c.created = utc_now();
   c.command = command;
   c.device = ex.device();
+  if (c.device.backend == Backend::cpu) c.device.cpu = host_cpu_capabilities();
   c.timing = timing.resolved(ex.backend());
   c.timing.flush_bytes = c.timing.flush_cache ? ex.flush_bytes() : 0;
   return c;

@@ -83,6 +83,10 @@ std::string utc_now();
 std::string source_dir();           // the repository this wb was built from
 std::string default_results_dir();  // <source_dir>/results, or $WB_RESULTS_DIR
 
+// What this CPU and the CPU rungs' libraries can do (asked once; the first call asks
+// oneDNN). Reports of the cpu backend carry it (make_context); `wb device` prints it.
+CpuCapabilities host_cpu_capabilities();
+
 ReportContext make_context(const Executor& ex, const TimingOptions& timing, const std::string& command);
 
 }  // namespace wb

@@ -51,7 +51,7 @@ struct DeviceInfo {
   // "sse2", "avx2", "avx512", "avx512bf16", "amx" (kernels/cpu/isa.h). The slug ends with
   // it, so that choices made on one level are not taken for another's.
   std::string isa;
-  std::optional<CpuCapabilities> cpu;  // (cpu)
+  std::optional<CpuCapabilities> cpu;  // (cpu) in reports: host_cpu_capabilities(), context.h
 };
 
 // Why variant v cannot run on this device at all (the emulator cannot run what needs

@@ -17,6 +17,7 @@
 #include "kernels/bf16.h"
 #include "kernels/cpu/isa.h"
 #include "kernels/cpu/onednn.h"
+#include "kernels/errors.h"
 #include "workbench/runtime/buffers.h"
 #include "workbench/runtime/executor.h"
 #include "workbench/runtime/host_streams.h"
@@ -36,30 +37,6 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
-// OpenBLAS's DYNAMIC_ARCH build picks its kernels for the CPU when it loads, before
-// main: WB_CPU_ISA cannot cap it, OPENBLAS_CORETYPE can (tools/capped.sh sets both).
-// Its AVX-512 cores, by the names openblas_get_corename() gives.
-bool openblas_core_uses_avx512(std::string core) {
-  for (char& c : core) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return core == "skylakex" || core == "cooperlake" || core == "sapphirerapids";
-}
-
-CpuCapabilities cpu_capabilities() {
-  const cpu::Isa& isa = cpu::isa();
-  const cpu::OneDnnInfo& dnn = cpu::onednn_info();
-  CpuCapabilities c;
-  c.features = cpu::describe(isa.features);
-  c.detected = cpu::describe(isa.detected);
-  c.detected_level = std::string(cpu::to_string(isa.detected_level));
-  c.cap = isa.cap ? std::string(cpu::to_string(*isa.cap)) : "";
-  c.onednn = dnn.describe();
-  c.onednn_bf16_matmul = !dnn.bf16_matmul_missing;
-  c.openblas_core = openblas_get_corename();
-  if (isa.level < cpu::IsaLevel::avx512 && openblas_core_uses_avx512(c.openblas_core))
-    c.openblas_core += " (AVX-512 kernels, above WB_CPU_ISA's cap: OPENBLAS_CORETYPE=Haswell caps them)";
-  return c;
-}
-
 class HostExecutor final : public Executor {
  public:
   HostExecutor() {
@@ -70,7 +47,8 @@ class HostExecutor final : public Executor {
       info_.isa = std::string(cpu::to_string(cpu::isa().level));
       info_.slug += "-" + info_.isa;
     }
-    info_.cpu = cpu_capabilities();
+    // info_.cpu stays empty: filling it asks oneDNN (host_cpu_capabilities, context.h),
+    // which a run that never calls a oneDNN rung (the fp32 trainer) has no reason to wake.
     struct utsname machine {};
     info_.architecture = uname(&machine) == 0 ? machine.machine : "";
     info_.multiprocessors = int(std::thread::hardware_concurrency());
@@ -197,12 +175,21 @@ class HostExecutor final : public Executor {
     c.fp32_tflops = flops / sgemm_seconds(kGemmN) * 1e-12;
     c.method = "OpenBLAS sgemm n=1024";
     if (numeric == NumericClass::bf16) {
+      const std::string field = matmul_field(NumericClass::bf16);
+      const std::string fallback = "; bf16 work is taken against the fp32 ceiling";
       if (const auto& missing = cpu::onednn_info().bf16_matmul_missing) {
-        c.absent[matmul_field(NumericClass::bf16)] = "no bf16 GEMM ceiling: the bf16 matmul rungs' library " +
-                                                     *missing + "; bf16 work is taken against the fp32 ceiling";
+        c.absent[field] = "no bf16 GEMM ceiling: the bf16 matmul rungs' library " + *missing + fallback;
       } else {
-        c.bf16_tflops = flops / onednn_bf16_gemm_seconds(kGemmN) * 1e-12;
-        c.method += " and oneDNN bf16 matmul n=1024";
+        try {
+          double seconds = 0;
+          cpu::onednn_call("bf16 matmul (the ceiling)", [&] { seconds = onednn_bf16_gemm_seconds(kGemmN); });
+          c.bf16_tflops = flops / seconds * 1e-12;
+          c.method += " and oneDNN bf16 matmul n=1024";
+        } catch (const Unsupported& e) {  // what oneDNN cannot do here is an absent ceiling
+          c.absent[field] = std::string("no bf16 GEMM ceiling: ") + e.what() + fallback;
+        } catch (const BackendError& e) {
+          c.absent[field] = std::string("no bf16 GEMM ceiling: ") + e.what() + fallback;
+        }
       }
     }
     c.method += ", best of 5 each";
