@@ -9,8 +9,12 @@
 //                  to infinity); a NaN becomes CUDA's canonical 0x7FFF
 //   widen_rows / round_rows  the same over a block of rows of n values, strided in the
 //                  bf16 tensor (ld apart) and contiguous in the fp32 buffer
+//   widen_all      a whole contiguous tensor, by an OpenMP team (the widening pass of
+//                  the rungs that run bf16 products as fp32 sgemm)
 // Both work on the bits as uint16_t/uint32_t: bf16 arrays are read as uint16_t through
 // bits_of (bf16 is a struct of one uint16_t, standard layout).
+#include <omp.h>
+
 #include <cstdint>
 #include <cstring>
 
@@ -52,6 +56,13 @@ inline void round_rows(const float* from, uint16_t* to, int64_t ld, int64_t rows
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) to[r * ld + i] = round_bits(from[r * n + i]);
   }
+}
+
+// to[i] = widen(from[i]) for i < n, by `threads` OpenMP threads (0: OpenMP's default).
+inline void widen_all(const bf16* from, float* to, int64_t n, int threads = 0) {
+  const uint16_t* bits = bits_of(from);
+#pragma omp parallel for simd num_threads(threads > 0 ? threads : omp_get_max_threads()) schedule(static)
+  for (int64_t i = 0; i < n; ++i) to[i] = widen(bits[i]);
 }
 
 }  // namespace wb::cpu

@@ -7,6 +7,9 @@
 // so gelu(x) = x or -0). Within about 1.5e-6 relative of the exact GELU on [-4, 4]
 // (fast_exp 2e-7, sigmoid_pair 4e-7, and the rounding of u), under gelu_forward's
 // tolerance of 1e-5 + 1e-5 |ref|.
+#include <cstdint>
+
+#include "kernels/cpu/bf16_lanes.h"
 #include "kernels/cpu/simd_math.h"
 
 namespace wb::cpu {
@@ -17,6 +20,19 @@ constexpr float kGeluCubic = 0.044715f;
 inline float gelu(float x) {
   const float u = kGeluScale * (x + kGeluCubic * x * x * x);
   return x * sigmoid_pair(2.0f * u).sigmoid;
+}
+
+// matmul_gelu_forward_bf16's epilogue on an fp32 sum: pre[i] = bf16(acc[i]) and
+// out[i] = bf16(gelu(acc[i])), each rounded once from the same unrounded sum (the GELU
+// of the sum, not of the rounded pre), in one SIMD pass by `threads` OpenMP threads.
+inline void round_pre_and_gelu(const float* acc, bf16* pre, bf16* out, int64_t n, int threads) {
+  uint16_t* pre_bits = bits_of(pre);
+  uint16_t* out_bits = bits_of(out);
+#pragma omp parallel for simd num_threads(threads) schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    pre_bits[i] = round_bits(acc[i]);
+    out_bits[i] = round_bits(gelu(acc[i]));
+  }
 }
 
 }  // namespace wb::cpu

@@ -7,7 +7,7 @@
 // (kernels/cpu/capabilities.h), so that a CPU without AVX2
 // and FMA skips it, with the reason, instead of running an illegal instruction.
 // This is also why wb's build has no -march or other global instruction-set flag
-// (tests/cmake checks the compile commands): its binaries run on any x86-64 CPU, and
+// (the isa_flags test checks the compile commands): its binaries run on any x86-64 CPU, and
 // the GPU campaign's bundle, built here, runs on another host's.
 // No ifunc (GCC's target_clones): its resolver runs before ThreadSanitizer's runtime
 // is up, and the sanitized builds of tools/emu_sanitized.sh compile these files too.

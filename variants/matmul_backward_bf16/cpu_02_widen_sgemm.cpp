@@ -18,16 +18,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/cpu/bf16_lanes.h"
 #include "kernels/ops/matmul_backward.h"
 #include "kernels/variant.h"
 
 namespace wb::variants {
 namespace {
-
-void widen(const bf16* from, float* to, int64_t n) {
-#pragma omp parallel for
-  for (int64_t i = 0; i < n; ++i) to[i] = to_float(from[i]);
-}
 
 void round_to_bf16(const float* from, bf16* to, int64_t n) {
 #pragma omp parallel for
@@ -47,10 +43,10 @@ void matmul_backward_bf16_widen_sgemm(const MatmulBackwardBf16Args& a, const Lau
   dweight_buffer.resize(n_weight);
   float *dout = dout_buffer.data(), *inp = inp_buffer.data(), *weight = weight_buffer.data();
   float *dinp = dinp_buffer.data(), *dweight = dweight_buffer.data();
-  widen(a.dout, dout, n_dout);
-  widen(a.inp, inp, n_inp);
-  widen(a.weight, weight, n_weight);
-  widen(a.dweight, dweight, n_weight);
+  cpu::widen_all(a.dout, dout, n_dout);
+  cpu::widen_all(a.inp, inp, n_inp);
+  cpu::widen_all(a.weight, weight, n_weight);
+  cpu::widen_all(a.dweight, dweight, n_weight);
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, a.C, a.OC, 1.0f, dout, a.OC, weight, a.C, 0.0f, dinp,
               a.C);
   cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, a.OC, a.C, rows, 1.0f, dout, a.OC, inp, a.C, 1.0f, dweight, a.C);

@@ -14,16 +14,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/cpu/bf16_lanes.h"
 #include "kernels/ops/matmul_forward.h"
 #include "kernels/variant.h"
 
 namespace wb::variants {
 namespace {
-
-void widen(const bf16* from, float* to, int64_t n) {
-#pragma omp parallel for
-  for (int64_t i = 0; i < n; ++i) to[i] = to_float(from[i]);
-}
 
 void matmul_bf16_widen_sgemm(const MatmulForwardBf16Args& a, const Launch&) {
   const int rows = a.B * a.T;
@@ -35,8 +31,8 @@ void matmul_bf16_widen_sgemm(const MatmulForwardBf16Args& a, const Launch&) {
   weight_buffer.resize(n_weight);
   out_buffer.resize(n_out);
   float *inp = inp_buffer.data(), *weight = weight_buffer.data(), *out = out_buffer.data();
-  widen(a.inp, inp, n_inp);
-  widen(a.weight, weight, n_weight);
+  cpu::widen_all(a.inp, inp, n_inp);
+  cpu::widen_all(a.weight, weight, n_weight);
   float beta = 0.0f;
   if (a.bias) {
 #pragma omp parallel for

@@ -60,13 +60,7 @@ void matmul_gelu_bf16_onednn(const MatmulGeluForwardBf16Args& a, const Launch& l
     d.stream.wait();
   });
 
-  uint16_t* pre = cpu::bits_of(a.pre);
-  uint16_t* out = cpu::bits_of(a.out);
-#pragma omp parallel for simd num_threads(cpu::threads(l)) schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    pre[i] = cpu::round_bits(acc[i]);
-    out[i] = cpu::round_bits(cpu::gelu(acc[i]));
-  }
+  cpu::round_pre_and_gelu(acc, a.pre, a.out, n, cpu::threads(l));
 }
 
 }  // namespace

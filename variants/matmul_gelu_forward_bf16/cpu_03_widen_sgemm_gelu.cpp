@@ -38,12 +38,6 @@ namespace {
 
 std::size_t workspace_floats(int64_t rows, int64_t C, int64_t OC) { return std::size_t(rows * C + OC * C + rows * OC); }
 
-void widen(const bf16* from, float* to, int64_t n, int threads) {
-  const uint16_t* bits = cpu::bits_of(from);
-#pragma omp parallel for simd num_threads(threads) schedule(static)
-  for (int64_t i = 0; i < n; ++i) to[i] = cpu::widen(bits[i]);
-}
-
 void matmul_gelu_bf16_widen_sgemm(const MatmulGeluForwardBf16Args& a, const Launch& l) {
   const int64_t rows = int64_t(a.B) * a.T, C = a.C, OC = a.OC;
   if (l.workspace_bytes < workspace_floats(rows, C, OC) * sizeof(float))
@@ -52,8 +46,8 @@ void matmul_gelu_bf16_widen_sgemm(const MatmulGeluForwardBf16Args& a, const Laun
   float* inp = static_cast<float*>(l.workspace);
   float* weight = inp + rows * C;
   float* acc = weight + OC * C;
-  widen(a.inp, inp, rows * C, threads);
-  widen(a.weight, weight, OC * C, threads);
+  cpu::widen_all(a.inp, inp, rows * C, threads);
+  cpu::widen_all(a.weight, weight, OC * C, threads);
   float beta = 0.0f;
   if (a.bias) {
     const uint16_t* bias = cpu::bits_of(a.bias);
@@ -66,14 +60,7 @@ void matmul_gelu_bf16_widen_sgemm(const MatmulGeluForwardBf16Args& a, const Laun
   }
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(rows), int(OC), int(C), 1.0f, inp, int(C), weight, int(C),
               beta, acc, int(OC));
-  uint16_t* pre = cpu::bits_of(a.pre);
-  uint16_t* out = cpu::bits_of(a.out);
-  const int64_t n = rows * OC;
-#pragma omp parallel for simd num_threads(threads) schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    pre[i] = cpu::round_bits(acc[i]);
-    out[i] = cpu::round_bits(cpu::gelu(acc[i]));
-  }
+  cpu::round_pre_and_gelu(acc, a.pre, a.out, rows * OC, threads);
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ int device(const DeviceOptions& o) {
     std::cout << fmt::format("blas      {}\n", build_info().blas);
     if (!d.isa.empty()) {
       const CpuCapabilities c = host_cpu_capabilities();
-      std::cout << fmt::format("isa       {} (level {}{})\n", c.features, d.isa.empty() ? "-" : d.isa,
+      std::cout << fmt::format("isa       {} (level {}{})\n", c.features, d.isa,
                                c.cap.empty() ? "" : ", capped by WB_CPU_ISA=" + c.cap);
       if (c.detected != c.features)
         std::cout << fmt::format("          the CPU itself has {} (level {})\n", c.detected, c.detected_level);

@@ -9,14 +9,14 @@
 namespace wb::cli {
 namespace {
 
-// "runs here", or "skipped here: needs AVX512-BF16" (wb run and wb device say why in
+// "runs here", or "skipped here: needs AVX512-BF16": the capabilities this CPU (as
+// capped by WB_CPU_ISA) lacks, whatever the shape (wb run and wb device say why in
 // full: what this CPU has, the cap, oneDNN's answer).
-std::string cpu_status(const Variant& v, const DeviceInfo& host) {
-  if (!cannot_run_on(v, host)) return "runs here";
+std::string cpu_status(const Variant& v) {
   std::string lacks;
   for (const Requirement& r : v.requirements)
     if (auto c = cpu::capability_of(r); c && cpu::missing(*c)) lacks += (lacks.empty() ? "" : ", ") + r.text;
-  return "skipped here: needs " + lacks;
+  return lacks.empty() ? "runs here" : "skipped here: needs " + lacks;
 }
 
 }  // namespace
@@ -45,10 +45,8 @@ int list(const ListOptions& o) {
                   << (t.optional ? "  (may be null)" : "") << "\n";
       for (const auto& s : op->scalars) std::cout << "    scalar " << s.name << ": " << s.doc << "\n";
     }
-    // A CPU variant's "here": whether this CPU (as capped by WB_CPU_ISA) has what it
-    // needs, whatever the shape; a CUDA variant's: what a committed report verified.
-    DeviceInfo host;
-    host.backend = Backend::cpu;
+    // A CPU variant's "on a device" is this CPU; a CUDA variant's, what a committed
+    // report verified.
     TextTable table(
         {"backend", "id", "name", "storage", "class", "launch", "requires", "on a device", "in emulation", "summary"});
     for (const Variant* v : reg.variants(op->name)) {
@@ -58,8 +56,8 @@ int list(const ListOptions& o) {
       const bool gpu_code = v->backend != Backend::cpu;
       table.add({gpu_code ? "cuda" : "cpu", std::to_string(v->id), v->name, op->storage(),
                  std::string(to_string(v->numeric)), v->params_text(), v->requirements_text(),
-                 gpu_code ? verified.status(*v).text() : cpu_status(*v, host),
-                 gpu_code ? verified.emulation(*v).text() : "-", v->summary});
+                 gpu_code ? verified.status(*v).text() : cpu_status(*v), gpu_code ? verified.emulation(*v).text() : "-",
+                 v->summary});
     }
     table.print(std::cout, "  ");
     std::cout << "\n";

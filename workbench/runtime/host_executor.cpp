@@ -175,20 +175,24 @@ class HostExecutor final : public Executor {
     c.fp32_tflops = flops / sgemm_seconds(kGemmN) * 1e-12;
     c.method = "OpenBLAS sgemm n=1024";
     if (numeric == NumericClass::bf16) {
-      const std::string field = matmul_field(NumericClass::bf16);
-      const std::string fallback = "; bf16 work is taken against the fp32 ceiling";
+      auto absent = [&](const std::string& why) {
+        c.absent[matmul_field(NumericClass::bf16)] =
+            "no bf16 GEMM ceiling: " + why + "; bf16 work is taken against the fp32 ceiling";
+      };
       if (const auto& missing = cpu::onednn_info().bf16_matmul_missing) {
-        c.absent[field] = "no bf16 GEMM ceiling: the bf16 matmul rungs' library " + *missing + fallback;
+        absent("the bf16 matmul rungs' library " + *missing);
       } else {
+        // What oneDNN refuses or fails at here (onednn_call: Unsupported or
+        // BackendError) is an absent ceiling, not the sweep's end.
         try {
           double seconds = 0;
           cpu::onednn_call("bf16 matmul (the ceiling)", [&] { seconds = onednn_bf16_gemm_seconds(kGemmN); });
           c.bf16_tflops = flops / seconds * 1e-12;
           c.method += " and oneDNN bf16 matmul n=1024";
-        } catch (const Unsupported& e) {  // what oneDNN cannot do here is an absent ceiling
-          c.absent[field] = std::string("no bf16 GEMM ceiling: ") + e.what() + fallback;
+        } catch (const Unsupported& e) {
+          absent(e.what());
         } catch (const BackendError& e) {
-          c.absent[field] = std::string("no bf16 GEMM ceiling: ") + e.what() + fallback;
+          absent(e.what());
         }
       }
     }
