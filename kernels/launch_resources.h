@@ -1,7 +1,7 @@
 #pragma once
 // Launch limits known at build time. ptxas reports, for every CUDA kernel it compiles
 // and every target architecture, the registers per thread and the static shared memory
-// the kernel needs (tools/ptxas_resources.sh keeps that, tools/launch_resources.py
+// the kernel needs (cmake/ptxas_resources.sh keeps that, cmake/launch_resources.py
 // turns it into the table below). With the launches a configuration makes (which
 // kernels, how many threads, how much dynamic shared memory: the emulator plans them,
 // kernels/emu/emu.h LaunchPlan), launch_refusal says whether a device of a compute

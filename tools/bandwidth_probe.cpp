@@ -2,7 +2,7 @@
 // reaches (issue 27, item 8), one suspect at a time. Not run by ctest: it measures.
 //
 //   g++ -O3 -fopenmp -fno-math-errno -fno-trapping-math -I. tools/bandwidth_probe.cpp
-//       workbench/runtime/host_streams.cpp -o bandwidth_probe
+//       workbench/runtime/cpu_memory_ceilings.cpp -o bandwidth_probe
 //   bandwidth_probe [MiB per buffer, default 1024] [repetitions, default 5]
 //
 // (wb's CPU variants are built with -fno-math-errno: without it the sqrt of adamw's
@@ -30,7 +30,7 @@
 #include <string>
 #include <sys/mman.h>
 
-#include "workbench/runtime/host_streams.h"
+#include "workbench/runtime/cpu_memory_ceilings.h"
 
 namespace {
 
@@ -61,7 +61,7 @@ void fault_in(float* p, std::size_t n, int threads) {
   for (std::int64_t i = 0; i < std::int64_t(n); ++i) p[i] = float(i & 1023);
 }
 
-// The read, copy and update loops are wb's own (workbench/runtime/host_streams.cpp, what
+// The read, copy and update loops are wb's own (workbench/runtime/cpu_memory_ceilings.cpp, what
 // the cpu backend's ceilings time); the rest are the alternatives they were chosen over.
 // Free functions over __restrict pointers, as wb's variants are written (inside a lambda
 // the captured pointers are reloaded and the loops stay scalar).
@@ -117,8 +117,8 @@ int main(int argc, char** argv) {
   }
 
   // Four arrays, staggered: the k-th starts k * (16 KiB + 256 B) into its mapping. At
-  // equal offsets (mappings exactly `bytes` apart) the adamw pattern ran at 2.6 GB/s
-  // here against 27 GB/s staggered: the four streams fall into the same cache sets.
+  // equal offsets (mappings exactly `bytes` apart) the four streams fall into the same
+  // cache sets: run this probe to see what that costs on the machine at hand.
   const std::size_t stagger = 16640;
   float* base[4];
   float* arr[4];

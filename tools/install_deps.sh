@@ -3,7 +3,7 @@
 # run again). The CUDA toolkit is not a Debian package: when nvcc is found (on PATH or
 # in /usr/local/cuda/bin) the CUDA variants are built, otherwise wb builds the CPU
 # backend only. clang and its runtime libraries (libFuzzer, the sanitizers) build the
-# fuzz targets of tools/fuzz.sh. ocl-icd-opencl-dev: Debian's oneDNN is built with the
+# fuzz targets of ci/fuzz.sh. ocl-icd-opencl-dev: Debian's oneDNN is built with the
 # OpenCL GPU runtime, so its CMake package config requires OpenCL's headers and library
 # (only a recommendation of libdnnl-dev, which --no-install-recommends leaves out).
 set -euo pipefail

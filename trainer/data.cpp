@@ -3,7 +3,7 @@
 #include <numeric>
 
 #include "kernels/errors.h"
-#include "tools/tokenizer/token_file.h"
+#include "tokenizer/token_file.h"
 
 namespace wb::trainer {
 

@@ -17,7 +17,7 @@ struct TokenFile {
   std::vector<int32_t> tokens;
 };
 
-// llm.c token files through the tokenizer library (tools/tokenizer/token_file.h);
+// llm.c token files through the tokenizer library (tokenizer/token_file.h);
 // throws UsageError on a missing, truncated or foreign file.
 TokenFile read_tokens(const std::string& path);
 void write_tokens(const std::string& path, const std::vector<int32_t>& tokens);

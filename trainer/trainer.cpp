@@ -23,7 +23,7 @@
 #include "kernels/program.h"
 #include "kernels/registry.h"
 #include "kernels/stochastic_rounding.h"
-#include "tools/tokenizer/tokenizer_file.h"
+#include "tokenizer/tokenizer_file.h"
 #include "trainer/data.h"
 #include "trainer/gpt2.h"
 #include "trainer/model.h"

@@ -24,7 +24,7 @@ inline uint32_t float_to_bits(float f) {
 }
 
 // exp(x) in float. For x in [-87.6, 88.3] the relative error is below 2e-7 (under
-// 2 ulp; tests/cpp/test_cpu_simd_math.cpp measures it). Below -87.7 it returns 0 (the
+// 2 ulp; tests/kernels/test_cpu_simd_math.cpp measures it). Below -87.7 it returns 0 (the
 // true result is subnormal, under 1e-38), above 88.4 +inf (the true result is within
 // 30% of float's largest or overflows); NaN stays NaN.
 //

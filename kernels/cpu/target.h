@@ -10,7 +10,7 @@
 // (the isa_flags test checks the compile commands): its binaries run on any x86-64 CPU, and
 // the GPU campaign's bundle, built here, runs on another host's.
 // No ifunc (GCC's target_clones): its resolver runs before ThreadSanitizer's runtime
-// is up, and the sanitized builds of tools/emu_sanitized.sh compile these files too.
+// is up, and the sanitized builds of ci/emu_sanitized.sh compile these files too.
 #include <optional>
 #include <string>
 

@@ -28,7 +28,7 @@ bool have_symbol_table();
 // instruction after a call).
 std::string code_location(const void* pc);
 
-// A demangled name reduced as tools/launch_resources.py reduces nvcc's: no return type,
+// A demangled name reduced as cmake/launch_resources.py reduces nvcc's: no return type,
 // no parameter list, no "wb::", "emu_build::" or anonymous namespaces.
 std::string reduced_kernel_name(const std::string& demangled);
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "kernels/emu/emu.h"
-#include "tests/cpp/test_helpers.h"
+#include "tests/support/test_helpers.h"
 #include "tests/planted/planted.h"
 #include "workbench/runtime/report.h"
 
@@ -189,7 +189,7 @@ TEST(PlantedWmma, AssumingTheFragmentLayoutFailsTheComparison) {
 // read before its wait by the poison it reads (NaNs), and the missing barrier between
 // the wait and the compute by a schedule that lets one warp read before the other's
 // copies land (the ThreadSanitizer pass reports it as a race too:
-// tools/emu_sanitized.sh thread, scenario mma_missing_barrier).
+// ci/emu_sanitized.sh thread, scenario mma_missing_barrier).
 TEST(PlantedTensorCore, TheMmaPipelinePassesAndEachPlantedBugIsCaught) {
   const Result r = run_command(WB_PLANTED, "check matmul_forward_bf16 --backend emu --variants 91,92,93,94,95 "
                                            "--shapes tiny,wide --seed 3 --isolate");

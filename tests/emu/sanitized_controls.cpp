@@ -1,6 +1,6 @@
 // The emulator's sanitized checks on planted bugs: run one scenario per process, in a
 // build with ThreadSanitizer (racecheck) or AddressSanitizer (memcheck of reads too);
-// tools/emu_sanitized.sh looks for the sanitizer's report in what each one prints.
+// ci/emu_sanitized.sh looks for the sanitizer's report in what each one prints.
 //
 //   sanitized_controls SCENARIO
 //     shared_race      threads write one shared word with no barrier    (TSan: race)

@@ -303,7 +303,7 @@ TEST_F(Wmma, LoadsAreCheckedLikeAnyLoad) {
 
 // A store past the end of a buffer is a memcheck fault (the canary behind it). A planted
 // out-of-bounds write: left out of the AddressSanitizer ctest, which stops at the write
-// itself (tools/sanitized_tests.sh).
+// itself (ci/sanitized_tests.sh).
 TEST_F(Wmma, StorePastTheEndIsAMemcheckFault) {
   Device<float> in(256), small(200);
   const std::string e = launch_error([&] { WB_LAUNCH(accumulator_round_trip, 1, 32, 0, nullptr, small.p, in.p, 16u); });

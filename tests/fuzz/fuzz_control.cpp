@@ -1,6 +1,6 @@
-// The negative control of tools/fuzz.sh: planted bugs that a fuzz target must report,
+// The negative control of ci/fuzz.sh: planted bugs that a fuzz target must report,
 // so that a build without the sanitizers or a script that loses exit codes cannot pass
-// silently. tools/fuzz.sh runs it on each input of tests/fuzz/control/ and expects the
+// silently. ci/fuzz.sh runs it on each input of tests/fuzz/control/ and expects the
 // report named there; any other input is read without a finding.
 #include <cstring>
 #include <memory>

@@ -1,11 +1,11 @@
-// The token-file reader (tools/tokenizer/token_file.h: parse_token_file, what the
+// The token-file reader (tokenizer/token_file.h: parse_token_file, what the
 // trainer's read_tokens and `prepare_data decode` run on a file's bytes). Tokens it
 // reads are uint16 values, and written back they give the same bytes.
 #include <string>
 
 #include "tests/fuzz/fuzz_check.h"
-#include "tools/tokenizer/io.h"
-#include "tools/tokenizer/token_file.h"
+#include "tokenizer/io.h"
+#include "tokenizer/token_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   using namespace wb::tokenizer;

@@ -1,4 +1,4 @@
-// The tokenizer (tools/tokenizer/: pre-tokenizer, byte-level BPE) on any bytes, UTF-8
+// The tokenizer (tokenizer/: pre-tokenizer, byte-level BPE) on any bytes, UTF-8
 // or not, with a small vocabulary built here: the 256 byte tokens, a few merges (ASCII
 // and a two-byte UTF-8 character) and <|endoftext|>. Properties: decoding the ids gives
 // back the exact bytes, every id is in the vocabulary, the cached encoding equals the
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "tests/fuzz/fuzz_check.h"
-#include "tools/tokenizer/bpe.h"
-#include "tools/tokenizer/pretokenize.h"
+#include "tokenizer/bpe.h"
+#include "tokenizer/pretokenize.h"
 
 namespace {
 

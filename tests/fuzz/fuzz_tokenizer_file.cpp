@@ -1,11 +1,11 @@
-// The tokenizer-file reader (tools/tokenizer/tokenizer_file.h: token_table::parse,
+// The tokenizer-file reader (tokenizer/tokenizer_file.h: token_table::parse,
 // what `trainer` and `prepare_data decode` run on gpt2_tokenizer.bin). A table it reads
 // has its end-of-text id inside the vocabulary, decodes every id to some bytes and
 // refuses the id one past its end.
 #include <string>
 
 #include "tests/fuzz/fuzz_check.h"
-#include "tools/tokenizer/tokenizer_file.h"
+#include "tokenizer/tokenizer_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   using namespace wb::tokenizer;

@@ -59,7 +59,7 @@
 //   95 missing_barrier   no __syncthreads between the wait and the compute: a warp may
 //                        read the other warp's copies before they land (NaNs in a
 //                        shuffled or interleaved schedule at the wide shape; a race the
-//                        ThreadSanitizer pass reports, tools/emu_sanitized.sh thread).
+//                        ThreadSanitizer pass reports, ci/emu_sanitized.sh thread).
 // And of matmul_forward (TF32 tensor cores, wmma m16n16k8; one warp per 16x16 tile):
 //   90 assumes_fragment_layout  adds the bias into the accumulator fragment's x[i]
 //                        as if lane l held columns 2 * (l % 4) + (i & 1) + 8 * (i / 4)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tools/check_layers.py on the repository (must pass) and on small trees with a
+"""ci/check_layers.py on the repository (must pass) and on small trees with a
 violation planted (must fail, naming the file)."""
 import argparse
 import pathlib
@@ -29,6 +29,8 @@ def main():
         "workbench/runtime/x.cpp": '#include "workbench/cli/commands.h"\n',  # runtime using the CLI
         "trainer/x.cpp": '#include "workbench/cli/benchmark_timing.h"\n',  # trainer using the timing engine
         "reference/x.cpp": '#include "variants/x/common.cuh"\n',           # siblings
+        "trainer/y.cpp": '#include "tools/x/helper.h"\n',                 # a build depending on tools/
+        "tokenizer/x.cpp": '#include "workbench/runtime/report.h"\n',    # the tokenizer reaching up
     }
     for rel, line in planted.items():
         with tempfile.TemporaryDirectory() as tmp:

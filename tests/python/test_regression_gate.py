@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tools/regression_gate.sh end to end on the CPU backend: record baselines of two ops,
+"""ci/regression_gate.sh end to end on the CPU backend: record baselines of two ops,
 make them ten million times slower (a fresh sweep is then FASTER, which never fails:
 exit 0), make the sweeps fail (exit 2, never comparing the reports left from before),
 then make one ten million times faster than recorded (a regression: exit 1), then give

@@ -9,7 +9,7 @@
 #
 # 1. builds wb (tools/build.sh; --no-build: the wb in ${WB_BUILD_DIR:-build});
 # 2. `wb check` of every op (or the OPs given) on the check backend (default cuda);
-# 3. the regression gate (tools/regression_gate.sh) on the gate backend (default cuda) at
+# 3. the regression gate (ci/regression_gate.sh) on the gate backend (default cuda) at
 #    the shape (default llmc-dev) against results/<device-slug>/baseline/ (--baseline-dir);
 # 4. writes a markdown summary -- the check's verdict and the gate's tables -- to FILE
 #    (default: $GITHUB_STEP_SUMMARY where it is set, else OUT_DIR/summary.md).
@@ -102,11 +102,11 @@ echo "gpu_ci: wb check on $check_backend exited $check_rc ($out_dir/check.log)"
 gate_args=(--no-build --backend "$gate_backend" --shape "$shape" --max-slowdown "$max_slowdown" --out-dir "$out_dir/gate")
 gate_rc=0
 if [[ -d "$baseline_dir" ]] && compgen -G "$baseline_dir/*.json" >/dev/null; then
-  WB_BUILD_DIR="$build_dir" bash tools/regression_gate.sh "${gate_args[@]}" --baseline-dir "$baseline_dir" \
+  WB_BUILD_DIR="$build_dir" bash ci/regression_gate.sh "${gate_args[@]}" --baseline-dir "$baseline_dir" \
     ${ops[@]+"${ops[@]}"} >"$out_dir/gate.md" 2>"$out_dir/gate.log" || gate_rc=$?
   echo "### regression gate against $baseline_dir: $([[ $gate_rc == 0 ]] && echo passed || echo "FAILED, exit $gate_rc")" >>"$body"
 else
-  WB_BUILD_DIR="$build_dir" bash tools/regression_gate.sh "${gate_args[@]}" --record --baseline-dir "$out_dir/baseline" \
+  WB_BUILD_DIR="$build_dir" bash ci/regression_gate.sh "${gate_args[@]}" --record --baseline-dir "$out_dir/baseline" \
     ${ops[@]+"${ops[@]}"} >"$out_dir/gate.md" 2>"$out_dir/gate.log" || gate_rc=$?
   {
     echo "### regression gate: no baseline for $slug ($baseline_dir): recorded one, nothing compared"

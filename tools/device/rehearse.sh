@@ -38,8 +38,9 @@ start=$SECONDS
 DEVICE_DIR="$tmp/device" XZ_LEVEL=0 MODEL_ARGS="--init 2,64,2 -b 2 -t 16" bash tools/device/bundle.sh "$build" \
   >"$tmp/bundle.log" 2>&1 || fail "bundle.sh exited $?"
 # The budget is the CPU's, not an H100's: every (op, shape) sweep measures the host's
-# memory ceilings first (first-touching buffers of 256 MiB to 1 GiB: 2 to 6 s on a 2-vCPU
-# VM whose page faults are slow), 48 times, beside the other tests of ctest.
+# memory ceilings first (first-touching buffers of 256 MiB to 1 GiB: seconds where page
+# faults are slow; `time build/wb device --backend cpu` shows it), 48 times, beside the
+# other tests of ctest.
 env -i PATH=/usr/bin:/bin HOME="$tmp" OUT="$tmp/out" BUDGET_S=900 RESERVE_S=60 REHEARSE=1 DEVICE_DIR="$tmp/device" \
   WORK="$tmp/work" bash tools/device/core.sh >"$tmp/core.log" 2>&1 || fail "core.sh exited $?"
 anchors_start=$SECONDS

@@ -73,9 +73,9 @@ bool above_ceiling(double pct_of_roofline, double bytes, int64_t llc_bytes);
 // that took more than 30 s or of which one reads above the first measurement beyond the
 // last-level cache): each rate the faster of the two, the sizes and thread count of
 // `first`, the method of `first` with `how` appended; absent: what neither measured. A shared host's memory bandwidth
-// drifts over the minutes a sweep takes (on the 2-vCPU development VM the update stream measured 54 and 78 GB/s half an
-// hour apart, and adamw at N = 7.4M read 126% of a ceiling taken at the start of its sweep, then 101% and 92% in
-// repeats): a ceiling is the fastest the machine was seen to go, so every measurement of it counts.
+// drifts over the minutes a sweep takes (`wb device --backend cpu` twice, half an hour apart, can differ by half, and an
+// op then reads above a ceiling taken at the start of its sweep): a ceiling is the fastest the machine was seen to go,
+// so every measurement of it counts.
 Ceilings faster_of(const Ceilings& first, const Ceilings& second, const std::string& how);
 
 }  // namespace wb

@@ -20,7 +20,7 @@
 #include "kernels/errors.h"
 #include "workbench/runtime/buffers.h"
 #include "workbench/runtime/executor.h"
-#include "workbench/runtime/host_streams.h"
+#include "workbench/runtime/cpu_memory_ceilings.h"
 
 namespace wb {
 namespace {
@@ -95,7 +95,7 @@ class HostExecutor final : public Executor {
 
   Ceilings measure_ceilings() override {
     Ceilings c;
-    // Memory: read, copy and update-in-place streams (host_streams.h says why each and
+    // Memory: read, copy and update-in-place streams (cpu_memory_ceilings.h says why each and
     // how), over buffers of eight times the last-level cache, between 256 MiB and 1 GiB
     // (256 MiB when its size is unknown; at most a sixteenth of the memory each), by the variants' default thread count
     // (cpu::threads_param: the OpenMP maximum), the best of five passes each.

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The emulator's sanitized checks (README "Running CUDA kernels without a GPU").
+#
+#   bash ci/emu_sanitized.sh address|thread [wb check options...]
+#
+# Builds wb with the sanitizer into build-<flavour> (no CUDA, no tests), then
+#   1. runs the planted bugs of tests/emu/sanitized_controls.cpp: each must be reported
+#      by the sanitizer (address: reads past a shared array or a device buffer; thread:
+#      shared and global write races, a missing barrier, one in an mma.sync pipeline),
+#      the emulator's synccheck faults by the emulator with no sanitizer report, and
+#      the clean run must not report anything;
+#   2. runs `wb check --all --backend emu` (plus the options given, e.g. --block-sizes
+#      32,128 for the slower thread flavour): every hand-written CUDA variant must pass
+#      with no sanitizer report (the first report aborts the run).
+# Exits 0 when all of that holds, 1 otherwise.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+flavour="${1:-}"
+case "$flavour" in
+  address | thread) shift ;;
+  *) echo "usage: ci/emu_sanitized.sh address|thread [wb check options...]" >&2; exit 2 ;;
+esac
+dir="${WB_BUILD_DIR:-build}-$flavour"
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWB_SANITIZE="$flavour" -DWB_BUILD_TESTS=OFF >/dev/null
+cmake --build "$dir" --parallel "$(nproc)" --target wb sanitized_controls
+
+# The CPU reference's OpenMP and OpenBLAS threads are not instrumented: one thread each.
+export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+export TSAN_OPTIONS="halt_on_error=1 exitcode=66 report_signal_unsafe=0"
+export ASAN_OPTIONS="halt_on_error=1 exitcode=66 detect_leaks=0"
+export UBSAN_OPTIONS="halt_on_error=1 exitcode=66 print_stacktrace=1"
+
+failed=0
+# expect SCENARIO WANTED: the control's output must hold WANTED ("" = no report, exit 0)
+# and, for the emulator's own faults (WANTED starting "launch failed"), no sanitizer
+# report.
+expect() {
+  local scenario=$1 wanted=$2 out rc=0
+  out=$("$dir/sanitized_controls" "$scenario" 2>&1) || rc=$?
+  if [[ "$wanted" == "launch failed"* ]] && grep -q "Sanitizer" <<<"$out"; then
+    echo "FAIL $flavour control $scenario: a sanitizer report instead of the emulator's fault"; echo "$out" | head -30
+    failed=1
+    return
+  fi
+  if [ -z "$wanted" ]; then
+    if [ "$rc" -eq 0 ]; then echo "ok   $flavour control $scenario: no report"; return; fi
+    echo "FAIL $flavour control $scenario: a report where none is due (exit $rc)"; echo "$out" | head -30
+  elif [ "$rc" -ne 0 ] && grep -q "$wanted" <<<"$out"; then
+    echo "ok   $flavour control $scenario: caught ($(grep -m1 "$wanted" <<<"$out" | cut -c1-100))"; return
+  else
+    echo "FAIL $flavour control $scenario: '$wanted' not reported (exit $rc)"; echo "$out" | head -30
+  fi
+  failed=1
+}
+
+if [ "$flavour" = thread ]; then
+  expect shared_race "ThreadSanitizer: data race.*shared_write_race"
+  expect missing_barrier "ThreadSanitizer: data race.*block_sum"
+  expect global_race "ThreadSanitizer: data race.*global_write_race"
+  # The race is between the cp.async landing (at the wait) and the ldmatrix read, both
+  # in kernels/emu/tensor_core.h, inlined into the planted kernel.
+  expect mma_missing_barrier "ThreadSanitizer: data race.*tensor_core"
+else
+  expect shared_overread "index 64 out of bounds for type 'float \[64\]'"
+  expect global_overread "AddressSanitizer: heap-buffer-overflow"
+fi
+expect synccheck_barrier "launch failed: .*synccheck: kernel divergent_barrier"
+expect synccheck_exited "launch failed: .*synccheck: kernel shuffle_with_exited_lanes"
+expect clean ""
+
+start=$(date +%s)
+if "$dir/wb" check --all --backend emu "$@"; then
+  echo "ok   $flavour: wb check --all --backend emu $* passed with no sanitizer report in $(( $(date +%s) - start )) s"
+else
+  echo "FAIL $flavour: wb check --all --backend emu $* (exit $?)"
+  failed=1
+fi
+exit "$failed"

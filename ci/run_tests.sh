@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The test command of the README (and of CI): installs what is missing, builds, runs
+# every test with ctest (tests that need a GPU skip with a reason when none is usable),
+# then the capped pass (the main job's commands and the bf16 trainer's tests as a CPU
+# without AVX-512 runs them: ci/capped_pass.sh), then the sanitized passes:
+# AddressSanitizer + UBSan over the emulated variants and over the CPU side of the tests
+# (one build-address serves both), at two block sizes on the small check shapes,
+# ThreadSanitizer at two block sizes on the tiny shapes, and the fuzz targets of the file
+# and text readers, 20 s each. The sanitized checks are narrowed because every
+# configuration at every shape, instrumented, costs many times CI's budget (every
+# emulated thread is a ThreadSanitizer fiber: 81000 of them for one adamw launch at its
+# odd shape); ctest's check_all_emu runs them all unsanitized. docs/ci.md has the times.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# Each pass's wall time goes to the log ("pass <name>: N s"), so that what a change costs
+# CI can be read per pass.
+pass() {
+  local name=$1 start=$SECONDS
+  shift
+  "$@"
+  echo "pass $name: $((SECONDS - start)) s"
+}
+# ctest runs two tests at a time on CI's two cores, each with OpenMP threads of its own:
+# threads that spin while they wait for work (OpenMP's default for a while) burn the core
+# the other test needs; passive waiting leaves it. Timings in tests are never asserted.
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
+pass install bash tools/install_deps.sh
+pass build bash tools/build.sh
+pass ctest ctest --test-dir "${WB_BUILD_DIR:-build}" --output-on-failure -j "$(nproc)"
+# The paths of a CPU without AVX-512, whatever CPU this is (ci/capped_pass.sh).
+pass capped bash ci/capped_pass.sh "${WB_BUILD_DIR:-build}"
+pass emu-address bash ci/emu_sanitized.sh address --block-sizes 32,128 --shapes tiny,odd
+pass tests-sanitized bash ci/sanitized_tests.sh
+pass emu-thread bash ci/emu_sanitized.sh thread --block-sizes 32,128 --shapes tiny
+pass fuzz bash ci/fuzz.sh 20

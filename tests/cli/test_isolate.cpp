@@ -1,0 +1,207 @@
+// A crashing kernel does not take the run down. The planted variants of tests/planted/
+// (emu/90 and cuda/90 write out of bounds, cpu/90 dies by SIGSEGV) show:
+//   without --isolate, a sticky fault loses the device: the faulting configuration is
+//   incorrect with the fault, every later one not_run ("device lost: ..."), the report
+//   is written and wb exits 1;
+//   with --isolate, each variant runs in a child process, so the fault (or the child's
+//   death by a signal) costs that variant only.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "kernels/emu/emu.h"
+#include "tests/support/test_helpers.h"
+#include "tests/planted/planted.h"
+#include "workbench/runtime/harness.h"
+#include "workbench/runtime/report.h"
+
+namespace wb {
+namespace {
+
+using testing::planted_registry;
+using testing::Result;
+using testing::run_command;
+
+Result planted(const std::string& args) { return run_command(WB_PLANTED, args); }
+
+std::string temp_path(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("wb_isolate_test_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  return (dir / name).string();
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The records of one variant in a report.
+std::vector<Record> of_variant(const Report& r, int id) {
+  std::vector<Record> out;
+  for (const Record& rec : r.records)
+    if (rec.variant == id) out.push_back(rec);
+  return out;
+}
+
+TEST(DeviceLost, AStickyFaultLosesTheEmulatedDeviceForEverythingAfterIt) {
+  const Registry& reg = planted_registry();
+  const OpSpec& op = reg.op("residual_forward");
+  auto ex = make_executor(Backend::emu);
+  Session session(reg, op, parse_shape("B=2,T=3,C=40"), 7, *ex);
+  EvalOptions eval;
+  eval.check_launches = 1;
+  const Variant& naive = reg.variant(op.name, Backend::emu, 1);
+  const Variant& fault = reg.variant(op.name, Backend::emu, 90);
+  const Variant& after = reg.variant(op.name, Backend::emu, 91);
+
+  // A refused launch (more threads than a block may have) is not sticky.
+  const Record refused = session.evaluate(naive, ParamValues{{"block_size", 2048}}, eval);
+  EXPECT_EQ(refused.status, Status::incorrect);
+  EXPECT_TRUE(contains(refused.reason, "cudaErrorInvalidConfiguration")) << refused.reason;
+  EXPECT_FALSE(ex->lost());
+  EXPECT_EQ(session.evaluate(naive, naive.default_params(), eval).status, Status::ok);
+
+  const Record faulted = session.evaluate(fault, fault.default_params(), eval);
+  EXPECT_EQ(faulted.status, Status::incorrect);
+  EXPECT_TRUE(contains(faulted.reason, "cudaErrorIllegalAddress")) << faulted.reason;
+  EXPECT_TRUE(contains(faulted.reason, "memcheck")) << faulted.reason;
+  ASSERT_TRUE(ex->lost());
+  EXPECT_TRUE(contains(*ex->lost(), "cudaErrorIllegalAddress")) << *ex->lost();
+
+  const Record skipped = session.evaluate(after, after.default_params(), eval);
+  EXPECT_EQ(skipped.status, Status::not_run);
+  EXPECT_EQ(skipped.reason.rfind("device lost: cudaErrorIllegalAddress", 0), 0u) << skipped.reason;
+  EXPECT_EQ(to_string(skipped.status), "not_run");
+  emu::reset();  // the emulated context is the process's: leave it fresh for other tests
+}
+
+TEST(DeviceLost, CheckReportsTheFaultMarksTheRestNotRunWritesTheReportAndExits1) {
+  const std::string json = temp_path("lost.json");
+  std::filesystem::remove(json);
+  const Result r =
+      planted("check residual_forward --backend emu --variants 1,90,91 --shapes tiny,odd --seed 3 --json " + json);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "DEVICE LOST: cudaErrorIllegalAddress")) << r.output;
+  EXPECT_TRUE(contains(r.output, "not run")) << r.output;
+  ASSERT_TRUE(std::filesystem::exists(json)) << r.output;
+  const Report report = read_report(json, planted_registry());
+  std::size_t ok = 0, incorrect = 0, not_run = 0;
+  for (const Record& rec : report.records) {
+    ok += rec.status == Status::ok;
+    incorrect += rec.status == Status::incorrect;
+    not_run += rec.status == Status::not_run;
+  }
+  // tiny: emu/1 ok at its 6 block sizes, emu/90 faults, emu/91 not run; odd: nothing
+  // runs (8 configurations).
+  EXPECT_EQ(report.records.size(), 16u);
+  EXPECT_EQ(ok, 6u);
+  EXPECT_EQ(incorrect, 1u);
+  EXPECT_EQ(not_run, 9u);
+  for (const Record& rec : of_variant(report, 90)) {
+    if (rec.status == Status::incorrect) {
+      EXPECT_TRUE(contains(rec.reason, "memcheck")) << rec.reason;
+    }
+  }
+  for (const Record& rec : of_variant(report, 91)) {
+    EXPECT_EQ(rec.status, Status::not_run);
+    EXPECT_EQ(rec.reason.rfind("device lost: ", 0), 0u) << rec.reason;
+  }
+}
+
+TEST(Isolate, CheckRunsEachVariantInAChildSoOneFaultCostsOneVariant) {
+  const std::string json = temp_path("isolated.json");
+  const Result r = planted(
+      "check residual_forward --backend emu --variants 1,90,91 --shapes tiny,odd --seed 3 "
+      "--isolate --json " +
+      json);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_FALSE(contains(r.output, "DEVICE LOST")) << r.output;
+  const Report report = read_report(json, planted_registry());
+  EXPECT_EQ(report.records.size(), 16u);
+  for (int id : {1, 91})
+    for (const Record& rec : of_variant(report, id)) EXPECT_EQ(rec.status, Status::ok) << id << ": " << rec.reason;
+  for (const Record& rec : of_variant(report, 90)) {
+    EXPECT_EQ(rec.status, Status::incorrect);
+    EXPECT_TRUE(contains(rec.reason, "cudaErrorIllegalAddress")) << rec.reason;
+  }
+  // The children used the seed this process would have: the same inputs.
+  const std::string plain = temp_path("plain.json");
+  EXPECT_EQ(
+      planted("check residual_forward --backend emu --variants 1 --shapes tiny,odd --seed 3 --json " + plain).code, 0);
+  const Report alone = read_report(plain, planted_registry());
+  ASSERT_EQ(alone.records.size(), 12u);
+  for (std::size_t i = 0; i < alone.records.size(); ++i)
+    EXPECT_EQ(alone.records[i].seed, of_variant(report, 1)[i].seed);
+}
+
+TEST(Isolate, AChildKilledByASignalIsReportedAndTheRunGoesOn) {
+  // Without --isolate the planted SIGSEGV takes wb down with it.
+  EXPECT_NE(planted("check residual_forward --backend cpu --variants 90 --shapes tiny --seed 1").code, 0);
+
+  const std::string json = temp_path("signal.json");
+  const Result r =
+      planted("check residual_forward --backend cpu --variants 90,1 --shapes tiny --seed 1 --isolate --json " + json);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "child process died: signal 11")) << r.output;
+  const Report report = read_report(json, planted_registry());
+  ASSERT_EQ(of_variant(report, 90).size(), 1u);
+  EXPECT_EQ(of_variant(report, 90)[0].status, Status::incorrect);
+  EXPECT_TRUE(contains(of_variant(report, 90)[0].reason, "child process died: signal 11"));
+  ASSERT_EQ(of_variant(report, 1).size(), 1u);
+  EXPECT_EQ(of_variant(report, 1)[0].status, Status::ok);
+}
+
+TEST(Isolate, RunAndSweepToo) {
+  const std::string run_json = temp_path("run.json");
+  const Result run =
+      planted("run residual_forward -v 90 --backend cpu --shape B=2,T=4,C=8 --seed 1 --isolate --json " + run_json);
+  EXPECT_EQ(run.code, 1) << run.output;
+  EXPECT_TRUE(contains(run.output, "INCORRECT child process died: signal 11")) << run.output;
+  EXPECT_EQ(read_report(run_json, planted_registry()).records.at(0).status, Status::incorrect);
+
+  EXPECT_EXIT_WITH(planted("run residual_forward -v 90 --backend emu --shape B=2,T=4,C=8 --seed 1"), 1,
+                   "cudaErrorIllegalAddress");
+
+  const std::string sweep_json = temp_path("sweep.json");
+  const Result sweep = planted(
+      "sweep residual_forward --backend cpu --variants 1,90 --shape B=2,T=4,C=8 --seed 1 "
+      "--repetitions 1 --min-time 0.001 --isolate --out " +
+      sweep_json);
+  EXPECT_EQ(sweep.code, 1) << sweep.output;
+  const Report report = read_report(sweep_json, planted_registry());
+  ASSERT_EQ(of_variant(report, 1).size(), 1u);
+  EXPECT_EQ(of_variant(report, 1)[0].status, Status::ok);
+  EXPECT_TRUE(of_variant(report, 1)[0].timing.has_value());
+  EXPECT_GT(report.context.ceilings.copy_gbps, 0);  // measured once, by the parent
+  ASSERT_EQ(of_variant(report, 90).size(), 1u);
+  EXPECT_TRUE(contains(of_variant(report, 90)[0].reason, "child process died: signal 11"));
+}
+
+TEST(Isolate, FlagsAreValidatedBeforeAnyChildRuns) {
+  EXPECT_EXIT_WITH(planted("check residual_forward --backend emu --isolate --shapes nope"), 2, "unknown check shape");
+  EXPECT_EXIT_WITH(planted("sweep residual_forward --backend emu --isolate --out x.json"), 2, "never timed");
+}
+
+TEST(DeviceLost, APlantedOutOfBoundsKernelOnAGpu) {
+  if (auto why = cuda_unavailable_reason()) GTEST_SKIP() << "no usable CUDA device: " << *why;
+  const std::string json = temp_path("gpu.json");
+  const Result r =
+      planted("check residual_forward --backend cuda --variants 1,90,91 --shapes tiny --seed 3 --json " + json);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "DEVICE LOST: cudaErrorIllegalAddress")) << r.output;
+  const Report lost = read_report(json, planted_registry());
+  EXPECT_EQ(of_variant(lost, 1).at(0).status, Status::ok);
+  EXPECT_EQ(of_variant(lost, 90).at(0).status, Status::incorrect);
+  EXPECT_EQ(of_variant(lost, 91).at(0).status, Status::not_run);
+
+  const Result isolated = planted(
+      "check residual_forward --backend cuda --variants 1,90,91 --shapes tiny --seed 3 "
+      "--isolate --json " +
+      json);
+  EXPECT_EQ(isolated.code, 1) << isolated.output;
+  const Report report = read_report(json, planted_registry());
+  EXPECT_EQ(of_variant(report, 90).at(0).status, Status::incorrect);
+  EXPECT_EQ(of_variant(report, 91).at(0).status, Status::ok);
+}
+
+}  // namespace
+}  // namespace wb

@@ -1,0 +1,140 @@
+// tokenizer_bench: throughput of the GPT-2 tokenizer on one core, in MB/s of input text
+// (10^6 bytes a second), timed by Google Benchmark. Built but not run by ctest:
+//
+//   build/tokenizer_bench [--input FILE] [--vocab DIR] [Google Benchmark flags]
+//
+// Defaults: TinyShakespeare and the GPT-2 vocabulary under ../shared/data. Cases:
+//   load         parse encoder.json and vocab.bpe
+//   pretokenize  the regex split alone
+//   encode_cold  encode the whole text with an empty piece cache (a first encoding)
+//   encode_warm  encode it again with the cache filled by earlier iterations
+//   prepare      TinyShakespeare's sections, end-of-text tokens and splits (cold cache)
+//   decode       ids back to the text
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "tokenizer/bpe.h"
+#include "tokenizer/dataset.h"
+#include "tokenizer/io.h"
+#include "tokenizer/pretokenize.h"
+
+namespace {
+
+using namespace wb::tokenizer;
+
+std::string g_input = std::string(WB_DATA_DIR) + "/tinyshakespeare.txt";
+std::string g_vocab = std::string(WB_DATA_DIR) + "/gpt2";
+
+const std::string& text() {
+  static const std::string t = read_file(g_input, "text");
+  return t;
+}
+
+bpe_tokenizer& tokenizer() {
+  static bpe_tokenizer t = bpe_tokenizer::load(g_vocab);
+  return t;
+}
+
+void count_bytes(benchmark::State& state, std::size_t bytes) {
+  const double total = static_cast<double>(state.iterations()) * static_cast<double>(bytes);
+  state.counters["MB/s"] = benchmark::Counter(total / 1e6, benchmark::Counter::kIsRate);
+}
+
+void load(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(bpe_tokenizer::load(g_vocab).vocab_size());
+}
+
+void pretokenize_text(benchmark::State& state) {
+  std::size_t pieces = 0;
+  for (auto _ : state) {
+    pretokenizer p(text());
+    std::string_view piece;
+    pieces = 0;
+    while (p.next(piece)) ++pieces;
+    benchmark::DoNotOptimize(pieces);
+  }
+  state.counters["pieces"] = static_cast<double>(pieces);
+  count_bytes(state, text().size());
+}
+
+void encode_cold(benchmark::State& state) {
+  std::vector<token_id> ids;
+  for (auto _ : state) {
+    state.PauseTiming();
+    tokenizer().clear_cache();
+    ids.clear();
+    state.ResumeTiming();
+    tokenizer().encode(text(), ids);
+    benchmark::DoNotOptimize(ids.data());
+  }
+  state.counters["tokens"] = static_cast<double>(ids.size());
+  count_bytes(state, text().size());
+}
+
+void encode_warm(benchmark::State& state) {
+  std::vector<token_id> ids;
+  tokenizer().encode(text(), ids);
+  for (auto _ : state) {
+    ids.clear();
+    tokenizer().encode(text(), ids);
+    benchmark::DoNotOptimize(ids.data());
+  }
+  state.counters["tokens"] = static_cast<double>(ids.size());
+  count_bytes(state, text().size());
+}
+
+void prepare(benchmark::State& state) {
+  std::size_t tokens = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    tokenizer().clear_cache();
+    state.ResumeTiming();
+    const token_split split = tinyshakespeare_tokens(text(), tokenizer());
+    tokens = split.val.size() + split.train.size();
+  }
+  state.counters["tokens"] = static_cast<double>(tokens);
+  count_bytes(state, text().size());
+}
+
+void decode(benchmark::State& state) {
+  const std::vector<token_id> ids = tokenizer().encode(text());
+  for (auto _ : state) benchmark::DoNotOptimize(tokenizer().decode(ids).size());
+  count_bytes(state, text().size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  for (int k = 1; k < argc; ++k) {
+    const bool has_value = k + 1 < argc;
+    if (std::strcmp(argv[k], "--input") == 0 && has_value) {
+      g_input = argv[++k];
+    } else if (std::strcmp(argv[k], "--vocab") == 0 && has_value) {
+      g_vocab = argv[++k];
+    } else {
+      std::cerr << "tokenizer_bench: unknown argument '" << argv[k] << "'\n"
+                << "usage: tokenizer_bench [--input FILE] [--vocab DIR] [Google Benchmark flags]\n";
+      return 2;
+    }
+  }
+  try {
+    std::cout << "input " << g_input << ": " << text().size() << " bytes; vocabulary " << g_vocab << ": "
+              << tokenizer().vocab_size() << " tokens\n";
+  } catch (const error& e) {
+    std::cerr << "tokenizer_bench: error: " << e.what() << "\n";
+    return 2;
+  }
+  benchmark::RegisterBenchmark("load", load)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("pretokenize", pretokenize_text)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("encode_cold", encode_cold)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("encode_warm", encode_warm)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("prepare", prepare)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("decode", decode)->Unit(benchmark::kMillisecond);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
