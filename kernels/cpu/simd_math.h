@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/math_constants.h"
+
 namespace wb::cpu {
 
 inline float bits_to_float(uint32_t u) {
@@ -37,13 +39,12 @@ inline uint32_t float_to_bits(float f) {
 // significant bits, so k * kLn2Hi is exact) to keep r accurate. exp(r) is its Taylor
 // polynomial to degree 7: the first omitted term is below 2e-9 on that interval.
 inline float fast_exp(float x) {
-  constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kLn2Hi = 0.693359375f;
   constexpr float kLn2Lo = -2.12194440e-4f;
   constexpr float kRound = 12582912.0f;  // 1.5 * 2^23
   float xc = x < -88.0f ? -88.0f : x;    // k >= -127
   xc = xc > 89.0f ? 89.0f : xc;          // k <= 128
-  const float t = xc * kLog2e + kRound;
+  const float t = xc * math::kLog2e + kRound;
   const float k = t - kRound;
   const float r = (xc - k * kLn2Hi) - k * kLn2Lo;
   float p = 1.0f / 5040;

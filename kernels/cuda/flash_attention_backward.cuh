@@ -51,6 +51,7 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/packed.cuh"
 #include "kernels/cuda/runtime.h"
+#include "kernels/math_constants.h"
 
 namespace wb::cuda::flash_backward {
 
@@ -58,7 +59,7 @@ constexpr int kThreads = 256;  // 16 x 16
 constexpr int kSide = 16;      // threads per side of the thread grid
 constexpr int kPad = 4;        // floats of padding per shared row
 constexpr int kMaxHs = 128;
-constexpr float kLog2e = 1.4426950408889634f;
+using math::kLog2e;
 
 // Shared-memory layout of both tiled kernels, for hs padded to kHS and tiles of
 // kTile rows: q, dout, k, v tiles (kTile x kLd), one P/dS tile (kTile x kLdS), and
