@@ -47,10 +47,8 @@ void adamw_simd(const AdamwArgs& a, const Launch& l) {
 }  // namespace
 
 Variant adamw_cpu_2() {
-  Variant v = Variant::of(&adamw_simd);
-  v.summary = "one float pass with the step's constants hoisted: SIMD loop (sqrt included), OpenMP chunks";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(&adamw_simd,
+                       "one float pass with the step's constants hoisted: SIMD loop (sqrt included), OpenMP chunks");
 }
 
 }  // namespace wb::variants

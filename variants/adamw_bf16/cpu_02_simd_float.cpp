@@ -77,11 +77,9 @@ void adamw_bf16_simd(const AdamwBf16Args& a, const Launch& l) {
 }  // namespace
 
 Variant adamw_bf16_cpu_2() {
-  Variant v = Variant::of(&adamw_bf16_simd);
-  v.summary =
-      "one fp32 pass, constants hoisted, gradient widened by a shift, params rounded in the lanes (hash included)";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(
+      &adamw_bf16_simd,
+      "one fp32 pass, constants hoisted, gradient widened by a shift, params rounded in the lanes (hash included)");
 }
 
 }  // namespace wb::variants

@@ -56,12 +56,10 @@ void fused_residual_layernorm_bf16_simd(const FusedResidualLayernormForwardBf16A
 }  // namespace
 
 Variant fused_residual_layernorm_forward_bf16_cpu_2() {
-  Variant v = Variant::of(&fused_residual_layernorm_bf16_simd);
-  v.summary =
+  return cpu::threaded(
+      &fused_residual_layernorm_bf16_simd,
       "rows over threads; residual rounded once and kept widened in an fp32 row buffer, then fp32 SIMD layernorm, one "
-      "rounding";
-  v.params = {cpu::threads_param()};
-  return v;
+      "rounding");
 }
 
 }  // namespace wb::variants

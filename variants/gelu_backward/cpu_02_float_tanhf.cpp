@@ -38,10 +38,8 @@ void gelu_backward_float(const GeluBackwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant gelu_backward_cpu_2() {
-  Variant v = Variant::of(&gelu_backward_float);
-  v.summary = "the derivative in float with libm's tanhf, static chunks over a tunable number of threads";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(&gelu_backward_float,
+                       "the derivative in float with libm's tanhf, static chunks over a tunable number of threads");
 }
 
 }  // namespace wb::variants

@@ -35,10 +35,9 @@ void gelu_backward_simd(const GeluBackwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant gelu_backward_cpu_3() {
-  Variant v = Variant::of(&gelu_backward_simd);
-  v.summary = "s + 2x s(1-s) u' with s = sigmoid(2u) through an inline polynomial exp: SIMD loop, OpenMP chunks";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(
+      &gelu_backward_simd,
+      "s + 2x s(1-s) u' with s = sigmoid(2u) through an inline polynomial exp: SIMD loop, OpenMP chunks");
 }
 
 }  // namespace wb::variants

@@ -38,12 +38,10 @@ void gelu_backward_bf16_simd(const GeluBackwardBf16Args& a, const Launch& l) {
 }  // namespace
 
 Variant gelu_backward_bf16_cpu_2() {
-  Variant v = Variant::of(&gelu_backward_bf16_simd);
-  v.summary =
+  return cpu::threaded(
+      &gelu_backward_bf16_simd,
       "widen by shifts, the derivative through an inline polynomial sigmoid, branch-free rounding; SIMD loop, OpenMP "
-      "chunks";
-  v.params = {cpu::threads_param()};
-  return v;
+      "chunks");
 }
 
 }  // namespace wb::variants

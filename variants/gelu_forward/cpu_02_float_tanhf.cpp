@@ -34,10 +34,8 @@ void gelu_float(const GeluForwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant gelu_forward_cpu_2() {
-  Variant v = Variant::of(&gelu_float);
-  v.summary = "the formula in float with libm's tanhf, static chunks over a tunable number of threads";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(&gelu_float,
+                       "the formula in float with libm's tanhf, static chunks over a tunable number of threads");
 }
 
 }  // namespace wb::variants

@@ -37,10 +37,8 @@ void gelu_simd(const GeluForwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant gelu_forward_cpu_3() {
-  Variant v = Variant::of(&gelu_simd);
-  v.summary = "x * sigmoid(2u) through an inline polynomial exp: no libm call, SIMD loop, OpenMP chunks";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(&gelu_simd,
+                       "x * sigmoid(2u) through an inline polynomial exp: no libm call, SIMD loop, OpenMP chunks");
 }
 
 }  // namespace wb::variants

@@ -42,9 +42,7 @@ void gelu_avx2(const GeluForwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant gelu_forward_cpu_4() {
-  Variant v = Variant::of(&gelu_avx2);
-  v.summary = "variant 3's loop compiled for x86-64-v3: eight lanes, fused multiply-adds";
-  v.params = {cpu::threads_param()};
+  Variant v = cpu::threaded(&gelu_avx2, "variant 3's loop compiled for x86-64-v3: eight lanes, fused multiply-adds");
   v.requirements = {cpu::needs(cpu::Capability::avx2_fma)};
   return v;
 }

@@ -50,11 +50,9 @@ void layernorm_bf16_simd(const LayernormForwardBf16Args& a, const Launch& l) {
 }  // namespace
 
 Variant layernorm_forward_bf16_cpu_2() {
-  Variant v = Variant::of(&layernorm_bf16_simd);
-  v.summary =
-      "rows over threads; each row widened into an fp32 buffer in L1, fp32 SIMD sums and normalisation, one rounding";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(
+      &layernorm_bf16_simd,
+      "rows over threads; each row widened into an fp32 buffer in L1, fp32 SIMD sums and normalisation, one rounding");
 }
 
 }  // namespace wb::variants
