@@ -7,23 +7,11 @@
 // float comparison followed by arithmetic as a branch: kernels/CMakeLists.txt).
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
+#include "kernels/bf16.h"  // float_bits, float_from_bits
 #include "kernels/math_constants.h"
 
 namespace wb::cpu {
-
-inline float bits_to_float(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-inline uint32_t float_to_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
 
 // exp(x) in float. For x in [-87.6, 88.3] the relative error is below 2e-7 (under
 // 2 ulp; tests/cpp/test_cpu_simd_math.cpp measures it). Below -87.7 it returns 0 (the
@@ -56,8 +44,8 @@ inline float fast_exp(float x) {
   p = p * r + 1.0f;
   p = p * r + 1.0f;
   // k + 127 is the biased exponent of 2^k; kRound's own bits hold k = 0.
-  const uint32_t exponent = float_to_bits(t) - float_to_bits(kRound) + 127u;
-  return p * bits_to_float(exponent << 23);
+  const uint32_t exponent = float_bits(t) - float_bits(kRound) + 127u;
+  return p * float_from_bits(exponent << 23);
 }
 
 // sigmoid(z) = 1 / (1 + exp(-z)) and its complement 1 - sigmoid(z) = sigmoid(-z),
