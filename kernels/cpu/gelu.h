@@ -1,6 +1,6 @@
 #pragma once
-// GPT-2's GELU, tanh approximation, in float and with no libm call, so that a loop
-// over it vectorises:
+// GPT-2's GELU, tanh approximation, and its derivative, in float and with no libm call,
+// so that a loop over them vectorises:
 //   gelu(x) = 0.5 x (1 + tanh u) = x sigmoid(2u),  u = sqrt(2/pi) (x + 0.044715 x^3)
 // The sigmoid is sigmoid_pair's (kernels/cpu/simd_math.h), which goes through
 // exp(-|2u|) <= 1: very large |x| cannot overflow it (x^3 = inf gives sigmoid 1 or 0,
@@ -11,15 +11,28 @@
 
 #include "kernels/cpu/bf16_lanes.h"
 #include "kernels/cpu/simd_math.h"
+#include "kernels/math_constants.h"
 
 namespace wb::cpu {
 
-constexpr float kGeluScale = 0.7978845608028654f;  // sqrt(2/pi)
-constexpr float kGeluCubic = 0.044715f;
+using math::kGeluCubic;
+using math::kGeluScale;
 
-inline float gelu(float x) {
+// Always inlined, as gelu_grad, so that a loop over it (also one compiled for another
+// target, WB_TARGET_X86_64_V3) keeps it in its own SIMD lanes.
+[[gnu::always_inline]] inline float gelu(float x) {
   const float u = kGeluScale * (x + kGeluCubic * x * x * x);
   return x * sigmoid_pair(2.0f * u).sigmoid;
+}
+
+// The derivative in the same form: with s = sigmoid(2u) = (1 + tanh u) / 2,
+// gelu'(x) = s + 2 x s (1 - s) u', u' = kGeluScale (1 + 3 kGeluCubic x^2).
+[[gnu::always_inline]] inline float gelu_grad(float x) {
+  const float x2 = x * x;
+  const float u = kGeluScale * (x + kGeluCubic * x2 * x);
+  const float dudx = kGeluScale * (1.0f + 3.0f * kGeluCubic * x2);
+  const SigmoidPair s = sigmoid_pair(2.0f * u);
+  return s.sigmoid * (1.0f + 2.0f * x * s.complement * dudx);
 }
 
 // matmul_gelu_forward_bf16's epilogue on an fp32 sum: pre[i] = bf16(acc[i]) and

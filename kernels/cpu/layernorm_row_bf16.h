@@ -4,11 +4,13 @@
 // thread's buffer x (C floats, in L1), the mean and the squared deviations from it as
 // fp32 SIMD reductions (two passes: no cancellation of E[x^2] - mean^2), each output
 // (x - mean) * rstd * weight + bias in fp32, rounded once to nearest even. Writes the
-// statistics, returns nothing.
+// statistics, returns nothing. layernorm_rows_bf16 runs it over the rows of a tensor.
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "kernels/cpu/bf16_lanes.h"
+#include "kernels/cpu/layernorm_row.h"
 #include "kernels/ops/layernorm_forward.h"
 
 namespace wb::cpu {
@@ -21,17 +23,32 @@ namespace wb::cpu {
 #pragma omp simd reduction(+ : sum)
   for (int64_t c = 0; c < C; ++c) sum += x[c];
   const float mean = sum / float(C);
-  float squares = 0.0f;
-#pragma omp simd reduction(+ : squares)
-  for (int64_t c = 0; c < C; ++c) {
-    const float d = x[c] - mean;
-    squares += d * d;
-  }
-  const float rstd = 1.0f / std::sqrt(squares / float(C) + kLayernormEps);
+  const float rstd = row_rstd(x, mean, C);
 #pragma omp simd
   for (int64_t c = 0; c < C; ++c) out[c] = round_bits((x[c] - mean) * rstd * widen(weight[c]) + widen(bias[c]));
   *mean_out = mean;
   *rstd_out = rstd;
+}
+
+// The rungs' loop around it: rows over `threads` OpenMP threads, each thread with its own
+// fp32 row buffer x of C floats (in L1); fill(row, x) writes the row's input, widened,
+// into x, and layernorm_row_bf16 normalises it into row `row` of out (rows x C), with
+// weight and bias of C elements and the row's statistics in mean[row] and rstd[row].
+template <class Fill>
+void layernorm_rows_bf16(int64_t rows, int64_t C, bf16* out, const bf16* weight, const bf16* bias, float* mean,
+                         float* rstd, int threads, Fill fill) {
+  const uint16_t* w = bits_of(weight);
+  const uint16_t* b = bits_of(bias);
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<float> buffer(C);
+    float* __restrict x = buffer.data();
+#pragma omp for schedule(static)
+    for (int64_t row = 0; row < rows; ++row) {
+      fill(row, x);
+      layernorm_row_bf16(bits_of(out) + row * C, x, C, w, b, mean + row, rstd + row);
+    }
+  }
 }
 
 }  // namespace wb::cpu

@@ -7,21 +7,11 @@
 // float comparison followed by arithmetic as a branch: kernels/CMakeLists.txt).
 #include <cmath>
 #include <cstdint>
-#include <cstring>
+
+#include "kernels/bf16.h"  // float_bits, float_from_bits
+#include "kernels/math_constants.h"
 
 namespace wb::cpu {
-
-inline float bits_to_float(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-inline uint32_t float_to_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
 
 // exp(x) in float. For x in [-87.6, 88.3] the relative error is below 2e-7 (under
 // 2 ulp; tests/kernels/test_cpu_simd_math.cpp measures it). Below -87.7 it returns 0 (the
@@ -37,13 +27,12 @@ inline uint32_t float_to_bits(float f) {
 // significant bits, so k * kLn2Hi is exact) to keep r accurate. exp(r) is its Taylor
 // polynomial to degree 7: the first omitted term is below 2e-9 on that interval.
 inline float fast_exp(float x) {
-  constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kLn2Hi = 0.693359375f;
   constexpr float kLn2Lo = -2.12194440e-4f;
   constexpr float kRound = 12582912.0f;  // 1.5 * 2^23
   float xc = x < -88.0f ? -88.0f : x;    // k >= -127
   xc = xc > 89.0f ? 89.0f : xc;          // k <= 128
-  const float t = xc * kLog2e + kRound;
+  const float t = xc * math::kLog2e + kRound;
   const float k = t - kRound;
   const float r = (xc - k * kLn2Hi) - k * kLn2Lo;
   float p = 1.0f / 5040;
@@ -55,8 +44,8 @@ inline float fast_exp(float x) {
   p = p * r + 1.0f;
   p = p * r + 1.0f;
   // k + 127 is the biased exponent of 2^k; kRound's own bits hold k = 0.
-  const uint32_t exponent = float_to_bits(t) - float_to_bits(kRound) + 127u;
-  return p * bits_to_float(exponent << 23);
+  const uint32_t exponent = float_bits(t) - float_bits(kRound) + 127u;
+  return p * float_from_bits(exponent << 23);
 }
 
 // sigmoid(z) = 1 / (1 + exp(-z)) and its complement 1 - sigmoid(z) = sigmoid(-z),

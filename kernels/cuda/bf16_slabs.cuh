@@ -2,7 +2,7 @@
 // The slabs of wb's hand-written bf16 tensor-core GEMMs (matmul_forward_bf16 cuda/4..6,
 // matmul_gelu_forward_bf16 cuda/4, matmul_backward_bf16 cuda/4): what the WMMA rung and
 // the mma.sync rungs share, the shared-memory layout of a slab, its split into 16-byte
-// chunks, the register-staged copy and the launchers' checks. kernels/cuda/tc_gemm.cuh
+// chunks, the register-staged copy and the launchers' checks. kernels/cuda/tensor_core_gemm.cuh
 // builds the mma.sync kernels on it.
 //
 //   out (M x N) = A (M x K) @ B (K x N), bf16 in shared memory, products exact in fp32,
@@ -51,7 +51,7 @@
 #include "kernels/shape.h"
 #include "kernels/variant.h"
 
-namespace wb::cuda::tc_gemm {
+namespace wb::cuda::tensor_core_gemm {
 
 constexpr int kBK = 32;          // channels (k) per slab: two k16 steps of mma.m16n8k16
 constexpr int kPad = 8;          // bf16 of padding after every shared-memory row (16 bytes)
@@ -174,4 +174,4 @@ Problem linear_layer(const Args& a, bf16* pre, const char* what) {
       pairs};
 }
 
-}  // namespace wb::cuda::tc_gemm
+}  // namespace wb::cuda::tensor_core_gemm

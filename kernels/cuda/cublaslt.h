@@ -1,21 +1,37 @@
 #pragma once
 // The cuBLASLt objects one matmul call needs -- the operation descriptor, the matrix
 // layouts and the preference that steers the algorithm heuristic -- as RAII owners,
-// and the pointer alignment that the heuristic is told about.
+// and the pointer alignment that the heuristic is told about; the set-up the cuBLASLt
+// rungs share (their workspace, the linear layer's problem, the two products of the
+// backward pass) and a cache of the heuristic's choices.
 //
 // An owner creates its object in its constructor (WB_CHECK: a failure throws) and
 // destroys it in its destructor, also when a later call throws; errors of the destroy
 // call are ignored (nothing useful can be done about them there). Owners are not
 // copyable; they are movable, and a moved-from owner holds nothing.
+//
+// Under the emulator (WB_EMU) there is no cuBLASLt: only the workspace size, which a
+// rung declares in either build, is defined.
+#include <cstddef>
+
+namespace wb::cuda {
+
+// The workspace of every cuBLASLt rung: 32 MiB, what cuBLAS reserves on Hopper.
+constexpr std::size_t kLtWorkspaceBytes = std::size_t(32) << 20;
+
+}  // namespace wb::cuda
+
+#if !WB_EMU
 #include <cublasLt.h>
 
-#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <utility>
 
 #include "kernels/cuda/libraries.h"
+#include "kernels/errors.h"
 
 namespace wb::cuda {
 
@@ -132,6 +148,110 @@ inline bool first_algo(cublasLtHandle_t handle, const LtMatmulDesc& desc, const 
   return true;
 }
 
+// Sets one attribute of an operation descriptor to `value` (its size is the value's).
+template <class T>
+void set_attribute(const LtMatmulDesc& desc, cublasLtMatmulDescAttributes_t attribute, const T& value) {
+  WB_CHECK(cublasLtMatmulDescSetAttribute(desc.get(), attribute, &value, sizeof(value)));
+}
+
+// The operation and the matrices of one call D = op(A) op(B) (+ beta C), where C is D
+// (in place: a rung that accumulates passes beta 1, one that overwrites beta 0).
+struct LtProblem {
+  LtMatmulDesc desc;
+  LtMatrixLayout a, b, d;
+};
+
+// The linear layer (matmul_forward and its fused relatives) on matrices of `type`: the
+// row-major out (rows x OC) = inp (rows x C) @ weight^T is the column-major
+// out^T (OC x rows, ld OC) = weight stored C x OC (ld C, TRANSA = T) @ inp^T (C x rows,
+// ld C, TRANSB = N), so that a bias runs along D's OC rows as cuBLASLt requires. The
+// epilogue is left at its default: the caller sets its own.
+inline LtProblem linear_problem(cublasComputeType_t compute, cudaDataType_t type, int64_t rows, int C, int OC) {
+  LtProblem p{LtMatmulDesc(compute, CUDA_R_32F), LtMatrixLayout(type, uint64_t(C), uint64_t(OC), C),
+              LtMatrixLayout(type, uint64_t(C), uint64_t(rows), C),
+              LtMatrixLayout(type, uint64_t(OC), uint64_t(rows), OC)};
+  set_attribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, int32_t(CUBLAS_OP_T));
+  set_attribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, int32_t(CUBLAS_OP_N));
+  return p;
+}
+
+// Runs a linear_problem with algorithm algo: out = weight-and-inp product, through the
+// epilogue the caller set; beta 0, so out is only written, never read.
+inline void run_linear(cublasLtHandle_t handle, const LtProblem& p, const cublasLtMatmulAlgo_t& algo,
+                       const void* weight, const void* inp, void* out, void* workspace, std::size_t workspace_bytes,
+                       cudaStream_t stream) {
+  const float alpha = 1.0f, beta = 0.0f;
+  WB_CHECK(cublasLtMatmul(handle, p.desc.get(), &alpha, weight, p.a.get(), inp, p.b.get(), &beta, out, p.d.get(), out,
+                          p.d.get(), &algo, workspace, workspace_bytes, stream));
+}
+
+// One column-major product D (m x n, ld ldd) = A (m x k, ld lda) @ op(B) + beta * D on
+// matrices of one type, where B is stored k x n (transb N) or n x k (transb T) with
+// leading dimension ldb: the two products of the matmul_backward rungs.
+struct LtGemm {
+  int m, n, k;
+  const void* A;
+  int lda;
+  const void* B;
+  int ldb;
+  cublasOperation_t transb;
+  void* D;
+  int ldd;
+  float beta;
+};
+
+// g's operation (TRANSA = N, fp32 scale type) and layouts.
+inline LtProblem gemm_problem(const LtGemm& g, cublasComputeType_t compute, cudaDataType_t type) {
+  const bool b_n = g.transb == CUBLAS_OP_N;  // B stored k x n, else n x k
+  LtProblem p{LtMatmulDesc(compute, CUDA_R_32F), LtMatrixLayout(type, uint64_t(g.m), uint64_t(g.k), g.lda),
+              LtMatrixLayout(type, uint64_t(b_n ? g.k : g.n), uint64_t(b_n ? g.n : g.k), g.ldb),
+              LtMatrixLayout(type, uint64_t(g.m), uint64_t(g.n), g.ldd)};
+  set_attribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, int32_t(CUBLAS_OP_N));
+  set_attribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, int32_t(g.transb));
+  return p;
+}
+
+// What the heuristic's choice for g depends on (it is not told beta: one plan serves
+// either): handle, sizes, leading dimensions, transb, alignments of A, B and D, workspace.
+using LtGemmKey = std::tuple<const void*, int, int, int, int, int, int, int, uint32_t, uint32_t, uint32_t, std::size_t>;
+
+inline LtGemmKey key_of(cublasLtHandle_t handle, const LtGemm& g, std::size_t workspace_bytes) {
+  return LtGemmKey{handle,
+                   g.m,
+                   g.n,
+                   g.k,
+                   g.lda,
+                   g.ldb,
+                   int(g.transb),
+                   g.ldd,
+                   alignment_of(g.A),
+                   alignment_of(g.B),
+                   alignment_of(g.D),
+                   workspace_bytes};
+}
+
+// Runs g as p describes it with algorithm algo: D = 1 * A op(B) + g.beta * D.
+inline void run_gemm(cublasLtHandle_t handle, const LtProblem& p, const LtGemm& g, const cublasLtMatmulAlgo_t& algo,
+                     void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
+  const float one = 1.0f;
+  WB_CHECK(cublasLtMatmul(handle, p.desc.get(), &one, g.A, p.a.get(), g.B, p.b.get(), &g.beta, g.D, p.d.get(), g.D,
+                          p.d.get(), &algo, workspace, workspace_bytes, stream));
+}
+
+// The bf16 rungs' choice: the heuristic's first algorithm for p (C is D) with the
+// pointers' alignments and the reduction restricted to the compute type
+// (reduce_in_compute_type), or Unsupported(why()) where it offers none.
+template <class Why>
+cublasLtMatmulAlgo_t first_algo_reducing_in_compute_type(cublasLtHandle_t handle, const LtProblem& p,
+                                                         std::size_t workspace_bytes, uint32_t align_a,
+                                                         uint32_t align_b, uint32_t align_d, Why why) {
+  const LtMatmulPreference pref = preference_for(workspace_bytes, align_a, align_b, align_d);
+  reduce_in_compute_type(pref);
+  cublasLtMatmulAlgo_t algo{};
+  if (!first_algo(handle, p.desc, p.a, p.b, p.d, p.d, pref, &algo)) throw Unsupported(why());
+  return algo;
+}
+
 // A process-wide map from what a heuristic's choice depends on (Key: handle, sizes,
 // alignments, workspace, ...) to that choice (Plan), so that repeated launches skip the
 // host-side query. Safe to call from several threads; `make` runs outside the lock (two
@@ -157,3 +277,5 @@ class PlanCache {
 };
 
 }  // namespace wb::cuda
+
+#endif  // !WB_EMU

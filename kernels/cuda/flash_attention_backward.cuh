@@ -51,6 +51,8 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/packed.cuh"
 #include "kernels/cuda/runtime.h"
+#include "kernels/math_constants.h"
+#include "kernels/variant.h"
 
 namespace wb::cuda::flash_backward {
 
@@ -58,7 +60,7 @@ constexpr int kThreads = 256;  // 16 x 16
 constexpr int kSide = 16;      // threads per side of the thread grid
 constexpr int kPad = 4;        // floats of padding per shared row
 constexpr int kMaxHs = 128;
-constexpr float kLog2e = 1.4426950408889634f;
+using math::kLog2e;
 
 // Shared-memory layout of both tiled kernels, for hs padded to kHS and tiles of
 // kTile rows: q, dout, k, v tiles (kTile x kLd), one P/dS tile (kTile x kLdS), and
@@ -85,6 +87,22 @@ std::size_t workspace_bytes(int64_t B, int64_t T, int64_t C, int64_t NH, bool at
   std::size_t floats = std::size_t(B * NH * T);
   if (!std::is_same_v<Storage, float> && atomic_dq) floats += std::size_t(B * T * C);
   return floats * sizeof(float);
+}
+
+// What both rungs declare besides their summary: block_size (kThreads only), tile and
+// dq_atomics, determinism (dq_atomics=1 adds into the fp32 dq accumulator with float
+// atomicAdd, whose order varies), the head-size requirements and the workspace.
+template <class Storage>
+void describe(Variant& v) {
+  v.params = {block_size_param({kThreads}, kThreads), TuningParam{"tile", {32, 64}, 64},
+              TuningParam{"dq_atomics", {0, 1}, 0}};
+  v.deterministic = [](const ParamValues& p) { return p.get("dq_atomics") == 0; };
+  v.requirements = {
+      {"C / NH % 4 == 0", [](const Shape& s) { return s.NH > 0 && (s.C / s.NH) % 4 == 0; }},
+      {"C / NH <= " + std::to_string(kMaxHs), [](const Shape& s) { return s.NH > 0 && s.C / s.NH <= kMaxHs; }}};
+  v.workspace = [](const Shape& s, const ParamValues& p) {
+    return workspace_bytes<Storage>(s.B, s.T, s.C, s.NH, p.get("dq_atomics") != 0);
+  };
 }
 
 // Four consecutive elements of float or bf16 storage as a float4, and a float4 stored

@@ -8,20 +8,22 @@
 // the hardware approximation's error (about 1e-3 relative).
 #include <cuda_runtime.h>
 
+#include "kernels/math_constants.h"
+
 namespace wb::cuda::gelu {
 
-constexpr float kScale = 0.7978845608028654f;  // sqrt(2/pi)
-constexpr float kCubic = 0.044715f;
+using math::kGeluCubic;
+using math::kGeluScale;
 
 __device__ inline float gelu(float x) {
-  const float u = kScale * (x + kCubic * x * x * x);
+  const float u = kGeluScale * (x + kGeluCubic * x * x * x);
   return 0.5f * x * (1.0f + tanhf(u));
 }
 
 __device__ inline float gelu_grad(float x) {
   const float x2 = x * x;
-  const float th = tanhf(kScale * (x + kCubic * x2 * x));
-  const float dudx = kScale * (1.0f + 3.0f * kCubic * x2);
+  const float th = tanhf(kGeluScale * (x + kGeluCubic * x2 * x));
+  const float dudx = kGeluScale * (1.0f + 3.0f * kGeluCubic * x2);
   return 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * dudx;
 }
 

@@ -182,7 +182,7 @@ TEST(PlantedWmma, AssumingTheFragmentLayoutFailsTheComparison) {
   }
 }
 
-// The tensor-core controls (tests/planted/tensor_core_matmul.cuh): a two-stage cp.async,
+// The tensor-core controls (tests/planted/tensor_core_faults.cuh): a two-stage cp.async,
 // ldmatrix and mma.sync matmul_forward_bf16 (91) passes, and each planted copy of it is
 // caught: a transposed A fragment and A's ldmatrix rows one off by the comparison (the
 // rows also by the memcheck fault naming lane 15 once a second stage is read), a stage
@@ -208,7 +208,7 @@ TEST(PlantedTensorCore, TheMmaPipelinePassesAndEachPlantedBugIsCaught) {
   EXPECT_TRUE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/94 planted_row_one_off" + at_wide)) << r.output;
   EXPECT_TRUE(contains(r.output, "thread (15,0,0): ldmatrix_x4: lane 15's row address ")) << r.output;
   EXPECT_TRUE(contains(r.output, "its 16 bytes do not lie inside the block's shared memory at "
-                                 "tests/planted/tensor_core_matmul.cuh:"))
+                                 "tests/planted/tensor_core_faults.cuh:"))
       << r.output;
   // The missing barrier is caught by the schedules that switch threads at memory
   // accesses, which only the plain build has: the sanitized builds report no accesses

@@ -6,7 +6,7 @@
 //     shared_race      threads write one shared word with no barrier    (TSan: race)
 //     missing_barrier  thread 0 reads words the others wrote, no barrier (TSan: race)
 //     global_race      two blocks add to one global word, no atomics     (TSan: race)
-//     mma_missing_barrier  the mma.sync pipeline of tests/planted/tensor_core_matmul.cuh
+//     mma_missing_barrier  the mma.sync pipeline of tests/planted/tensor_core_faults.cuh
 //                      without the __syncthreads between a stage's cp.async wait and
 //                      its ldmatrix reads: one warp's landing, the other's read  (TSan: race)
 //     clean            the same four done right, and the correct CUDA of the false
@@ -27,7 +27,7 @@
 #include <string>
 
 #include "kernels/emu/emu.h"
-#include "tests/planted/tensor_core_matmul.cuh"
+#include "tests/planted/tensor_core_faults.cuh"
 
 using namespace wb;
 using namespace wb::emu_controls;

@@ -1,5 +1,5 @@
 // The emulator's tensor-core instructions (kernels/emu/tensor_core.h, the interface of
-// kernels/cuda/tensor_core.cuh): mma.sync m16n8k16 bf16 against a plain fp32 matmul,
+// kernels/cuda/tensor_core_ptx.cuh): mma.sync m16n8k16 bf16 against a plain fp32 matmul,
 // with the fragments packed here from the PTX ISA's per-lane formulas; every ldmatrix
 // form against its formula; cp.async's poison before the wait, data after, groups,
 // zero-fill and wait_all; and every fault of a misused instruction, each naming the
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cuda/tensor_core.cuh"
+#include "kernels/cuda/tensor_core_ptx.cuh"
 #include "kernels/emu/emu.h"
 #include "tests/emu/emu_testing.h"
 

@@ -49,7 +49,7 @@
 //                        not (split sums added in bf16: up to 0.73 ulp off); the
 //                        emulator's cuBLAS takes that freedom, so this must fail there.
 // And of matmul_forward_bf16 with mma.sync m16n8k16, ldmatrix and a two-stage cp.async
-// pipeline (tests/planted/tensor_core_matmul.cuh; a block of two warps per 16x16 tile,
+// pipeline (tests/planted/tensor_core_faults.cuh; a block of two warps per 16x16 tile,
 // C % 8 == 0):
 //   91 mma_pipeline      correct: the control the four bugs below are copies of;
 //   92 swapped_a_fragment  A loaded transposed (row and column swapped): a wrong product;
@@ -80,7 +80,7 @@
 #include "kernels/ops/matmul_backward_bias.h"
 #include "kernels/ops/matmul_forward.h"
 #include "kernels/ops/residual_forward.h"
-#include "tests/planted/tensor_core_matmul.cuh"
+#include "tests/planted/tensor_core_faults.cuh"
 
 namespace wb::variants {
 namespace {

@@ -14,8 +14,7 @@
 // to 1e-6 + 1e-5 |ref| and the moments to 1e-5 relative.
 // Limits: with N in the millions the pass is bound by memory bandwidth; more threads
 // help only until the socket's bandwidth is used.
-#include <cmath>
-
+#include "kernels/cpu/adamw_step.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/ops/adamw.h"
 #include "kernels/variant.h"
@@ -24,33 +23,22 @@ namespace wb::variants {
 namespace {
 
 void adamw_simd(const AdamwArgs& a, const Launch& l) {
-  const float b1 = a.beta1, b2 = a.beta2;
-  const float inv_c1 = float(1.0 / (1.0 - std::pow(double(a.beta1), a.t)));
-  const float inv_sqrt_c2 = float(1.0 / std::sqrt(1.0 - std::pow(double(a.beta2), a.t)));
-  const float lr = a.lr, decay = a.lr * a.weight_decay, eps = a.eps, scale = a.grad_scale;
+  const cpu::AdamwStep k = cpu::adamw_step(a);
   float* __restrict params = a.params;
   float* __restrict m = a.m;
   float* __restrict v = a.v;
   const float* __restrict grads = a.grads;
 #pragma omp parallel for simd num_threads(cpu::threads(l)) schedule(static)
   for (int64_t i = 0; i < a.N; ++i) {
-    const float g = grads[i] * scale;
-    const float mi = b1 * m[i] + (1.0f - b1) * g;
-    const float vi = b2 * v[i] + (1.0f - b2) * g * g;
-    const float p = params[i];
-    params[i] = p - (lr * (mi * inv_c1) / (std::sqrt(vi) * inv_sqrt_c2 + eps) + decay * p);
-    m[i] = mi;
-    v[i] = vi;
+    params[i] = cpu::adamw_update(k, params[i], grads[i], m[i], v[i]);
   }
 }
 
 }  // namespace
 
 Variant adamw_cpu_2() {
-  Variant v = Variant::of(&adamw_simd);
-  v.summary = "one float pass with the step's constants hoisted: SIMD loop (sqrt included), OpenMP chunks";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(&adamw_simd,
+                       "one float pass with the step's constants hoisted: SIMD loop (sqrt included), OpenMP chunks");
 }
 
 }  // namespace wb::variants

@@ -24,8 +24,7 @@
 // single SSE2 instruction (pmulld is SSE4.1) and dominate.
 // Limits: 20 bytes per element moved (master, m, v read and written, grads, params):
 // memory-bound at large N.
-#include <cmath>
-
+#include "kernels/cpu/adamw_step.h"
 #include "kernels/cpu/bf16_lanes.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/ops/adamw.h"
@@ -36,10 +35,7 @@ namespace wb::variants {
 namespace {
 
 void adamw_bf16_simd(const AdamwBf16Args& a, const Launch& l) {
-  const float b1 = a.beta1, b2 = a.beta2;
-  const float inv_c1 = float(1.0 / (1.0 - std::pow(double(a.beta1), a.t)));
-  const float inv_sqrt_c2 = float(1.0 / std::sqrt(1.0 - std::pow(double(a.beta2), a.t)));
-  const float lr = a.lr, decay = a.lr * a.weight_decay, eps = a.eps, scale = a.grad_scale;
+  const cpu::AdamwStep k = cpu::adamw_step(a);
   const uint32_t stochastic = a.stochastic != 0 ? 1u : 0u;  // not a bool: a byte load keeps the loop scalar
   uint16_t* __restrict params = cpu::bits_of(a.params);
   float* __restrict master = a.master;
@@ -53,14 +49,8 @@ void adamw_bf16_simd(const AdamwBf16Args& a, const Launch& l) {
     const uint32_t high = mix32(uint32_t(first >> 32) ^ seed_mix);
 #pragma omp parallel for simd num_threads(cpu::threads(l)) schedule(static)
     for (int64_t i = first; i < end; ++i) {
-      const float g = cpu::widen(grads[i]) * scale;
-      const float mi = b1 * m[i] + (1.0f - b1) * g;
-      const float vi = b2 * v[i] + (1.0f - b2) * g * g;
-      const float p = master[i];
-      const float next = p - (lr * (mi * inv_c1) / (std::sqrt(vi) * inv_sqrt_c2 + eps) + decay * p);
+      const float next = cpu::adamw_update(k, master[i], cpu::widen(grads[i]), m[i], v[i]);
       master[i] = next;
-      m[i] = mi;
-      v[i] = vi;
       // Both roundings as one comparison of the dropped low half with a threshold:
       // stochastic_round_bits's noise, or to nearest even 0x8000 minus the lowest kept
       // bit (ties go up from an odd value only). The same bits as the contract's
@@ -77,11 +67,9 @@ void adamw_bf16_simd(const AdamwBf16Args& a, const Launch& l) {
 }  // namespace
 
 Variant adamw_bf16_cpu_2() {
-  Variant v = Variant::of(&adamw_bf16_simd);
-  v.summary =
-      "one fp32 pass, constants hoisted, gradient widened by a shift, params rounded in the lanes (hash included)";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(
+      &adamw_bf16_simd,
+      "one fp32 pass, constants hoisted, gradient widened by a shift, params rounded in the lanes (hash included)");
 }
 
 }  // namespace wb::variants

@@ -61,16 +61,7 @@ Variant attention_backward_cuda_3() {
       "flash-style fp32 backward: scores recomputed per tile from lse, masked tiles skipped, dk/dv per key tile in "
       "registers, dq by a second pass (deterministic) or atomics";
   v.numeric = NumericClass::fp32;
-  v.params = {block_size_param({flash::kThreads}, flash::kThreads), TuningParam{"tile", {32, 64}, 64},
-              TuningParam{"dq_atomics", {0, 1}, 0}};
-  // dq_atomics=1 adds into dq with float atomicAdd, whose order varies.
-  v.deterministic = [](const ParamValues& p) { return p.get("dq_atomics") == 0; };
-  v.requirements = {{"C / NH % 4 == 0", [](const Shape& s) { return s.NH > 0 && (s.C / s.NH) % 4 == 0; }},
-                    {"C / NH <= " + std::to_string(flash::kMaxHs),
-                     [](const Shape& s) { return s.NH > 0 && s.C / s.NH <= flash::kMaxHs; }}};
-  v.workspace = [](const Shape& s, const ParamValues& p) {
-    return flash::workspace_bytes<float>(s.B, s.T, s.C, s.NH, p.get("dq_atomics") != 0);
-  };
+  flash::describe<float>(v);
   return v;
 }
 

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <stdexcept>
 
+#include "kernels/cuda/attention_backward_naive.cuh"
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/packed.cuh"
 #include "kernels/cuda/runtime.h"
@@ -33,72 +34,8 @@
 namespace wb::variants {
 namespace {
 
-__device__ float dot_bf16(const __nv_bfloat16* x, const __nv_bfloat16* y, int n) {
-  float sum = 0.0f;
-  for (int i = 0; i < n; ++i) sum += __bfloat162float(x[i]) * __bfloat162float(y[i]);
-  return sum;
-}
-
-// One thread per (b, h, t): dq_t, summed into the q part of the fp32 accumulator acc
-// (laid out as dqkv).
-__global__ void naive_dq_bf16(float* acc, const __nv_bfloat16* dout, const __nv_bfloat16* qkv, const __nv_bfloat16* out,
-                              const float* lse, int B, int T, int C, int NH, float scale) {
-  const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (idx >= int64_t(B) * NH * T) return;
-  const int t = int(idx % T);
-  const int64_t bh = idx / T;
-  const int h = int(bh % NH);
-  const int64_t b = bh / NH;
-  const int hs = C / NH;
-  const int64_t C3 = 3 * int64_t(C);
-
-  const __nv_bfloat16* q = qkv + (b * T + t) * C3 + h * hs;
-  const __nv_bfloat16* dout_t = dout + (b * T + t) * C + h * hs;
-  const float D = dot_bf16(dout_t, out + (b * T + t) * C + h * hs, hs);
-  const float lse_t = lse[idx];  // lse is (B, NH, T): idx is its flat index
-  float* dq = acc + (b * T + t) * C3 + h * hs;
-  for (int i = 0; i < hs; ++i) dq[i] = 0.0f;
-  for (int t2 = 0; t2 <= t; ++t2) {
-    const __nv_bfloat16* k = qkv + (b * T + t2) * C3 + C + h * hs;
-    const __nv_bfloat16* v = qkv + (b * T + t2) * C3 + 2 * C + h * hs;
-    const float p = expf(dot_bf16(q, k, hs) * scale - lse_t);
-    const float ds = p * (dot_bf16(dout_t, v, hs) - D) * scale;
-    for (int i = 0; i < hs; ++i) dq[i] += ds * __bfloat162float(k[i]);
-  }
-}
-
-// One thread per (b, h, t2): dk_t2 and dv_t2, summed into the k and v parts of acc.
-__global__ void naive_dk_dv_bf16(float* acc, const __nv_bfloat16* dout, const __nv_bfloat16* qkv,
-                                 const __nv_bfloat16* out, const float* lse, int B, int T, int C, int NH, float scale) {
-  const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (idx >= int64_t(B) * NH * T) return;
-  const int t2 = int(idx % T);
-  const int64_t bh = idx / T;
-  const int h = int(bh % NH);
-  const int64_t b = bh / NH;
-  const int hs = C / NH;
-  const int64_t C3 = 3 * int64_t(C);
-
-  const __nv_bfloat16* k = qkv + (b * T + t2) * C3 + C + h * hs;
-  const __nv_bfloat16* v = qkv + (b * T + t2) * C3 + 2 * C + h * hs;
-  float* dk = acc + (b * T + t2) * C3 + C + h * hs;
-  float* dv = acc + (b * T + t2) * C3 + 2 * C + h * hs;
-  for (int i = 0; i < hs; ++i) {
-    dk[i] = 0.0f;
-    dv[i] = 0.0f;
-  }
-  for (int t = t2; t < T; ++t) {
-    const __nv_bfloat16* q = qkv + (b * T + t) * C3 + h * hs;
-    const __nv_bfloat16* dout_t = dout + (b * T + t) * C + h * hs;
-    const float D = dot_bf16(dout_t, out + (b * T + t) * C + h * hs, hs);
-    const float p = expf(dot_bf16(q, k, hs) * scale - lse[bh * T + t]);
-    const float ds = p * (dot_bf16(dout_t, v, hs) - D) * scale;
-    for (int i = 0; i < hs; ++i) {
-      dk[i] += ds * __bfloat162float(q[i]);
-      dv[i] += p * __bfloat162float(dout_t[i]);
-    }
-  }
-}
+using cuda::naive_attention_backward::naive_dk_dv;
+using cuda::naive_attention_backward::naive_dq;
 
 // One thread per element: dqkv = bf16(acc), the one rounding of every gradient.
 __global__ void round_into_bf16(__nv_bfloat16* dqkv, const float* acc, int64_t n) {
@@ -117,9 +54,9 @@ void launch(const AttentionBackwardBf16Args& a, const Launch& l) {
   const int block = l.block_size();
   const float scale = 1.0f / std::sqrt(float(a.C / a.NH));
   const cudaStream_t s = cuda::stream(l);
-  WB_LAUNCH(naive_dq_bf16, cuda::grid_for(threads, block), block, 0, s, acc, cuda::as_cuda(a.dout),
+  WB_LAUNCH(naive_dq<__nv_bfloat16>, cuda::grid_for(threads, block), block, 0, s, acc, cuda::as_cuda(a.dout),
             cuda::as_cuda(a.qkv), cuda::as_cuda(a.out), a.lse, a.B, a.T, a.C, a.NH, scale);
-  WB_LAUNCH(naive_dk_dv_bf16, cuda::grid_for(threads, block), block, 0, s, acc, cuda::as_cuda(a.dout),
+  WB_LAUNCH(naive_dk_dv<__nv_bfloat16>, cuda::grid_for(threads, block), block, 0, s, acc, cuda::as_cuda(a.dout),
             cuda::as_cuda(a.qkv), cuda::as_cuda(a.out), a.lse, a.B, a.T, a.C, a.NH, scale);
   WB_LAUNCH(round_into_bf16, cuda::grid_for(elements, block), block, 0, s, cuda::as_cuda(a.dqkv), acc, elements);
 }

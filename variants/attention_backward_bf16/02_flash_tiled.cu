@@ -52,16 +52,7 @@ Variant attention_backward_bf16_cuda_2() {
   v.summary =
       "flash-style tiles of widened bf16 in shared memory, fp32 scores and sums, masked tiles skipped, each gradient "
       "rounded once; dq by a second pass (deterministic) or fp32 atomics into the workspace";
-  v.params = {block_size_param({flash::kThreads}, flash::kThreads), TuningParam{"tile", {32, 64}, 64},
-              TuningParam{"dq_atomics", {0, 1}, 0}};
-  // dq_atomics=1 adds into the fp32 dq buffer with float atomicAdd, whose order varies.
-  v.deterministic = [](const ParamValues& p) { return p.get("dq_atomics") == 0; };
-  v.requirements = {{"C / NH % 4 == 0", [](const Shape& s) { return s.NH > 0 && (s.C / s.NH) % 4 == 0; }},
-                    {"C / NH <= " + std::to_string(flash::kMaxHs),
-                     [](const Shape& s) { return s.NH > 0 && s.C / s.NH <= flash::kMaxHs; }}};
-  v.workspace = [](const Shape& s, const ParamValues& p) {
-    return flash::workspace_bytes<__nv_bfloat16>(s.B, s.T, s.C, s.NH, p.get("dq_atomics") != 0);
-  };
+  flash::describe<__nv_bfloat16>(v);
   return v;
 }
 

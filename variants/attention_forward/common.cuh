@@ -9,12 +9,13 @@
 
 #include <cstdint>
 
+#include "kernels/math_constants.h"
 #include "kernels/ops/attention_forward.h"
 
 namespace wb::variants::attention {
 
-constexpr float kLog2e = 1.4426950408889634f;  // log2(e): exp(x) = exp2(x * log2(e))
-constexpr float kLn2 = 0.6931471805599453f;    // ln(2): ln(x) = log2(x) * ln(2)
+using math::kLn2;
+using math::kLog2e;
 
 inline int head_size(const AttentionForwardArgs& a) { return a.C / a.NH; }
 

@@ -35,10 +35,9 @@ void crossentropy_backward_simd(const CrossentropySoftmaxBackwardArgs& a, const 
 }  // namespace
 
 Variant crossentropy_softmax_backward_cpu_2() {
-  Variant v = Variant::of(&crossentropy_backward_simd);
-  v.summary = "rows over threads; dlogits += probs * dloss as a SIMD loop, the one-hot term subtracted after it";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(
+      &crossentropy_backward_simd,
+      "rows over threads; dlogits += probs * dloss as a SIMD loop, the one-hot term subtracted after it");
 }
 
 }  // namespace wb::variants

@@ -44,10 +44,9 @@ void encoder_backward_strips(const EncoderBackwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant encoder_backward_cpu_2() {
-  Variant v = Variant::of(&encoder_backward_strips);
-  v.summary = "threads own 64-channel strips, rows in order: SIMD adds on whole cache lines, the reference's bits";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(
+      &encoder_backward_strips,
+      "threads own 64-channel strips, rows in order: SIMD adds on whole cache lines, the reference's bits");
 }
 
 }  // namespace wb::variants

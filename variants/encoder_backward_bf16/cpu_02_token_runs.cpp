@@ -115,12 +115,10 @@ void encoder_backward_bf16_runs(const EncoderBackwardBf16Args& a, const Launch& 
 }  // namespace
 
 Variant encoder_backward_bf16_cpu_2() {
-  Variant v = Variant::of(&encoder_backward_bf16_runs);
-  v.summary =
+  return cpu::threaded(
+      &encoder_backward_bf16_runs,
       "positions sorted into runs of one token; threads own runs and t, fp32 SIMD sums over 64-channel strips, "
-      "every element of dwte and dwpe rounded once";
-  v.params = {cpu::threads_param()};
-  return v;
+      "every element of dwte and dwpe rounded once");
 }
 
 }  // namespace wb::variants

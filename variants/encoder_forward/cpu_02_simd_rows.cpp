@@ -32,10 +32,9 @@ void encoder_simd(const EncoderForwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant encoder_forward_cpu_2() {
-  Variant v = Variant::of(&encoder_simd);
-  v.summary = "rows over a tunable number of threads, each row a restrict-qualified SIMD add of its wte and wpe rows";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(
+      &encoder_simd,
+      "rows over a tunable number of threads, each row a restrict-qualified SIMD add of its wte and wpe rows");
 }
 
 }  // namespace wb::variants

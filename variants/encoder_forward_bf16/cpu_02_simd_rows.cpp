@@ -36,11 +36,9 @@ void encoder_bf16_simd(const EncoderForwardBf16Args& a, const Launch& l) {
 }  // namespace
 
 Variant encoder_forward_bf16_cpu_2() {
-  Variant v = Variant::of(&encoder_bf16_simd);
-  v.summary =
-      "rows over a tunable number of threads, each row a SIMD loop: widen by shifts, fp32 add, branch-free rounding";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(
+      &encoder_bf16_simd,
+      "rows over a tunable number of threads, each row a SIMD loop: widen by shifts, fp32 add, branch-free rounding");
 }
 
 }  // namespace wb::variants

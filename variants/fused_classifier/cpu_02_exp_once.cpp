@@ -47,10 +47,8 @@ void classifier_exp_once(const FusedClassifierArgs& a, const Launch& l) {
 }  // namespace
 
 Variant fused_classifier_cpu_2() {
-  Variant v = Variant::of(&classifier_exp_once);
-  v.summary = "rows over threads; one float expf per logit, stored in place and scaled by dloss/sum";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(&classifier_exp_once,
+                       "rows over threads; one float expf per logit, stored in place and scaled by dloss/sum");
 }
 
 }  // namespace wb::variants

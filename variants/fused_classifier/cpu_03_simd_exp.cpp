@@ -43,10 +43,8 @@ void classifier_simd(const FusedClassifierArgs& a, const Launch& l) {
 }  // namespace
 
 Variant fused_classifier_cpu_3() {
-  Variant v = Variant::of(&classifier_simd);
-  v.summary = "variant 2's passes as SIMD loops: max reduction, inline polynomial exp, float block sums";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(&classifier_simd,
+                       "variant 2's passes as SIMD loops: max reduction, inline polynomial exp, float block sums");
 }
 
 }  // namespace wb::variants

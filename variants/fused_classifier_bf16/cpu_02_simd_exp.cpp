@@ -61,12 +61,10 @@ void classifier_bf16_simd(const FusedClassifierBf16Args& a, const Launch& l) {
 }  // namespace
 
 Variant fused_classifier_bf16_cpu_2() {
-  Variant v = Variant::of(&classifier_bf16_simd);
-  v.summary =
+  return cpu::threaded(
+      &classifier_bf16_simd,
       "rows over threads; each row widened into an fp32 buffer, SIMD max, polynomial exp and block sums, dlogits "
-      "rounded once";
-  v.params = {cpu::threads_param()};
-  return v;
+      "rounded once");
 }
 
 }  // namespace wb::variants

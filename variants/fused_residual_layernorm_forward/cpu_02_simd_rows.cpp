@@ -45,10 +45,9 @@ void fused_simd(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant fused_residual_layernorm_forward_cpu_2() {
-  Variant v = Variant::of(&fused_simd);
-  v.summary = "rows over threads; the add and the sum in one SIMD pass, then deviations and normalisation from L1";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(
+      &fused_simd,
+      "rows over threads; the add and the sum in one SIMD pass, then deviations and normalisation from L1");
 }
 
 }  // namespace wb::variants

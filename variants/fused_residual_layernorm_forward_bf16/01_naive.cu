@@ -12,6 +12,7 @@
 #include <cuda_bf16.h>
 
 #include "kernels/cuda/dialect.cuh"
+#include "kernels/cuda/layernorm.cuh"
 #include "kernels/cuda/packed.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/fused_residual_layernorm_forward.h"
@@ -33,18 +34,9 @@ __global__ void fused_residual_layernorm_bf16_thread_per_row(__nv_bfloat16* resi
     x[c] = __float2bfloat16(__bfloat162float(inp1[offset + c]) + __bfloat162float(inp2[offset + c]));
     sum += __bfloat162float(x[c]);
   }
-  const float m = sum / C;
-  float var = 0.0f;
-  for (int c = 0; c < C; ++c) {
-    const float d = __bfloat162float(x[c]) - m;
-    var += d * d;
-  }
-  const float s = rsqrtf(var / C + kLayernormEps);
-  __nv_bfloat16* y = normed + offset;
-  for (int c = 0; c < C; ++c)
-    y[c] = __float2bfloat16((__bfloat162float(x[c]) - m) * s * __bfloat162float(weight[c]) + __bfloat162float(bias[c]));
-  mean[row] = m;
-  rstd[row] = s;
+  const float2 stats = cuda::layernorm::normalize_row_serial(x, sum, C, weight, bias, normed + offset);
+  mean[row] = stats.x;
+  rstd[row] = stats.y;
 }
 
 void launch(const FusedResidualLayernormForwardBf16Args& a, const Launch& l) {

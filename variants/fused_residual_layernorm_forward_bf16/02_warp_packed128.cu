@@ -30,8 +30,6 @@ namespace wb::variants {
 namespace {
 
 using Bf16x8 = cuda::Packed128<__nv_bfloat16>;
-constexpr int kMaxPacksPerLane = 8;
-constexpr int kMaxC = kMaxPacksPerLane * 8 * cuda::kWarpSize;  // 2048
 
 template <int kPacks>  // Packed128 per lane: C / 8 <= 32 * kPacks
 __global__ void fused_residual_layernorm_bf16_warp_packed(__nv_bfloat16* residual, __nv_bfloat16* normed, float* mean,
@@ -62,31 +60,21 @@ __global__ void fused_residual_layernorm_bf16_warp_packed(__nv_bfloat16* residua
       cuda::store128(residual + offset + 8 * p, x);  // read again by the backward pass: cached
     }
   }
-  const float2 stats = cuda::layernorm::warp_row_statistics<kPacks>(r, sum, lane, packs, C);
-  cuda::layernorm::store_normalized_bf16<kPacks>(r, stats, weight, bias, normed + offset, lane, packs);
-  if (lane == 0) {
-    mean[row] = stats.x;
-    rstd[row] = stats.y;
-  }
-}
-
-template <int kPacks>
-void launch_with(const FusedResidualLayernormForwardBf16Args& a, const Launch& l) {
-  const int rows = a.B * a.T;
-  const int block = l.block_size();
-  WB_LAUNCH(fused_residual_layernorm_bf16_warp_packed<kPacks>, cuda::grid_for(rows, block / cuda::kWarpSize), block,
-            0, cuda::stream(l), cuda::as_cuda(a.residual), cuda::as_cuda(a.normed), a.mean, a.rstd,
-            cuda::as_cuda(a.inp1), cuda::as_cuda(a.inp2), cuda::as_cuda(a.weight), cuda::as_cuda(a.bias), rows, a.C);
+  cuda::layernorm::normalize_warp_row_bf16<kPacks>(r, sum, weight, bias, normed + offset, mean, rstd, row, lane, packs,
+                                                   C);
 }
 
 void launch(const FusedResidualLayernormForwardBf16Args& a, const Launch& l) {
   cuda::require_aligned16("fused_residual_layernorm_forward_bf16 cuda/2",
                           {a.residual, a.normed, a.inp1, a.inp2, a.weight, a.bias});
-  const int per_lane = (a.C / 8 + cuda::kWarpSize - 1) / cuda::kWarpSize;
-  if (per_lane <= 1) return launch_with<1>(a, l);
-  if (per_lane <= 2) return launch_with<2>(a, l);
-  if (per_lane <= 4) return launch_with<4>(a, l);
-  return launch_with<kMaxPacksPerLane>(a, l);
+  const int rows = a.B * a.T;
+  const int block = l.block_size();
+  cuda::layernorm::with_packs_per_lane(a.C, [&](auto packs) {
+    WB_LAUNCH(fused_residual_layernorm_bf16_warp_packed<decltype(packs)::value>,
+              cuda::grid_for(rows, block / cuda::kWarpSize), block, 0, cuda::stream(l), cuda::as_cuda(a.residual),
+              cuda::as_cuda(a.normed), a.mean, a.rstd, cuda::as_cuda(a.inp1), cuda::as_cuda(a.inp2),
+              cuda::as_cuda(a.weight), cuda::as_cuda(a.bias), rows, a.C);
+  });
 }
 
 }  // namespace
@@ -95,8 +83,7 @@ Variant fused_residual_layernorm_forward_bf16_cuda_2() {
   Variant v = Variant::of(&launch);
   v.summary = "warp per row: residual rounded and stored from 128-bit loads, its row kept in fp32 registers";
   v.params = {block_size_param()};
-  v.requirements = {{"C % 8 == 0", [](const Shape& s) { return s.C % 8 == 0; }},
-                    {"C <= " + std::to_string(kMaxC), [](const Shape& s) { return s.C <= kMaxC; }}};
+  v.requirements = cuda::layernorm::warp_row_bf16_requirements();
   return v;
 }
 

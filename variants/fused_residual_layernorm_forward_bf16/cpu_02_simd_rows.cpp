@@ -19,8 +19,6 @@
 // with N = 1, 2 and the fp32 op's rung): port 3.9-4.0 ms, this rung
 // 296-318 us, fused_residual_layernorm_forward cpu/2 (fp32) 166-218 us: 13x the port.
 // Limits: B*T rows must outnumber the threads.
-#include <vector>
-
 #include "kernels/cpu/layernorm_row_bf16.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/ops/fused_residual_layernorm_forward.h"
@@ -30,38 +28,28 @@ namespace wb::variants {
 namespace {
 
 void fused_residual_layernorm_bf16_simd(const FusedResidualLayernormForwardBf16Args& a, const Launch& l) {
-  const int64_t rows = int64_t(a.B) * a.T, C = a.C;
-  const uint16_t* weight = cpu::bits_of(a.weight);
-  const uint16_t* bias = cpu::bits_of(a.bias);
-#pragma omp parallel num_threads(cpu::threads(l))
-  {
-    std::vector<float> buffer(C);
-    float* __restrict x = buffer.data();
-#pragma omp for schedule(static)
-    for (int64_t row = 0; row < rows; ++row) {
-      const uint16_t* __restrict in1 = cpu::bits_of(a.inp1) + row * C;
-      const uint16_t* __restrict in2 = cpu::bits_of(a.inp2) + row * C;
-      uint16_t* __restrict residual = cpu::bits_of(a.residual) + row * C;
+  const int64_t C = a.C;
+  cpu::layernorm_rows_bf16(int64_t(a.B) * a.T, C, a.normed, a.weight, a.bias, a.mean, a.rstd, cpu::threads(l),
+                           [&](int64_t row, float* __restrict x) {
+                             const uint16_t* __restrict in1 = cpu::bits_of(a.inp1) + row * C;
+                             const uint16_t* __restrict in2 = cpu::bits_of(a.inp2) + row * C;
+                             uint16_t* __restrict residual = cpu::bits_of(a.residual) + row * C;
 #pragma omp simd
-      for (int64_t c = 0; c < C; ++c) {
-        const uint16_t r = cpu::round_bits(cpu::widen(in1[c]) + cpu::widen(in2[c]));
-        residual[c] = r;
-        x[c] = cpu::widen(r);
-      }
-      cpu::layernorm_row_bf16(cpu::bits_of(a.normed) + row * C, x, C, weight, bias, a.mean + row, a.rstd + row);
-    }
-  }
+                             for (int64_t c = 0; c < C; ++c) {
+                               const uint16_t r = cpu::round_bits(cpu::widen(in1[c]) + cpu::widen(in2[c]));
+                               residual[c] = r;
+                               x[c] = cpu::widen(r);
+                             }
+                           });
 }
 
 }  // namespace
 
 Variant fused_residual_layernorm_forward_bf16_cpu_2() {
-  Variant v = Variant::of(&fused_residual_layernorm_bf16_simd);
-  v.summary =
+  return cpu::threaded(
+      &fused_residual_layernorm_bf16_simd,
       "rows over threads; residual rounded once and kept widened in an fp32 row buffer, then fp32 SIMD layernorm, one "
-      "rounding";
-  v.params = {cpu::threads_param()};
-  return v;
+      "rounding");
 }
 
 }  // namespace wb::variants

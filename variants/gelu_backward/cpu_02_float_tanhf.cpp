@@ -13,22 +13,23 @@
 #include <cmath>
 
 #include "kernels/cpu/threads.h"
+#include "kernels/math_constants.h"
 #include "kernels/ops/gelu_backward.h"
 #include "kernels/variant.h"
 
 namespace wb::variants {
 namespace {
 
-constexpr float kScale = 0.7978845608028654f;  // sqrt(2/pi)
-constexpr float kCubic = 0.044715f;
+using math::kGeluCubic;
+using math::kGeluScale;
 
 void gelu_backward_float(const GeluBackwardArgs& a, const Launch& l) {
 #pragma omp parallel for num_threads(cpu::threads(l)) schedule(static)
   for (int64_t i = 0; i < a.N; ++i) {
     const float x = a.inp[i];
     const float x2 = x * x;
-    const float th = std::tanh(kScale * (x + kCubic * x2 * x));
-    const float dudx = kScale * (1.0f + 3.0f * kCubic * x2);
+    const float th = std::tanh(kGeluScale * (x + kGeluCubic * x2 * x));
+    const float dudx = kGeluScale * (1.0f + 3.0f * kGeluCubic * x2);
     const float grad = 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * dudx;
     a.dinp[i] = grad * a.dout[i];
   }
@@ -37,10 +38,8 @@ void gelu_backward_float(const GeluBackwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant gelu_backward_cpu_2() {
-  Variant v = Variant::of(&gelu_backward_float);
-  v.summary = "the derivative in float with libm's tanhf, static chunks over a tunable number of threads";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(&gelu_backward_float,
+                       "the derivative in float with libm's tanhf, static chunks over a tunable number of threads");
 }
 
 }  // namespace wb::variants

@@ -12,16 +12,13 @@
 // the inputs [-4, 4]) the derivative is within about 2e-6 relative, under the op's
 // 1e-5 + 1e-5 |ref|. No overflow for any x: the exponential is of -|2u|.
 // Limits: 4-wide SSE in the baseline x86-64 build; bound by arithmetic on few cores.
-#include "kernels/cpu/simd_math.h"
+#include "kernels/cpu/gelu.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/ops/gelu_backward.h"
 #include "kernels/variant.h"
 
 namespace wb::variants {
 namespace {
-
-constexpr float kScale = 0.7978845608028654f;  // sqrt(2/pi)
-constexpr float kCubic = 0.044715f;
 
 void gelu_backward_simd(const GeluBackwardArgs& a, const Launch& l) {
   // No restrict: dinp[i] depends on inp[i] and dout[i] alone, so even an in-place call
@@ -31,22 +28,16 @@ void gelu_backward_simd(const GeluBackwardArgs& a, const Launch& l) {
   float* dinp = a.dinp;
 #pragma omp parallel for simd num_threads(cpu::threads(l)) schedule(static)
   for (int64_t i = 0; i < a.N; ++i) {
-    const float x = inp[i];
-    const float x2 = x * x;
-    const float u = kScale * (x + kCubic * x2 * x);
-    const float dudx = kScale * (1.0f + 3.0f * kCubic * x2);
-    const cpu::SigmoidPair s = cpu::sigmoid_pair(2.0f * u);
-    dinp[i] = s.sigmoid * (1.0f + 2.0f * x * s.complement * dudx) * dout[i];
+    dinp[i] = cpu::gelu_grad(inp[i]) * dout[i];
   }
 }
 
 }  // namespace
 
 Variant gelu_backward_cpu_3() {
-  Variant v = Variant::of(&gelu_backward_simd);
-  v.summary = "s + 2x s(1-s) u' with s = sigmoid(2u) through an inline polynomial exp: SIMD loop, OpenMP chunks";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(
+      &gelu_backward_simd,
+      "s + 2x s(1-s) u' with s = sigmoid(2u) through an inline polynomial exp: SIMD loop, OpenMP chunks");
 }
 
 }  // namespace wb::variants

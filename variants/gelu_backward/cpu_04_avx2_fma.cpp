@@ -12,7 +12,7 @@
 // Limits: skipped on CPUs without AVX2 and FMA, and in builds for other architectures.
 #include <algorithm>
 
-#include "kernels/cpu/simd_math.h"
+#include "kernels/cpu/gelu.h"
 #include "kernels/cpu/target.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/ops/gelu_backward.h"
@@ -21,19 +21,12 @@
 namespace wb::variants {
 namespace {
 
-constexpr float kScale = 0.7978845608028654f;  // sqrt(2/pi)
-constexpr float kCubic = 0.044715f;
 constexpr int64_t kBlock = 16384;
 
 WB_TARGET_X86_64_V3 void gelu_backward_block(float* dinp, const float* inp, const float* dout, int64_t n) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
-    const float x = inp[i];
-    const float x2 = x * x;
-    const float u = kScale * (x + kCubic * x2 * x);
-    const float dudx = kScale * (1.0f + 3.0f * kCubic * x2);
-    const cpu::SigmoidPair s = cpu::sigmoid_pair(2.0f * u);
-    dinp[i] = s.sigmoid * (1.0f + 2.0f * x * s.complement * dudx) * dout[i];
+    dinp[i] = cpu::gelu_grad(inp[i]) * dout[i];
   }
 }
 
@@ -49,9 +42,8 @@ void gelu_backward_avx2(const GeluBackwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant gelu_backward_cpu_4() {
-  Variant v = Variant::of(&gelu_backward_avx2);
-  v.summary = "variant 3's loop compiled for x86-64-v3: eight lanes, fused multiply-adds";
-  v.params = {cpu::threads_param()};
+  Variant v =
+      cpu::threaded(&gelu_backward_avx2, "variant 3's loop compiled for x86-64-v3: eight lanes, fused multiply-adds");
   v.requirements = {cpu::needs(cpu::Capability::avx2_fma)};
   return v;
 }

@@ -17,7 +17,7 @@
 // gelu_backward cpu/2 (fp32, tanhf) 4.1-4.7 ms: 13x the port.
 // Limits: bound by arithmetic in the baseline SSE build on few cores.
 #include "kernels/cpu/bf16_lanes.h"
-#include "kernels/cpu/simd_math.h"
+#include "kernels/cpu/gelu.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/ops/gelu_backward.h"
 #include "kernels/variant.h"
@@ -25,33 +25,23 @@
 namespace wb::variants {
 namespace {
 
-constexpr float kScale = 0.7978845608028654f;  // sqrt(2/pi)
-constexpr float kCubic = 0.044715f;
-
 void gelu_backward_bf16_simd(const GeluBackwardBf16Args& a, const Launch& l) {
   const uint16_t* inp = cpu::bits_of(a.inp);
   const uint16_t* dout = cpu::bits_of(a.dout);
   uint16_t* dinp = cpu::bits_of(a.dinp);
 #pragma omp parallel for simd num_threads(cpu::threads(l)) schedule(static)
   for (int64_t i = 0; i < a.N; ++i) {
-    const float x = cpu::widen(inp[i]);
-    const float x2 = x * x;
-    const float u = kScale * (x + kCubic * x2 * x);
-    const float dudx = kScale * (1.0f + 3.0f * kCubic * x2);
-    const cpu::SigmoidPair s = cpu::sigmoid_pair(2.0f * u);
-    dinp[i] = cpu::round_bits(s.sigmoid * (1.0f + 2.0f * x * s.complement * dudx) * cpu::widen(dout[i]));
+    dinp[i] = cpu::round_bits(cpu::gelu_grad(cpu::widen(inp[i])) * cpu::widen(dout[i]));
   }
 }
 
 }  // namespace
 
 Variant gelu_backward_bf16_cpu_2() {
-  Variant v = Variant::of(&gelu_backward_bf16_simd);
-  v.summary =
+  return cpu::threaded(
+      &gelu_backward_bf16_simd,
       "widen by shifts, the derivative through an inline polynomial sigmoid, branch-free rounding; SIMD loop, OpenMP "
-      "chunks";
-  v.params = {cpu::threads_param()};
-  return v;
+      "chunks");
 }
 
 }  // namespace wb::variants

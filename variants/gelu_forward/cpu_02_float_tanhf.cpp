@@ -13,30 +13,29 @@
 #include <cmath>
 
 #include "kernels/cpu/threads.h"
+#include "kernels/math_constants.h"
 #include "kernels/ops/gelu_forward.h"
 #include "kernels/variant.h"
 
 namespace wb::variants {
 namespace {
 
-constexpr float kScale = 0.7978845608028654f;  // sqrt(2/pi)
-constexpr float kCubic = 0.044715f;
+using math::kGeluCubic;
+using math::kGeluScale;
 
 void gelu_float(const GeluForwardArgs& a, const Launch& l) {
 #pragma omp parallel for num_threads(cpu::threads(l)) schedule(static)
   for (int64_t i = 0; i < a.N; ++i) {
     const float x = a.inp[i];
-    a.out[i] = 0.5f * x * (1.0f + std::tanh(kScale * (x + kCubic * x * x * x)));
+    a.out[i] = 0.5f * x * (1.0f + std::tanh(kGeluScale * (x + kGeluCubic * x * x * x)));
   }
 }
 
 }  // namespace
 
 Variant gelu_forward_cpu_2() {
-  Variant v = Variant::of(&gelu_float);
-  v.summary = "the formula in float with libm's tanhf, static chunks over a tunable number of threads";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(&gelu_float,
+                       "the formula in float with libm's tanhf, static chunks over a tunable number of threads");
 }
 
 }  // namespace wb::variants

@@ -15,16 +15,13 @@
 // Limits: the baseline x86-64 build has 4-wide SSE only; the polynomial costs about
 // fifteen vector operations per four elements, so at large N the loop is bound by
 // arithmetic, not memory, on few cores.
-#include "kernels/cpu/simd_math.h"
+#include "kernels/cpu/gelu.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/ops/gelu_forward.h"
 #include "kernels/variant.h"
 
 namespace wb::variants {
 namespace {
-
-constexpr float kScale = 0.7978845608028654f;  // sqrt(2/pi)
-constexpr float kCubic = 0.044715f;
 
 void gelu_simd(const GeluForwardArgs& a, const Launch& l) {
   // No restrict: out[i] depends on inp[i] alone, so even an in-place call is safe
@@ -33,19 +30,15 @@ void gelu_simd(const GeluForwardArgs& a, const Launch& l) {
   float* out = a.out;
 #pragma omp parallel for simd num_threads(cpu::threads(l)) schedule(static)
   for (int64_t i = 0; i < a.N; ++i) {
-    const float x = inp[i];
-    const float u = kScale * (x + kCubic * x * x * x);
-    out[i] = x * cpu::sigmoid_pair(2.0f * u).sigmoid;
+    out[i] = cpu::gelu(inp[i]);
   }
 }
 
 }  // namespace
 
 Variant gelu_forward_cpu_3() {
-  Variant v = Variant::of(&gelu_simd);
-  v.summary = "x * sigmoid(2u) through an inline polynomial exp: no libm call, SIMD loop, OpenMP chunks";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(&gelu_simd,
+                       "x * sigmoid(2u) through an inline polynomial exp: no libm call, SIMD loop, OpenMP chunks");
 }
 
 }  // namespace wb::variants

@@ -14,7 +14,7 @@
 // architectures; AVX-512 (x86-64-v4) is not tried.
 #include <algorithm>
 
-#include "kernels/cpu/simd_math.h"
+#include "kernels/cpu/gelu.h"
 #include "kernels/cpu/target.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/ops/gelu_forward.h"
@@ -23,16 +23,12 @@
 namespace wb::variants {
 namespace {
 
-constexpr float kScale = 0.7978845608028654f;  // sqrt(2/pi)
-constexpr float kCubic = 0.044715f;
 constexpr int64_t kBlock = 16384;
 
 WB_TARGET_X86_64_V3 void gelu_block(float* out, const float* inp, int64_t n) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
-    const float x = inp[i];
-    const float u = kScale * (x + kCubic * x * x * x);
-    out[i] = x * cpu::sigmoid_pair(2.0f * u).sigmoid;
+    out[i] = cpu::gelu(inp[i]);
   }
 }
 
@@ -46,9 +42,7 @@ void gelu_avx2(const GeluForwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant gelu_forward_cpu_4() {
-  Variant v = Variant::of(&gelu_avx2);
-  v.summary = "variant 3's loop compiled for x86-64-v3: eight lanes, fused multiply-adds";
-  v.params = {cpu::threads_param()};
+  Variant v = cpu::threaded(&gelu_avx2, "variant 3's loop compiled for x86-64-v3: eight lanes, fused multiply-adds");
   v.requirements = {cpu::needs(cpu::Capability::avx2_fma)};
   return v;
 }

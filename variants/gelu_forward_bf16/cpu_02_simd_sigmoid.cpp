@@ -38,12 +38,10 @@ void gelu_bf16_simd(const GeluForwardBf16Args& a, const Launch& l) {
 }  // namespace
 
 Variant gelu_forward_bf16_cpu_2() {
-  Variant v = Variant::of(&gelu_bf16_simd);
-  v.summary =
+  return cpu::threaded(
+      &gelu_bf16_simd,
       "widen by shifts, x * sigmoid(2u) through an inline polynomial exp, branch-free rounding; SIMD loop, OpenMP "
-      "chunks";
-  v.params = {cpu::threads_param()};
-  return v;
+      "chunks");
 }
 
 }  // namespace wb::variants

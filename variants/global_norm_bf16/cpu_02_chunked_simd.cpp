@@ -23,6 +23,7 @@
 #include <cmath>
 
 #include "kernels/cpu/bf16_lanes.h"
+#include "kernels/cpu/chunked_squares.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/ops/global_norm.h"
 #include "kernels/variant.h"
@@ -30,37 +31,19 @@
 namespace wb::variants {
 namespace {
 
-constexpr int64_t kChunk = 2048;
-
-int64_t chunks(int64_t n) { return (n + kChunk - 1) / kChunk; }
-
 void global_norm_bf16_chunked(const GlobalNormBf16Args& a, const Launch& l) {
-  const int64_t n = a.N, count = chunks(n);
-  double* sums = static_cast<double*>(l.workspace);
-  const uint16_t* __restrict g = cpu::bits_of(a.grads);
-#pragma omp parallel for num_threads(cpu::threads(l)) schedule(static)
-  for (int64_t k = 0; k < count; ++k) {
-    const int64_t end = k + 1 < count ? (k + 1) * kChunk : n;
-    float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-    for (int64_t i = k * kChunk; i < end; ++i) {
-      const float x = cpu::widen(g[i]);
-      s += x * x;
-    }
-    sums[k] = s;
-  }
-  double total = 0;
-  for (int64_t k = 0; k < count; ++k) total += sums[k];
+  const double total = cpu::chunked_squares::sum_of_squares(cpu::bits_of(a.grads), a.N,
+                                                            static_cast<double*>(l.workspace), cpu::threads(l));
   a.out[0] = std::sqrt(float(total));
 }
 
 }  // namespace
 
 Variant global_norm_bf16_cpu_2() {
-  Variant v = Variant::of(&global_norm_bf16_chunked);
-  v.summary = "chunks of 2048 widened by shifts and squared in fp32 SIMD lanes, chunk sums added in double in order";
-  v.params = {cpu::threads_param()};
-  v.workspace = [](const Shape& s, const ParamValues&) { return std::size_t(chunks(s.N)) * sizeof(double); };
+  Variant v = cpu::threaded(
+      &global_norm_bf16_chunked,
+      "chunks of 2048 widened by shifts and squared in fp32 SIMD lanes, chunk sums added in double in order");
+  v.workspace = [](const Shape& s, const ParamValues&) { return cpu::chunked_squares::workspace_bytes(s.N); };
   return v;
 }
 

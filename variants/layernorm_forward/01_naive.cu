@@ -6,6 +6,7 @@
 // Limits: neighbouring threads read addresses C floats apart, so no load coalesces,
 // and only B*T threads exist: slow for any realistic C.
 #include "kernels/cuda/dialect.cuh"
+#include "kernels/cuda/layernorm.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/layernorm_forward.h"
 
@@ -19,17 +20,9 @@ __global__ void layernorm_thread_per_row(float* out, float* mean, float* rstd, c
   const float* x = inp + size_t(row) * C;
   float sum = 0.0f;
   for (int c = 0; c < C; ++c) sum += x[c];
-  const float m = sum / C;
-  float var = 0.0f;
-  for (int c = 0; c < C; ++c) {
-    const float d = x[c] - m;
-    var += d * d;
-  }
-  const float s = rsqrtf(var / C + kLayernormEps);
-  float* y = out + size_t(row) * C;
-  for (int c = 0; c < C; ++c) y[c] = (x[c] - m) * s * weight[c] + bias[c];
-  mean[row] = m;
-  rstd[row] = s;
+  const float2 stats = cuda::layernorm::normalize_row_serial(x, sum, C, weight, bias, out + size_t(row) * C);
+  mean[row] = stats.x;
+  rstd[row] = stats.y;
 }
 
 void launch(const LayernormForwardArgs& a, const Launch& l) {

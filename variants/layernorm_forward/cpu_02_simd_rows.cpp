@@ -41,10 +41,8 @@ void layernorm_simd(const LayernormForwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant layernorm_forward_cpu_2() {
-  Variant v = Variant::of(&layernorm_simd);
-  v.summary = "rows over threads; sum, squared deviations, normalisation as SIMD loops over the row in L1";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(&layernorm_simd,
+                       "rows over threads; sum, squared deviations, normalisation as SIMD loops over the row in L1");
 }
 
 }  // namespace wb::variants

@@ -19,8 +19,6 @@
 // layernorm_forward cpu/2 (fp32) 124-139 us: 17x the port; the widening pass and the
 // roundings cost it against the fp32 rung.
 // Limits: one row per loop iteration: B*T rows must outnumber the threads.
-#include <vector>
-
 #include "kernels/cpu/layernorm_row_bf16.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/ops/layernorm_forward.h"
@@ -30,31 +28,21 @@ namespace wb::variants {
 namespace {
 
 void layernorm_bf16_simd(const LayernormForwardBf16Args& a, const Launch& l) {
-  const int64_t rows = int64_t(a.B) * a.T, C = a.C;
-  const uint16_t* weight = cpu::bits_of(a.weight);
-  const uint16_t* bias = cpu::bits_of(a.bias);
-#pragma omp parallel num_threads(cpu::threads(l))
-  {
-    std::vector<float> buffer(C);
-    float* __restrict x = buffer.data();
-#pragma omp for schedule(static)
-    for (int64_t row = 0; row < rows; ++row) {
-      const uint16_t* __restrict in = cpu::bits_of(a.inp) + row * C;
+  const int64_t C = a.C;
+  cpu::layernorm_rows_bf16(int64_t(a.B) * a.T, C, a.out, a.weight, a.bias, a.mean, a.rstd, cpu::threads(l),
+                           [&](int64_t row, float* __restrict x) {
+                             const uint16_t* __restrict in = cpu::bits_of(a.inp) + row * C;
 #pragma omp simd
-      for (int64_t c = 0; c < C; ++c) x[c] = cpu::widen(in[c]);
-      cpu::layernorm_row_bf16(cpu::bits_of(a.out) + row * C, x, C, weight, bias, a.mean + row, a.rstd + row);
-    }
-  }
+                             for (int64_t c = 0; c < C; ++c) x[c] = cpu::widen(in[c]);
+                           });
 }
 
 }  // namespace
 
 Variant layernorm_forward_bf16_cpu_2() {
-  Variant v = Variant::of(&layernorm_bf16_simd);
-  v.summary =
-      "rows over threads; each row widened into an fp32 buffer in L1, fp32 SIMD sums and normalisation, one rounding";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(
+      &layernorm_bf16_simd,
+      "rows over threads; each row widened into an fp32 buffer in L1, fp32 SIMD sums and normalisation, one rounding");
 }
 
 }  // namespace wb::variants

@@ -20,15 +20,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <tuple>
 
-#if !WB_EMU
 #include "kernels/cuda/cublaslt.h"
-#endif
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/libraries.h"
 #include "kernels/cuda/runtime.h"
@@ -38,73 +34,30 @@
 namespace wb::variants {
 namespace {
 
-constexpr std::size_t kLtWorkspaceBytes = std::size_t(32) << 20;
+using cuda::kLtWorkspaceBytes;
 
 #if !WB_EMU  // the emulator cannot run it (Variant::not_emulated): the GPU build only
 
 using cuda::alignment_of;
-
-// One column-major product D (m x n, ld ldd) = A (m x k, ld lda) @ op(B) + beta * D,
-// where B is stored k x n (transb N) or n x k (transb T) with leading dimension ldb.
-struct LtGemm {
-  int m, n, k;
-  const float* A;
-  int lda;
-  const float* B;
-  int ldb;
-  cublasOperation_t transb;
-  float* D;
-  int ldd;
-  float beta;
-};
-
-using AlgoKey = std::tuple<const void*, int, int, int, int, int, int, int, uint32_t, uint32_t, uint32_t, std::size_t>;
+using cuda::LtGemm;  // on fp32 matrices
 
 void run_lt_gemm(cublasLtHandle_t handle, const LtGemm& g, void* workspace, std::size_t workspace_bytes,
                  cudaStream_t stream) {
-  const cuda::LtMatmulDesc op(CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F);
-  const cublasOperation_t transa = CUBLAS_OP_N;
-  WB_CHECK(cublasLtMatmulDescSetAttribute(op.get(), CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof(transa)));
-  WB_CHECK(cublasLtMatmulDescSetAttribute(op.get(), CUBLASLT_MATMUL_DESC_TRANSB, &g.transb, sizeof(g.transb)));
-
-  const bool b_n = g.transb == CUBLAS_OP_N;  // B stored k x n, else n x k
-  const cuda::LtMatrixLayout a_layout(CUDA_R_32F, g.m, g.k, g.lda);
-  const cuda::LtMatrixLayout b_layout(CUDA_R_32F, b_n ? g.k : g.n, b_n ? g.n : g.k, g.ldb);
-  const cuda::LtMatrixLayout d_layout(CUDA_R_32F, g.m, g.n, g.ldd);
-
-  const uint32_t align_a = alignment_of(g.A), align_b = alignment_of(g.B), align_d = alignment_of(g.D);
-  const AlgoKey key{handle,        g.m,   g.n,     g.k,     g.lda,   g.ldb,
-                    int(g.transb), g.ldd, align_a, align_b, align_d, workspace_bytes};
-
-  static std::mutex mutex;
-  static std::map<AlgoKey, cublasLtMatmulAlgo_t> cache;
-  cublasLtMatmulAlgo_t algo{};
-  bool cached = false;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = cache.find(key);
-    if (it != cache.end()) {
-      algo = it->second;
-      cached = true;
-    }
-  }
-  if (!cached) {
-    const cuda::LtMatmulPreference pref = cuda::preference_for(workspace_bytes, align_a, align_b, align_d);
+  const cuda::LtProblem p = cuda::gemm_problem(g, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F);
+  static cuda::PlanCache<cuda::LtGemmKey, cublasLtMatmulAlgo_t> plans;
+  const cublasLtMatmulAlgo_t algo = plans.get(cuda::key_of(handle, g, workspace_bytes), [&] {
+    const cuda::LtMatmulPreference pref =
+        cuda::preference_for(workspace_bytes, alignment_of(g.A), alignment_of(g.B), alignment_of(g.D));
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    WB_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, op.get(), a_layout.get(), b_layout.get(), d_layout.get(),
-                                            d_layout.get(), pref.get(), 1, &result, &found));
+    WB_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, p.desc.get(), p.a.get(), p.b.get(), p.d.get(), p.d.get(),
+                                            pref.get(), 1, &result, &found));
     if (found == 0)
       throw Unsupported("cuBLASLt offers no algorithm for m=" + std::to_string(g.m) + " n=" + std::to_string(g.n) +
                         " k=" + std::to_string(g.k) + " (TF32 compute)");
-    algo = result.algo;
-    std::lock_guard<std::mutex> lock(mutex);
-    cache.emplace(key, algo);
-  }
-
-  const float one = 1.0f;
-  WB_CHECK(cublasLtMatmul(handle, op.get(), &one, g.A, a_layout.get(), g.B, b_layout.get(), &g.beta, g.D,
-                          d_layout.get(), g.D, d_layout.get(), &algo, workspace, workspace_bytes, stream));
+    return result.algo;
+  });
+  cuda::run_gemm(handle, p, g, algo, workspace, workspace_bytes, stream);
 }
 
 void launch(const MatmulBackwardArgs& a, const Launch& l) {

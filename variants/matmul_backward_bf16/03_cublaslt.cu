@@ -33,9 +33,7 @@
 #include <string>
 #include <tuple>
 
-#if !WB_EMU
 #include "kernels/cuda/cublaslt.h"
-#endif
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/libraries.h"
 #include "kernels/cuda/runtime.h"
@@ -45,58 +43,24 @@
 namespace wb::variants {
 namespace {
 
-constexpr std::size_t kWorkspaceBytes = std::size_t(32) << 20;
-
 #if !WB_EMU  // the emulator cannot run it (Variant::not_emulated): the GPU build only
 
 using cuda::alignment_of;
 
-// One column-major product D (m x n, ld ldd) = A (m x k, ld lda) @ op(B) + beta * D on
-// bf16 matrices, where B is stored k x n (transb N) or n x k (transb T), ld ldb.
-struct Bf16Gemm {
-  int m, n, k;
-  const void* A;
-  int lda;
-  const void* B;
-  int ldb;
-  cublasOperation_t transb;
-  void* D;
-  int ldd;
-  float beta;
-};
-
-using PlanKey = std::tuple<const void*, int, int, int, int, int, int, int, uint32_t, uint32_t, uint32_t, std::size_t>;
+using Bf16Gemm = cuda::LtGemm;  // on bf16 matrices
 
 void run_gemm(cublasLtHandle_t handle, const Bf16Gemm& g, void* workspace, std::size_t workspace_bytes,
               cudaStream_t stream) {
-  const cuda::LtMatmulDesc op(CUBLAS_COMPUTE_32F, CUDA_R_32F);
-  const int32_t transa = CUBLAS_OP_N, transb = g.transb;
-  WB_CHECK(cublasLtMatmulDescSetAttribute(op.get(), CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof(transa)));
-  WB_CHECK(cublasLtMatmulDescSetAttribute(op.get(), CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof(transb)));
-
-  const bool b_n = g.transb == CUBLAS_OP_N;  // B stored k x n, else n x k
-  const cuda::LtMatrixLayout a_layout(CUDA_R_16BF, uint64_t(g.m), uint64_t(g.k), g.lda);
-  const cuda::LtMatrixLayout b_layout(CUDA_R_16BF, uint64_t(b_n ? g.k : g.n), uint64_t(b_n ? g.n : g.k), g.ldb);
-  const cuda::LtMatrixLayout d_layout(CUDA_R_16BF, uint64_t(g.m), uint64_t(g.n), g.ldd);
-
-  const uint32_t align_a = alignment_of(g.A), align_b = alignment_of(g.B), align_d = alignment_of(g.D);
-  // What the heuristic sees (it is not told beta: one plan serves either).
-  const PlanKey key{handle,        g.m,   g.n,     g.k,     g.lda,   g.ldb,
-                    int(g.transb), g.ldd, align_a, align_b, align_d, workspace_bytes};
-  static cuda::PlanCache<PlanKey, cublasLtMatmulAlgo_t> plans;
-  const cublasLtMatmulAlgo_t algo = plans.get(key, [&] {
-    const cuda::LtMatmulPreference pref = cuda::preference_for(workspace_bytes, align_a, align_b, align_d);
-    cuda::reduce_in_compute_type(pref);
-    cublasLtMatmulAlgo_t found{};
-    if (!cuda::first_algo(handle, op, a_layout, b_layout, d_layout, d_layout, pref, &found))
-      throw Unsupported("cuBLASLt offers no bf16 algorithm reducing in fp32 for m=" + std::to_string(g.m) +
-                        " n=" + std::to_string(g.n) + " k=" + std::to_string(g.k));
-    return found;
+  const cuda::LtProblem p = cuda::gemm_problem(g, CUBLAS_COMPUTE_32F, CUDA_R_16BF);
+  static cuda::PlanCache<cuda::LtGemmKey, cublasLtMatmulAlgo_t> plans;
+  const cublasLtMatmulAlgo_t algo = plans.get(cuda::key_of(handle, g, workspace_bytes), [&] {
+    return cuda::first_algo_reducing_in_compute_type(
+        handle, p, workspace_bytes, alignment_of(g.A), alignment_of(g.B), alignment_of(g.D), [&] {
+          return "cuBLASLt offers no bf16 algorithm reducing in fp32 for m=" + std::to_string(g.m) +
+                 " n=" + std::to_string(g.n) + " k=" + std::to_string(g.k);
+        });
   });
-
-  const float one = 1.0f;
-  WB_CHECK(cublasLtMatmul(handle, op.get(), &one, g.A, a_layout.get(), g.B, b_layout.get(), &g.beta, g.D,
-                          d_layout.get(), g.D, d_layout.get(), &algo, workspace, workspace_bytes, stream));
+  cuda::run_gemm(handle, p, g, algo, workspace, workspace_bytes, stream);
 }
 
 void launch(const MatmulBackwardBf16Args& a, const Launch& l) {
@@ -121,7 +85,7 @@ Variant matmul_backward_bf16_cuda_3() {
   Variant v = Variant::of<MatmulBackwardBf16Args>(WB_DEVICE_ONLY(launch));
   v.summary = "two cuBLASLt matmuls writing bf16, fp32 compute, dweight += through beta 1, split-k only in fp32";
   v.not_emulated = "needs cuBLASLt";
-  v.workspace = [](const Shape&, const ParamValues&) { return kWorkspaceBytes; };
+  v.workspace = [](const Shape&, const ParamValues&) { return cuda::kLtWorkspaceBytes; };
   return v;
 }
 

@@ -5,7 +5,7 @@
 // GPU, and checked in emulation (kernels/emu/tensor_core.h models mma, ldmatrix and
 // cp.async lane by lane).
 //
-// Idea: two launches of kernels/cuda/tc_gemm.cuh's gemm_cp_async (mma.m16n8k16 warp
+// Idea: two launches of kernels/cuda/tensor_core_gemm.cuh's gemm_cp_async (mma.m16n8k16 warp
 // tiles, a 2-4 stage cp.async pipeline of padded slabs), which takes each operand either
 // k-contiguous or k-major and loads the k-major ones with ldmatrix .trans, straight in
 // mma's fragment layout: nothing is transposed in memory.
@@ -34,13 +34,13 @@
 #include "kernels/cuda/bf16_slabs.cuh"
 #include "kernels/cuda/matmul.cuh"
 #include "kernels/cuda/runtime.h"
-#include "kernels/cuda/tc_gemm.cuh"
+#include "kernels/cuda/tensor_core_gemm.cuh"
 #include "kernels/ops/matmul_backward.h"
 
 namespace wb::variants {
 namespace {
 
-namespace tg = cuda::tc_gemm;
+namespace tg = cuda::tensor_core_gemm;
 
 void launch(const MatmulBackwardBf16Args& a, const Launch& l) {
   constexpr const char* kWhat = "matmul_backward_bf16 cuda/4";

@@ -73,9 +73,9 @@ void matmul_backward_bf16_onednn_checked(const MatmulBackwardBf16Args& a, const 
 }  // namespace
 
 Variant matmul_backward_bf16_cpu_3() {
-  Variant v = Variant::of(&matmul_backward_bf16_onednn_checked);
-  v.summary = "two oneDNN bf16 matmuls into an fp32 accumulator (dout read transposed for dweight), rounded once";
-  v.params = {cpu::threads_param()};
+  Variant v = cpu::threaded(
+      &matmul_backward_bf16_onednn_checked,
+      "two oneDNN bf16 matmuls into an fp32 accumulator (dout read transposed for dweight), rounded once");
   v.requirements = {cpu::needs(cpu::Capability::onednn_bf16_matmul)};
   v.workspace = [](const Shape& s, const ParamValues&) {
     return accumulator_floats(s.B * s.T, s.C, s.OC) * sizeof(float);

@@ -12,39 +12,17 @@
 // does: the same bits as the reference, at any thread count.
 // Limits: OC/64 strips (12 at OC=768) is the most parallelism there is; a few rows and
 // many columns would be better split by rows too.
-#include <algorithm>
-
+#include "kernels/cpu/column_strips.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/ops/matmul_backward_bias.h"
 #include "kernels/variant.h"
 
 namespace wb::variants {
-namespace {
-
-constexpr int64_t kStrip = 64;
-
-void bias_strips(const MatmulBackwardBiasArgs& a, const Launch& l) {
-  const int64_t rows = int64_t(a.B) * a.T, OC = a.OC;
-#pragma omp parallel for num_threads(cpu::threads(l)) schedule(static)
-  for (int64_t o0 = 0; o0 < OC; o0 += kStrip) {
-    const int64_t width = std::min(kStrip, OC - o0);
-    double acc[kStrip] = {};
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* __restrict d = a.dout + r * OC + o0;
-#pragma omp simd
-      for (int64_t j = 0; j < width; ++j) acc[j] += d[j];
-    }
-    for (int64_t j = 0; j < width; ++j) a.dbias[o0 + j] += float(acc[j]);
-  }
-}
-
-}  // namespace
 
 Variant matmul_backward_bias_cpu_2() {
-  Variant v = Variant::of(&bias_strips);
-  v.summary = "threads own 64-column strips, rows in order into double SIMD accumulators: the reference's bits";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(
+      &cpu::column_strips::bias_sums<double, MatmulBackwardBiasArgs>,
+      "threads own 64-column strips, rows in order into double SIMD accumulators: the reference's bits");
 }
 
 }  // namespace wb::variants

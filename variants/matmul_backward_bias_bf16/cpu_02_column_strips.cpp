@@ -26,44 +26,17 @@
 // where it keeps double accumulators.
 // Limits: OC/64 strips (12 at OC=768) is the most parallelism there is; a few rows and
 // many columns would be better split by rows too.
-#include <algorithm>
-
-#include "kernels/cpu/bf16_lanes.h"
+#include "kernels/cpu/column_strips.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/ops/matmul_backward_bias.h"
 #include "kernels/variant.h"
 
 namespace wb::variants {
-namespace {
-
-constexpr int64_t kStrip = 64;
-
-void bias_bf16_strips(const MatmulBackwardBiasBf16Args& a, const Launch& l) {
-  const int64_t rows = int64_t(a.B) * a.T, OC = a.OC;
-#pragma omp parallel for num_threads(cpu::threads(l)) schedule(static)
-  for (int64_t o0 = 0; o0 < OC; o0 += kStrip) {
-    const int64_t width = std::min(kStrip, OC - o0);
-    float acc[kStrip] = {};
-    for (int64_t r = 0; r < rows; ++r) {
-      const uint16_t* __restrict d = cpu::bits_of(a.dout) + r * OC + o0;
-#pragma omp simd
-      for (int64_t j = 0; j < width; ++j) acc[j] += cpu::widen(d[j]);
-    }
-    uint16_t* __restrict dbias = cpu::bits_of(a.dbias) + o0;
-#pragma omp simd
-    for (int64_t j = 0; j < width; ++j) dbias[j] = cpu::round_bits(cpu::widen(dbias[j]) + acc[j]);
-  }
-}
-
-}  // namespace
 
 Variant matmul_backward_bias_bf16_cpu_2() {
-  Variant v = Variant::of(&bias_bf16_strips);
-  v.summary =
-      "threads own 64-column strips, rows in order into fp32 SIMD accumulators (bf16 widened by shifts), "
-      "each dbias rounded once";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(&cpu::column_strips::bias_sums<float, MatmulBackwardBiasBf16Args>,
+                       "threads own 64-column strips, rows in order into fp32 SIMD accumulators (bf16 widened by "
+                       "shifts), each dbias rounded once");
 }
 
 }  // namespace wb::variants

@@ -8,31 +8,19 @@
 // weight row, C floats away from the next one: no load coalesces and nothing is
 // reused on chip beyond what the caches catch. Every output costs 2*C loads.
 #include "kernels/cuda/dialect.cuh"
+#include "kernels/cuda/matmul.cuh"
+#include "kernels/cuda/matmul_naive.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_forward.h"
-#include "kernels/cuda/matmul.cuh"
 
 namespace wb::variants {
 namespace {
 
-__global__ void matmul_thread_per_output(float* out, const float* inp, const float* weight, const float* bias,
-                                         int64_t rows, int C, int OC) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= rows * OC) return;
-  const int64_t r = i / OC;
-  const int o = int(i % OC);
-  const float* x = inp + r * C;
-  const float* w = weight + int64_t(o) * C;
-  float acc = bias ? bias[o] : 0.0f;
-  for (int c = 0; c < C; ++c) acc += x[c] * w[c];
-  out[i] = acc;
-}
-
 void launch(const MatmulForwardArgs& a, const Launch& l) {
   const int64_t rows = int64_t(a.B) * a.T;
   const int block = l.block_size();
-  WB_LAUNCH(matmul_thread_per_output, cuda::grid_for(rows * a.OC, block), block, 0, cuda::stream(l), a.out, a.inp,
-            a.weight, a.bias, rows, a.C, a.OC);
+  WB_LAUNCH(cuda::matmul_naive::thread_per_output<float, false>, cuda::grid_for(rows * a.OC, block), block, 0,
+            cuda::stream(l), a.out, static_cast<float*>(nullptr), a.inp, a.weight, a.bias, rows, a.C, a.OC);
 }
 
 }  // namespace

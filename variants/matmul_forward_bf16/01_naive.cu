@@ -12,6 +12,7 @@
 
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/matmul.cuh"
+#include "kernels/cuda/matmul_naive.cuh"
 #include "kernels/cuda/packed.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_forward.h"
@@ -19,26 +20,12 @@
 namespace wb::variants {
 namespace {
 
-__global__ void matmul_bf16_thread_per_output(__nv_bfloat16* out, const __nv_bfloat16* inp,
-                                              const __nv_bfloat16* weight, const __nv_bfloat16* bias, int64_t rows,
-                                              int C, int OC) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= rows * OC) return;
-  const int64_t r = i / OC;
-  const int o = int(i % OC);
-  const __nv_bfloat16* x = inp + r * C;
-  const __nv_bfloat16* w = weight + int64_t(o) * C;
-  float acc = bias ? __bfloat162float(bias[o]) : 0.0f;
-  for (int c = 0; c < C; ++c) acc += __bfloat162float(x[c]) * __bfloat162float(w[c]);
-  out[i] = __float2bfloat16(acc);
-}
-
 void launch(const MatmulForwardBf16Args& a, const Launch& l) {
   const int64_t rows = int64_t(a.B) * a.T;
   const int block = l.block_size();
-  WB_LAUNCH(matmul_bf16_thread_per_output, cuda::grid_for(rows * a.OC, block), block, 0, cuda::stream(l),
-            cuda::as_cuda(a.out), cuda::as_cuda(a.inp), cuda::as_cuda(a.weight), cuda::as_cuda(a.bias), rows, a.C,
-            a.OC);
+  WB_LAUNCH(cuda::matmul_naive::thread_per_output<__nv_bfloat16, false>, cuda::grid_for(rows * a.OC, block), block, 0,
+            cuda::stream(l), cuda::as_cuda(a.out), static_cast<__nv_bfloat16*>(nullptr), cuda::as_cuda(a.inp),
+            cuda::as_cuda(a.weight), cuda::as_cuda(a.bias), rows, a.C, a.OC);
 }
 
 }  // namespace

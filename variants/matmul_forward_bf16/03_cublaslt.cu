@@ -36,9 +36,7 @@
 #include <string>
 #include <tuple>
 
-#if !WB_EMU
 #include "kernels/cuda/cublaslt.h"
-#endif
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/libraries.h"
 #include "kernels/cuda/runtime.h"
@@ -48,35 +46,19 @@
 namespace wb::variants {
 namespace {
 
-constexpr std::size_t kWorkspaceBytes = std::size_t(32) << 20;
-
 #if !WB_EMU  // the emulator cannot run it (Variant::not_emulated): the GPU build only
 
 using cuda::alignment_of;
 
-// The operation and the matrices of one call.
-struct Problem {
-  cuda::LtMatmulDesc desc;
-  cuda::LtMatrixLayout a, b, d;  // weight (C x OC, ld C), inp (C x rows, ld C), out (OC x rows, ld OC); C reuses d
-};
+using cuda::LtProblem;
 
-Problem describe(const MatmulForwardBf16Args& args) {
-  const int64_t rows = int64_t(args.B) * args.T;
-  Problem p{cuda::LtMatmulDesc(CUBLAS_COMPUTE_32F, CUDA_R_32F),
-            cuda::LtMatrixLayout(CUDA_R_16BF, uint64_t(args.C), uint64_t(args.OC), args.C),
-            cuda::LtMatrixLayout(CUDA_R_16BF, uint64_t(args.C), uint64_t(rows), args.C),
-            cuda::LtMatrixLayout(CUDA_R_16BF, uint64_t(args.OC), uint64_t(rows), args.OC)};
-  const int32_t transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;
-  WB_CHECK(cublasLtMatmulDescSetAttribute(p.desc.get(), CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof(transa)));
-  WB_CHECK(cublasLtMatmulDescSetAttribute(p.desc.get(), CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof(transb)));
-  const uint32_t epilogue = args.bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
-  WB_CHECK(cublasLtMatmulDescSetAttribute(p.desc.get(), CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+LtProblem describe(const MatmulForwardBf16Args& args) {
+  LtProblem p = cuda::linear_problem(CUBLAS_COMPUTE_32F, CUDA_R_16BF, int64_t(args.B) * args.T, args.C, args.OC);
+  cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                      uint32_t(args.bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT));
   if (args.bias) {
-    const void* bias = args.bias;
-    const int32_t bias_type = CUDA_R_16BF;
-    WB_CHECK(cublasLtMatmulDescSetAttribute(p.desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
-    WB_CHECK(cublasLtMatmulDescSetAttribute(p.desc.get(), CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
-                                            sizeof(bias_type)));
+    cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(args.bias));
+    cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, int32_t(CUDA_R_16BF));
   }
   return p;
 }
@@ -84,7 +66,7 @@ Problem describe(const MatmulForwardBf16Args& args) {
 // What the heuristic's choice depends on.
 using PlanKey = std::tuple<const void*, int, int, int, bool, uint32_t, uint32_t, uint32_t, uint32_t, std::size_t>;
 
-cublasLtMatmulAlgo_t plan_for(cublasLtHandle_t lt, const MatmulForwardBf16Args& args, const Problem& p,
+cublasLtMatmulAlgo_t plan_for(cublasLtHandle_t lt, const MatmulForwardBf16Args& args, const LtProblem& p,
                               std::size_t workspace_bytes) {
   static cuda::PlanCache<PlanKey, cublasLtMatmulAlgo_t> plans;
   const uint32_t align_w = alignment_of(args.weight), align_i = alignment_of(args.inp),
@@ -100,25 +82,19 @@ cublasLtMatmulAlgo_t plan_for(cublasLtHandle_t lt, const MatmulForwardBf16Args& 
                     args.bias ? alignment_of(args.bias) : 0u,
                     workspace_bytes};
   return plans.get(key, [&] {
-    const cuda::LtMatmulPreference pref = cuda::preference_for(workspace_bytes, align_w, align_i, align_o);
-    cuda::reduce_in_compute_type(pref);
-    cublasLtMatmulAlgo_t algo{};
-    if (!cuda::first_algo(lt, p.desc, p.a, p.b, p.d, p.d, pref, &algo))
-      throw Unsupported("cuBLASLt offers no bf16 algorithm reducing in fp32" +
-                        std::string(args.bias ? " with the bias epilogue" : "") +
-                        " for rows=" + std::to_string(args.B * args.T) + " C=" + std::to_string(args.C) +
-                        " OC=" + std::to_string(args.OC));
-    return algo;
+    return cuda::first_algo_reducing_in_compute_type(lt, p, workspace_bytes, align_w, align_i, align_o, [&] {
+      return "cuBLASLt offers no bf16 algorithm reducing in fp32" +
+             std::string(args.bias ? " with the bias epilogue" : "") + " for rows=" + std::to_string(args.B * args.T) +
+             " C=" + std::to_string(args.C) + " OC=" + std::to_string(args.OC);
+    });
   });
 }
 
 void launch(const MatmulForwardBf16Args& a, const Launch& l) {
   cublasLtHandle_t lt = cuda::libraries(l).cublaslt();
-  const Problem p = describe(a);
+  const LtProblem p = describe(a);
   const cublasLtMatmulAlgo_t algo = plan_for(lt, a, p, l.workspace_bytes);
-  const float alpha = 1.0f, beta = 0.0f;  // beta = 0: out is not read, only written
-  WB_CHECK(cublasLtMatmul(lt, p.desc.get(), &alpha, a.weight, p.a.get(), a.inp, p.b.get(), &beta, a.out, p.d.get(),
-                          a.out, p.d.get(), &algo, l.workspace, l.workspace_bytes, cuda::stream(l)));
+  cuda::run_linear(lt, p, algo, a.weight, a.inp, a.out, l.workspace, l.workspace_bytes, cuda::stream(l));
 }
 
 #endif
@@ -129,7 +105,7 @@ Variant matmul_forward_bf16_cuda_3() {
   Variant v = Variant::of<MatmulForwardBf16Args>(WB_DEVICE_ONLY(launch));
   v.summary = "one cuBLASLt matmul, bf16 in and out, fp32 compute, bias fused into the epilogue, split-k only in fp32";
   v.not_emulated = "needs cuBLASLt";
-  v.workspace = [](const Shape&, const ParamValues&) { return kWorkspaceBytes; };
+  v.workspace = [](const Shape&, const ParamValues&) { return cuda::kLtWorkspaceBytes; };
   return v;
 }
 

@@ -43,7 +43,7 @@
 namespace wb::variants {
 namespace {
 
-namespace tg = cuda::tc_gemm;
+namespace tg = cuda::tensor_core_gemm;
 namespace wmma = nvcuda::wmma;
 
 // kTile x kTile outputs per block, kWarpsM x kWarpsN warps.

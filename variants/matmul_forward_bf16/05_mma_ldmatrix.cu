@@ -6,7 +6,7 @@
 //
 // Idea: cuda/4's block tile and register-staged, double-buffered slabs of 32 channels
 // (kernels/cuda/bf16_slabs.cuh), but the warp's math is written at the instruction
-// level (kernels/cuda/tc_gemm.cuh, WarpTile): per 16 channels, one ldmatrix.x4 gives a
+// level (kernels/cuda/tensor_core_gemm.cuh, WarpTile): per 16 channels, one ldmatrix.x4 gives a
 // 16x16 A fragment of inp and one gives the B fragments of two 8-column pieces of
 // weight, straight in mma.m16n8k16's register layout, and the warp issues
 // (warp_tile / 16) x (warp_tile / 8) mma.sync. Shared-memory rows are padded to 80
@@ -31,13 +31,13 @@
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/packed.cuh"
 #include "kernels/cuda/runtime.h"
-#include "kernels/cuda/tc_gemm.cuh"
+#include "kernels/cuda/tensor_core_gemm.cuh"
 #include "kernels/ops/matmul_forward.h"
 
 namespace wb::variants {
 namespace {
 
-namespace tg = cuda::tc_gemm;
+namespace tg = cuda::tensor_core_gemm;
 
 // kTile x kTile outputs per block over (kTile / kWarpTile)^2 warps.
 template <int kTile, int kWarpTile>

@@ -8,7 +8,7 @@
 // Idea: the slabs no longer pass through registers. Each thread issues cp.async.cg
 // copies of its 16-byte chunks straight from global to shared memory, one commit group
 // per slab, and keeps stages - 1 slabs in flight while the warps multiply the oldest
-// landed one (kernels/cuda/tc_gemm.cuh, gemm_cp_async: the wait / barrier / refill
+// landed one (kernels/cuda/tensor_core_gemm.cuh, gemm_cp_async: the wait / barrier / refill
 // order and why it is safe with one barrier per slab). Chunks past B*T, OC or C use
 // cp.async's src-size form with 0 bytes read: the copy zero-fills them, no branch
 // around the copy, no separate store of zeros. The warp math (ldmatrix.x4 from padded,
@@ -32,13 +32,13 @@
 
 #include "kernels/cuda/bf16_slabs.cuh"
 #include "kernels/cuda/runtime.h"
-#include "kernels/cuda/tc_gemm.cuh"
+#include "kernels/cuda/tensor_core_gemm.cuh"
 #include "kernels/ops/matmul_forward.h"
 
 namespace wb::variants {
 namespace {
 
-namespace tg = cuda::tc_gemm;
+namespace tg = cuda::tensor_core_gemm;
 
 void launch(const MatmulForwardBf16Args& a, const Launch& l) {
   constexpr const char* kWhat = "matmul_forward_bf16 cuda/6";

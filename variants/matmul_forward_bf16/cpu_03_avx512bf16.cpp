@@ -188,11 +188,9 @@ void matmul_bf16_avx512bf16(const MatmulForwardBf16Args&, const Launch&) {}  // 
 }  // namespace
 
 Variant matmul_forward_bf16_cpu_3() {
-  Variant v = Variant::of(&matmul_bf16_avx512bf16);
-  v.summary =
-      "weight packed in k-pair panels of 32 columns, 8x32 register tiles of fp32 on vdpbf16ps (AVX512-BF16), "
-      "bias in fp32, each output rounded once, OpenMP";
-  v.params = {cpu::threads_param()};
+  Variant v = cpu::threaded(&matmul_bf16_avx512bf16,
+                            "weight packed in k-pair panels of 32 columns, 8x32 register tiles of fp32 on vdpbf16ps "
+                            "(AVX512-BF16), bias in fp32, each output rounded once, OpenMP");
   v.workspace = [](const Shape& s, const ParamValues&) { return workspace_bytes(s.C, s.OC); };
   v.requirements = {cpu::needs(cpu::Capability::avx512bf16)};
   return v;

@@ -9,33 +9,20 @@
 // Limits: those of matmul_forward cuda/1: neighbouring threads read weight rows C
 // floats apart, nothing coalesces, every output costs 2*C loads.
 #include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/matmul_gelu_forward.h"
 #include "kernels/cuda/gelu.cuh"
 #include "kernels/cuda/matmul.cuh"
+#include "kernels/cuda/matmul_naive.cuh"
+#include "kernels/cuda/runtime.h"
+#include "kernels/ops/matmul_gelu_forward.h"
 
 namespace wb::variants {
 namespace {
 
-__global__ void matmul_gelu_thread_per_output(float* out, float* pre, const float* inp, const float* weight,
-                                              const float* bias, int64_t rows, int C, int OC) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= rows * OC) return;
-  const int64_t r = i / OC;
-  const int o = int(i % OC);
-  const float* x = inp + r * C;
-  const float* w = weight + int64_t(o) * C;
-  float acc = bias ? bias[o] : 0.0f;
-  for (int c = 0; c < C; ++c) acc += x[c] * w[c];
-  pre[i] = acc;
-  out[i] = cuda::gelu::gelu(acc);
-}
-
 void launch(const MatmulGeluForwardArgs& a, const Launch& l) {
   const int64_t rows = int64_t(a.B) * a.T;
   const int block = l.block_size();
-  WB_LAUNCH(matmul_gelu_thread_per_output, cuda::grid_for(rows * a.OC, block), block, 0, cuda::stream(l), a.out,
-            a.pre, a.inp, a.weight, a.bias, rows, a.C, a.OC);
+  WB_LAUNCH(cuda::matmul_naive::thread_per_output<float, true>, cuda::grid_for(rows * a.OC, block), block, 0,
+            cuda::stream(l), a.out, a.pre, a.inp, a.weight, a.bias, rows, a.C, a.OC);
 }
 
 }  // namespace

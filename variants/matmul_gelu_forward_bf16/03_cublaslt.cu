@@ -42,9 +42,7 @@
 #include <string>
 #include <tuple>
 
-#if !WB_EMU
 #include "kernels/cuda/cublaslt.h"
-#endif
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/libraries.h"
 #include "kernels/cuda/runtime.h"
@@ -54,42 +52,23 @@
 namespace wb::variants {
 namespace {
 
-constexpr std::size_t kWorkspaceBytes = std::size_t(32) << 20;
-
 #if !WB_EMU  // the emulator cannot run it (Variant::not_emulated): the GPU build only
 
 using cuda::alignment_of;
 
-// The operation and the matrices of one call.
-struct Problem {
-  cuda::LtMatmulDesc desc;
-  cuda::LtMatrixLayout a, b, d;  // weight (C x OC, ld C), inp (C x rows, ld C), out (OC x rows, ld OC); C reuses d
-};
+using cuda::LtProblem;
 
-Problem describe(const MatmulGeluForwardBf16Args& args) {
-  const int64_t rows = int64_t(args.B) * args.T;
-  Problem p{cuda::LtMatmulDesc(CUBLAS_COMPUTE_32F, CUDA_R_32F),
-            cuda::LtMatrixLayout(CUDA_R_16BF, uint64_t(args.C), uint64_t(args.OC), args.C),
-            cuda::LtMatrixLayout(CUDA_R_16BF, uint64_t(args.C), uint64_t(rows), args.C),
-            cuda::LtMatrixLayout(CUDA_R_16BF, uint64_t(args.OC), uint64_t(rows), args.OC)};
-  const cublasLtMatmulDesc_t desc = p.desc.get();
-  const int32_t transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;
-  WB_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof(transa)));
-  WB_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof(transb)));
-  const uint32_t epilogue = args.bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
-  WB_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+LtProblem describe(const MatmulGeluForwardBf16Args& args) {
+  LtProblem p = cuda::linear_problem(CUBLAS_COMPUTE_32F, CUDA_R_16BF, int64_t(args.B) * args.T, args.C, args.OC);
+  cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                      uint32_t(args.bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX));
   // pre: the GELU input, D's shape (OC x rows), leading dimension OC elements, bf16
-  void* aux = args.pre;
-  const int64_t aux_ld = args.OC;
-  const int32_t bf16_type = CUDA_R_16BF;
-  WB_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof(aux)));
-  WB_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &aux_ld, sizeof(aux_ld)));
-  WB_CHECK(
-      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, &bf16_type, sizeof(bf16_type)));
+  cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, static_cast<void*>(args.pre));
+  cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, int64_t(args.OC));
+  cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, int32_t(CUDA_R_16BF));
   if (args.bias) {
-    const void* bias = args.bias;
-    WB_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
-    WB_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bf16_type, sizeof(bf16_type)));
+    cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(args.bias));
+    cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, int32_t(CUDA_R_16BF));
   }
   return p;
 }
@@ -99,7 +78,7 @@ Problem describe(const MatmulGeluForwardBf16Args& args) {
 using PlanKey =
     std::tuple<const void*, int, int, int, bool, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, std::size_t>;
 
-cublasLtMatmulAlgo_t plan_for(cublasLtHandle_t lt, const MatmulGeluForwardBf16Args& args, const Problem& p,
+cublasLtMatmulAlgo_t plan_for(cublasLtHandle_t lt, const MatmulGeluForwardBf16Args& args, const LtProblem& p,
                               std::size_t workspace_bytes) {
   static cuda::PlanCache<PlanKey, cublasLtMatmulAlgo_t> plans;
   const uint32_t align_w = alignment_of(args.weight), align_i = alignment_of(args.inp),
@@ -116,24 +95,19 @@ cublasLtMatmulAlgo_t plan_for(cublasLtHandle_t lt, const MatmulGeluForwardBf16Ar
                     args.bias ? alignment_of(args.bias) : 0u,
                     workspace_bytes};
   return plans.get(key, [&] {
-    const cuda::LtMatmulPreference pref = cuda::preference_for(workspace_bytes, align_w, align_i, align_o);
-    cuda::reduce_in_compute_type(pref);
-    cublasLtMatmulAlgo_t algo{};
-    if (!cuda::first_algo(lt, p.desc, p.a, p.b, p.d, p.d, pref, &algo))
-      throw Unsupported("cuBLASLt offers no bf16 GELU_AUX" + std::string(args.bias ? "_BIAS" : "") +
-                        " algorithm reducing in fp32 for rows=" + std::to_string(args.B * args.T) +
-                        " C=" + std::to_string(args.C) + " OC=" + std::to_string(args.OC));
-    return algo;
+    return cuda::first_algo_reducing_in_compute_type(lt, p, workspace_bytes, align_w, align_i, align_o, [&] {
+      return "cuBLASLt offers no bf16 GELU_AUX" + std::string(args.bias ? "_BIAS" : "") +
+             " algorithm reducing in fp32 for rows=" + std::to_string(args.B * args.T) +
+             " C=" + std::to_string(args.C) + " OC=" + std::to_string(args.OC);
+    });
   });
 }
 
 void launch(const MatmulGeluForwardBf16Args& a, const Launch& l) {
   cublasLtHandle_t lt = cuda::libraries(l).cublaslt();
-  const Problem p = describe(a);
+  const LtProblem p = describe(a);
   const cublasLtMatmulAlgo_t algo = plan_for(lt, a, p, l.workspace_bytes);
-  const float alpha = 1.0f, beta = 0.0f;  // beta = 0: out is not read, only written
-  WB_CHECK(cublasLtMatmul(lt, p.desc.get(), &alpha, a.weight, p.a.get(), a.inp, p.b.get(), &beta, a.out, p.d.get(),
-                          a.out, p.d.get(), &algo, l.workspace, l.workspace_bytes, cuda::stream(l)));
+  cuda::run_linear(lt, p, algo, a.weight, a.inp, a.out, l.workspace, l.workspace_bytes, cuda::stream(l));
 }
 
 #endif
@@ -146,7 +120,7 @@ Variant matmul_gelu_forward_bf16_cuda_3() {
       "one cuBLASLt matmul, bf16, fp32 compute, GELU_AUX_BIAS epilogue writes out and pre, split-k only in fp32";
   v.not_emulated = "needs cuBLASLt";
   v.requirements = {{"OC % 8 == 0", [](const Shape& s) { return s.OC % 8 == 0; }}};
-  v.workspace = [](const Shape&, const ParamValues&) { return kWorkspaceBytes; };
+  v.workspace = [](const Shape&, const ParamValues&) { return cuda::kLtWorkspaceBytes; };
   return v;
 }
 

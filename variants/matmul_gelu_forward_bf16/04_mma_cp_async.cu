@@ -5,7 +5,7 @@
 // GPU, and checked in emulation (kernels/emu/tensor_core.h models mma, ldmatrix and
 // cp.async lane by lane).
 //
-// Idea: one kernel template for both ops (kernels/cuda/tc_gemm.cuh, gemm_cp_async with
+// Idea: one kernel template for both ops (kernels/cuda/tensor_core_gemm.cuh, gemm_cp_async with
 // the kBiasGelu epilogue): a tile x tile block tile of mma.m16n8k16 warp tiles fed by ldmatrix from
 // padded slabs that a 2-4 stage cp.async pipeline fills. The epilogue, straight from
 // the fp32 accumulators: sum = acc + bias; pre = bf16(sum) and out = bf16(gelu(sum)),
@@ -24,13 +24,13 @@
 
 #include "kernels/cuda/bf16_slabs.cuh"
 #include "kernels/cuda/runtime.h"
-#include "kernels/cuda/tc_gemm.cuh"
+#include "kernels/cuda/tensor_core_gemm.cuh"
 #include "kernels/ops/matmul_gelu_forward.h"
 
 namespace wb::variants {
 namespace {
 
-namespace tg = cuda::tc_gemm;
+namespace tg = cuda::tensor_core_gemm;
 
 void launch(const MatmulGeluForwardBf16Args& a, const Launch& l) {
   constexpr const char* kWhat = "matmul_gelu_forward_bf16 cuda/4";

@@ -66,9 +66,9 @@ void matmul_gelu_bf16_onednn(const MatmulGeluForwardBf16Args& a, const Launch& l
 }  // namespace
 
 Variant matmul_gelu_forward_bf16_cpu_2() {
-  Variant v = Variant::of(&matmul_gelu_bf16_onednn);
-  v.summary = "oneDNN bf16 matmul (bias fused) into an fp32 accumulator, then pre and GELU rounded once each, SIMD";
-  v.params = {cpu::threads_param()};
+  Variant v = cpu::threaded(
+      &matmul_gelu_bf16_onednn,
+      "oneDNN bf16 matmul (bias fused) into an fp32 accumulator, then pre and GELU rounded once each, SIMD");
   v.requirements = {cpu::needs(cpu::Capability::onednn_bf16_matmul)};
   v.workspace = [](const Shape& s, const ParamValues&) { return std::size_t(s.B * s.T * s.OC) * sizeof(float); };
   return v;

@@ -66,9 +66,9 @@ void matmul_gelu_bf16_widen_sgemm(const MatmulGeluForwardBf16Args& a, const Laun
 }  // namespace
 
 Variant matmul_gelu_forward_bf16_cpu_3() {
-  Variant v = Variant::of(&matmul_gelu_bf16_widen_sgemm);
-  v.summary = "widen inp and weight to fp32, one OpenBLAS sgemm with the bias, pre and GELU rounded once each, SIMD";
-  v.params = {cpu::threads_param()};
+  Variant v = cpu::threaded(
+      &matmul_gelu_bf16_widen_sgemm,
+      "widen inp and weight to fp32, one OpenBLAS sgemm with the bias, pre and GELU rounded once each, SIMD");
   v.workspace = [](const Shape& s, const ParamValues&) {
     return workspace_floats(int64_t(s.B) * s.T, s.C, s.OC) * sizeof(float);
   };

@@ -29,10 +29,8 @@ void residual_simd(const ResidualForwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant residual_forward_cpu_2() {
-  Variant v = Variant::of(&residual_simd);
-  v.summary = "one parallel SIMD loop over static chunks, a tunable number of threads; safe in place";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(&residual_simd,
+                       "one parallel SIMD loop over static chunks, a tunable number of threads; safe in place");
 }
 
 }  // namespace wb::variants

@@ -35,10 +35,9 @@ void residual_bf16_simd(const ResidualForwardBf16Args& a, const Launch& l) {
 }  // namespace
 
 Variant residual_forward_bf16_cpu_2() {
-  Variant v = Variant::of(&residual_bf16_simd);
-  v.summary = "one parallel SIMD loop: widen by shifts, fp32 sum, branch-free rounding; tunable threads; safe in place";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(
+      &residual_bf16_simd,
+      "one parallel SIMD loop: widen by shifts, fp32 sum, branch-free rounding; tunable threads; safe in place");
 }
 
 }  // namespace wb::variants

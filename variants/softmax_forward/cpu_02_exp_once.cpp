@@ -42,10 +42,8 @@ void softmax_exp_once(const SoftmaxForwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant softmax_forward_cpu_2() {
-  Variant v = Variant::of(&softmax_exp_once);
-  v.summary = "rows over threads; one float expf per value, written to probs and scaled by 1/sum";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(&softmax_exp_once,
+                       "rows over threads; one float expf per value, written to probs and scaled by 1/sum");
 }
 
 }  // namespace wb::variants

@@ -39,10 +39,8 @@ void softmax_simd(const SoftmaxForwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant softmax_forward_cpu_3() {
-  Variant v = Variant::of(&softmax_simd);
-  v.summary = "variant 2's passes as SIMD loops: max reduction, inline polynomial exp, float block sums";
-  v.params = {cpu::threads_param()};
-  return v;
+  return cpu::threaded(&softmax_simd,
+                       "variant 2's passes as SIMD loops: max reduction, inline polynomial exp, float block sums");
 }
 
 }  // namespace wb::variants

@@ -37,9 +37,7 @@ void softmax_avx2(const SoftmaxForwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant softmax_forward_cpu_4() {
-  Variant v = Variant::of(&softmax_avx2);
-  v.summary = "variant 3's row compiled for x86-64-v3: eight lanes, fused multiply-adds";
-  v.params = {cpu::threads_param()};
+  Variant v = cpu::threaded(&softmax_avx2, "variant 3's row compiled for x86-64-v3: eight lanes, fused multiply-adds");
   v.requirements = {cpu::needs(cpu::Capability::avx2_fma)};
   return v;
 }

@@ -31,7 +31,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/tensor_core.cuh"
+#include "kernels/cuda/tensor_core_ptx.cuh"
 
 namespace wb::planted_tc {
 

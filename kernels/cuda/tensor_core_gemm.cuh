@@ -5,7 +5,7 @@
 // gradient; one rounding per output), and the multi-stage cp.async kernel that
 // matmul_forward_bf16 cuda/6, matmul_gelu_forward_bf16 cuda/4 and matmul_backward_bf16
 // cuda/4 all launch. Compute capability 8.0: mma.m16n8k16 with bf16, ldmatrix and
-// cp.async (kernels/cuda/tensor_core.cuh).
+// cp.async (kernels/cuda/tensor_core_ptx.cuh).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -22,11 +22,11 @@
 #include "kernels/cuda/gelu.cuh"
 #include "kernels/cuda/matmul.cuh"
 #include "kernels/cuda/runtime.h"
-#include "kernels/cuda/tensor_core.cuh"
+#include "kernels/cuda/tensor_core_ptx.cuh"
 #include "kernels/shape.h"
 #include "kernels/variant.h"
 
-namespace wb::cuda::tc_gemm {
+namespace wb::cuda::tensor_core_gemm {
 
 // How the fp32 sums become outputs (a kernel template parameter; an int, so that the
 // kernel's name reads the same from nvcc's and the emulator's symbols).
@@ -325,4 +325,4 @@ inline void declare_tiles(Variant& v, bool pipelined) {
   v.launch_limit = tile_limit;
 }
 
-}  // namespace wb::cuda::tc_gemm
+}  // namespace wb::cuda::tensor_core_gemm
