@@ -16,12 +16,10 @@
 // Accuracy: adamw cpu/2's (fp32 against the double truth, inside adamw's tolerances);
 // the rounding noise is the port's bits, so params differ only where the fp32 master
 // differs. The result does not depend on the thread count.
-// Measured (2-core development machine, load average about 5 from other jobs, so on one
-// thread, two interleaved runs, medians;
-//   OMP_NUM_THREADS=1 build/wb run adamw_bf16 --variant N --backend cpu --shape N=2359296
-// with N = 1, 2 and the fp32 op's rung): port 18.8-19.0 ms, this rung 4.9-5.0 ms, adamw cpu/2
-// (fp32, no rounding) 1.8-1.9 ms: 3.8x the port; the hash's 32-bit multiplies have no
-// single SSE2 instruction (pmulld is SSE4.1) and dominate.
+// Measure: OMP_NUM_THREADS=1 build/wb run adamw_bf16 --variant N --backend cpu --shape N=2359296
+// for N = 1, 2 and adamw --variant 2 (figures: results/cpu-amd-epyc-avx512bf16/README.md);
+// against adamw cpu/2 the hash's 32-bit multiplies, which have no single SSE2
+// instruction (pmulld is SSE4.1), dominate.
 // Limits: 20 bytes per element moved (master, m, v read and written, grads, params):
 // memory-bound at large N.
 #include "kernels/cpu/adamw_step.h"

@@ -8,9 +8,8 @@
 // dqkv (kernels/cpu/bf16_lanes.h), as the contract asks.
 // Why it should beat the reference port: the port recomputes each score with a strided
 // walk in double; here every dot product and axpy runs over hs contiguous floats.
-// Measured (2-core development machine, shared; interleaved runs of
-//   build/wb run attention_backward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768,NH=12):
-// this rung 3.6 and 4.3 ms (medians), the reference port 17.3 and 17.5 ms.
+// Measure: build/wb run attention_backward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768,NH=12
+// for N = 1, 2, interleaved (figures: results/cpu-amd-epyc-avx512bf16/README.md).
 // Limits: as the fp32 rung (float accumulation in key order, B*NH work items); 8 T hs
 // floats of buffers per work item.
 #include <algorithm>

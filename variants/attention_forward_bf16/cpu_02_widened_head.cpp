@@ -9,9 +9,8 @@
 // Why it should beat the reference port: the port computes in double with a row-long
 // score buffer and three passes per row; here the fp32 rung's single pass with SIMD
 // dot products and axpys, on rows that are contiguous after the widening.
-// Measured (2-core development machine, shared; interleaved runs of
-//   build/wb run attention_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768,NH=12):
-// this rung 2.6 and 2.3 ms (medians), the reference port 10.2 and 7.6 ms.
+// Measure: build/wb run attention_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768,NH=12
+// for N = 1, 2, interleaved (figures: results/cpu-amd-epyc-avx512bf16/README.md).
 // Limits: as the fp32 rung (float accumulation, B*NH work items); the widened head
 // (3 T hs floats) and its output (T hs) per thread.
 #include <cstdint>

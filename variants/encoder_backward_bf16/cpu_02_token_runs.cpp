@@ -19,19 +19,16 @@
 // addition is a lane of a SIMD loop over whole cache lines. (A first version kept the
 // fp32 rung's channel strips as the threads' pieces and walked the runs inside each
 // strip: the runs visit dout's rows in token order, a random order, so after the cache
-// flush every strip missed on 2 fresh lines per row: 2.5-3x the fp32 rung's time.
+// flush every strip missed on 2 fresh lines per row: a multiple of the fp32 rung's time.
 // Owning runs and walking each row's strips in turn brings it near the fp32 rung's.)
 // Determinism: the runs are fixed by the tokens and every element adds its rows in
 // position order, whichever thread owns it: the same bits at any thread count.
 // Accuracy: the sums run in fp32 (the port's in double), as the contract and the CUDA
 // rungs do; dwte and dwpe elements are rounded once each.
-// Measured (2-core development machine, load average 5-7 from other jobs, so on one
-// thread, three interleaved runs, medians;
-//   OMP_NUM_THREADS=1 build/wb run encoder_backward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768,V=50257
-// with N = 1, 2 and encoder_backward --variant 2): port (cpu/1) 13.8-16.7 ms, this rung
-// 481-643 us, encoder_backward cpu/2 (fp32) 386-523 us: 26-32x the port, within
-// 1.25x of the fp32 rung (cold rows of dwte and dout after the flush dominate both;
-// with --no-flush this rung takes about 220 us, the fp32 rung about 115 us).
+// Measure: OMP_NUM_THREADS=1 build/wb run encoder_backward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768,V=50257
+// for N = 1, 2 and encoder_backward --variant 2, with and without --no-flush (figures:
+// results/cpu-amd-epyc-avx512bf16/README.md): cold rows of dwte and dout after the cache
+// flush dominate this rung and the fp32 rung alike.
 // Limits: the sort of the B*T positions is serial, O(B*T log(B*T)), and allocates B*T
 // ints per call (plus the run starts); one token at most positions leaves one thread
 // with most of dwte's work; dwpe's T rows are the second loop's parallelism.

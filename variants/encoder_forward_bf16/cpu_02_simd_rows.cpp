@@ -7,11 +7,8 @@
 // Why it should beat the reference port: the port's to_bf16 per element keeps its
 // loop scalar; here eight bf16 pairs go through a few vector instructions, with half
 // the bytes of the fp32 rung.
-// Measured (2-core development machine, load average about 5 from other jobs, so on one
-// thread, two interleaved runs, medians;
-//   OMP_NUM_THREADS=1 build/wb run encoder_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768,V=50257
-// with N = 1, 2 and the fp32 op's rung): port 338-349 us, this rung
-// 257-288 us, encoder_forward cpu/2 (fp32) 247-263 us: bound by the gathered rows.
+// Measure: OMP_NUM_THREADS=1 build/wb run encoder_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768,V=50257
+// for N = 1, 2 and encoder_forward --variant 2 (figures: results/cpu-amd-epyc-avx512bf16/README.md).
 // Limits: bound by memory: a gathered wte row per position.
 #include "kernels/cpu/bf16_lanes.h"
 #include "kernels/cpu/threads.h"

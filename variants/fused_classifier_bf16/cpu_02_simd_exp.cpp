@@ -15,12 +15,9 @@
 // Accuracy: as fused_classifier cpu/3 (fast_exp within 2e-7 relative, block sums in
 // double) beside the half ulp of the dlogits' one rounding. One row is one thread's in
 // a fixed order: the result does not depend on the thread count.
-// Measured (2-core development machine, load average about 5 from other jobs, so on one
-// thread, two interleaved runs, medians;
-//   OMP_NUM_THREADS=1 build/wb run fused_classifier_bf16 --variant N --backend cpu --shape B=4,T=64,V=50257,Vp=50304
-// with N = 1, 2 and the fp32 op's rung): port 157-161 ms, this rung
-// 31-33 ms, fused_classifier cpu/3 (fp32 SIMD; cpu/2 is the expf one) 25-26 ms: 5x the
-// port.
+// Measure: OMP_NUM_THREADS=1 build/wb run fused_classifier_bf16 --variant N --backend cpu --shape B=4,T=64,V=50257,Vp=50304
+// for N = 1, 2 and fused_classifier --variant 3 (the fp32 SIMD rung; cpu/2 is the expf
+// one) (figures: results/cpu-amd-epyc-avx512bf16/README.md).
 // Limits: the row's trips through L2; the baseline build's SSE is four fp32 lanes.
 #include <cmath>
 #include <vector>

@@ -13,11 +13,9 @@
 // Accuracy: the residual is the port's bits (the fp32 sum of two bf16s, rounded once);
 // normed as layernorm_forward_bf16 cpu/2. The result does not depend on the thread
 // count.
-// Measured (2-core development machine, load average about 5 from other jobs, so on one
-// thread, two interleaved runs, medians;
-// OMP_NUM_THREADS=1 build/wb run fused_residual_layernorm_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768
-// with N = 1, 2 and the fp32 op's rung): port 3.9-4.0 ms, this rung
-// 296-318 us, fused_residual_layernorm_forward cpu/2 (fp32) 166-218 us: 13x the port.
+// Measure: OMP_NUM_THREADS=1 build/wb run fused_residual_layernorm_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768
+// for N = 1, 2 and fused_residual_layernorm_forward --variant 2 (figures:
+// results/cpu-amd-epyc-avx512bf16/README.md).
 // Limits: B*T rows must outnumber the threads.
 #include "kernels/cpu/layernorm_row_bf16.h"
 #include "kernels/cpu/threads.h"

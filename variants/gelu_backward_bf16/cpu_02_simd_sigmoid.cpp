@@ -10,11 +10,9 @@
 // its loop scalar; here the whole element runs in vector lanes.
 // Accuracy: as gelu_backward cpu/3 (a few 1e-7 relative from the polynomial exp), far
 // inside the op's 1e-5 + 1e-5 |ref| beside the half ulp of the one rounding.
-// Measured (2-core development machine, load average about 5 from other jobs, so on one
-// thread, two interleaved runs, medians;
-//   OMP_NUM_THREADS=1 build/wb run gelu_backward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768
-// with N = 1, 2 and the fp32 op's rung): port 11.2-11.3 ms, this rung 0.78-0.87 ms,
-// gelu_backward cpu/2 (fp32, tanhf) 4.1-4.7 ms: 13x the port.
+// Measure: OMP_NUM_THREADS=1 build/wb run gelu_backward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768
+// for N = 1, 2 and gelu_backward --variant 2 (fp32, tanhf) (figures:
+// results/cpu-amd-epyc-avx512bf16/README.md).
 // Limits: bound by arithmetic in the baseline SSE build on few cores.
 #include "kernels/cpu/bf16_lanes.h"
 #include "kernels/cpu/gelu.h"

@@ -12,11 +12,9 @@
 // gelu_forward cpu/3), far inside the op's 1e-5 + 1e-5 |ref| beside the half ulp of the
 // one rounding; only values within that distance of a rounding tie can round the other
 // way.
-// Measured (2-core development machine, load average about 5 from other jobs, so on one
-// thread, two interleaved runs, medians;
-//   OMP_NUM_THREADS=1 build/wb run gelu_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768
-// with N = 1, 2 and the fp32 op's rung): port 8.3-8.8 ms, this rung 0.62-0.68 ms, gelu_forward
-// cpu/2 (fp32, tanhf) 3.6-3.7 ms: 13x the port.
+// Measure: OMP_NUM_THREADS=1 build/wb run gelu_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768
+// for N = 1, 2 and gelu_forward --variant 2 (fp32, tanhf) (figures:
+// results/cpu-amd-epyc-avx512bf16/README.md).
 // Limits: about fifteen vector operations per four elements in the baseline SSE build:
 // bound by arithmetic on few cores, not by the halved bytes.
 #include "kernels/cpu/bf16_lanes.h"

@@ -14,11 +14,8 @@
 // chunk order: every thread count gives the same bits.
 // Accuracy: a chunk adds at most 512 squares per lane in fp32 (relative error about
 // 1e-6 typically, under 3e-5 in the worst case); the op's tolerance is 1e-4 relative.
-// Measured (2-core development machine, load average about 5 from other jobs, so on one
-// thread, two interleaved runs, medians;
-//   OMP_NUM_THREADS=1 build/wb run global_norm_bf16 --variant N --backend cpu --shape N=2359296
-// with N = 1, 2 and the fp32 op's rung): port 2.0-2.1 ms, this rung 265-307 us, global_norm
-// cpu/2 (fp32) 480-540 us: 7x the port, under the fp32 rung with half the bytes.
+// Measure: OMP_NUM_THREADS=1 build/wb run global_norm_bf16 --variant N --backend cpu --shape N=2359296
+// for N = 1, 2 and global_norm --variant 2 (figures: results/cpu-amd-epyc-avx512bf16/README.md).
 // Limits: workspace of one double per chunk (N / 256 bytes); memory-bound at large N.
 #include <cmath>
 

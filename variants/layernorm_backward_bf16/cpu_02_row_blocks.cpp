@@ -17,11 +17,9 @@
 // Determinism: the blocks are fixed by the shape, not by the thread count, and their
 // partials are added in block order: every thread count gives the same bits.
 // Accuracy: a block's partials add 16 rows in fp32; blocks add in double.
-// Measured (2-core development machine, load average about 5 from other jobs, so on one
-// thread, two interleaved runs, medians;
-//   OMP_NUM_THREADS=1 build/wb run layernorm_backward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768
-// with N = 1, 2 and the fp32 op's rung): port 4.7-4.8 ms, this rung 247-279 us,
-// layernorm_backward cpu/2 (fp32) 124-142 us: 18x the port.
+// Measure: OMP_NUM_THREADS=1 build/wb run layernorm_backward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768
+// for N = 1, 2 and layernorm_backward --variant 2 (figures:
+// results/cpu-amd-epyc-avx512bf16/README.md).
 // Limits: workspace of 2 C floats per block of rows (98 KB at B*T=256, C=768).
 #include "kernels/cpu/layernorm_backward_blocks.h"
 #include "kernels/cpu/threads.h"

@@ -12,12 +12,10 @@
 // Accuracy: fp32 sums of up to C/4 terms per lane: far below the tolerances for values
 // of magnitude one (see layernorm_forward cpu/2). One row is one thread's, in a fixed
 // order: the result does not depend on the thread count.
-// Measured (2-core development machine, load average about 5 from other jobs, so on one
-// thread, two interleaved runs, medians;
-//   OMP_NUM_THREADS=1 build/wb run layernorm_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768
-// with N = 1, 2 and the fp32 op's rung): port 3.8-4.0 ms, this rung 207-229 us,
-// layernorm_forward cpu/2 (fp32) 124-139 us: 17x the port; the widening pass and the
-// roundings cost it against the fp32 rung.
+// Measure: OMP_NUM_THREADS=1 build/wb run layernorm_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768
+// for N = 1, 2 and layernorm_forward --variant 2 (figures:
+// results/cpu-amd-epyc-avx512bf16/README.md); the widening pass and the roundings cost it
+// against the fp32 rung.
 // Limits: one row per loop iteration: B*T rows must outnumber the threads.
 #include "kernels/cpu/layernorm_row_bf16.h"
 #include "kernels/cpu/threads.h"

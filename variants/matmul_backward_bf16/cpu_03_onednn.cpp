@@ -10,9 +10,8 @@
 // rounding (kernels/cpu/bf16_lanes.h's branch-free rounding, one SIMD pass each).
 // Why it should beat cpu/2: no widening passes, half the bytes of the operands through
 // the caches, twice the multiply-adds per instruction of fp32 FMA.
-// Measured (2-core development machine, shared; interleaved runs of
-//   build/wb run matmul_backward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768,OC=3072):
-// this rung 7.5 and 7.5 ms (medians), cpu/2 14.8 and 15.2 ms: about 2x.
+// Measure: build/wb run matmul_backward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768,OC=3072
+// for N = 2, 3, interleaved (figures: results/cpu-amd-epyc-avx512bf16/README.md).
 // Limits: the workspace holds max(B*T x C, OC x C) floats; oneDNN threads on its own;
 // needs oneDNN's bf16 matmul, which Debian 12's oneDNN 2.6 makes only for AVX-512 CPUs.
 #include <algorithm>

@@ -15,15 +15,10 @@
 // order: the same bits at any thread count.
 // Accuracy: the column sums run in fp32 over the B*T rows (the port's in double), as
 // the CUDA rungs do; the op's tolerance is summed over those rows.
-// Measured (2-core development machine, load average 5-7 from other jobs, so on one
-// thread, three interleaved runs, the range of their medians;
-//   OMP_NUM_THREADS=1 build/wb run matmul_backward_bias_bf16 --variant N --backend cpu --shape B=4,T=64,OC=768
-// with N = 1, 2 and matmul_backward_bias --variant 2, and the same at OC=2304, 3072):
-//   OC=768   port 233-359 us,   this rung 63-70 us,   matmul_backward_bias cpu/2 (fp32) 85-99 us
-//   OC=2304  port 0.70-1.53 ms, this rung 155-290 us, fp32 rung 260-562 us
-//   OC=3072  port 1.52-2.98 ms, this rung 225-450 us, fp32 rung 372-603 us
-// 4-9x the port, and faster than the fp32 rung: half the bytes of dout, fp32 lanes
-// where it keeps double accumulators.
+// Measure: OMP_NUM_THREADS=1 build/wb run matmul_backward_bias_bf16 --variant N --backend cpu --shape B=4,T=64,OC=768
+// for N = 1, 2 and matmul_backward_bias --variant 2, and the same at OC=2304, 3072
+// (figures: results/cpu-amd-epyc-avx512bf16/README.md). Why it should beat the fp32
+// rung too: half the bytes of dout, fp32 lanes where it keeps double accumulators.
 // Limits: OC/64 strips (12 at OC=768) is the most parallelism there is; a few rows and
 // many columns would be better split by rows too.
 #include "kernels/cpu/column_strips.h"

@@ -31,28 +31,14 @@
 // weights were subnormal would see zeros here where the reference keeps them. The sum
 // runs along C in pairs, in another order than the reference's double sum: an fp32
 // sum's error, inside the same tolerance.
-// Measured when this rung was cpu/4 and oneDNN cpu/3 (the ids were swapped after, so
-// that the library rung ends the ladder as on CUDA and stays the trainer's default;
-// below, "cpu/3" is oneDNN, today's cpu/4, and "cpu/4" this rung, today's cpu/3), on
-// the 2-core AMD EPYC development machine, shared; GFLOP/s = 2*B*T*C*OC /
-// the median of 10 repetitions, cache flushed before each):
+// Measure (GFLOP/s = 2*B*T*C*OC / the median of 10 repetitions, cache flushed before each):
 //   OMP_NUM_THREADS=N build/wb run matmul_forward_bf16 --variant V --backend cpu
 //     --shape B=4,T=64,C=768,OC=3072 --seed 1 --repetitions 10 [--param threads=N for this rung]
-//   and the fp32 op's fastest CPU rung, matmul_forward cpu/3 (OpenBLAS sgemm), the same way.
-//   threads=2, the one quiet moment (load average 3.5), B=4 T=64 C=768 OC=2304:
-//     bf16 cpu/2 151, cpu/3 (oneDNN) 380, cpu/4 (this) 312; fp32 sgemm 174 GFLOP/s
-//   threads=1, two rounds (load average 6.7 and 8), GFLOP/s:
-//     shape (B=4, T=64)     bf16 cpu/2   cpu/3      cpu/4      fp32 cpu/3
-//     C=768  OC=2304        53 / 58      127 / 98   110 / 84   62 / 49
-//     C=768  OC=3072        51 / 42      129 / 94   108 / 110  58 / 61
-//     C=3072 OC=768         50 / 41      131 / 100  112 / 88   56 / 46
-//   threads=2 at load averages 4-14 (four rounds): cpu/4 at 0.36-0.83x cpu/3's rate,
-//   too noisy to rank. So: about 2x widen+sgemm and 1.8x the fp32 sgemm, and about
-//   18% below oneDNN when quiet (0.82x at OC=2304, 0.84-1.17x on one loaded thread).
-//   Where the gap is (threads=1, loaded, C=768 OC=3072): at B=1 T=8 (one row tile per
-//   panel: mostly packing and the weight's first read) 2.4 ms against oneDNN's 1.4 ms,
-//   and at B=16 T=64 62 ms against 48 ms: both the per-call packing and the kernel
-//   itself. Our guess, not measured: oneDNN's JIT kernels block along C and prefetch
+//   for V = 2, 3, 4 and the fp32 op's fastest CPU rung, matmul_forward cpu/3 (OpenBLAS
+//   sgemm), the same way; also at C=768 OC=2304 and C=3072 OC=768, and at B=1 T=8 and
+//   B=16 T=64 for where it trails oneDNN (figures: results/cpu-amd-epyc-avx512bf16/README.md).
+//   Where it trails oneDNN, both the per-call packing and the kernel itself. Our guess,
+//   not measured: oneDNN's JIT kernels block along C and prefetch
 //   the next panel, and pack with vector shuffles, where this rung packs with scalar
 //   copies and streams each panel whole.
 // Limits: skipped with the reason on CPUs without AVX512-BF16 (target.h) and in

@@ -3,7 +3,7 @@
 // Idea: one oneDNN matmul primitive: src inp (rows x C, bf16), weights (C x OC, the
 // (OC, C) weight read transposed, bf16), bias (1 x OC, bf16), dst (rows x OC, bf16);
 // oneDNN accumulates in fp32 and rounds each output once. On a CPU with AVX512-BF16
-// (this machine's) it runs `vdpbf16ps` micro-kernels, two bf16 products per fp32 lane
+// it runs `vdpbf16ps` micro-kernels, two bf16 products per fp32 lane
 // per instruction; on other AVX-512 CPUs it converts to fp32; Debian 12's oneDNN 2.6
 // makes none for a CPU without AVX-512, where the rung is skipped with oneDNN's reason
 // (kernels/cpu/onednn.h). The primitive is made from its
@@ -11,8 +11,9 @@
 // first call at a shape. This is the library PyTorch's CPU bf16 matmuls run on.
 // Why it should beat variant 3 (the hand-written vdpbf16ps GEMM): kernels generated for
 // the CPU at run time, blocked along C, panels prefetched and packed with vector
-// shuffles; measured about 1.2x variant 3 on a quiet moment of this machine (variant 3's
-// header). Against variant 2: no widening or rounding passes, half the bytes through
+// shuffles (variant 3's header has the command that measures both; figures in
+// results/cpu-amd-epyc-avx512bf16/README.md). Against variant 2: no widening or
+// rounding passes, half the bytes through
 // the caches, and twice the multiply-adds per instruction of fp32 FMA.
 // Limits: oneDNN's own threading (its OpenMP build on Debian, sharing wb's team); the
 // engine and stream are made once per process.

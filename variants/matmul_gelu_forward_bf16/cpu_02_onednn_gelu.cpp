@@ -9,13 +9,13 @@
 // kernels/cpu/gelu.h's GELU and kernels/cpu/bf16_lanes.h's branch-free rounding -- the
 // contract's "GELU of the unrounded sum", as a GEMM epilogue computes it.
 // Why it should beat the reference port: the port sums in double, one scalar dot
-// product per output (69% of a GPT-2 124M bf16 CPU step at B=4 T=64, 3.4 s of 5.0, with
-// `trainer --precision bf16 --op-times`); this is a tuned GEMM plus one pass over the
+// product per output (most of a GPT-2 124M bf16 CPU step at B=4 T=64 before this rung:
+// `trainer --precision bf16 --op-times`, figures in results/cpu-amd-epyc-avx512bf16/
+// README.md); this is a tuned GEMM plus one pass over the
 // output. A oneDNN GELU post-op writing bf16 would skip the accumulator, but pre would
 // then need a second GEMM or a second output the post-op cannot give.
-// Measured (2-core development machine, shared; interleaved runs of
-//   build/wb run matmul_gelu_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768,OC=3072):
-// this rung 4.9-8.0 ms, the reference port 279 ms.
+// Measure: build/wb run matmul_gelu_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768,OC=3072
+// for N = 1, 2, interleaved (figures: results/cpu-amd-epyc-avx512bf16/README.md).
 // Limits: the workspace holds rows x OC floats (an extra 4 bytes written and read per
 // output); oneDNN threads on its own (Debian's OpenMP build, wb's team); needs oneDNN's
 // bf16 matmul, which Debian 12's oneDNN 2.6 makes only for AVX-512 CPUs.

@@ -15,11 +15,9 @@
 // through the caches, no bf16 dot products), so slower; the default plan takes the
 // highest id that runs, this one, and a best.json section with bf16 entries picks cpu/2
 // where a sweep measured it faster.
-// Measured (2026-11-27, a 2-core Intel Xeon with AMX, shared; build/wb run
-//   matmul_gelu_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768,OC=3072,
-// medians): this rung 5.9 ms, cpu/2 (oneDNN on AMX) 2.2 ms; under tools/capped.sh
-// (AVX2, OpenBLAS's Haswell kernels) this rung 7.9 ms where the reference port, the
-// only other rung there, takes 208 ms.
+// Measure: build/wb run matmul_gelu_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768,OC=3072
+// for N = 2, 3, and under tools/capped.sh (AVX2, OpenBLAS's Haswell kernels) for N = 1, 3
+// (figures: results/cpu-intel-r-xeon-r-processor-amx/README.md).
 // Limits: the workspace holds the widened operands and the accumulator,
 // (B*T*C + OC*C + B*T*OC) floats.
 #include <cblas.h>

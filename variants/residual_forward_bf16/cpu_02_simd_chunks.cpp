@@ -8,12 +8,9 @@
 // Why it should beat the reference port: the port's to_bf16 branches per element and
 // keeps its loop scalar; here eight bf16 pairs (SSE) go through a handful of integer
 // and float instructions, with half the bytes of the fp32 rung.
-// Measured (2-core development machine, load average about 5 from other jobs, so on one
-// thread, two interleaved runs, medians;
-//   OMP_NUM_THREADS=1 build/wb run residual_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768
-// with N = 1, 2 and the fp32 op's rung): port (cpu/1) 186-215 us, this rung 87-96 us,
-// residual_forward cpu/2 (fp32) 87-127 us: twice the port's rate, and on one thread
-// as fast as the fp32 rung with half its bytes (cache-resident at this size).
+// Measure: OMP_NUM_THREADS=1 build/wb run residual_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768
+// for N = 1, 2 and residual_forward --variant 2 (figures:
+// results/cpu-amd-epyc-avx512bf16/README.md).
 // Limits: 6 bytes per flop: bound by memory (by cache for small N); the baseline
 // x86-64 build uses 128-bit SSE lanes.
 #include "kernels/cpu/bf16_lanes.h"
