@@ -26,7 +26,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/emu/emu.h"
+#include "emu/emu.h"
 #include "tests/planted/tensor_core_matmul.cuh"
 
 using namespace wb;

@@ -29,6 +29,9 @@ def main():
         "workbench/runtime/x.cpp": '#include "workbench/cli/commands.h"\n',  # runtime using the CLI
         "trainer/x.cpp": '#include "workbench/cli/benchmark_timing.h"\n',  # trainer using the timing engine
         "reference/x.cpp": '#include "variants/x/common.cuh"\n',           # siblings
+        "emu/x.cpp": '#include "kernels/registry.h"\n',                   # the emulator knowing the ops
+        "kernels/x.cpp": '#include "emu/emu.h"\n',                         # kernels calling the emulator
+        "variants/x/02_b.cu": '#include "kernels/emu/shim.h"\n',           # the emulator's old path
     }
     for rel, line in planted.items():
         with tempfile.TemporaryDirectory() as tmp:

@@ -1,7 +1,7 @@
-// The SIMT emulator (kernels/emu/emu.h): the context (sticky errors, device memory,
+// The SIMT emulator (emu/emu.h): the context (sticky errors, device memory,
 // kernel attributes), the launch checks, and the block scheduler with its barriers,
 // warp collectives, shared memory and faults.
-#include "kernels/emu/emu.h"
+#include "emu/emu.h"
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -20,9 +20,9 @@
 #include <set>
 #include <stdexcept>
 
-#include "kernels/emu/fiber.h"
-#include "kernels/emu/symbols.h"
-#include "kernels/emu/tensor_core_runtime.h"
+#include "emu/fiber.h"
+#include "emu/symbols.h"
+#include "emu/tensor_core_state.h"
 
 #if WB_EMU_ASAN
 #include <sanitizer/asan_interface.h>
@@ -1617,7 +1617,7 @@ WB_EMU_NO_TSAN void* shared_array(const SharedDecl& decl, std::size_t bytes, std
 void* dynamic_shared() { return tls_worker->block->dynamic; }
 
 // ---------------------------------------------------------------------------------
-// The tensor-core instructions' side (kernels/emu/tensor_core_runtime.h)
+// The tensor-core instructions' side (emu/tensor_core_state.h)
 
 [[noreturn]] void fault_at(Site site, int code, const char* check, const std::string& what) {
   raise(code, check, what + " at " + site_text(site));

@@ -1,7 +1,7 @@
 #pragma once
 // Stackful fibers for the emulator: Boost.Context's fcontext switch, stacks with a
 // guard page, and the sanitizer hooks a stack switch needs (ASan's
-// start/finish_switch_fiber, TSan's fiber API). Internal to kernels/emu/.
+// start/finish_switch_fiber, TSan's fiber API). Internal to emu/.
 #include <boost/context/detail/fcontext.hpp>
 #include <cstddef>
 #include <vector>
@@ -19,7 +19,7 @@
 #define WB_EMU_TSAN 0
 #endif
 
-// Whether the kernels report their memory accesses (kernels/emu/access.cpp): set for
+// Whether the kernels report their memory accesses (emu/tsan_hooks.cpp): set for
 // emu.cpp by the build, in the plain flavour.
 #ifndef WB_EMU_REPORTS_ACCESSES
 #define WB_EMU_REPORTS_ACCESSES 0
