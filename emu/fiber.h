@@ -7,7 +7,8 @@
 #include <vector>
 
 // The flavour of the build (CMake's WB_SANITIZE), also in files that are compiled
-// without the sanitizer's instrumentation themselves (emu.cpp under TSan).
+// without the sanitizer's instrumentation themselves (the emulator's core under TSan,
+// emu/CMakeLists.txt).
 #if defined(__SANITIZE_ADDRESS__) || WB_SANITIZE_ADDRESS
 #define WB_EMU_ASAN 1
 #else
@@ -20,7 +21,7 @@
 #endif
 
 // Whether the kernels report their memory accesses (emu/tsan_hooks.cpp): set for
-// emu.cpp by the build, in the plain flavour.
+// scheduler.cpp by the build, in the plain flavour.
 #ifndef WB_EMU_REPORTS_ACCESSES
 #define WB_EMU_REPORTS_ACCESSES 0
 #endif
