@@ -3,7 +3,9 @@
 command or timing code.
 
 Layers, lowest first (../shared/DESIGN.md, "Layout"):
-  kernels/                       the op catalogue, registry, CUDA helpers, emulator shim
+  emu/                           the SIMT emulator: it stands in for the CUDA runtime and
+                                 knows no op
+  kernels/                       the op catalogue, registry, CUDA helpers
   variants/, reference/          the implementations (neither includes the other)
   workbench/runtime/             executors, harness, reports, best.json
   workbench/cli/, trainer/       the wb program and the trainer (neither includes the other)
@@ -21,10 +23,17 @@ import sys
 
 # folder prefix -> the prefixes its files may include (their own folder included)
 ALLOWED = {
+    # The emulator's bf16 conversions are wb's own (kernels/bf16.h), so that the host,
+    # the emulator and the reference round the same way bit for bit: its one include
+    # from above.
+    "emu/": ["emu/", "kernels/bf16.h"],
     "kernels/": ["kernels/"],
+    # The device helpers that have an emulated form (the tensor-core instructions, the
+    # libraries) include it under WB_EMU: kernels/cuda/ may reach the emulator below.
+    "kernels/cuda/": ["kernels/", "emu/"],
     "variants/": ["kernels/", "variants/"],
     "reference/": ["kernels/", "reference/"],
-    "workbench/runtime/": ["kernels/", "workbench/runtime/"],
+    "workbench/runtime/": ["emu/emu.h", "emu/symbols.h", "kernels/", "workbench/runtime/"],
     "workbench/cli/": ["kernels/", "workbench/runtime/", "workbench/cli/"],
     "trainer/": ["kernels/", "workbench/runtime/", "trainer/", "tokenizer/"],
     # the library writes files through kernels/files.h; prepare_data, a program, shares
@@ -32,7 +41,11 @@ ALLOWED = {
     "tokenizer/": ["kernels/files.h", "kernels/file_header.h", "kernels/errors.h", "kernels/program.h",
                    "tokenizer/"],
 }
-PROJECT_ROOTS = ("kernels/", "variants/", "reference/", "workbench/", "trainer/", "tokenizer/", "tools/", "tests/")
+# kernels/cuda/libraries.h reaches the emulator's cuBLAS (under WB_EMU) through its old
+# path, kernels/emu/ (emu/compat/kernels/emu/cublas.h says why): only kernels/cuda/ may.
+OLD_EMU_PATH = "kernels/emu/"
+OLD_EMU_PATH_USERS = "kernels/cuda/"
+PROJECT_ROOTS = ("emu/", "kernels/", "variants/", "reference/", "workbench/", "trainer/", "tokenizer/", "tools/", "tests/")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 SOURCES = (".h", ".cuh", ".cpp", ".cu", ".in")
 
@@ -62,6 +75,10 @@ def check_includes(root):
             target = m.group(1)
             if not target.startswith(PROJECT_ROOTS):
                 continue  # system or generated header
+            if target.startswith(OLD_EMU_PATH):
+                if not rel.startswith(OLD_EMU_PATH_USERS):
+                    problems.append(f"{rel}:{number}: includes {target}: the emulator is emu/")
+                continue
             if not any(target.startswith(ok) for ok in ALLOWED[layer]):
                 problems.append(f"{rel}:{number}: includes {target}, which is not below {layer} "
                                 f"(allowed: {', '.join(ALLOWED[layer])})")

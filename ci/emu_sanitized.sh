@@ -58,7 +58,7 @@ if [ "$flavour" = thread ]; then
   expect missing_barrier "ThreadSanitizer: data race.*block_sum"
   expect global_race "ThreadSanitizer: data race.*global_write_race"
   # The race is between the cp.async landing (at the wait) and the ldmatrix read, both
-  # in kernels/emu/tensor_core.h, inlined into the planted kernel.
+  # in emu/tensor_core_instructions.h, inlined into the planted kernel.
   expect mma_missing_barrier "ThreadSanitizer: data race.*tensor_core"
 else
   expect shared_overread "index 64 out of bounds for type 'float \[64\]'"

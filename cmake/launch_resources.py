@@ -7,7 +7,7 @@ it compiled them (cmake/ptxas_resources.sh keeps those lines beside each object)
     launch_resources.py OUT.cpp ROOT OBJECT...
 
 Kernel names are demangled (c++filt) and reduced to what the emulator can also name
-(kernels/emu/symbols.h): no return type, no parameters, no "wb::" and no anonymous
+(emu/symbols.h): no return type, no parameters, no "wb::" and no anonymous
 namespaces, e.g. "variants::layernorm_vec4_registers<8>".
 """
 import os

@@ -4,7 +4,7 @@
 // the kernel needs (cmake/ptxas_resources.sh keeps that, cmake/launch_resources.py
 // turns it into the table below). With the launches a configuration makes (which
 // kernels, how many threads, how much dynamic shared memory: the emulator plans them,
-// kernels/emu/emu.h LaunchPlan), launch_refusal says whether a device of a compute
+// emu/emu.h LaunchPlan), launch_refusal says whether a device of a compute
 // capability could launch them, without a device.
 #include <cstddef>
 #include <optional>
@@ -15,7 +15,7 @@ namespace wb {
 
 struct CompiledKernel {
   const char* source;  // "variants/layernorm_forward/06_vec4_registers.cu"
-  const char* name;    // "variants::layernorm_vec4_registers<8>" (kernels/emu/symbols.h)
+  const char* name;    // "variants::layernorm_vec4_registers<8>" (emu/symbols.h)
   int arch;            // 80 for sm_80
   int registers;       // per thread
   int static_shared;   // bytes per block

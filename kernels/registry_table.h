@@ -27,7 +27,7 @@ struct SourceHash {
 
 const std::vector<VariantFactory>& variant_factories();
 // Every CUDA variant file compiled for the emulator (emu_registry_table.cpp, whose
-// declarations sit in the emulator's namespace; kernels/emu/shim.h).
+// declarations sit in the emulator's namespace; emu/shim.h).
 const std::vector<VariantFactory>& emu_variant_factories();
 const std::vector<ReferenceFactory>& reference_factories();
 // Hashes of every variant and reference file (with the project headers they include),

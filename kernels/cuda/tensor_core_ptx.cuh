@@ -1,7 +1,7 @@
 #pragma once
 // The tensor-core instructions that wb's hand-written bf16 GEMMs issue below WMMA, each
 // one device function: inline PTX under nvcc (sm_80 and newer), a lane-by-lane model
-// under the emulator (kernels/emu/tensor_core.h, with the same signatures), so that a
+// under the emulator (emu/tensor_core_instructions.h, with the same signatures), so that a
 // variant is written once and runs, checked, on a machine without a GPU.
 //
 //   mma_m16n8k16_bf16(d, a, b, c)
@@ -39,7 +39,7 @@
 #include <cstdint>
 
 #if WB_EMU
-#include "kernels/emu/tensor_core.h"
+#include "emu/tensor_core_instructions.h"
 #else
 
 namespace wb::cuda::tc {

@@ -2,7 +2,7 @@
 // hold against PyTorch: for each hexadecimal float bit pattern on standard input, a
 // line "<bits> <host rn> <host rz> <host rd> <host ru> <emu rn> <emu rz> <emu rd> <emu ru>"
 // (kernels/bf16.h on the host, then the emulator's CUDA intrinsics of
-// kernels/emu/include/cuda_bf16.h), each a hexadecimal bf16 bit pattern.
+// emu/include/cuda_bf16.h), each a hexadecimal bf16 bit pattern.
 #include <cuda_bf16.h>  // the emulator's: this file is compiled for the emulator
 
 #include <cinttypes>

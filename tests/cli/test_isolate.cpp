@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <string>
 
-#include "kernels/emu/emu.h"
+#include "emu/emu.h"
 #include "tests/support/test_helpers.h"
 #include "tests/planted/planted.h"
 #include "workbench/runtime/harness.h"

@@ -5,7 +5,7 @@
 // programs (sanitized_controls.cpp, built with ThreadSanitizer and AddressSanitizer).
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/dialect.cuh"
-#include "kernels/emu/shim.h"  // first: this file is CUDA source compiled for the emulator
+#include "emu/shim.h"  // first: this file is CUDA source compiled for the emulator
 
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <string>
 
-#include "kernels/emu/emu.h"
+#include "emu/emu.h"
 #include "kernels/errors.h"
 
 namespace wb::emu_testing {

@@ -26,7 +26,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/emu/emu.h"
+#include "emu/emu.h"
 #include "tests/planted/tensor_core_faults.cuh"
 
 using namespace wb;

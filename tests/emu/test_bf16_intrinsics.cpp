@@ -1,4 +1,4 @@
-// The emulator's bf16 intrinsics (kernels/emu/include/cuda_bf16.h) against exact
+// The emulator's bf16 intrinsics (emu/include/cuda_bf16.h) against exact
 // arithmetic: each operation on bf16 values is computed exactly and rounded once to
 // nearest even, ties to even; the two-lane forms act per lane; conversions are
 // kernels/bf16.h's (held against PyTorch by tests/python/test_bf16.py).

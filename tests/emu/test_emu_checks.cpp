@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/emu/emu.h"
+#include "emu/emu.h"
 #include "kernels/errors.h"
 #include "tests/emu/controls.h"  // first: CUDA source compiled for the emulator
 #include "tests/emu/emu_testing.h"

@@ -1,9 +1,9 @@
-// The emulator's warp matrix functions (kernels/emu/include/mma.h): __float_to_tf32
+// The emulator's warp matrix functions (emu/include/mma.h): __float_to_tf32
 // against a reference computed in double, for every class of float; the fragment
 // layouts drawn per seed; loads and stores that round-trip; mma_sync against a plain
 // fp32 matmul; and the faults of a misused call. Compiled for the emulator (WB_EMU).
 #include "kernels/cuda/dialect.cuh"
-#include "kernels/emu/shim.h"  // first: this file is CUDA source compiled for the emulator
+#include "emu/shim.h"  // first: this file is CUDA source compiled for the emulator
 
 #include <gtest/gtest.h>
 #include <mma.h>
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/emu/emu.h"
+#include "emu/emu.h"
 #include "kernels/errors.h"
 #include "tests/emu/emu_testing.h"
 

@@ -1,6 +1,6 @@
 // tests/planted/planted_faults.cu compiled by the host compiler for the emulator, as
 // the build does for every CUDA variant: the shim first.
 // clang-format off
-#include "kernels/emu/shim.h"
+#include "emu/shim.h"
 #include "tests/planted/planted_faults.cu"
 // clang-format on

@@ -31,6 +31,9 @@ def main():
         "reference/x.cpp": '#include "variants/x/common.cuh"\n',           # siblings
         "trainer/y.cpp": '#include "tools/x/helper.h"\n',                 # a build depending on tools/
         "tokenizer/x.cpp": '#include "workbench/runtime/report.h"\n',    # the tokenizer reaching up
+        "emu/x.cpp": '#include "kernels/registry.h"\n',                   # the emulator knowing the ops
+        "kernels/x.cpp": '#include "emu/emu.h"\n',                         # kernels calling the emulator
+        "variants/x/02_b.cu": '#include "kernels/emu/shim.h"\n',           # the emulator's old path
     }
     for rel, line in planted.items():
         with tempfile.TemporaryDirectory() as tmp:

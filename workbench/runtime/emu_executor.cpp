@@ -1,10 +1,10 @@
-// The emu backend: the CUDA variants compiled for the SIMT emulator (kernels/emu/),
+// The emu backend: the CUDA variants compiled for the SIMT emulator (emu/),
 // device memory as checked host allocations, launches run at once on this machine's
 // cores. Never timed: emulation proves logic, not speed.
 #include <cstring>
 #include <stdexcept>
 
-#include "kernels/emu/emu.h"
+#include "emu/emu.h"
 #include "kernels/errors.h"
 #include "workbench/runtime/executor.h"
 

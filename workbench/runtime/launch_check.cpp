@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <filesystem>
 
-#include "kernels/emu/emu.h"
-#include "kernels/emu/symbols.h"
+#include "emu/emu.h"
+#include "emu/symbols.h"
 #include "kernels/exec_context.h"
 
 namespace wb {

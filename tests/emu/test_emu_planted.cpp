@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "kernels/emu/emu.h"
+#include "emu/emu.h"
 #include "tests/support/test_helpers.h"
 #include "tests/planted/planted.h"
 #include "workbench/runtime/report.h"

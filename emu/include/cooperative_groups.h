@@ -7,11 +7,11 @@
 // tile's lanes as the mask, so a tile gets every check a hand-written __shfl_sync
 // gets; the call site named in messages is the caller's line (__builtin_LINE).
 //
-// Defined in wb::emu_build (kernels/emu/shim.h says why) and reached through the
+// Defined in wb::emu_build (emu/shim.h says why) and reached through the
 // usual name, cooperative_groups.
 #include <cstdint>
 
-#include "kernels/emu/shim.h"
+#include "emu/shim.h"
 
 namespace wb {
 inline namespace emu_build {

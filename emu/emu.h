@@ -1,6 +1,6 @@
 #pragma once
 // The SIMT emulator behind the `emu` backend. CUDA kernels compiled by the host
-// compiler (kernels/emu/shim.h supplies the CUDA surface they use) run here: every
+// compiler (emu/shim.h supplies the CUDA surface they use) run here: every
 // block's threads as fibers on one OS thread, the blocks of a grid in parallel on
 // OpenMP threads, with the launch limits of a target GPU (sm_90 unless told otherwise)
 // and checks no other backend has:
@@ -104,7 +104,7 @@ int device_memset(void* p, int value, std::size_t bytes);
 //                read-modify-write race loses updates: at every access in launches of
 //                up to 4096 threads, at one in `period` (picked by a generator seeded
 //                like the order) in larger ones. The plain build only
-//                (kernels/emu/access.cpp: the accesses are reported by the compiler's
+//                (emu/tsan_hooks.cpp: the accesses are reported by the compiler's
 //                ThreadSanitizer instrumentation, with the emulator's own runtime
 //                behind it);
 //   blocks       in parallel on OpenMP threads, or one at a time: forward, or block 0
@@ -209,7 +209,7 @@ inline const Builtins& builtins() { return *detail::current_builtins; }
 #endif
 
 // A memory access of a kernel, as the instrumented build reports it
-// (kernels/emu/access.cpp): plain and volatile ones before they happen, atomic ones
+// (emu/tsan_hooks.cpp): plain and volatile ones before they happen, atomic ones
 // after (a read-modify-write that left the value as it was is an atomic_read).
 enum class Access : uint8_t { read, write, volatile_read, volatile_write, atomic_read, atomic_write };
 // Called only inside a kernel (detail::current_builtins set). Yields to another thread
@@ -244,7 +244,7 @@ unsigned active_mask(Site site);
 unsigned match_any(Site site, unsigned mask, uint64_t value);
 unsigned match_all(Site site, unsigned mask, uint64_t value, int* predicate);
 [[noreturn]] void trap(Site site, const char* what);
-// Warp matrix functions (nvcuda::wmma, kernels/emu/include/mma.h). Every lane of the
+// Warp matrix functions (nvcuda::wmma, emu/include/mma.h). Every lane of the
 // warp meets at one call, as at a __syncwarp() of the full warp (a lane missing, exited
 // or waiting elsewhere is a synccheck fault naming it); each deposits `value` and, when
 // `values` is not null, gets every lane's deposit in values[lane]. `orders_memory`:
@@ -283,7 +283,7 @@ void* dynamic_shared();
 
 #if WB_EMU_INSTRUMENTED
 // Float atomic add in the plain build's instrumented kernels: one reported access
-// (kernels/emu/access.cpp), not the load and the compare-and-swap of its loop.
+// (emu/tsan_hooks.cpp), not the load and the compare-and-swap of its loop.
 float atomic_add_float(float* address, float value);
 inline float atomic_add(float* address, float value) { return atomic_add_float(address, value); }
 #else

@@ -1,9 +1,10 @@
 #pragma once
-// The emulator's side of the tensor-core instructions (kernels/emu/tensor_core.h): the
-// checks that need the block's shared memory, a fault at a call site, and each
-// thread's queue of asynchronous copies (cp.async). Defined in kernels/emu/emu.cpp,
-// beside the scheduler whose per-thread state they use. A header of its own, not
-// emu.h, so that the variants that never issue these instructions do not depend on it.
+// The emulator's side of the tensor-core instructions
+// (emu/tensor_core_instructions.h): the checks that need the block's shared memory, a
+// fault at a call site, and each thread's queue of asynchronous copies (cp.async).
+// Defined in emu/tensor_core.cpp, on the scheduler's per-thread state
+// (emu/internal.h). A header of its own, not emu.h, so that the variants that never
+// issue these instructions do not depend on it.
 //
 // Called only inside a kernel. The queue is the emulator's bookkeeping, kept where
 // ThreadSanitizer does not look (like the scheduler's); what the kernel's memory sees
@@ -13,7 +14,7 @@
 #include <cstdint>
 #include <string>
 
-#include "kernels/emu/emu.h"
+#include "emu/emu.h"
 
 namespace wb::emu {
 

@@ -6,7 +6,7 @@
 // ...). No sanitizer runtime is linked: these definitions take its place, as the Linux
 // kernel's KCSAN puts its own behind the same instrumentation. Outside a kernel (host
 // code of the same files) they do nothing; inside one they tell the scheduler
-// (on_access, kernels/emu/emu.cpp), which may switch to another thread of the block
+// (on_access, emu/scheduler.cpp), which may switch to another thread of the block
 // there, and they perform the atomic operations themselves. Plain accesses are
 // reported only in the interleaving pass; volatile and atomic ones always (a thread
 // polling a flag must let the others run).
@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/emu/emu.h"
+#include "emu/emu.h"
 
 namespace {
 

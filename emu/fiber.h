@@ -1,13 +1,14 @@
 #pragma once
 // Stackful fibers for the emulator: Boost.Context's fcontext switch, stacks with a
 // guard page, and the sanitizer hooks a stack switch needs (ASan's
-// start/finish_switch_fiber, TSan's fiber API). Internal to kernels/emu/.
+// start/finish_switch_fiber, TSan's fiber API). Internal to emu/.
 #include <boost/context/detail/fcontext.hpp>
 #include <cstddef>
 #include <vector>
 
 // The flavour of the build (CMake's WB_SANITIZE), also in files that are compiled
-// without the sanitizer's instrumentation themselves (emu.cpp under TSan).
+// without the sanitizer's instrumentation themselves (the emulator's core under TSan,
+// emu/CMakeLists.txt).
 #if defined(__SANITIZE_ADDRESS__) || WB_SANITIZE_ADDRESS
 #define WB_EMU_ASAN 1
 #else
@@ -19,8 +20,8 @@
 #define WB_EMU_TSAN 0
 #endif
 
-// Whether the kernels report their memory accesses (kernels/emu/access.cpp): set for
-// emu.cpp by the build, in the plain flavour.
+// Whether the kernels report their memory accesses (emu/tsan_hooks.cpp): set for
+// scheduler.cpp by the build, in the plain flavour.
 #ifndef WB_EMU_REPORTS_ACCESSES
 #define WB_EMU_REPORTS_ACCESSES 0
 #endif

@@ -15,13 +15,13 @@
 // a * b lie more than 2^36 apart, when the smaller cannot reach half an ulp of the
 // larger anyway. A NaN result is the canonical 0x7FFF.
 //
-// Defined in wb::emu_build (kernels/emu/shim.h says why): variants reach them by the
+// Defined in wb::emu_build (emu/shim.h says why): variants reach them by the
 // usual names from inside namespace wb.
 #include <cstdint>
 #include <type_traits>
 
 #include "kernels/bf16.h"
-#include "kernels/emu/shim.h"
+#include "emu/shim.h"
 
 namespace wb {
 inline namespace emu_build {

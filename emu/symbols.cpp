@@ -1,4 +1,4 @@
-#include "kernels/emu/symbols.h"
+#include "emu/symbols.h"
 
 #include <cxxabi.h>
 #include <elf.h>
@@ -155,7 +155,7 @@ std::string source_line(std::uintptr_t offset) {
     const std::string root = std::string(WB_SOURCE_DIR) + "/";
     if (text.rfind(root, 0) == 0) text.erase(0, root.size());
 #endif
-    if (found.empty() || found.rfind("kernels/emu/", 0) == 0) found = text;
+    if (found.empty() || found.rfind("emu/", 0) == 0) found = text;
   }
   ::pclose(pipe);
   return found;

@@ -2,7 +2,7 @@
 // The CUDA surface the variants use, for the host compiler (WB_EMU builds): the
 // qualifiers, the builtin variables, vector types, barriers, warp collectives,
 // atomics, intrinsics and the runtime calls, each mapped onto the emulator
-// (kernels/emu/emu.h). kernels/emu/include/ holds cuda_runtime.h and friends, which
+// (emu/emu.h). emu/include/ holds cuda_runtime.h and friends, which
 // include this file, so a variant's `#include <cuda_runtime.h>` works unchanged.
 //
 // Everything lives in an inline namespace, wb::emu_build: the variants' own
@@ -18,7 +18,7 @@
 #include <string>
 #include <type_traits>
 
-#include "kernels/emu/emu.h"
+#include "emu/emu.h"
 
 #ifndef WB_EMU
 #define WB_EMU 1

@@ -1,4 +1,4 @@
-#include "kernels/emu/cublas.h"
+#include "emu/cublas.h"
 
 #include <cblas.h>
 

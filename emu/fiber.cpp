@@ -1,4 +1,4 @@
-#include "kernels/emu/fiber.h"
+#include "emu/fiber.h"
 
 #include <sys/mman.h>
 #include <unistd.h>

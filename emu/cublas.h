@@ -16,7 +16,7 @@
 // types are CUBLAS_STATUS_NOT_SUPPORTED.
 #include <cstdint>
 
-#include "kernels/emu/shim.h"
+#include "emu/shim.h"
 
 namespace wb {
 inline namespace emu_build {

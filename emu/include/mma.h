@@ -1,6 +1,6 @@
 #pragma once
 // The emulator's stand-in for CUDA's mma.h: the warp matrix functions of nvcuda::wmma
-// that wb's variants use, run lane by lane on the emulator (kernels/emu/emu.h).
+// that wb's variants use, run lane by lane on the emulator (emu/emu.h).
 //   shapes      tf32 m16n16k8 (A 16x8 and B 8x16 of wmma::precision::tf32, held as
 //               float) and bf16 m16n16k16 (A and B 16x16 of __nv_bfloat16), each with
 //               a 16x16 float accumulator
@@ -24,14 +24,14 @@
 // used as the code leaves them: round them with __float_to_tf32 first, as a GPU only
 // reads their tf32 bits.
 //
-// Defined in wb::emu_build (kernels/emu/shim.h says why): variants reach them as
+// Defined in wb::emu_build (emu/shim.h says why): variants reach them as
 // nvcuda::wmma from inside namespace wb.
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
-#include "kernels/emu/shim.h"
-#include "kernels/emu/include/cuda_bf16.h"
+#include "emu/shim.h"
+#include "emu/include/cuda_bf16.h"
 
 namespace wb {
 inline namespace emu_build {

@@ -2,7 +2,7 @@
 // The emulator's model of the tensor-core instructions of kernels/cuda/tensor_core_ptx.cuh
 // (which documents each function and the PTX fragment layouts; this file has the same
 // signatures plus the call site, taken by default arguments), run lane by lane on the
-// emulator (kernels/emu/emu.h).
+// emulator (emu/emu.h).
 //
 // What it proves about tensor-core code:
 //   - the fragments: mma_m16n8k16_bf16 computes every lane's D from the A and B
@@ -41,7 +41,7 @@
 // the copy read it any time before the wait, and a kernel may not write the source
 // meanwhile; reading at issue puts an out-of-bounds source at the call that names it.
 //
-// Defined in wb::emu_build (kernels/emu/shim.h says why): variants reach them as
+// Defined in wb::emu_build (emu/shim.h says why): variants reach them as
 // cuda::tc from inside namespace wb.
 #include <cstddef>
 #include <cstdint>
@@ -49,9 +49,9 @@
 #include <cstring>
 #include <string>
 
-#include "kernels/emu/include/cuda_bf16.h"
-#include "kernels/emu/shim.h"
-#include "kernels/emu/tensor_core_runtime.h"
+#include "emu/include/cuda_bf16.h"
+#include "emu/shim.h"
+#include "emu/tensor_core_state.h"
 
 namespace wb {
 inline namespace emu_build {

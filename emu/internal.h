@@ -1,0 +1,345 @@
+#pragma once
+// What the parts of the SIMT emulator share (emu/emu.h is its public face): the
+// context (sticky errors, device memory, kernel attributes), the model of a launch
+// (its blocks, their threads and warps, the workers that run them) and the helpers
+// every part reports faults with. Internal to emu/: no file outside it includes this.
+//
+//   target.cpp       the GPUs the emulator can stand for and their launch limits
+//   memory.cpp       the context, device and shared memory with their canaries and
+//                    guard pages, and the reports of a fault in memory
+//   scheduler.cpp    threads on fibers, blocks and their barriers, the watchdog, the
+//                    grid's blocks on the workers, the reports of accesses
+//   warp.cpp         warp collectives: shuffles, votes, __syncwarp, matches
+//   tensor_core.cpp  warp matrix functions and the tensor-core instructions' side
+//                    (emu/tensor_core_state.h)
+//   runtime_api.cpp  the CUDA runtime's calls: errors, launch, schedule, attributes
+#include <signal.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "emu/emu.h"
+#include "emu/fiber.h"
+#include "emu/tensor_core_state.h"
+
+namespace wb::emu::internal {
+
+// ---------------------------------------------------------------------------------
+// The context (memory.cpp)
+
+constexpr std::size_t kCanary = 256;  // bytes before and after every device buffer, at least
+constexpr std::size_t kSharedCanary = 64;
+constexpr unsigned char kPoisonByte = 0xFF;
+// The plain build puts every device buffer between inaccessible guard regions, so that
+// an access far past it faults (caught and reported as cudaErrorIllegalAddress): the
+// buffer ends kCanary to 2 kCanary bytes before the guard after it.
+constexpr bool kGuardPages = !WB_EMU_ASAN && !WB_EMU_TSAN;
+constexpr std::size_t kGuardBytes = 64 * 1024;
+
+struct Allocation {
+  char* raw;  // what was allocated (mapped, with guard pages)
+  std::size_t bytes;
+  std::size_t raw_bytes = 0;  // the mapping's size (0: malloc'ed)
+  char* front = nullptr;      // the canary before the data: [front, data)
+  char* back = nullptr;       // the canary after it ends here
+};
+
+struct Context {
+  std::mutex mutex;
+  std::atomic<int> last{kSuccess};
+  std::string last_message;
+  std::atomic<int> sticky{kSuccess};
+  std::string sticky_message;
+  std::map<std::uintptr_t, Allocation> allocations;  // user address -> allocation
+  std::map<const void*, int> max_dynamic_shared;     // cudaFuncSetAttribute
+  Schedule schedule;
+  std::atomic<uint64_t> launches{0};
+  bool strict_sync = false;
+  std::set<const void*> polling_kernels;  // kernels seen polling (a volatile or atomic read)
+  std::vector<std::string> notes;
+  std::set<std::string> noted;  // kernel and site of each note: one note each
+};
+
+// The process's one context.
+Context& context();
+// Catches a kernel's access to a guard page; installed with the first device buffer
+// that has guard pages.
+void install_fault_handler();
+
+// A fault that loses the context (the first wins); also the last error.
+void set_sticky(int code, const std::string& message);
+
+// A host allocation of `bytes` between canaries of `canary` bytes (none under ASan),
+// filled with poison; *raw is what to free.
+char* allocate_with_canaries(std::size_t bytes, std::size_t canary, std::size_t align, char** raw);
+
+// ---------------------------------------------------------------------------------
+// Blocks, threads and the scheduler (scheduler.cpp)
+
+// A fault found while a block runs; thrown inside a fiber, caught at its entry.
+struct Fault {
+  int code;
+  std::string message;
+};
+
+enum class State { ready, barrier, collective, done };
+
+// matrix: a warp matrix function that orders nothing (load, store, fill); matrix_exchange:
+// one that orders memory like __syncwarp (mma_sync's exchange of fragments).
+enum class Collective { shuffle, vote, syncwarp, match_any, match_all, converge, matrix, matrix_exchange };
+
+struct Thread {
+  Builtins builtins;
+  int linear = 0, lane = 0, warp = 0;
+  State state = State::ready;
+  fiber::context ctx = nullptr;
+  fiber::Stack stack;
+  fiber::Sanitizer san;
+  Site wait_site{nullptr, 0};  // the barrier or collective it waits at
+  bool started = false;
+  // Its part in a warp collective: what it deposits, the lane it reads (-1: poison,
+  // 32 + lane: its own value), what it gets back.
+  uint64_t value = 0;
+  int source = -1;
+  uint64_t result = 0;
+  // A warp matrix function's gather: where every lane's deposit goes (null: nowhere),
+  // and the function's name for messages.
+  uint64_t* gathered = nullptr;
+  const char* matrix_what = nullptr;
+  // ThreadSanitizer: the lanes of its last __syncwarp and the slot each of them
+  // released (per lane, two slots used in turn: a lane runs at most one __syncwarp
+  // ahead of a lane that has not yet acquired).
+  unsigned syncwarp_count = 0;
+  unsigned synced_mask = 0, synced_slots = 0;
+  // The watchdog: polls (volatile or atomic reads) since the thread last made progress
+  // (a write, a poll of an address or value it had not seen lately, a barrier or a
+  // collective), what it polled lately, and the poll it last repeated.
+  uint64_t quiet = 0;
+  struct Poll {
+    const void* address = nullptr;
+    uint64_t value = 0;
+  };
+  Poll recent[4];
+  unsigned recent_next = 0;
+  const void* spin_address = nullptr;
+  const void* spin_pc = nullptr;
+};
+
+// Launches of at most this many threads interleave at every access in the
+// interleaving pass, larger ones at one in the schedule's period.
+constexpr uint64_t kFullStrengthThreads = 256;
+
+// Polls without progress after which a thread counts as spinning.
+constexpr uint64_t kSpinLimit = 20000;
+
+// Lanes of one warp waiting at one collective: those named in `mask` at one call site
+// (groups with disjoint masks at one site complete independently, as two half-warps
+// each reducing with its own mask do on a GPU). __activemask is a collective without a
+// mask (converge): the lanes that reach its site together, resolved by the scheduler
+// when no lane of the warp can run any further.
+struct Group {
+  Collective kind = Collective::shuffle;
+  Site site{nullptr, 0};
+  unsigned mask = 0;
+  unsigned arrived = 0;
+};
+
+struct Warp {
+  unsigned exists = 0;  // lanes this block has in the warp
+  unsigned live = 0;    // lanes that have not exited
+  // Its pending groups (each lane waits in one at most): a fixed array, so that no
+  // fiber allocates (ThreadSanitizer would see the scheduler free what a fiber made).
+  Group groups[32];
+  int pending = 0;
+  Group* begin() { return groups; }
+  Group* end() { return groups + pending; }
+  const Group* begin() const { return groups; }
+  const Group* end() const { return groups + pending; }
+  Group* add(const Group& g) { return &(groups[pending++] = g); }
+  void remove(const Group* g) { groups[g - groups] = groups[--pending]; }
+};
+
+struct SharedArray {
+  const SharedDecl* decl;
+  char* raw;
+  char* data;
+  std::size_t bytes;
+};
+
+struct Launch;
+
+// ThreadSanitizer's sync objects of one block, at addresses no other block of the
+// launch uses (a sync object keeps its history: shared by two blocks, it would order
+// them and hide a race between them). On the heap, freed when the launch ends.
+struct BlockSyncs {
+  char start = 0;         // the scheduler set the block up -> its threads
+  char barrier[2] = {};   // alternating per barrier generation
+  char shared = 0;        // an array's allocation -> its use
+  char lane[1024][2] = {};  // __syncwarp: per thread, its two slots in turn
+  char fault = 0;           // a thread that records the block's fault -> the scheduler
+};
+
+struct Block {
+  Launch* launch = nullptr;
+  Dim3 idx;
+  long linear = 0;
+  std::vector<Thread> threads;
+  std::vector<Warp> warps;
+  int live = 0;
+  unsigned barrier_generation = 0;
+  BlockSyncs* syncs = nullptr;
+  // A fixed array, not a vector: the fibers reach it from uninstrumented code only.
+  static constexpr int kMaxSharedArrays = 32;
+  SharedArray shared[kMaxSharedArrays];
+  int shared_count = 0;
+  std::size_t static_shared = 0;
+  char* dynamic_raw = nullptr;
+  char* dynamic = nullptr;
+  bool faulted = false;
+  Fault fault{kSuccess, ""};
+  // A memory fault a thread took (an access to a guard page), recorded by the signal
+  // handler and turned into the block's fault by the scheduler.
+  bool memory_fault = false;
+  const void* fault_address = nullptr;
+  const void* fault_pc = nullptr;
+  const Thread* fault_thread = nullptr;
+  bool maybe_stuck = false;  // a thread has polled kSpinLimit times without progress
+  bool interleave = false;   // yield at plain accesses too, one in `period`
+  unsigned period = 1;
+  uint64_t rng = 0;  // which accesses yield (xorshift, seeded per launch and block)
+};
+
+struct Launch {
+  const LaunchSpec* spec;
+  const std::function<void()>* body;
+  std::string name;
+  Schedule schedule;
+  uint64_t number;
+  std::size_t shared_limit;  // static + dynamic shared memory a block may use
+  uint64_t threads = 0;      // in the grid
+  std::atomic<bool> polled{false};  // a thread polled (a volatile or atomic read)
+  bool strict_sync = false;  // a barrier with exited threads is a fault, not a note
+  std::atomic<bool> faulted{false};
+  std::mutex fault_mutex;
+  long fault_block = -1;
+  Fault fault{kSuccess, ""};
+  char end_sync = 0;  // ThreadSanitizer: every thread -> the host, at the end of the launch
+  // Under ThreadSanitizer, what the blocks' threads touched is freed when the launch
+  // ends, after the host has synchronised with every thread: freed at a block's end, the
+  // scheduler would have to synchronise with that block first, and would then carry its
+  // history into the next block.
+  std::mutex deferred_mutex;
+  std::vector<char*> deferred_frees;
+  std::vector<BlockSyncs*> deferred_syncs;
+};
+
+// A thread's outstanding cp.async copies, oldest first (a ring), and its count of
+// commits. Per thread of the block that runs on the worker, reset for every block.
+struct AsyncQueue {
+  AsyncCopy copies[kMaxAsyncCopies];
+  int head = 0, count = 0;
+  uint64_t committed = 0;
+  void reset() { head = count = 0, committed = 0; }
+};
+
+// One per OS thread that runs blocks.
+struct Worker {
+  fiber::StackPool stacks;
+  // ThreadSanitizer's fibers are costly to create (a thread state each): a pool, each
+  // block taking them in a rotated order so that thread t of two blocks rarely shares
+  // one (a shared fiber would order their accesses and hide a race between them).
+  std::vector<void*> tsan_fibers;
+  fiber::context scheduler = nullptr;
+  fiber::Sanitizer scheduler_san;
+  const void* scheduler_stack = nullptr;  // ASan: the scheduler's stack
+  std::size_t scheduler_stack_size = 0;
+  Block* block = nullptr;
+  Thread* current = nullptr;
+  // The cp.async queues of the block's threads (by linear index), grown to the largest
+  // block the worker has run and reset by the scheduler before each block: no fiber
+  // allocates them, and only the emulator's uninstrumented code touches them.
+  std::vector<AsyncQueue> async;
+};
+
+// The worker that runs blocks on this OS thread; inline, so that every part of the
+// emulator reads it without a call.
+inline thread_local Worker* tls_worker = nullptr;
+
+// The calling OS thread's worker, made on first use.
+Worker& worker();
+
+// Runs every block of a launch, one worker per OS thread, until the grid has ended
+// (or a block faulted): the blocks in parallel, or in the schedule's order.
+void run_grid(Launch& launch);
+
+// From a fiber back to its block's scheduler.
+inline WB_EMU_NO_TSAN void yield(Worker& w, Thread& t) {
+  fiber::before_switch(t.san, w.scheduler_san, w.scheduler_stack, w.scheduler_stack_size, false);
+  const fiber::transfer tr = boost::context::detail::jump_fcontext(w.scheduler, nullptr);
+  w.scheduler = tr.fctx;
+  fiber::after_switch(t.san, &w.scheduler_stack, &w.scheduler_stack_size);
+}
+
+// A fault of the calling thread: "<check>: kernel k, block b, thread t: <what>".
+[[noreturn]] void raise(int code, const std::string& check, const std::string& what);
+
+// __activemask: with no thread of the block able to run, the lanes at each converge
+// site are the lanes that reached it together. Returns whether any group resolved.
+bool resolve_converge(Block& b);
+
+// The generator behind every schedule's choices (splitmix64's finaliser).
+inline uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// ---------------------------------------------------------------------------------
+// Where things are, in words (scheduler.cpp)
+
+// "kernel k, block (x,y,z)[, thread (x,y,z)]"
+std::string where(const Block& b, const Thread* t);
+std::string dim_text(const Dim3& d);
+// Two calls are the same barrier or collective when they are the same line of source.
+// (Not the same instruction: the optimiser may duplicate a call into several paths.)
+inline bool same_site(const Site& a, const Site& b) {
+  return a.line == b.line && (a.file == b.file || (a.file && b.file && std::strcmp(a.file, b.file) == 0));
+}
+
+// "variants/op/NN_name.cu:76": relative to the repository.
+std::string site_text(const Site& s);
+// "0x0000ffff"
+std::string mask_text(unsigned m);
+// "0,1,2"
+std::string lanes_text(unsigned m);
+
+// ---------------------------------------------------------------------------------
+// Memory seen from a block (memory.cpp)
+
+// Frees the block's shared memory, its canaries checked first (a write outside an
+// array is the block's fault).
+void release_shared(Block& b);
+// What the address is to the kernel: a shared array of the block, its dynamic shared
+// memory, or a device buffer.
+std::string describe_address(const Block& b, const void* address);
+// The access to a guard page that the fault handler caught, in words.
+std::string memory_fault_message(const Block& b);
+// Checks the canaries of every device buffer after a launch: "" when all are intact.
+std::string device_canaries(const std::string& kernel);
+
+// ---------------------------------------------------------------------------------
+// Warp collectives (warp.cpp)
+
+// A lane arrives at a collective and waits until its group completes; its result.
+uint64_t collective(Site site, Collective kind, unsigned mask, uint64_t value, int source);
+
+}  // namespace wb::emu::internal

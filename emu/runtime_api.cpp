@@ -1,0 +1,274 @@
+// The CUDA runtime's calls as the emulator answers them (emu/emu.h; the shim maps
+// cudaXxx onto these): the last and the sticky error with their names and messages,
+// the schedule and the checks' settings, kernel attributes and occupancy, and a
+// kernel launch, whose configuration is checked against the target before the
+// scheduler runs its grid (scheduler.cpp).
+#include <algorithm>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "emu/internal.h"
+
+namespace wb::emu {
+using namespace internal;
+
+const char* error_name(int code) {
+  switch (code) {
+    case kSuccess:
+      return "cudaSuccess";
+    case kInvalidValue:
+      return "cudaErrorInvalidValue";
+    case kMemoryAllocation:
+      return "cudaErrorMemoryAllocation";
+    case kInvalidConfiguration:
+      return "cudaErrorInvalidConfiguration";
+    case kInvalidDeviceFunction:
+      return "cudaErrorInvalidDeviceFunction";
+    case kIllegalAddress:
+      return "cudaErrorIllegalAddress";
+    case kLaunchOutOfResources:
+      return "cudaErrorLaunchOutOfResources";
+    case kMisalignedAddress:
+      return "cudaErrorMisalignedAddress";
+    case kLaunchFailure:
+      return "cudaErrorLaunchFailure";
+    case kNotSupported:
+      return "cudaErrorNotSupported";
+  }
+  return "cudaErrorUnknown";
+}
+
+std::string error_string(int code) {
+  std::string words;
+  switch (code) {
+    case kSuccess:
+      words = "no error";
+      break;
+    case kInvalidValue:
+      words = "invalid argument";
+      break;
+    case kMemoryAllocation:
+      words = "out of memory";
+      break;
+    case kInvalidConfiguration:
+      words = "invalid configuration argument";
+      break;
+    case kInvalidDeviceFunction:
+      words = "invalid device function";
+      break;
+    case kIllegalAddress:
+      words = "an illegal memory access was encountered";
+      break;
+    case kLaunchOutOfResources:
+      words = "too many resources requested for launch";
+      break;
+    case kLaunchFailure:
+      words = "unspecified launch failure";
+      break;
+    case kNotSupported:
+      words = "operation not supported";
+      break;
+    default:
+      words = "unknown error";
+  }
+  Context& c = context();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  if (code != kSuccess && code == c.sticky && !c.sticky_message.empty())
+    words += " (emulator " + c.sticky_message + ")";
+  else if (code != kSuccess && !c.last_message.empty())
+    words += " (emulator: " + c.last_message + ")";
+  return words;
+}
+
+int last_error(bool reset_it) {
+  Context& c = context();
+  if (c.sticky != kSuccess) return c.sticky;
+  const int code = reset_it ? c.last.exchange(kSuccess) : c.last.load();
+  return code;
+}
+
+int fail(int code, std::string message) {
+  Context& c = context();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.last = code;
+  c.last_message = std::move(message);
+  return code;
+}
+
+int sticky_error() { return context().sticky; }
+
+int fault(int code, std::string message) {
+  set_sticky(code, message);
+  return code;
+}
+
+std::string fault_message() {
+  Context& c = context();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return c.sticky_message;
+}
+
+void reset() {
+  Context& c = context();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.sticky = kSuccess;
+  c.sticky_message.clear();
+  c.last = kSuccess;
+  c.last_message.clear();
+}
+
+void set_schedule(Schedule s) {
+  Context& c = context();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.schedule = s;
+  c.launches = 0;
+}
+
+Schedule schedule() {
+  Context& c = context();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return c.schedule;
+}
+
+bool parallel_blocks() { return !WB_EMU_TSAN; }
+
+void set_strict_sync(bool strict) {
+  Context& c = context();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.strict_sync = strict;
+}
+
+std::vector<std::string> take_notes() {
+  Context& c = context();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  std::vector<std::string> notes;
+  notes.swap(c.notes);
+  c.noted.clear();
+  return notes;
+}
+
+const char* flavour() { return WB_EMU_ASAN ? "address" : WB_EMU_TSAN ? "thread" : "plain"; }
+
+int set_max_dynamic_shared(const void* kernel, int bytes) {
+  if (planning()) return kSuccess;  // the plan's check compares the launch with the device's limit
+  if (const int sticky = sticky_error()) return sticky;
+  if (bytes < 0 || std::size_t(bytes) > target().max_shared_per_block_optin)
+    return fail(kInvalidValue, "cudaFuncSetAttribute: " + std::to_string(bytes) +
+                                   " bytes of dynamic shared memory, more than " + target().name + "'s " +
+                                   std::to_string(target().max_shared_per_block_optin));
+  Context& c = context();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.max_dynamic_shared[kernel] = bytes;
+  return kSuccess;
+}
+
+int occupancy(int* blocks, const void*, int block_threads, std::size_t dynamic_shared) {
+  const Target& t = target();
+  if (block_threads <= 0 || block_threads > t.max_threads_per_block) return fail(kInvalidValue, "occupancy query");
+  int n = std::min(t.max_blocks_per_multiprocessor, t.max_threads_per_multiprocessor / block_threads);
+  const std::size_t per_block = dynamic_shared + t.reserved_shared_per_block;
+  n = std::min<int>(n, int(t.shared_per_multiprocessor / per_block));
+  *blocks = n;
+  return kSuccess;
+}
+
+namespace {
+thread_local LaunchPlan* tls_plan = nullptr;
+}
+
+LaunchPlan::LaunchPlan() : outer_(tls_plan) { tls_plan = this; }
+LaunchPlan::~LaunchPlan() { tls_plan = outer_; }
+void LaunchPlan::record(const LaunchSpec& spec) {
+  launches_.push_back(PlannedLaunch{spec.kernel, spec.text, spec.file, spec.grid, spec.block, spec.dynamic_shared});
+}
+bool planning() { return tls_plan != nullptr; }
+
+namespace {
+
+// The kernel's name: the launch text up to its first top-level comma.
+std::string kernel_name(const char* text) {
+  std::string t = text ? text : "";
+  int depth = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const char ch = t[i];
+    if (ch == '<' || ch == '(' || ch == '[') ++depth;
+    if (ch == '>' || ch == ')' || ch == ']') --depth;
+    if (ch == ',' && depth == 0) return t.substr(0, i);
+  }
+  return t;
+}
+
+// A launch's configuration against the target's limits: a refusal is the calling
+// thread's last error (not sticky), as cudaLaunchKernel's. *limit: the shared memory a
+// block may use, static and dynamic (above 48 KiB, the kernel's opt-in).
+int check_configuration(const LaunchSpec& spec, const std::string& name, std::size_t* limit) {
+  Context& c = context();
+  const Target& t = target();
+  const Dim3 g = spec.grid, b = spec.block;
+  const uint64_t threads = uint64_t(b.x) * b.y * b.z;
+  auto refuse = [&](int code, const std::string& why) { return fail(code, "kernel " + name + ": " + why); };
+  if (g.x == 0 || g.y == 0 || g.z == 0 || b.x == 0 || b.y == 0 || b.z == 0)
+    return refuse(kInvalidConfiguration, "grid " + dim_text(g) + " or block " + dim_text(b) + " has a zero extent");
+  if (threads > uint64_t(t.max_threads_per_block) || b.x > t.max_block[0] || b.y > t.max_block[1] ||
+      b.z > t.max_block[2])
+    return refuse(kInvalidConfiguration, "block " + dim_text(b) + " of " + std::to_string(threads) +
+                                             " threads exceeds " + t.name + "'s limits (1024 threads, z <= 64)");
+  if (g.x > t.max_grid[0] || g.y > t.max_grid[1] || g.z > t.max_grid[2])
+    return refuse(kInvalidConfiguration,
+                  "grid " + dim_text(g) + " exceeds " + t.name + "'s limits (x < 2^31, y and z <= 65535)");
+  *limit = t.static_shared_per_block;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    auto it = c.max_dynamic_shared.find(spec.kernel);
+    if (it != c.max_dynamic_shared.end()) *limit = std::max<std::size_t>(*limit, std::size_t(it->second));
+  }
+  if (spec.dynamic_shared > *limit)
+    return refuse(kInvalidValue,
+                  std::to_string(spec.dynamic_shared) + " bytes of dynamic shared memory, more than " +
+                      std::to_string(*limit) +
+                      (*limit == t.static_shared_per_block ? " (above 48 KiB a kernel opts in with cudaFuncSetAttribute)"
+                                                           : " (its cudaFuncSetAttribute opt-in)"));
+  return kSuccess;
+}
+
+}  // namespace
+
+int launch(const LaunchSpec& spec, const std::function<void()>& body) {
+  if (tls_plan) {
+    tls_plan->record(spec);
+    return kSuccess;
+  }
+  Context& c = context();
+  if (const int sticky = sticky_error()) return sticky;
+  const std::string name = kernel_name(spec.text);
+  std::size_t limit = 0;
+  if (const int refused = check_configuration(spec, name, &limit)) return refused;
+
+  const Dim3 g = spec.grid, b = spec.block;
+  Launch run;
+  run.spec = &spec;
+  run.body = &body;
+  run.name = name;
+  run.schedule = schedule();
+  run.number = c.launches++;
+  run.shared_limit = limit;
+  run.threads = uint64_t(b.x) * b.y * b.z * uint64_t(g.x) * g.y * g.z;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    run.strict_sync = c.strict_sync;
+  }
+  run_grid(run);
+  if (run.faulted) {
+    set_sticky(run.fault.code, run.fault.message);
+    return run.fault.code;
+  }
+  const std::string canaries = device_canaries(name);
+  if (!canaries.empty()) {
+    set_sticky(kIllegalAddress, canaries);
+    return kIllegalAddress;
+  }
+  return kSuccess;
+}
+
+}  // namespace wb::emu
