@@ -14,7 +14,7 @@
 // off the one-rounding result (607380 of 2359296 outputs past half an ulp at B=2 T=64
 // C=768 OC=3072) and dinp up to 0.6 ulp at B=2 T=3 C=8 OC=12, with beta 0
 // (results/nvidia-h200/check/matmul_backward_bf16.json); the emulator takes that
-// freedom now (kernels/emu/cublas.h).
+// freedom now (emu/cublas.h).
 // Why it should beat variant 1: cuBLAS picks a tensor-core kernel tuned for the device
 // and the shape, with the operands reused through shared memory and registers. Cost:
 // the accumulator's fp32 write and read per output, and two rounding launches.

@@ -2,7 +2,7 @@
 // kernel of matmul_forward_bf16 cuda/6, its operands read transposed by ldmatrix.trans.
 //
 // NOT YET RUN ON A DEVICE: compiled by nvcc for sm_80 and sm_90 on a machine without a
-// GPU, and checked in emulation (kernels/emu/tensor_core.h models mma, ldmatrix and
+// GPU, and checked in emulation (emu/tensor_core_instructions.h models mma, ldmatrix and
 // cp.async lane by lane).
 //
 // Idea: two launches of kernels/cuda/tensor_core_gemm.cuh's gemm_cp_async (mma.m16n8k16 warp

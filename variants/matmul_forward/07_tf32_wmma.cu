@@ -20,9 +20,9 @@
 // aligned inp and weight for the float4 loads (checked at launch), compute capability
 // 8.0 or newer (checked at launch). Partial tiles at the edges of B*T and OC and a last
 // partial slab of C are zero-filled and masked. Scalar, 64-byte-run output stores.
-// Emulated through kernels/emu/include/mma.h, which draws the fragment layout per run:
+// Emulated through emu/include/mma.h, which draws the fragment layout per run:
 // the epilogue goes through store_matrix_sync, never through x[i], so it holds.
-#include <mma.h>  // under the emulator, kernels/emu/include/mma.h
+#include <mma.h>  // under the emulator, emu/include/mma.h
 
 #include <optional>
 #include <stdexcept>

@@ -12,7 +12,7 @@
 // partial sums in the output's type. On an H200 that form left 24% of the outputs at
 // B=1 T=130 C=256 OC=520 more than half an ulp off (up to 0.73 ulp; results/nvidia-h200/
 // check/matmul_forward_bf16.json), so the emulator now takes that freedom too
-// (kernels/emu/cublas.h), and tests/planted keeps the old form as a fault it must catch.
+// (emu/cublas.h), and tests/planted keeps the old form as a fault it must catch.
 // Why it should beat variant 1: cuBLAS picks a tensor-core kernel tuned for the device
 // and the shape. Cost: the accumulator's fp32 write and read, 8 bytes per output
 // beyond the 2 of out (for GPT-2's small-C layers, on the order of the GEMM's own

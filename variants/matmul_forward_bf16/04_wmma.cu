@@ -1,7 +1,7 @@
 // matmul_forward_bf16, CUDA variant 4: a hand-written bf16 tensor-core kernel (WMMA
 // m16n16k16), the first rung below the libraries.
 //
-// NOT YET RUN ON A DEVICE: checked in emulation (kernels/emu/include/mma.h) and compiled
+// NOT YET RUN ON A DEVICE: checked in emulation (emu/include/mma.h) and compiled
 // by nvcc for sm_80 and sm_90 on a machine without a GPU.
 //
 // Idea: matmul_forward cuda/7's block tile on bf16 storage. A block computes tile x
@@ -28,7 +28,7 @@
 // launch). Partial tiles at the edges of B*T and OC and a last partial slab of C are
 // zero-filled and masked. Scalar bf16 output stores.
 #include <cuda_bf16.h>
-#include <mma.h>  // under the emulator, kernels/emu/include/mma.h
+#include <mma.h>  // under the emulator, emu/include/mma.h
 
 #include <stdexcept>
 #include <string>

@@ -1,7 +1,7 @@
 // matmul_forward_bf16, CUDA variant 5: mma.sync m16n8k16 fed by ldmatrix, below WMMA.
 //
 // NOT YET RUN ON A DEVICE: compiled by nvcc for sm_80 and sm_90 on a machine without a
-// GPU, and checked in emulation (kernels/emu/tensor_core.h models mma, ldmatrix and
+// GPU, and checked in emulation (emu/tensor_core_instructions.h models mma, ldmatrix and
 // cp.async lane by lane).
 //
 // Idea: cuda/4's block tile and register-staged, double-buffered slabs of 32 channels

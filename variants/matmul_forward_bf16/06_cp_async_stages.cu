@@ -2,7 +2,7 @@
 // pipeline of 2 to 4 stages.
 //
 // NOT YET RUN ON A DEVICE: compiled by nvcc for sm_80 and sm_90 on a machine without a
-// GPU, and checked in emulation (kernels/emu/tensor_core.h models mma, ldmatrix and
+// GPU, and checked in emulation (emu/tensor_core_instructions.h models mma, ldmatrix and
 // cp.async lane by lane).
 //
 // Idea: the slabs no longer pass through registers. Each thread issues cp.async.cg

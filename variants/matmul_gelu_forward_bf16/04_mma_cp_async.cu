@@ -2,7 +2,7 @@
 // kernel with the bias + GELU epilogue fused.
 //
 // NOT YET RUN ON A DEVICE: compiled by nvcc for sm_80 and sm_90 on a machine without a
-// GPU, and checked in emulation (kernels/emu/tensor_core.h models mma, ldmatrix and
+// GPU, and checked in emulation (emu/tensor_core_instructions.h models mma, ldmatrix and
 // cp.async lane by lane).
 //
 // Idea: one kernel template for both ops (kernels/cuda/tensor_core_gemm.cuh, gemm_cp_async with
