@@ -12,8 +12,8 @@
 
 #include "kernels/errors.h"
 #include "workbench/cli/commands.h"
-#include "workbench/cli/isolate.h"
-#include "workbench/cli/progress.h"
+#include "workbench/cli/pipeline_isolate.h"
+#include "workbench/cli/output.h"
 #include "workbench/runtime/harness.h"
 #include "workbench/runtime/report.h"
 #include "workbench/runtime/table.h"

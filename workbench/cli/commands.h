@@ -36,7 +36,7 @@ const Registry& registry();
 // an internal error never reads as a failed check.
 int exit_code_for(const std::exception_ptr& e, std::ostream& err);
 
-// Shared by the commands (cli_common.cpp).
+// Shared by the commands (options.cpp).
 Backend resolve_backend(const std::string& requested);  // "" = default; throws DeviceUnavailable for cuda
 std::vector<int> parse_int_list(const std::string& text, const std::string& what);  // "1,3,5"; throws UsageError
 uint64_t resolve_seed(const std::optional<uint64_t>& given);
@@ -77,7 +77,7 @@ struct RunOptions {
   std::optional<int> repetitions;
   std::optional<double> min_time_s;
   bool no_flush = false;  // time with warm caches: no last-level cache flush between launches
-  bool isolate = false;  // in a child process (isolate.h)
+  bool isolate = false;  // in a child process (pipeline_isolate.h)
   bool strict_sync = false;  // emu: a barrier after threads of the block exited is a fault
   std::string command;
 };
@@ -95,7 +95,7 @@ struct CheckOptions {
   bool strict_sync = false;  // emu: a barrier after threads of the block exited is a fault
   bool verbose = false;
   std::string json;
-  bool isolate = false;  // each (variant, shape) in a child process (isolate.h)
+  bool isolate = false;  // each (variant, shape) in a child process (pipeline_isolate.h)
   std::string command;
 };
 int check(const CheckOptions& o);
@@ -113,9 +113,9 @@ struct SweepOptions {
   std::optional<int> repetitions;
   std::optional<double> min_time_s;
   bool no_flush = false;  // time with warm caches: no last-level cache flush between launches
-  bool isolate = false;         // each (variant, shape) in a child process (isolate.h)
+  bool isolate = false;         // each (variant, shape) in a child process (pipeline_isolate.h)
   bool isolated_child = false;  // internal: a child of --isolate (measures no ceilings)
-  std::optional<std::string> shard;  // "K/N": only the K-th of N slices of the units (sharding.h)
+  std::optional<std::string> shard;  // "K/N": only the K-th of N slices of the units (sweep_shards.h)
   std::string command;
 };
 int sweep(const SweepOptions& o);

@@ -5,7 +5,7 @@
 
 #include "kernels/errors.h"
 #include "workbench/cli/commands.h"
-#include "workbench/cli/comparison.h"
+#include "workbench/cli/compare_reports.h"
 
 namespace wb::cli {
 namespace {

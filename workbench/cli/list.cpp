@@ -3,7 +3,7 @@
 
 #include "kernels/cpu/capabilities.h"
 #include "workbench/cli/commands.h"
-#include "workbench/cli/verification.h"
+#include "workbench/cli/list_verification.h"
 #include "workbench/runtime/table.h"
 
 namespace wb::cli {

@@ -1,5 +1,5 @@
 // wb merge: the reports of the shards of one sweep (wb sweep --shard K/N) into the
-// report of the whole sweep (sharding.h), written atomically.
+// report of the whole sweep (sweep_shards.h), written atomically.
 #include <fmt/format.h>
 
 #include <iostream>
@@ -7,7 +7,7 @@
 #include "kernels/errors.h"
 #include "kernels/files.h"
 #include "workbench/cli/commands.h"
-#include "workbench/cli/sharding.h"
+#include "workbench/cli/sweep_shards.h"
 
 namespace wb::cli {
 

@@ -1,7 +1,7 @@
 // wb sweep: every (variant, launch configuration) of one op, of all ops at one
 // shape, or of every call of a trainer workloads file, validated and timed, into a
 // report; a table per (op, shape), fastest first. --shard K/N: only the K-th of N
-// round-robin slices of those units (sharding.h).
+// round-robin slices of those units (sweep_shards.h).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,9 +16,9 @@
 
 #include "kernels/errors.h"
 #include "workbench/cli/commands.h"
-#include "workbench/cli/isolate.h"
-#include "workbench/cli/progress.h"
-#include "workbench/cli/sharding.h"
+#include "workbench/cli/pipeline_isolate.h"
+#include "workbench/cli/output.h"
+#include "workbench/cli/sweep_shards.h"
 #include "workbench/runtime/harness.h"
 #include "workbench/runtime/report.h"
 #include "workbench/runtime/table.h"

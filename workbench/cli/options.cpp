@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "kernels/errors.h"
-#include "workbench/cli/benchmark_timing.h"
+#include "workbench/cli/pipeline_timing.h"
 #include "workbench/cli/commands.h"
 #include "workbench/runtime/rng.h"
 

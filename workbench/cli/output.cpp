@@ -1,4 +1,4 @@
-#include "workbench/cli/progress.h"
+#include "workbench/cli/output.h"
 
 #include <unistd.h>
 

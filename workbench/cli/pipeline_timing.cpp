@@ -1,4 +1,4 @@
-#include "workbench/cli/benchmark_timing.h"
+#include "workbench/cli/pipeline_timing.h"
 
 #include <benchmark/benchmark.h>
 

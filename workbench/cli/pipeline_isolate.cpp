@@ -1,4 +1,4 @@
-#include "workbench/cli/isolate.h"
+#include "workbench/cli/pipeline_isolate.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>

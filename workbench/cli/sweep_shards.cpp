@@ -1,4 +1,4 @@
-#include "workbench/cli/sharding.h"
+#include "workbench/cli/sweep_shards.h"
 
 #include <fmt/format.h>
 
