@@ -1,7 +1,9 @@
 #include "workbench/cli/output.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace wb {
@@ -23,3 +25,24 @@ void Progress::step(const std::string& what) {
 }
 
 }  // namespace wb
+
+namespace wb::cli {
+
+std::string format_time(double seconds) {
+  if (seconds < 1e-3) return fmt::format("{:.2f} us", seconds * 1e6);
+  if (seconds < 1) return fmt::format("{:.3f} ms", seconds * 1e3);
+  return fmt::format("{:.3f} s", seconds);
+}
+
+std::string format_errors(const Record& r) {
+  double worst = 0;
+  for (const auto& c : r.errors) worst = std::max(worst, c.max_abs_err);
+  return r.errors.empty() ? "-" : fmt::format("{:.1e}", worst);
+}
+
+std::string format_deterministic(const Record& r) {
+  if (!r.deterministic) return "-";
+  return *r.deterministic ? "yes" : "no";
+}
+
+}  // namespace wb::cli
