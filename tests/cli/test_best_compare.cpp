@@ -12,7 +12,7 @@
 #include "tests/support/json_near.h"
 #include "kernels/errors.h"
 #include "tests/support/test_helpers.h"
-#include "workbench/cli/comparison.h"
+#include "workbench/cli/compare_reports.h"
 #include "workbench/runtime/best.h"
 
 namespace wb {

@@ -1,4 +1,4 @@
-// Sharded sweeps (workbench/cli/sharding.h): the --shard flag, the round-robin split of
+// Sharded sweeps (workbench/cli/sweep_shards.h): the --shard flag, the round-robin split of
 // a sweep's units, real CPU sweeps split into shards whose union is the unsharded
 // sweep, and wb merge: what it joins, what it refuses, and that wb best chooses from
 // the merged report what it chooses from the unsharded one.
@@ -12,7 +12,7 @@
 #include "tests/support/json_near.h"
 #include "kernels/registry.h"
 #include "tests/support/test_helpers.h"
-#include "workbench/cli/sharding.h"
+#include "workbench/cli/sweep_shards.h"
 #include "workbench/runtime/best.h"
 #include "workbench/runtime/report.h"
 

@@ -12,7 +12,7 @@
 #include "kernels/errors.h"
 #include "kernels/registry.h"
 #include "workbench/runtime/best.h"
-#include "workbench/cli/verification.h"
+#include "workbench/cli/list_verification.h"
 #include "workbench/runtime/report.h"
 
 namespace wb {

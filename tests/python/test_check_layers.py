@@ -27,7 +27,7 @@ def main():
         "kernels/op.h": '#include "reference/reference.h"\n',            # kernels reaching up
         "variants/x/01_a.cu": '#include "workbench/runtime/harness.h"\n',  # a variant calling the runtime
         "workbench/runtime/x.cpp": '#include "workbench/cli/commands.h"\n',  # runtime using the CLI
-        "trainer/x.cpp": '#include "workbench/cli/benchmark_timing.h"\n',  # trainer using the timing engine
+        "trainer/x.cpp": '#include "workbench/cli/pipeline_timing.h"\n',  # trainer using the timing engine
         "reference/x.cpp": '#include "variants/x/common.cuh"\n',           # siblings
         "trainer/y.cpp": '#include "tools/x/helper.h"\n',                 # a build depending on tools/
         "tokenizer/x.cpp": '#include "workbench/runtime/report.h"\n',    # the tokenizer reaching up

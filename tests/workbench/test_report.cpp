@@ -7,8 +7,8 @@
 #include "tests/support/json_near.h"
 #include "kernels/errors.h"
 #include "kernels/registry.h"
-#include "workbench/cli/commands.h"
-#include "workbench/cli/verification.h"
+#include "workbench/cli/pipeline_timing.h"
+#include "workbench/cli/list_verification.h"
 #include "workbench/runtime/harness.h"
 #include "workbench/runtime/report.h"
 

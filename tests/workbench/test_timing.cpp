@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "workbench/cli/benchmark_timing.h"
+#include "workbench/cli/pipeline_timing.h"
 #include "workbench/runtime/executor.h"
 #include "workbench/runtime/timing.h"
 

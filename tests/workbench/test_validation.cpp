@@ -12,7 +12,7 @@
 #include "kernels/errors.h"
 #include "kernels/registry.h"
 #include "reference/reference.h"
-#include "workbench/cli/commands.h"
+#include "workbench/cli/pipeline_timing.h"
 #include "workbench/runtime/harness.h"
 #include "workbench/runtime/validate.h"
 

@@ -4,17 +4,29 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
 
 #include "kernels/errors.h"
 #include "kernels/files.h"
 #include "workbench/cli/commands.h"
+#include "workbench/cli/output.h"
 #include "workbench/runtime/table.h"
 
 namespace wb::cli {
 namespace {
+
+struct BestOptions {
+  std::vector<std::string> reports;
+  std::string out;
+  std::string show;
+  bool replace = false;
+  bool deterministic = false;
+  std::string precision = "fp32";
+};
 
 int show(const std::string& path) {
   const BestFile b = read_best(path);
@@ -47,7 +59,23 @@ void print_section(const BestSection& s, std::size_t report_count) {
   if (s.entries.empty()) std::cout << "  no correct, timed record of an allowed numeric class in these reports\n";
 }
 
-}  // namespace
+// The reports, read and checked before anything is written, with a warning for a part
+// of a sweep: it is chosen from as it is, but not silently.
+std::vector<std::pair<std::string, Report>> read_reports(const std::vector<std::string>& paths) {
+  std::vector<std::pair<std::string, Report>> reports;
+  for (const auto& path : paths) reports.emplace_back(path, read_report(path, registry()));
+  for (const auto& [path, report] : reports) {
+    if (const auto& s = report.context.shard)
+      std::cerr << fmt::format(
+          "wb: warning: {} is shard {}/{} of a sweep: only its {} units are chosen from "
+          "(wb merge joins the shards' reports)\n",
+          path, s->index, s->count, report.records.size());
+    if (const auto& m = report.context.merged; m && !m->missing.empty())
+      std::cerr << fmt::format("wb: warning: {} was merged without {} of the sweep's {} shards\n", path,
+                               m->missing.size(), m->count);
+  }
+  return reports;
+}
 
 int best(const BestOptions& o) {
   if (!o.show.empty()) {
@@ -59,24 +87,14 @@ int best(const BestOptions& o) {
   if (o.out.empty()) throw UsageError("wb best needs --out: the best.json to update");
   const NumericClass precision = parse_numeric_class(o.precision);
   for (const auto& path : o.reports)
-    if (same_file(path, o.out)) throw UsageError("--out " + o.out + " is one of the reports; write best.json elsewhere");
+    if (same_file(path, o.out))
+      throw UsageError("--out " + o.out + " is one of the reports; write best.json elsewhere");
 
   // Read everything before writing anything: a bad report or a broken --out leaves
   // the file as it was.
   BestFile file;
   if (!o.replace && std::filesystem::exists(o.out)) file = read_best(o.out);
-  std::vector<std::pair<std::string, Report>> reports;
-  for (const auto& path : o.reports) reports.emplace_back(path, read_report(path, registry()));
-  for (const auto& [path, report] : reports) {  // a part of a sweep is chosen from as it is, but not silently
-    if (const auto& s = report.context.shard)
-      std::cerr << fmt::format(
-          "wb: warning: {} is shard {}/{} of a sweep: only its {} units are chosen from "
-          "(wb merge joins the shards' reports)\n",
-          path, s->index, s->count, report.records.size());
-    if (const auto& m = report.context.merged; m && !m->missing.empty())
-      std::cerr << fmt::format("wb: warning: {} was merged without {} of the sweep's {} shards\n", path,
-                               m->missing.size(), m->count);
-  }
+  std::vector<std::pair<std::string, Report>> reports = read_reports(o.reports);
 
   // One section per device, in the order the reports name them.
   std::vector<std::string> order;
@@ -101,6 +119,23 @@ int best(const BestOptions& o) {
     std::cout << ", " << file.sections.size() - order.size() << " of other devices kept";
   std::cout << "\n";
   return kOk;
+}
+
+}  // namespace
+
+Command add_best_command(CLI::App& app) {
+  auto o = std::make_shared<BestOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "best", "the best variant per op and shape from reports, into the section of their device in best.json");
+  cmd->add_option("reports", o->reports, "wb.report files (each device's reports make its section)");
+  cmd->add_option("--out", o->out, "the best.json to update (the other devices' sections are kept)");
+  cmd->add_flag("--replace", o->replace, "start --out afresh: only the sections of these reports");
+  cmd->add_option("--show", o->show, "list the sections of this best.json (device, date, ops) and exit");
+  cmd->add_option("--precision", o->precision, "fp32 (fp32 variants only), tf32 (fp32 and tf32) or bf16 (all)")
+      ->capture_default_str();
+  cmd->add_flag("--deterministic", o->deterministic,
+                "choose only among records whose two runs gave bitwise equal outputs");
+  return {cmd, [o] { return best(*o); }};
 }
 
 }  // namespace wb::cli

@@ -3,17 +3,17 @@
 // configuration validated twice (determinism), launched a few times, validated again.
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <set>
-#include <tuple>
 
 #include "kernels/errors.h"
 #include "workbench/cli/commands.h"
-#include "workbench/cli/isolate.h"
-#include "workbench/cli/progress.h"
+#include "workbench/cli/options.h"
+#include "workbench/cli/pipeline.h"
+#include "workbench/runtime/context.h"
 #include "workbench/runtime/harness.h"
 #include "workbench/runtime/report.h"
 #include "workbench/runtime/table.h"
@@ -85,192 +85,199 @@ std::vector<ParamValues> configurations(const Variant& v, const std::optional<st
   return chosen;
 }
 
-// The optional tensors (a bias) of op, when a pass leaves them out.
-std::vector<std::string> omitted_tensors(const OpSpec& op, bool omit_optional) {
-  std::vector<std::string> out;
-  if (omit_optional)
-    for (const auto& t : op.tensors)
-      if (t.optional) out.push_back(t.name);
+struct CheckOptions {
+  OpChoice ops;
+  std::string backend;
+  std::string block_sizes;  // "" or "all": every legal one
+  std::string shapes;       // "" or "all": every check shape; else names, e.g. "tiny,odd"
+  std::optional<uint64_t> seed;
+  int misalign = 0;          // bytes every tensor starts off a 16-byte boundary: 0, 4, 8 or 12
+  bool strict_sync = false;  // emu: a barrier after threads of the block exited is a fault
+  bool verbose = false;
+  std::string json;
+  bool isolate = false;  // each (variant, shape) in a child process (pipeline_isolate.h)
+  std::string command;
+};
+
+// The check shapes --shapes names ("" or "all": every one of the backend's).
+std::vector<CheckShape> check_shapes(const std::string& names, Backend b) {
+  const std::vector<CheckShape> named = named_check_shapes(b == Backend::emu);
+  if (names.empty() || names == "all") return named;
+  std::string known;
+  for (const auto& n : named) known += (known.empty() ? "" : ", ") + n.name;
+  std::vector<CheckShape> out;
+  std::size_t start = 0;
+  while (start <= names.size()) {
+    std::size_t comma = names.find(',', start);
+    if (comma == std::string::npos) comma = names.size();
+    const std::string name = names.substr(start, comma - start);
+    auto it = std::find_if(named.begin(), named.end(), [&](const CheckShape& n) { return n.name == name; });
+    if (it == named.end())
+      throw UsageError("--shapes: unknown check shape '" + name + "' (the " + std::string(to_string(b)) +
+                       " check shapes: " + known + ")");
+    out.push_back(*it);
+    start = comma + 1;
+  }
   return out;
+}
+
+// What wb check works through, validated before any work.
+struct CheckSetup {
+  std::vector<const OpSpec*> ops;
+  Backend backend;
+  uint64_t seed;
+  std::vector<CheckShape> shapes;
+  std::optional<std::vector<int>> sizes;
+};
+
+CheckSetup setup(const CheckOptions& o) {
+  if (o.ops.all == !o.ops.op.empty()) throw UsageError("give one op or --all");
+  CheckSetup s;
+  s.ops = o.ops.ops(registry());
+  if (o.misalign != 0 && o.misalign != 4 && o.misalign != 8 && o.misalign != 12)
+    throw UsageError("--misalign " + std::to_string(o.misalign) +
+                     ": give 4, 8 or 12 bytes (tensors hold 4-byte elements)");
+  s.backend = resolve_backend(o.backend);
+  s.seed = resolve_seed(o.seed);
+  s.shapes = check_shapes(o.shapes, s.backend);
+  s.sizes = parse_block_sizes(o.block_sizes);
+  return s;
+}
+
+// The plan: per op, per check shape that applies to it (seed: the base seed plus the
+// shape's place), a job, and a second with the optional tensors null where the op has
+// any; their units, the variants' configurations. Both passes of a shape are one group
+// (one child of --isolate checks them).
+Plan plan_check(const CheckOptions& o, const CheckSetup& s) {
+  Plan plan;
+  for (const OpSpec* op : s.ops) {
+    const auto variants = select_variants(registry(), *op, s.backend, o.ops.variants);
+    const bool has_optional =
+        std::any_of(op->tensors.begin(), op->tensors.end(), [](const TensorSpec& t) { return t.optional; });
+    for (std::size_t si = 0; si < s.shapes.size(); ++si) {
+      try {
+        op->check_shape(s.shapes[si].shape);
+      } catch (const UsageError&) {
+        continue;  // this check shape does not apply to the op
+      }
+      const std::size_t group = plan.jobs.size();
+      for (bool omit : {false, true}) {
+        if (omit && !has_optional) continue;
+        const std::size_t units = plan.units.size();
+        for (const Variant* v : variants)
+          for (const ParamValues& p : configurations(*v, s.sizes)) plan.units.push_back({plan.jobs.size(), v, p, ""});
+        if (plan.units.size() == units) continue;
+        plan.jobs.push_back(
+            {op, s.shapes[si].shape, s.seed + si, omit, std::size_t(o.misalign), group, s.shapes[si].name});
+      }
+    }
+  }
+  return plan;
+}
+
+// The command line of the child that checks one variant at one check shape, both
+// passes, at the seed this process would have used.
+std::vector<std::string> child_args(const CheckOptions& o, Backend b, const Plan& plan, const Unit& unit,
+                                    const std::string& out) {
+  const Job& job = plan.jobs[unit.job];
+  std::vector<std::string> args{
+      "check",    job.op->name,  "--backend", std::string(to_string(b)), "--variants", std::to_string(unit.variant->id),
+      "--shapes", job.shape_arg, "--seed",    std::to_string(job.seed),  "--json",     out};
+  if (!o.block_sizes.empty()) args.insert(args.end(), {"--block-sizes", o.block_sizes});
+  if (o.misalign) args.insert(args.end(), {"--misalign", std::to_string(o.misalign)});
+  if (o.strict_sync) args.push_back("--strict-sync");
+  return args;
+}
+
+// The table: a row per (job, variant), the tally of its configurations' records.
+TextTable tally_table(const Plan& plan, const std::vector<Record>& records) {
+  TextTable table({"op", "variant", "shape", "configurations", "max err", "deterministic", "note"});
+  for (std::size_t i = 0; i < plan.units.size();) {
+    const Unit& first = plan.units[i];
+    Tally tally;
+    for (; i < plan.units.size() && plan.units[i].job == first.job && plan.units[i].variant == first.variant; ++i)
+      tally.add(records[i]);
+    const Job& job = plan.jobs[first.job];
+    table.add({job.op->name, first.variant->label(), job.shape_text(), tally.result(),
+               tally.ok ? fmt::format("{:.1e}", tally.worst_err) : "-", tally.determinism(), tally.note});
+  }
+  return table;
+}
+
+// "<op> <variant> <launch> at <shape>": where a NOTE or an INCORRECT line comes from.
+std::string where(const Plan& plan, const Unit& unit) {
+  const Job& job = plan.jobs[unit.job];
+  return fmt::format("{} {} {} at {}", job.op->name, unit.variant->label(), unit.params.describe(), job.shape_text());
+}
+
+// Each note once, with the first configuration that noted it; then every incorrect
+// configuration with its reason.
+void print_notes_and_failures(const Plan& plan, const std::vector<Record>& records) {
+  std::set<std::string> noted;
+  for (std::size_t i = 0; i < records.size(); ++i)
+    for (const std::string& n : records[i].notes)
+      if (noted.insert(n).second) std::cout << "NOTE " << where(plan, plan.units[i]) << ": " << n << "\n";
+  for (std::size_t i = 0; i < records.size(); ++i)
+    if (records[i].status == Status::incorrect)
+      std::cout << "INCORRECT " << where(plan, plan.units[i]) << ": " << records[i].reason << "\n";
+}
+
+int check(const CheckOptions& o) {
+  const CheckSetup s = setup(o);
+  const Plan plan = plan_check(o, s);
+
+  auto ex = make_executor(s.backend);
+  ex->set_strict_sync(o.strict_sync);
+  Report report{make_context(*ex, TimingOptions{}, o.command), {}};
+  Execution how;
+  if (s.backend == Backend::emu) how.eval.check_launches = 1;  // each emulated launch costs milliseconds
+  how.isolate = o.isolate;
+  how.child_args = [&](const Plan& p, const std::vector<std::size_t>& units, const std::string& out) {
+    return child_args(o, s.backend, p, p.units[units.front()], out);
+  };
+  if (o.verbose)
+    how.made = [&](const Unit& unit, const Record& r) {
+      const Job& job = plan.jobs[unit.job];
+      std::cout << fmt::format("{} {} {} {}: {} {}\n", job.op->name, unit.variant->label(), unit.params.describe(),
+                               job.shape_text(), to_string(r.status), r.reason);
+    };
+  report.records = execute(registry(), plan, *ex, how);
+
+  tally_table(plan, report.records).print(std::cout);
+  print_notes_and_failures(plan, report.records);
+  const StatusCounts n(report.records);
+  print_device_lost(std::cout, *ex, n.not_run);
+  std::cout << fmt::format("{} backend on {}: {} configurations, {} ok, {} skipped, {}{} incorrect{} (seed {})\n",
+                           to_string(s.backend), ex->device().name, report.records.size(), n.ok, n.skipped,
+                           n.not_emulated ? fmt::format("{} not emulated, ", n.not_emulated) : "", n.incorrect,
+                           n.not_run ? fmt::format(", {} not run", n.not_run) : "", s.seed);
+  if (!o.json.empty()) std::cout << "wrote " << write_report_for(report, o.json, *ex) << "\n";
+  return n.incorrect == 0 && n.not_run == 0 ? kOk : kCheckFailed;
 }
 
 }  // namespace
 
-int check(const CheckOptions& o) {
-  const Registry& reg = registry();
-  if (o.all == !o.op.empty()) throw UsageError("give one op or --all");
-  if (o.all && !o.variants.empty() && o.variants != "all")
-    throw UsageError("--variants selects ids of one op; with --all leave it out");
-  const std::vector<const OpSpec*> ops = o.all ? reg.ops() : std::vector<const OpSpec*>{&reg.op(o.op)};
-  if (o.misalign != 0 && o.misalign != 4 && o.misalign != 8 && o.misalign != 12)
-    throw UsageError("--misalign " + std::to_string(o.misalign) +
-                     ": give 4, 8 or 12 bytes (tensors hold 4-byte elements)");
-  const Backend b = resolve_backend(o.backend);
-  const uint64_t seed = resolve_seed(o.seed);
-  std::vector<Shape> shapes;
-  std::vector<std::string> shape_names;  // for the children of --isolate
-  {
-    const std::vector<CheckShape> named = named_check_shapes(b == Backend::emu);
-    std::string known;
-    for (const auto& n : named) known += (known.empty() ? "" : ", ") + n.name;
-    if (o.shapes.empty() || o.shapes == "all") {
-      for (const auto& n : named) {
-        shapes.push_back(n.shape);
-        shape_names.push_back(n.name);
-      }
-    } else {
-      std::size_t start = 0;
-      while (start <= o.shapes.size()) {
-        std::size_t comma = o.shapes.find(',', start);
-        if (comma == std::string::npos) comma = o.shapes.size();
-        const std::string name = o.shapes.substr(start, comma - start);
-        auto it = std::find_if(named.begin(), named.end(), [&](const CheckShape& n) { return n.name == name; });
-        if (it == named.end())
-          throw UsageError("--shapes: unknown check shape '" + name + "' (the " + std::string(to_string(b)) +
-                           " check shapes: " + known + ")");
-        shapes.push_back(it->shape);
-        shape_names.push_back(it->name);
-        start = comma + 1;
-      }
-    }
-  }
-  std::optional<std::vector<int>> sizes;
-  if (!o.block_sizes.empty() && o.block_sizes != "all") sizes = parse_int_list(o.block_sizes, "--block-sizes");
-
-  // The work, up front, so that the progress line can count.
-  struct Job {
-    const OpSpec* op;
-    std::size_t shape;
-    bool omit_optional;  // a second pass with the optional tensors (a bias) null
-    std::vector<const Variant*> variants;
-    std::size_t configs = 0;
-  };
-  std::vector<Job> jobs;
-  std::size_t total = 0;
-  for (const OpSpec* op : ops) {
-    const auto variants = select_variants(reg, *op, b, o.variants);
-    for (std::size_t si = 0; si < shapes.size(); ++si) {
-      try {
-        op->check_shape(shapes[si]);
-      } catch (const UsageError&) {
-        continue;  // this check shape does not apply to the op
-      }
-      const bool has_optional =
-          std::any_of(op->tensors.begin(), op->tensors.end(), [](const TensorSpec& t) { return t.optional; });
-      for (bool omit : {false, true}) {
-        if (omit && !has_optional) continue;
-        Job job{op, si, omit, variants, 0};
-        for (const Variant* v : variants) job.configs += configurations(*v, sizes).size();
-        total += job.configs;
-        if (job.configs) jobs.push_back(job);
-      }
-    }
-  }
-
-  auto ex = make_executor(b);
-  ex->set_strict_sync(o.strict_sync);
-  Report report{make_context(*ex, TimingOptions{}, o.command), {}};
-  TextTable table({"op", "variant", "shape", "configurations", "max err", "deterministic", "note"});
-  std::vector<std::string> failures;
-  std::vector<std::string> notes;  // each once, with the first configuration that noted it
-  std::set<std::string> noted;
-  EvalOptions eval;
-  if (b == Backend::emu) eval.check_launches = 1;  // each emulated launch costs milliseconds
-  // --isolate: one child per (op, check shape, variant), which checks both passes (with
-  // and without the optional tensors) at the seed this process would have used.
-  std::unique_ptr<IsolationDir> isolation;
-  if (o.isolate) isolation = std::make_unique<IsolationDir>();
-  std::map<std::tuple<std::string, std::size_t, int>, ChildOutcome> children;
-  auto isolated = [&](const Job& job, const Variant& v, const ParamValues& p) {
-    auto key = std::make_tuple(job.op->name, job.shape, v.id);
-    auto it = children.find(key);
-    if (it == children.end()) {
-      const std::string out = isolation->next_file("report");
-      std::vector<std::string> args{"check",      job.op->name,
-                                    "--backend",  std::string(to_string(b)),
-                                    "--variants", std::to_string(v.id),
-                                    "--shapes",   shape_names[job.shape],
-                                    "--seed",     std::to_string(seed + job.shape),
-                                    "--json",     out};
-      if (!o.block_sizes.empty()) args.insert(args.end(), {"--block-sizes", o.block_sizes});
-      if (o.misalign) args.insert(args.end(), {"--misalign", std::to_string(o.misalign)});
-      if (o.strict_sync) args.push_back("--strict-sync");
-      it = children.emplace(key, run_child(args, out, *isolation)).first;
-    }
-    const ChildOutcome& child = it->second;
-    if (child.report)
-      for (const Record& r : child.report->records)
-        if (r.variant == v.id && r.params == p && r.omitted.empty() != job.omit_optional) return r;
-    Record r = record_for(*job.op, v, p, shapes[job.shape]);
-    r.seed = seed + job.shape;
-    r.omitted = omitted_tensors(*job.op, job.omit_optional);
-    r.status = Status::incorrect;
-    r.reason = child.report ? "the child process reported no result for this configuration" : child.failure;
-    return r;
-  };
-  std::optional<std::string> lost;  // the fault that lost the device, once it has
-  {
-    Progress progress(total);
-    for (const Job& job : jobs) {
-      const Shape& shape = shapes[job.shape];
-      const std::string shape_text =
-          shape_with_omitted(job.op->describe_shape(shape), omitted_tensors(*job.op, job.omit_optional));
-      // Without --isolate the problem goes on this process's device, unless a fault
-      // has lost it: then what is left is recorded as not run.
-      std::unique_ptr<Session> session;
-      if (!o.isolate) {
-        lost = ex->lost();
-        if (!lost) session = std::make_unique<Session>(reg, *job.op, shape, seed + job.shape, *ex, job.omit_optional,
-                                                  std::size_t(o.misalign));
-      }
-      for (const Variant* v : job.variants) {
-        Tally tally;
-        for (const ParamValues& p : configurations(*v, sizes)) {
-          progress.step(v->key() + " " + p.describe() + " " + shape_text);
-          Record r = o.isolate ? isolated(job, *v, p)
-                     : session ? session->evaluate(*v, p, eval)
-                               : not_run_record(*job.op, *v, p, shape, job.omit_optional, seed + job.shape, *lost);
-          tally.add(r);
-          for (const std::string& n : r.notes)
-            if (noted.insert(n).second)
-              notes.push_back(fmt::format("{} {} {} at {}: {}", job.op->name, v->label(), p.describe(), shape_text, n));
-          if (r.status == Status::incorrect)
-            failures.push_back(
-                fmt::format("{} {} {} at {}: {}", job.op->name, v->label(), p.describe(), shape_text, r.reason));
-          if (o.verbose)
-            std::cout << fmt::format("{} {} {} {}: {} {}\n", job.op->name, v->label(), p.describe(), shape_text,
-                                     to_string(r.status), r.reason);
-          report.records.push_back(std::move(r));
-        }
-        table.add({job.op->name, v->label(), shape_text, tally.result(),
-                   tally.ok ? fmt::format("{:.1e}", tally.worst_err) : "-", tally.determinism(), tally.note});
-      }
-    }
-  }
-  lost = ex->lost();
-  table.print(std::cout);
-  int ok = 0, skipped = 0, not_emulated = 0, not_run = 0;
-  for (const auto& r : report.records) {
-    ok += r.status == Status::ok;
-    skipped += r.status == Status::skipped;
-    not_emulated += r.status == Status::not_emulated;
-    not_run += r.status == Status::not_run;
-  }
-  for (const auto& n : notes) std::cout << "NOTE " << n << "\n";
-  for (const auto& f : failures) std::cout << "INCORRECT " << f << "\n";
-  if (lost)
-    std::cout << "DEVICE LOST: " << *lost << "\n  " << not_run
-              << " configurations after the fault were not run (--isolate runs each variant in its own process)\n";
-  std::cout << fmt::format("{} backend on {}: {} configurations, {} ok, {} skipped, {}{} incorrect{} (seed {})\n",
-                           to_string(b), ex->device().name, report.records.size(), ok, skipped,
-                           not_emulated ? fmt::format("{} not emulated, ", not_emulated) : "", failures.size(),
-                           not_run ? fmt::format(", {} not run", not_run) : "", seed);
-  if (!o.json.empty()) {
-    const std::string path = output_path(o.json, *ex);
-    write_report(report, path);
-    std::cout << "wrote " << path << "\n";
-  }
-  return failures.empty() && not_run == 0 ? kOk : kCheckFailed;
+Command add_check_command(CLI::App& app, const std::string& command_line) {
+  auto o = std::make_shared<CheckOptions>();
+  o->command = command_line;
+  CLI::App* cmd = app.add_subcommand(
+      "check", "correctness only: every variant, every legal launch configuration, several shapes, fresh seeds");
+  add_op_choice(*cmd, o->ops, "check");
+  add_backend_option(*cmd, o->backend);
+  cmd->add_option("--shapes", o->shapes,
+                  "only these check shapes: tiny, odd, gpt2 (emu: wide), long, vocab (default: all)");
+  add_block_sizes_option(*cmd, o->block_sizes,
+                         "only these block sizes, e.g. 32,128 (a variant with none of them checks its default; "
+                         "default: all)");
+  add_seed_option(*cmd, o->seed, "base seed (default: fresh)");
+  cmd->add_option("--misalign", o->misalign,
+                  "start every tensor this many bytes (4, 8 or 12) off a 16-byte boundary: variants with "
+                  "vector accesses must skip or fall back, never fault");
+  add_strict_sync_flag(*cmd, o->strict_sync);
+  cmd->add_flag("--verbose", o->verbose, "a line per launch configuration");
+  add_json_option(*cmd, o->json);
+  add_isolate_flag(*cmd, o->isolate);
+  return {cmd, [o] { return check(*o); }};
 }
 
 }  // namespace wb::cli

@@ -1,11 +1,13 @@
 // wb compare: two reports record by record; exit 1 on a regression (for CI).
+#include <CLI/CLI.hpp>
 #include <charconv>
 #include <cmath>
 #include <iostream>
+#include <memory>
 
 #include "kernels/errors.h"
 #include "workbench/cli/commands.h"
-#include "workbench/cli/comparison.h"
+#include "workbench/cli/compare_reports.h"
 
 namespace wb::cli {
 namespace {
@@ -21,7 +23,11 @@ double parse_percent(const std::string& text) {
   return v / 100.0;
 }
 
-}  // namespace
+struct CompareOptions {
+  std::string base, now;
+  std::string max_slowdown = "5%";
+  std::string format = "text";
+};
 
 int compare(const CompareOptions& o) {
   const double max_slowdown = parse_percent(o.max_slowdown);
@@ -32,6 +38,20 @@ int compare(const CompareOptions& o) {
   const CompareResult r = compare_reports(base, now, max_slowdown);
   std::cout << (o.format == "markdown" ? format_markdown(r) : format_text(r));
   return r.passed() ? kOk : kCheckFailed;
+}
+
+}  // namespace
+
+Command add_compare_command(CLI::App& app) {
+  auto o = std::make_shared<CompareOptions>();
+  CLI::App* cmd =
+      app.add_subcommand("compare", "compare two reports record by record; exit 1 on a regression (for CI)");
+  cmd->add_option("base", o->base, "the baseline report")->required();
+  cmd->add_option("new", o->now, "the new report")->required();
+  cmd->add_option("--max-slowdown", o->max_slowdown, "slowdown beyond the noise that fails, e.g. 5%")
+      ->capture_default_str();
+  cmd->add_option("--format", o->format, "text or markdown")->capture_default_str();
+  return {cmd, [o] { return compare(*o); }};
 }
 
 }  // namespace wb::cli

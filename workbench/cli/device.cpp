@@ -1,12 +1,50 @@
 // wb device: the device's properties and its measured ceilings.
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <iostream>
+#include <memory>
 
 #include "workbench/cli/commands.h"
+#include "workbench/cli/options.h"
 #include "workbench/runtime/context.h"
 
 namespace wb::cli {
+namespace {
+
+struct DeviceOptions {
+  std::string backend;
+  bool slug_only = false;
+};
+
+// What this CPU has, as capped (cpu and emu backends).
+void print_cpu(const DeviceInfo& d) {
+  std::cout << fmt::format("compute   {} logical cores\n", d.multiprocessors);
+  std::cout << fmt::format("memory    {:.1f} GiB; last-level cache {}\n", d.memory_bytes / double(1 << 30),
+                           d.l2_bytes > 0 ? fmt::format("{:.1f} MiB", d.l2_bytes / double(1 << 20))
+                                          : std::string("unknown (neither sysfs nor CPUID gives its size)"));
+  std::cout << fmt::format("blas      {}\n", build_info().blas);
+  if (d.isa.empty()) return;
+  const CpuCapabilities c = host_cpu_capabilities();
+  std::cout << fmt::format("isa       {} (level {}{})\n", c.features, d.isa,
+                           c.cap.empty() ? "" : ", capped by WB_CPU_ISA=" + c.cap);
+  if (c.detected != c.features)
+    std::cout << fmt::format("          the CPU itself has {} (level {})\n", c.detected, c.detected_level);
+  std::cout << fmt::format("onednn    {}\n", c.onednn);
+  std::cout << fmt::format("openblas  kernels for {}\n", c.openblas_core);
+}
+
+void print_ceilings(const Ceilings& c) {
+  std::cout << fmt::format("ceilings  copy {:.1f} GB/s; ", c.copy_gbps);
+  if (c.memory_gbps > 0)
+    std::cout << fmt::format("read {:.1f} GB/s; update {:.1f} GB/s; memory (the roofline's) {:.1f} GB/s; ", c.read_gbps,
+                             c.update_gbps, c.memory_gbps);
+  std::cout << fmt::format("fp32 GEMM {:.2f} TFLOP/s", c.fp32_tflops);
+  if (c.tf32_tflops > 0) std::cout << fmt::format("; tf32 GEMM {:.2f} TFLOP/s", c.tf32_tflops);
+  if (c.bf16_tflops > 0) std::cout << fmt::format("; bf16 GEMM {:.2f} TFLOP/s", c.bf16_tflops);
+  std::cout << "\n          measured by " << c.method << "\n";
+  for (const auto& [field, why] : c.absent) std::cout << fmt::format("absent    {}: {}\n", field, why);
+}
 
 int device(const DeviceOptions& o) {
   const Backend b = resolve_backend(o.backend);
@@ -25,34 +63,21 @@ int device(const DeviceOptions& o) {
                              d.l2_bytes / double(1 << 20));
     std::cout << fmt::format("software  driver {}, runtime {}\n", d.driver_version, d.runtime_version);
   } else {
-    std::cout << fmt::format("compute   {} logical cores\n", d.multiprocessors);
-    std::cout << fmt::format("memory    {:.1f} GiB; last-level cache {}\n", d.memory_bytes / double(1 << 30),
-                             d.l2_bytes > 0 ? fmt::format("{:.1f} MiB", d.l2_bytes / double(1 << 20))
-                                            : std::string("unknown (neither sysfs nor CPUID gives its size)"));
-    std::cout << fmt::format("blas      {}\n", build_info().blas);
-    if (!d.isa.empty()) {
-      const CpuCapabilities c = host_cpu_capabilities();
-      std::cout << fmt::format("isa       {} (level {}{})\n", c.features, d.isa,
-                               c.cap.empty() ? "" : ", capped by WB_CPU_ISA=" + c.cap);
-      if (c.detected != c.features)
-        std::cout << fmt::format("          the CPU itself has {} (level {})\n", c.detected, c.detected_level);
-      std::cout << fmt::format("onednn    {}\n", c.onednn);
-      std::cout << fmt::format("openblas  kernels for {}\n", c.openblas_core);
-    }
+    print_cpu(d);
   }
-  if (o.measure) {
-    const Ceilings c = ex->measure_ceilings();
-    std::cout << fmt::format("ceilings  copy {:.1f} GB/s; ", c.copy_gbps);
-    if (c.memory_gbps > 0)
-      std::cout << fmt::format("read {:.1f} GB/s; update {:.1f} GB/s; memory (the roofline's) {:.1f} GB/s; ",
-                               c.read_gbps, c.update_gbps, c.memory_gbps);
-    std::cout << fmt::format("fp32 GEMM {:.2f} TFLOP/s", c.fp32_tflops);
-    if (c.tf32_tflops > 0) std::cout << fmt::format("; tf32 GEMM {:.2f} TFLOP/s", c.tf32_tflops);
-    if (c.bf16_tflops > 0) std::cout << fmt::format("; bf16 GEMM {:.2f} TFLOP/s", c.bf16_tflops);
-    std::cout << "\n          measured by " << c.method << "\n";
-    for (const auto& [field, why] : c.absent) std::cout << fmt::format("absent    {}: {}\n", field, why);
-  }
+  print_ceilings(ex->measure_ceilings());
   return kOk;
+}
+
+}  // namespace
+
+Command add_device_command(CLI::App& app) {
+  auto o = std::make_shared<DeviceOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "device", "the device's properties and its measured ceilings: copy bandwidth and GEMM throughput");
+  add_backend_option(*cmd, o->backend);
+  cmd->add_flag("--slug", o->slug_only, "print only the device's slug (the results/ folder name)");
+  return {cmd, [o] { return device(*o); }};
 }
 
 }  // namespace wb::cli

@@ -2,14 +2,17 @@
 // plus a manifest, for checks outside wb (tests/python/test_reference.py reads them).
 // Every file goes through the atomic writer; the manifest is written last, so that a
 // folder with a manifest holds every file it names.
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "kernels/errors.h"
 #include "kernels/files.h"
 #include "workbench/cli/commands.h"
+#include "workbench/cli/options.h"
 #include "workbench/runtime/problem.h"
 
 namespace wb::cli {
@@ -19,7 +22,12 @@ void write_raw(const std::filesystem::path& path, const void* data, std::size_t 
   write_file_atomically(path, std::string_view(static_cast<const char*>(data), bytes));
 }
 
-}  // namespace
+struct DumpOptions {
+  std::string op;
+  std::string shape = "gpt2-124m";
+  uint64_t seed = 1;
+  std::string out;
+};
 
 int dump(const DumpOptions& o) {
   const OpSpec& op = registry().op(o.op);
@@ -56,6 +64,19 @@ int dump(const DumpOptions& o) {
   write_file_atomically(fs::path(o.out) / "manifest.json", manifest.dump(2) + "\n");
   std::cout << "wrote " << op.name << " at " << op.describe_shape(shape) << " to " << o.out << "\n";
   return kOk;
+}
+
+}  // namespace
+
+Command add_dump_command(CLI::App& app) {
+  auto o = std::make_shared<DumpOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "dump", "write one op's random inputs and reference outputs as raw files and a manifest (for external checks)");
+  cmd->add_option("op", o->op, "the op")->required();
+  add_shape_option(*cmd, o->shape);
+  add_seed_option(*cmd, o->seed);
+  cmd->add_option("--out", o->out, "folder to write")->required();
+  return {cmd, [o] { return dump(*o); }};
 }
 
 }  // namespace wb::cli

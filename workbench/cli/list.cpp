@@ -1,9 +1,12 @@
 // wb list [OP]: the catalogue and its variants.
+#include <CLI/CLI.hpp>
 #include <iostream>
+#include <memory>
 
 #include "kernels/cpu/capabilities.h"
 #include "workbench/cli/commands.h"
-#include "workbench/cli/verification.h"
+#include "workbench/cli/list_verification.h"
+#include "workbench/runtime/context.h"
 #include "workbench/runtime/table.h"
 
 namespace wb::cli {
@@ -19,7 +22,10 @@ std::string cpu_status(const Variant& v) {
   return lacks.empty() ? "runs here" : "skipped here: needs " + lacks;
 }
 
-}  // namespace
+struct ListOptions {
+  std::string op;
+  std::string results_dir;
+};
 
 int list(const ListOptions& o) {
   const Registry& reg = registry();
@@ -67,6 +73,19 @@ int list(const ListOptions& o) {
                "run in emulation only (--backend emu).\n";
 #endif
   return kOk;
+}
+
+}  // namespace
+
+Command add_list_command(CLI::App& app) {
+  auto o = std::make_shared<ListOptions>();
+  o->results_dir = default_results_dir();
+  CLI::App* cmd = app.add_subcommand(
+      "list", "ops and their variants: backend, id, name, numeric class, block sizes, requirements, verification");
+  cmd->add_option("op", o->op, "only this op");
+  cmd->add_option("--results", o->results_dir, "folder of committed reports, for the verification status")
+      ->capture_default_str();
+  return {cmd, [o] { return list(*o); }};
 }
 
 }  // namespace wb::cli

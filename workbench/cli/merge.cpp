@@ -1,15 +1,26 @@
 // wb merge: the reports of the shards of one sweep (wb sweep --shard K/N) into the
-// report of the whole sweep (sharding.h), written atomically.
+// report of the whole sweep (sweep_shards.h), written atomically.
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <iostream>
+#include <memory>
 
 #include "kernels/errors.h"
 #include "kernels/files.h"
 #include "workbench/cli/commands.h"
-#include "workbench/cli/sharding.h"
+#include "workbench/cli/options.h"
+#include "workbench/cli/sweep_shards.h"
 
 namespace wb::cli {
+namespace {
+
+struct MergeOptions {
+  std::vector<std::string> shards;  // the shards' reports
+  std::string out;
+  bool allow_missing = false;
+  std::string command;
+};
 
 int merge(const MergeOptions& o) {
   if (o.shards.empty()) throw UsageError("wb merge needs the reports of the shards to merge");
@@ -31,6 +42,20 @@ int merge(const MergeOptions& o) {
                            info.shards.size(), info.count, m.report.context.device.name, m.report.records.size(),
                            info.units, info.seed);
   return kOk;
+}
+
+}  // namespace
+
+Command add_merge_command(CLI::App& app, const std::string& command_line) {
+  auto o = std::make_shared<MergeOptions>();
+  o->command = command_line;
+  CLI::App* cmd = app.add_subcommand(
+      "merge", "join the reports of the shards of one sweep (wb sweep --shard K/N) into the report of the whole sweep");
+  cmd->add_option("shards", o->shards, "the shards' reports, one per shard")->required();
+  cmd->add_option("--out", o->out, "the merged report to write ({device}: the device's slug)")->required();
+  cmd->add_flag("--allow-missing", o->allow_missing,
+                "merge even when shards are missing (with a warning; the report names the missing ones)");
+  return {cmd, [o] { return merge(*o); }};
 }
 
 }  // namespace wb::cli

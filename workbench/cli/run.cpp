@@ -1,20 +1,20 @@
 // wb run: one variant, validated (twice, for determinism), timed, validated again.
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <fstream>
+#include <CLI/CLI.hpp>
 #include <iostream>
-#include <nlohmann/json.hpp>
-#include <numeric>
-#include <set>
+#include <memory>
 
 #include "kernels/errors.h"
 #include "workbench/cli/commands.h"
-#include "workbench/cli/isolate.h"
-#include "workbench/cli/progress.h"
+#include "workbench/cli/options.h"
+#include "workbench/cli/output.h"
+#include "workbench/cli/pipeline.h"
+#include "workbench/cli/pipeline_isolate.h"
+#include "workbench/cli/pipeline_timing.h"
+#include "workbench/runtime/context.h"
 #include "workbench/runtime/harness.h"
 #include "workbench/runtime/report.h"
-#include "workbench/runtime/table.h"
 
 namespace wb::cli {
 namespace {
@@ -60,73 +60,112 @@ void print_record(const Record& r, const Ceilings& ceilings) {
   }
 }
 
-}  // namespace
+struct RunOptions {
+  std::string op;
+  int variant = 0;
+  std::string backend;
+  std::optional<int> block_size;
+  std::vector<std::string> params;  // name=value
+  std::string shape = "gpt2-124m";
+  std::optional<uint64_t> seed;
+  std::string json;
+  TimingFlags timing;
+  bool isolate = false;      // in a child process (pipeline_isolate.h)
+  bool strict_sync = false;  // emu: a barrier after threads of the block exited is a fault
+  std::string command;
+};
+
+// What wb run measures: one configuration of one variant on one problem.
+struct RunTarget {
+  const OpSpec& op;
+  const Variant& variant;
+  ParamValues params;
+  Shape shape;
+  uint64_t seed;
+  TimingOptions timing;
+};
+
+// The record, made here (its context this process's, the ceilings measured after a
+// timed record).
+Record run_here(const RunTarget& t, Executor& ex, const std::string& command, ReportContext& context) {
+  Session session(registry(), t.op, t.shape, t.seed, ex);
+  EvalOptions eval;
+  if (ex.timed()) {
+    eval.timer = timer_for(ex, t.timing);
+  } else {
+    eval.check_launches = 1;
+  }
+  Record r = session.evaluate(t.variant, t.params, eval);
+  context = make_context(ex, t.timing, command);
+  if (r.timing) context.ceilings = ex.measure_ceilings();
+  return r;
+}
+
+// The record, made by the same command narrowed to nothing else in a child: its report
+// (context and ceilings included) stands for this run's, or its death is the variant's
+// failure.
+Record run_isolated(const RunTarget& t, const RunOptions& o, Executor& ex, ReportContext& context) {
+  check_session_fits(t.op, t.shape, ex);
+  IsolationDir isolation;
+  const std::string out = isolation.next_file("report");
+  std::vector<std::string> args{"run",       t.op.name,
+                                "--variant", std::to_string(t.variant.id),
+                                "--backend", std::string(to_string(ex.backend())),
+                                "--shape",   o.shape,
+                                "--seed",    std::to_string(t.seed),
+                                "--json",    out};
+  for (const auto& [name, value] : t.params.items())
+    args.insert(args.end(), {"--param", name + "=" + std::to_string(value)});
+  o.timing.pass_to(args);
+  if (o.strict_sync) args.push_back("--strict-sync");
+  Record wanted = record_for(t.op, t.variant, t.params, t.shape);
+  wanted.seed = t.seed;
+  ChildRecords child = records_from_child(args, out, {wanted}, isolation);
+  context = child.context ? *child.context : make_context(ex, t.timing, o.command);
+  context.command = o.command;
+  return child.records.front();
+}
 
 int run(const RunOptions& o) {
   const Registry& reg = registry();
   const OpSpec& op = reg.op(o.op);
   const Shape shape = parse_shape(o.shape);
   op.check_shape(shape);
-  const TimingOptions timing = timing_options(o.repetitions, o.min_time_s, o.no_flush);
+  const TimingOptions timing = o.timing.resolve();
   const Backend b = resolve_backend(o.backend);
   const Variant& v = reg.variant(op.name, b, o.variant);
-  const ParamValues params = parse_params(v, o.block_size, o.params);
-
-  const uint64_t seed = resolve_seed(o.seed);
+  const RunTarget target{op, v, parse_params(v, o.block_size, o.params), shape, resolve_seed(o.seed), timing};
 
   auto ex = make_executor(b);
   ex->set_strict_sync(o.strict_sync);
-  Record r;
   ReportContext context;
-  if (o.isolate) {
-    // The same command narrowed to nothing else, in a child: its report (context and
-    // ceilings included) stands for this run's, or its death is the variant's failure.
-    check_session_fits(op, shape, *ex);
-    IsolationDir isolation;
-    const std::string out = isolation.next_file("report");
-    std::vector<std::string> args{
-        "run",     op.name, "--variant", std::to_string(v.id), "--backend", std::string(to_string(b)),
-        "--shape", o.shape, "--seed",    std::to_string(seed), "--json",    out};
-    for (const auto& [name, value] : params.items())
-      args.insert(args.end(), {"--param", name + "=" + std::to_string(value)});
-    if (o.repetitions) args.insert(args.end(), {"--repetitions", std::to_string(*o.repetitions)});
-    if (o.min_time_s) args.insert(args.end(), {"--min-time", fmt::format("{}", *o.min_time_s)});
-    if (o.no_flush) args.push_back("--no-flush");
-    if (o.strict_sync) args.push_back("--strict-sync");
-    const ChildOutcome child = run_child(args, out, isolation);
-    if (child.report && child.report->records.size() == 1) {
-      context = child.report->context;
-      context.command = o.command;
-      r = child.report->records.front();
-    } else {
-      context = make_context(*ex, timing, o.command);
-      r = record_for(op, v, params, shape);
-      r.seed = seed;
-      r.status = Status::incorrect;
-      r.reason = child.report ? "the child process reported no single result" : child.failure;
-    }
-  } else {
-    Session session(reg, op, shape, seed, *ex);
-    EvalOptions eval;
-    if (ex->timed()) {
-      eval.timer = timer_for(*ex, timing);
-    } else {
-      eval.check_launches = 1;
-    }
-    r = session.evaluate(v, params, eval);
-    context = make_context(*ex, timing, o.command);
-    if (r.timing) context.ceilings = ex->measure_ceilings();
-  }
+  const Record r = o.isolate ? run_isolated(target, o, *ex, context) : run_here(target, *ex, o.command, context);
   print_record(r, context.ceilings);
   for (const std::string& n : r.notes) std::cout << "  note    " << n << "\n";
   if (!ex->timed() && r.status == Status::ok)
     std::cout << "  time    not measured: emulation checks logic (bounds, barriers, races), never speed\n";
-  if (!o.json.empty()) {
-    const std::string path = output_path(o.json, *ex);
-    write_report(Report{context, {r}}, path);
-    std::cout << "wrote " << path << "\n";
-  }
+  if (!o.json.empty()) std::cout << "wrote " << write_report_for(Report{context, {r}}, o.json, *ex) << "\n";
   return r.status == Status::incorrect ? kCheckFailed : kOk;
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& app, const std::string& command_line) {
+  auto o = std::make_shared<RunOptions>();
+  o->command = command_line;
+  CLI::App* cmd = app.add_subcommand("run", "validate one variant, then time it");
+  cmd->add_option("op", o->op, "the op, e.g. layernorm_forward")->required();
+  cmd->add_option("--variant,-v", o->variant, "variant id")->required();
+  add_backend_option(*cmd, o->backend);
+  cmd->add_option("--block-size", o->block_size, "block size (default: the variant's)");
+  cmd->add_option("--param", o->params, "other launch parameter, NAME=VALUE (repeatable)");
+  add_shape_option(*cmd, o->shape);
+  add_seed_option(*cmd, o->seed);
+  add_json_option(*cmd, o->json);
+  add_timing_options(*cmd, o->timing);
+  add_strict_sync_flag(*cmd, o->strict_sync);
+  add_isolate_flag(*cmd, o->isolate);
+  return {cmd, [o] { return run(*o); }};
 }
 
 }  // namespace wb::cli

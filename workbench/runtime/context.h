@@ -31,7 +31,7 @@ struct SourceState {
   bool dirty = false;
 };
 
-// One slice of a sharded sweep (wb sweep --shard K/N, workbench/cli/sharding.h): unit
+// One slice of a sharded sweep (wb sweep --shard K/N, workbench/cli/sweep_shards.h): unit
 // i (0-based) of the sweep's plan -- its (variant, launch parameters, shape) in the
 // canonical order -- belongs to shard i % N + 1.
 struct ShardInfo {

@@ -2,7 +2,7 @@
 // What timing is asked for and what it found: the options of a timed run and the
 // statistics over its repetitions (each repetition gives one mean time per launch).
 // The timing engine itself (Google Benchmark) belongs to the wb program
-// (workbench/cli/benchmark_timing.h); the runtime only carries its results.
+// (workbench/cli/pipeline_timing.h); the runtime only carries its results.
 #include <cstddef>
 #include <cstdint>
 #include <vector>

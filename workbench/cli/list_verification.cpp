@@ -1,4 +1,4 @@
-#include "workbench/cli/verification.h"
+#include "workbench/cli/list_verification.h"
 
 #include <filesystem>
 #include <fstream>

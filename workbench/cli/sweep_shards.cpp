@@ -1,10 +1,11 @@
-#include "workbench/cli/sharding.h"
+#include "workbench/cli/sweep_shards.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "kernels/errors.h"
@@ -95,8 +96,13 @@ std::string plan_fingerprint(const std::vector<std::string>& unit_keys) {
   return fmt::format("{:016x}", h);
 }
 
-MergeResult merge_shards(const std::vector<std::pair<std::string, Report>>& shards, bool allow_missing,
-                         const std::string& command) {
+namespace {
+
+using Shards = std::vector<std::pair<std::string, Report>>;  // (file name, report)
+
+// Throws UsageError unless every report is a shard's (and no merge), and everything
+// that decides what was measured is the same in every shard.
+void check_one_sweep(const Shards& shards) {
   if (shards.empty()) throw UsageError("wb merge needs the reports of the shards to merge");
   for (const auto& [path, r] : shards) {
     if (r.context.merged)
@@ -104,8 +110,6 @@ MergeResult merge_shards(const std::vector<std::pair<std::string, Report>>& shar
                        "names them)");
     if (!r.context.shard) throw UsageError(path + " is not the report of a shard (made without wb sweep --shard K/N)");
   }
-
-  // Everything that decides what was measured is the same in every shard.
   const std::string& first_path = shards[0].first;
   const auto first = measured_under(shards[0].second.context);
   for (std::size_t i = 1; i < shards.size(); ++i) {
@@ -115,10 +119,12 @@ MergeResult merge_shards(const std::vector<std::pair<std::string, Report>>& shar
         throw UsageError(fmt::format("cannot merge {} and {}: they differ in their {} ('{}' and '{}')", first_path,
                                      shards[i].first, first[f].first, first[f].second, other[f].second));
   }
-  const ShardInfo& sweep = *shards[0].second.context.shard;
+}
 
-  // Each shard once, each unit once, each variant with one source, each shard whole.
-  std::map<int, std::size_t> by_index;                                 // shard -> its place in `shards`
+// Each shard once, each unit once, each variant with one source, each shard whole;
+// returns the shards by index (shard -> its place in `shards`) and counts the units.
+std::map<int, std::size_t> check_shards_whole(const Shards& shards, std::size_t& units_measured) {
+  std::map<int, std::size_t> by_index;
   std::map<std::string, std::string> unit_in;                          // unit -> the file that measured it
   std::map<std::string, std::pair<std::string, std::string>> hash_of;  // variant -> (source hash, file)
   for (std::size_t i = 0; i < shards.size(); ++i) {
@@ -151,6 +157,77 @@ MergeResult merge_shards(const std::vector<std::pair<std::string, Report>>& shar
                          " and " + rec.source_hash.substr(0, 12) + ")");
     }
   }
+  units_measured = unit_in.size();
+  return by_index;
+}
+
+// The shards missing from `by_index` into info.missing; throws UsageError naming them
+// unless allow_missing, else returns the warning.
+std::optional<std::string> note_missing(MergeInfo& info, const std::map<int, std::size_t>& by_index,
+                                        std::size_t units_measured, bool allow_missing) {
+  for (int k = 1; k <= info.count; ++k)
+    if (!by_index.count(k)) info.missing.push_back(k);
+  if (info.missing.empty()) return std::nullopt;
+  std::string list;  // "2, 5-7"
+  for (std::size_t a = 0, b; a < info.missing.size(); a = b + 1) {
+    for (b = a; b + 1 < info.missing.size() && info.missing[b + 1] == info.missing[b] + 1;) ++b;
+    list += (list.empty() ? "" : ", ") + std::to_string(info.missing[a]) +
+            (b > a ? "-" + std::to_string(info.missing[b]) : "");
+  }
+  const std::string what = fmt::format("shard(s) {} of {} missing ({} of {} units not measured)", list, info.count,
+                                       info.units - int64_t(units_measured), info.units);
+  if (!allow_missing)
+    throw UsageError(what + ": give every shard's report, or --allow-missing to merge the shards there are");
+  return what + ": the merged report holds only the shards given";
+}
+
+// The context of the first shard, with the latest creation time, every host, and the
+// ceilings of the first shard that measured them (an empty shard measures none); the
+// shards into info.
+ReportContext merged_context(const Shards& shards, const std::map<int, std::size_t>& by_index, MergeInfo& info,
+                             const std::string& command) {
+  ReportContext merged = shards[by_index.begin()->second].second.context;
+  merged.command = command;
+  merged.shard.reset();
+  std::vector<std::string> hosts;
+  bool have_ceilings = false;
+  for (const auto& [index, i] : by_index) {
+    const auto& [path, r] = shards[i];
+    merged.created = std::max(merged.created, r.context.created);
+    if (std::find(hosts.begin(), hosts.end(), r.context.host) == hosts.end()) hosts.push_back(r.context.host);
+    if (!have_ceilings && !r.records.empty()) {
+      merged.ceilings = r.context.ceilings;
+      have_ceilings = true;
+    }
+    info.shards.push_back(
+        {index, path, r.context.host, r.context.created, r.context.command, int64_t(r.records.size())});
+  }
+  merged.host.clear();
+  for (const std::string& h : hosts) merged.host += (merged.host.empty() ? "" : ", ") + h;
+  return merged;
+}
+
+// Record j of shard K is unit (K - 1) + j * N: the records back in the plan's order.
+std::vector<Record> in_plan_order(const Shards& shards, const std::map<int, std::size_t>& by_index, int count) {
+  std::vector<std::pair<int64_t, const Record*>> units;
+  for (const auto& [index, i] : by_index) {
+    const std::vector<Record>& records = shards[i].second.records;
+    for (std::size_t j = 0; j < records.size(); ++j)
+      units.emplace_back(int64_t(index - 1) + int64_t(j) * count, &records[j]);
+  }
+  std::sort(units.begin(), units.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Record> out;
+  for (const auto& [unit, rec] : units) out.push_back(*rec);
+  return out;
+}
+
+}  // namespace
+
+MergeResult merge_shards(const Shards& shards, bool allow_missing, const std::string& command) {
+  check_one_sweep(shards);
+  const ShardInfo& sweep = *shards[0].second.context.shard;
+  std::size_t units_measured = 0;
+  const std::map<int, std::size_t> by_index = check_shards_whole(shards, units_measured);
 
   MergeResult out;
   MergeInfo info;
@@ -158,54 +235,11 @@ MergeResult merge_shards(const std::vector<std::pair<std::string, Report>>& shar
   info.units = sweep.units;
   info.plan = sweep.plan;
   info.seed = sweep.seed;
-  for (int k = 1; k <= sweep.count; ++k)
-    if (!by_index.count(k)) info.missing.push_back(k);
-  if (!info.missing.empty()) {
-    std::string list;  // "2, 5-7"
-    for (std::size_t a = 0, b; a < info.missing.size(); a = b + 1) {
-      for (b = a; b + 1 < info.missing.size() && info.missing[b + 1] == info.missing[b] + 1;) ++b;
-      list += (list.empty() ? "" : ", ") + std::to_string(info.missing[a]) +
-              (b > a ? "-" + std::to_string(info.missing[b]) : "");
-    }
-    const std::string what = fmt::format("shard(s) {} of {} missing ({} of {} units not measured)", list, sweep.count,
-                                         sweep.units - int64_t(unit_in.size()), sweep.units);
-    if (!allow_missing)
-      throw UsageError(what + ": give every shard's report, or --allow-missing to merge the shards there are");
-    out.warnings.push_back(what + ": the merged report holds only the shards given");
-  }
+  if (auto warning = note_missing(info, by_index, units_measured, allow_missing)) out.warnings.push_back(*warning);
 
-  // The context of the first shard, with the latest creation time, every host, and the
-  // ceilings of the first shard that measured them (an empty shard measures none).
   Report& merged = out.report;
-  const Report& lowest = shards[by_index.begin()->second].second;
-  merged.context = lowest.context;
-  merged.context.command = command;
-  merged.context.shard.reset();
-  std::vector<std::string> hosts;
-  bool have_ceilings = false;
-  for (const auto& [index, i] : by_index) {
-    const auto& [path, r] = shards[i];
-    merged.context.created = std::max(merged.context.created, r.context.created);
-    if (std::find(hosts.begin(), hosts.end(), r.context.host) == hosts.end()) hosts.push_back(r.context.host);
-    if (!have_ceilings && !r.records.empty()) {
-      merged.context.ceilings = r.context.ceilings;
-      have_ceilings = true;
-    }
-    info.shards.push_back(
-        {index, path, r.context.host, r.context.created, r.context.command, int64_t(r.records.size())});
-  }
-  merged.context.host.clear();
-  for (const std::string& h : hosts) merged.context.host += (merged.context.host.empty() ? "" : ", ") + h;
-
-  // Record j of shard K is unit (K - 1) + j * N: the records back in the plan's order.
-  std::vector<std::pair<int64_t, const Record*>> units;
-  for (const auto& [index, i] : by_index) {
-    const std::vector<Record>& records = shards[i].second.records;
-    for (std::size_t j = 0; j < records.size(); ++j)
-      units.emplace_back(int64_t(index - 1) + int64_t(j) * sweep.count, &records[j]);
-  }
-  std::sort(units.begin(), units.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [unit, rec] : units) merged.records.push_back(*rec);
+  merged.context = merged_context(shards, by_index, info, command);
+  merged.records = in_plan_order(shards, by_index, sweep.count);
   if (info.missing.empty()) {
     std::vector<std::string> keys;
     for (const Record& rec : merged.records) keys.push_back(unit_key(rec));

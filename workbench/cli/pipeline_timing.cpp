@@ -1,4 +1,4 @@
-#include "workbench/cli/benchmark_timing.h"
+#include "workbench/cli/pipeline_timing.h"
 
 #include <benchmark/benchmark.h>
 
@@ -108,3 +108,14 @@ TimingStats measure(Executor& ex, const std::function<void()>& launch, const Tim
 }
 
 }  // namespace wb
+
+namespace wb::cli {
+
+std::function<TimingStats(const std::function<void()>&, const std::string&)> timer_for(Executor& ex,
+                                                                                       const TimingOptions& options) {
+  return [&ex, options](const std::function<void()>& launch, const std::string& name) {
+    return measure(ex, launch, options, name);
+  };
+}
+
+}  // namespace wb::cli

@@ -1,4 +1,4 @@
-#include "workbench/cli/comparison.h"
+#include "workbench/cli/compare_reports.h"
 
 #include <fmt/format.h>
 
