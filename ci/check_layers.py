@@ -10,7 +10,7 @@ Layers, lowest first (../shared/DESIGN.md, "Layout"):
   workbench/runtime/             executors, harness, reports, best.json
   workbench/cli/, trainer/       the wb program and the trainer (neither includes the other)
 tokenizer/ is a library beside them that may only use kernels/ (files.h,
-file_header.h, errors.h; prepare_data program.h); the trainer links it. No room includes tools/: nothing a
+file_header.h, errors.h; prepare_data exit_codes.h); the trainer links it. No room includes tools/: nothing a
 build depends on lives there. tests/ may include anything. Exit 1 with one line per violation.
 
   check_layers.py --root REPO [--trainer build/trainer]
@@ -37,8 +37,8 @@ ALLOWED = {
     "workbench/cli/": ["kernels/", "workbench/runtime/", "workbench/cli/"],
     "trainer/": ["kernels/", "workbench/runtime/", "trainer/", "tokenizer/"],
     # the library writes files through kernels/files.h; prepare_data, a program, shares
-    # wb's exit codes (kernels/program.h)
-    "tokenizer/": ["kernels/files.h", "kernels/file_header.h", "kernels/errors.h", "kernels/program.h",
+    # wb's exit codes (kernels/exit_codes.h)
+    "tokenizer/": ["kernels/files.h", "kernels/file_header.h", "kernels/errors.h", "kernels/exit_codes.h",
                    "tokenizer/"],
 }
 # kernels/cuda/libraries.h reaches the emulator's cuBLAS (under WB_EMU) through its old

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/program.h"
+#include "kernels/exit_codes.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/dataset.h"
 #include "tokenizer/io.h"

@@ -20,7 +20,7 @@
 #include "kernels/cpu/isa.h"
 #include "kernels/errors.h"
 #include "kernels/files.h"
-#include "kernels/program.h"
+#include "kernels/exit_codes.h"
 #include "kernels/registry.h"
 #include "kernels/stochastic_rounding.h"
 #include "tokenizer/tokenizer_file.h"

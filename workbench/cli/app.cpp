@@ -3,7 +3,7 @@
 
 #include "kernels/cpu/isa.h"
 #include "kernels/errors.h"
-#include "kernels/program.h"
+#include "kernels/exit_codes.h"
 #include "workbench/cli/commands.h"
 #include "workbench/cli/options.h"
 #include "workbench/runtime/context.h"

@@ -1,4 +1,4 @@
-#include "kernels/program.h"
+#include "kernels/exit_codes.h"
 
 #include <csignal>
 #include <new>
