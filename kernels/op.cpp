@@ -62,6 +62,15 @@ std::string tensor_at(const TensorSpec& t, const Shape& s) {
   return "tensor '" + t.name + "' " + t.extents_text() + (dims.empty() ? "" : " at " + dims);
 }
 
+// The builders' common part: an fp32 tensor of that name, role and extents.
+TensorSpec tensor(std::string name, Role role, std::string_view extents) {
+  TensorSpec t;
+  t.name = std::move(name);
+  t.role = role;
+  t.extents = parse_extents(extents);
+  return t;
+}
+
 }  // namespace
 
 std::vector<int64_t> TensorSpec::dims(const Shape& s) const {
@@ -90,10 +99,7 @@ std::string TensorSpec::extents_text() const {
 }
 
 TensorSpec input(std::string name, std::string_view extents, Init init) {
-  TensorSpec t;
-  t.name = std::move(name);
-  t.role = Role::input;
-  t.extents = parse_extents(extents);
+  TensorSpec t = tensor(std::move(name), Role::input, extents);
   t.init = std::move(init);
   return t;
 }
@@ -105,10 +111,7 @@ TensorSpec token_input(std::string name, std::string_view extents, std::string u
 }
 
 TensorSpec output(std::string name, std::string_view extents, ToleranceFn tol) {
-  TensorSpec t;
-  t.name = std::move(name);
-  t.role = Role::output;
-  t.extents = parse_extents(extents);
+  TensorSpec t = tensor(std::move(name), Role::output, extents);
   t.tol = std::move(tol);
   return t;
 }

@@ -1,71 +1,24 @@
 #include "kernels/types.h"
 
-#include <string>
-
-#include "kernels/errors.h"
+#include "kernels/enum_names.h"
 
 namespace wb {
+namespace {
 
-std::string_view to_string(Backend b) {
-  switch (b) {
-    case Backend::cpu:
-      return "cpu";
-    case Backend::cuda:
-      return "cuda";
-    case Backend::emu:
-      return "emu";
-  }
-  return "?";
-}
+constexpr EnumNames<Backend, 3> kBackends = {{Backend::cpu, "cpu"}, {Backend::cuda, "cuda"}, {Backend::emu, "emu"}};
+constexpr EnumNames<NumericClass, 3> kNumericClasses = {
+    {NumericClass::fp32, "fp32"}, {NumericClass::tf32, "tf32"}, {NumericClass::bf16, "bf16"}};
+constexpr EnumNames<DType, 3> kDTypes = {{DType::f32, "f32"}, {DType::i32, "i32"}, {DType::bf16, "bf16"}};
+constexpr EnumNames<Role, 3> kRoles = {{Role::input, "input"}, {Role::output, "output"}, {Role::inout, "inout"}};
 
-std::string_view to_string(NumericClass c) {
-  switch (c) {
-    case NumericClass::fp32:
-      return "fp32";
-    case NumericClass::tf32:
-      return "tf32";
-    case NumericClass::bf16:
-      return "bf16";
-  }
-  return "?";
-}
+}  // namespace
 
-std::string_view to_string(DType t) {
-  switch (t) {
-    case DType::f32:
-      return "f32";
-    case DType::i32:
-      return "i32";
-    case DType::bf16:
-      return "bf16";
-  }
-  return "?";
-}
+std::string_view to_string(Backend b) { return name_in(kBackends, b); }
+std::string_view to_string(NumericClass c) { return name_in(kNumericClasses, c); }
+std::string_view to_string(DType t) { return name_in(kDTypes, t); }
+std::string_view to_string(Role r) { return name_in(kRoles, r); }
 
-std::string_view to_string(Role r) {
-  switch (r) {
-    case Role::input:
-      return "input";
-    case Role::output:
-      return "output";
-    case Role::inout:
-      return "inout";
-  }
-  return "?";
-}
-
-Backend parse_backend(std::string_view s) {
-  if (s == "cpu") return Backend::cpu;
-  if (s == "cuda") return Backend::cuda;
-  if (s == "emu") return Backend::emu;
-  throw UsageError("unknown backend '" + std::string(s) + "' (legal: cpu, cuda, emu)");
-}
-
-NumericClass parse_numeric_class(std::string_view s) {
-  if (s == "fp32") return NumericClass::fp32;
-  if (s == "tf32") return NumericClass::tf32;
-  if (s == "bf16") return NumericClass::bf16;
-  throw UsageError("unknown numeric class '" + std::string(s) + "' (legal: fp32, tf32, bf16)");
-}
+Backend parse_backend(std::string_view s) { return parse_name(kBackends, s, "backend"); }
+NumericClass parse_numeric_class(std::string_view s) { return parse_name(kNumericClasses, s, "numeric class"); }
 
 }  // namespace wb

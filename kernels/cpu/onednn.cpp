@@ -1,6 +1,7 @@
 #include "kernels/cpu/onednn.h"
 
 #include <cstdlib>
+#include <utility>
 
 #include "kernels/cpu/isa.h"
 #include "kernels/errors.h"
@@ -8,31 +9,23 @@
 namespace wb::cpu {
 namespace {
 
+// oneDNN's ISAs by name, for the line that says which kernels it runs here.
 std::string isa_name(dnnl::cpu_isa isa) {
-  switch (isa) {
-    case dnnl::cpu_isa::all:
-      return "all";
-    case dnnl::cpu_isa::sse41:
-      return "sse41";
-    case dnnl::cpu_isa::avx:
-      return "avx";
-    case dnnl::cpu_isa::avx2:
-      return "avx2";
-    case dnnl::cpu_isa::avx2_vnni:
-      return "avx2_vnni";
-    case dnnl::cpu_isa::avx512_mic:
-      return "avx512_mic";
-    case dnnl::cpu_isa::avx512_mic_4ops:
-      return "avx512_mic_4ops";
-    case dnnl::cpu_isa::avx512_core:
-      return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni:
-      return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16:
-      return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx:
-      return "avx512_core_amx";
-  }
+  using i = dnnl::cpu_isa;
+  static const std::pair<dnnl::cpu_isa, const char*> kNames[] = {
+      {i::all, "all"},
+      {i::sse41, "sse41"},
+      {i::avx, "avx"},
+      {i::avx2, "avx2"},
+      {i::avx2_vnni, "avx2_vnni"},
+      {i::avx512_mic, "avx512_mic"},
+      {i::avx512_mic_4ops, "avx512_mic_4ops"},
+      {i::avx512_core, "avx512_core"},
+      {i::avx512_core_vnni, "avx512_core_vnni"},
+      {i::avx512_core_bf16, "avx512_core_bf16"},
+      {i::avx512_core_amx, "avx512_core_amx"}};
+  for (const auto& [value, name] : kNames)
+    if (value == isa) return name;
   return "unknown (" + std::to_string(int(isa)) + ")";
 }
 

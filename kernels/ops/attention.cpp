@@ -8,28 +8,22 @@
 namespace wb {
 namespace {
 
-AttentionForwardArgs forward_args(const TensorTable& t) {
+// For the ops and their bf16 twins: Float is the storage of every tensor but lse,
+// which is fp32 in both.
+template <class Args, class Float>
+Args forward_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.f32("out"),     t.f32("lse"),     t.f32("qkv"),     ops::as_int(s.B),
+  const ops::Stored<Float> stored{t};
+  return {stored("out"),    t.f32("lse"),     stored("qkv"),    ops::as_int(s.B),
           ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.NH)};
 }
 
-AttentionBackwardArgs backward_args(const TensorTable& t) {
+template <class Args, class Float>
+Args backward_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.f32("dqkv"),    t.f32("dout"),    t.f32("qkv"),     t.f32("out"),     t.f32("lse"),
+  const ops::Stored<Float> stored{t};
+  return {stored("dqkv"),   stored("dout"),   stored("qkv"),    stored("out"),    t.f32("lse"),
           ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.NH)};
-}
-
-AttentionForwardBf16Args forward_bf16_args(const TensorTable& t) {
-  const Shape& s = t.shape();
-  return {t.bfloat16("out"), t.f32("lse"),     t.bfloat16("qkv"), ops::as_int(s.B),
-          ops::as_int(s.T),  ops::as_int(s.C), ops::as_int(s.NH)};
-}
-
-AttentionBackwardBf16Args backward_bf16_args(const TensorTable& t) {
-  const Shape& s = t.shape();
-  return {t.bfloat16("dqkv"), t.bfloat16("dout"), t.bfloat16("qkv"), t.bfloat16("out"), t.f32("lse"),
-          ops::as_int(s.B),   ops::as_int(s.T),   ops::as_int(s.C),  ops::as_int(s.NH)};
 }
 
 std::optional<std::string> heads_divide_channels(const Shape& s) {
@@ -60,7 +54,7 @@ const OpSpec& attention_forward_op() {
                  output("lse", "B,NH,T", ops::elementwise(2e-5, 1e-5)), input("qkv", "B,T,3C")};
     o.shape_error = kShapeError;
     o.flops = forward_flops;
-    o.bind(&forward_args);
+    o.bind(&forward_args<AttentionForwardArgs, float>);
     return o;
   }();
   return op;
@@ -78,42 +72,28 @@ const OpSpec& attention_backward_op() {
     o.prepare = [](const TensorTable& t, const ReferenceRunner& run_reference) {
       run_reference(attention_forward_op(), t.shape(), {t.f32("out"), t.f32("lse"), t.f32("qkv")});
     };
-    o.bind(&backward_args);
+    o.bind(&backward_args<AttentionBackwardArgs, float>);
     return o;
   }();
   return op;
 }
 
 const OpSpec& attention_forward_bf16_op() {
-  static const OpSpec op = [] {
-    OpSpec o("attention_forward_bf16", "causal multi-head self-attention on bf16 qkv and out, fp32 lse");
-    o.dims = {"B", "T", "C", "NH"};
-    o.fp32_twin = "attention_forward";
-    o.tensors = {as_bf16(output("out", "B,T,C", ops::rounded_to_bf16(ops::elementwise(1e-5, 1e-4)))),
-                 output("lse", "B,NH,T", ops::elementwise(2e-5, 1e-5)), as_bf16(input("qkv", "B,T,3C"))};
-    o.shape_error = kShapeError;
-    o.flops = forward_flops;
-    o.bind(&forward_bf16_args);
-    return o;
-  }();
+  static const OpSpec op = ops::bf16_twin(attention_forward_op(), "attention_forward_bf16",
+                                          "causal multi-head self-attention on bf16 qkv and out, fp32 lse",
+                                          &forward_args<AttentionForwardBf16Args, bf16>, {"lse"});
   return op;
 }
 
 const OpSpec& attention_backward_bf16_op() {
   static const OpSpec op = [] {
-    OpSpec o("attention_backward_bf16", "dqkv on bf16 storage from q, k, v, out, the fp32 lse and dout");
-    o.dims = {"B", "T", "C", "NH"};
-    o.fp32_twin = "attention_backward";
-    o.tensors = {as_bf16(output("dqkv", "B,T,3C", ops::rounded_to_bf16(ops::summed_over("T")))),
-                 as_bf16(input("dout", "B,T,C")), as_bf16(input("qkv", "B,T,3C")), as_bf16(input("out", "B,T,C")),
-                 input("lse", "B,NH,T")};
-    o.shape_error = kShapeError;
-    o.flops = backward_flops;
+    OpSpec o = ops::bf16_twin(attention_backward_op(), "attention_backward_bf16",
+                              "dqkv on bf16 storage from q, k, v, out, the fp32 lse and dout",
+                              &backward_args<AttentionBackwardBf16Args, bf16>, {"lse"});
     // out and lse are those of the bf16 forward pass on qkv.
     o.prepare = [](const TensorTable& t, const ReferenceRunner& run_reference) {
       run_reference(attention_forward_bf16_op(), t.shape(), {t.bfloat16("out"), t.f32("lse"), t.bfloat16("qkv")});
     };
-    o.bind(&backward_bf16_args);
     return o;
   }();
   return op;

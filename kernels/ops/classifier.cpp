@@ -30,16 +30,14 @@ CrossentropySoftmaxBackwardArgs crossentropy_backward_args(const TensorTable& t)
           ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.V), ops::as_int(s.Vp)};
 }
 
-FusedClassifierArgs classifier_args(const TensorTable& t) {
+// For the op and its bf16 twin: Float is the storage of the logits; the losses are
+// fp32 in both.
+template <class Args, class Float>
+Args classifier_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.f32("logits"),  t.f32("losses"),  t.i32("targets"), float(t.scalar("dloss")),
+  const ops::Stored<Float> stored{t};
+  return {stored("logits"), t.f32("losses"),  t.i32("targets"), float(t.scalar("dloss")),
           ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.V), ops::as_int(s.Vp)};
-}
-
-FusedClassifierBf16Args classifier_bf16_args(const TensorTable& t) {
-  const Shape& s = t.shape();
-  return {t.bfloat16("logits"), t.f32("losses"), t.i32("targets"), float(t.scalar("dloss")),
-          ops::as_int(s.B),     ops::as_int(s.T), ops::as_int(s.V),  ops::as_int(s.Vp)};
 }
 
 // Numerically hard logits. Every fourth row, from the second, is moved up by 90 and
@@ -156,7 +154,7 @@ const OpSpec& fused_classifier_op() {
     o.prepare = [](const TensorTable& t, const ReferenceRunner&) { move_rows_far(t, "logits"); };
     o.scalars = {{"dloss", [](const Shape& s) { return 1.0 / rows(s); }, "gradient of the mean loss, 1/(B*T)"}};
     o.flops = [](const Shape& s) { return 7.0 * rows(s) * double(s.V); };
-    o.bind(&classifier_args);
+    o.bind(&classifier_args<FusedClassifierArgs, float>);
     return o;
   }();
   return op;
@@ -164,17 +162,11 @@ const OpSpec& fused_classifier_op() {
 
 const OpSpec& fused_classifier_bf16_op() {
   static const OpSpec op = [] {
-    OpSpec o("fused_classifier_bf16",
-             "softmax, loss and dlogits in one pass on bf16 logits (statistics and losses fp32); padding -> 0");
-    o.dims = kDims;
-    o.fp32_twin = "fused_classifier";
-    o.shape_error = kInt32Limits;
-    o.tensors = {as_bf16(inout("logits", "B,T,Vp", ops::rounded_to_bf16(dlogits_tolerance()), Init::uniform(-4, 4))),
-                 output("losses", "B,T", ops::elementwise(1e-5, 1e-5)), token_input("targets", "B,T")};
+    OpSpec o = ops::bf16_twin(
+        fused_classifier_op(), "fused_classifier_bf16",
+        "softmax, loss and dlogits in one pass on bf16 logits (statistics and losses fp32); padding -> 0",
+        &classifier_args<FusedClassifierBf16Args, bf16>, {"losses"});
     o.prepare = [](const TensorTable& t, const ReferenceRunner&) { move_bf16_rows_far(t, "logits"); };
-    o.scalars = {{"dloss", [](const Shape& s) { return 1.0 / rows(s); }, "gradient of the mean loss, 1/(B*T)"}};
-    o.flops = [](const Shape& s) { return 7.0 * rows(s) * double(s.V); };
-    o.bind(&classifier_bf16_args);
     return o;
   }();
   return op;

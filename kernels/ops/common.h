@@ -1,6 +1,7 @@
 #pragma once
 // Shared pieces of the op catalogue's definitions (kernels/ops/*.cpp): tolerance
-// shapes and argument helpers.
+// shapes, argument helpers and the bf16 twin of an fp32 op.
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels/checked.h"
@@ -86,6 +88,52 @@ inline ShapeCheck int32_limits(std::vector<std::string> terms) {
     }
     return std::nullopt;
   };
+}
+
+// The tensors of a table by name, in the storage Float (float or bf16): for the
+// argument builders that serve an op and its bf16 twin, whose argument structs list the
+// same tensors in the same order, those the twin keeps in bf16 typed Float.
+template <class Float>
+struct Stored {
+  const TensorTable& table;
+  Float* operator()(std::string_view name) const;
+};
+template <>
+inline float* Stored<float>::operator()(std::string_view name) const {
+  return table.f32(name);
+}
+template <>
+inline bf16* Stored<bf16>::operator()(std::string_view name) const {
+  return table.bfloat16(name);
+}
+
+// The op on bf16 storage whose fp32 twin is `fp32` (OpSpec::fp32_twin says the two
+// have the same tensors in the same order and the same scalars): the twin's dims,
+// shape check, scalars and flop model, and its tensors with every fp32 one stored in
+// bf16 -- but for those named in `kept_fp32` (statistics, losses, lse), which the bf16
+// step keeps in fp32 by design -- and every bf16 output held to the twin's tolerance
+// plus the half ulp of its rounding. Integer tensors (tokens) stay as they are. The
+// byte model (when the twin states its own, it counts fp32 elements) and the prepare
+// step (it reads tensors by their storage) are the caller's to set.
+template <class Args>
+OpSpec bf16_twin(const OpSpec& fp32, std::string name, std::string summary, Args (*make_args)(const TensorTable&),
+                 const std::vector<std::string>& kept_fp32 = {}) {
+  OpSpec o(std::move(name), std::move(summary));
+  o.dims = fp32.dims;
+  o.fp32_twin = fp32.name;
+  o.shape_error = fp32.shape_error;
+  o.scalars = fp32.scalars;
+  o.flops = fp32.flops;
+  for (TensorSpec t : fp32.tensors) {
+    const bool kept = std::find(kept_fp32.begin(), kept_fp32.end(), t.name) != kept_fp32.end();
+    if (t.dtype == DType::f32 && !kept) {
+      if (t.checked()) t.tol = rounded_to_bf16(t.tol);
+      t = as_bf16(t);
+    }
+    o.tensors.push_back(t);
+  }
+  o.bind(make_args);
+  return o;
 }
 
 // The first reason any of the checks gives.

@@ -6,27 +6,22 @@
 namespace wb {
 namespace {
 
-EncoderForwardArgs forward_args(const TensorTable& t) {
+// For the ops and their bf16 twins: Float is the storage of every tensor but the
+// tokens.
+template <class Args, class Float>
+Args forward_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.f32("out"), t.i32("inp"), t.f32("wte"), t.f32("wpe"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
-}
-
-EncoderForwardBf16Args forward_bf16_args(const TensorTable& t) {
-  const Shape& s = t.shape();
-  return {t.bfloat16("out"), t.i32("inp"),     t.bfloat16("wte"), t.bfloat16("wpe"),
-          ops::as_int(s.B),  ops::as_int(s.T), ops::as_int(s.C)};
-}
-
-EncoderBackwardArgs backward_args(const TensorTable& t) {
-  const Shape& s = t.shape();
-  return {t.f32("dwte"),    t.f32("dwpe"),    t.f32("dout"),   t.i32("inp"),
+  const ops::Stored<Float> stored{t};
+  return {stored("out"),    t.i32("inp"),     stored("wte"),   stored("wpe"),
           ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
 }
 
-EncoderBackwardBf16Args backward_bf16_args(const TensorTable& t) {
+template <class Args, class Float>
+Args backward_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.bfloat16("dwte"), t.bfloat16("dwpe"), t.bfloat16("dout"), t.i32("inp"),
-          ops::as_int(s.B),   ops::as_int(s.T),   ops::as_int(s.C)};
+  const ops::Stored<Float> stored{t};
+  return {stored("dwte"),   stored("dwpe"),   stored("dout"),  t.i32("inp"),
+          ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
 }
 
 // Tokens are int32 below V.
@@ -55,7 +50,7 @@ const OpSpec& encoder_forward_op() {
                  input("wpe", "T,C")};
     o.flops = forward_flops;
     o.min_bytes = [](const Shape& s) { return forward_bytes(s, 4.0); };
-    o.bind(&forward_args);
+    o.bind(&forward_args<EncoderForwardArgs, float>);
     return o;
   }();
   return op;
@@ -63,15 +58,10 @@ const OpSpec& encoder_forward_op() {
 
 const OpSpec& encoder_forward_bf16_op() {
   static const OpSpec op = [] {
-    OpSpec o("encoder_forward_bf16", "token plus position embedding, on bf16 storage");
-    o.dims = {"B", "T", "C", "V"};
-    o.fp32_twin = "encoder_forward";
-    o.shape_error = kInt32Limits;
-    o.tensors = {as_bf16(output("out", "B,T,C", ops::rounded_to_bf16(ops::elementwise()))), token_input("inp", "B,T"),
-                 as_bf16(input("wte", "V,C")), as_bf16(input("wpe", "T,C"))};
-    o.flops = forward_flops;
+    OpSpec o =
+        ops::bf16_twin(encoder_forward_op(), "encoder_forward_bf16", "token plus position embedding, on bf16 storage",
+                       &forward_args<EncoderForwardBf16Args, bf16>);
     o.min_bytes = [](const Shape& s) { return forward_bytes(s, 2.0); };
-    o.bind(&forward_bf16_args);
     return o;
   }();
   return op;
@@ -86,7 +76,7 @@ const OpSpec& encoder_backward_op() {
                  input("dout", "B,T,C"), token_input("inp", "B,T")};
     o.flops = backward_flops;
     o.min_bytes = [](const Shape& s) { return backward_bytes(s, 4.0); };
-    o.bind(&backward_args);
+    o.bind(&backward_args<EncoderBackwardArgs, float>);
     return o;
   }();
   return op;
@@ -94,16 +84,10 @@ const OpSpec& encoder_backward_op() {
 
 const OpSpec& encoder_backward_bf16_op() {
   static const OpSpec op = [] {
-    OpSpec o("encoder_backward_bf16", "encoder_backward's scatter-add on bf16 storage, each element rounded once");
-    o.dims = {"B", "T", "C", "V"};
-    o.fp32_twin = "encoder_backward";
-    o.shape_error = kInt32Limits;
-    o.tensors = {as_bf16(inout("dwte", "V,C", ops::rounded_to_bf16(ops::summed_over_rows()))),
-                 as_bf16(inout("dwpe", "T,C", ops::rounded_to_bf16(ops::summed_over("B")))),
-                 as_bf16(input("dout", "B,T,C")), token_input("inp", "B,T")};
-    o.flops = backward_flops;
+    OpSpec o = ops::bf16_twin(encoder_backward_op(), "encoder_backward_bf16",
+                              "encoder_backward's scatter-add on bf16 storage, each element rounded once",
+                              &backward_args<EncoderBackwardBf16Args, bf16>);
     o.min_bytes = [](const Shape& s) { return backward_bytes(s, 2.0); };
-    o.bind(&backward_bf16_args);
     return o;
   }();
   return op;

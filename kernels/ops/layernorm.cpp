@@ -7,42 +7,30 @@
 namespace wb {
 namespace {
 
-LayernormForwardArgs forward_args(const TensorTable& t) {
+// For the ops and their bf16 twins: Float is the storage of every tensor but the
+// statistics (mean, rstd), which are fp32 in both.
+template <class Args, class Float>
+Args forward_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.f32("out"),  t.f32("mean"),    t.f32("rstd"),    t.f32("inp"),    t.f32("weight"),
-          t.f32("bias"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
+  const ops::Stored<Float> stored{t};
+  return {stored("out"),  t.f32("mean"),    t.f32("rstd"),    stored("inp"),   stored("weight"),
+          stored("bias"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
 }
 
-LayernormForwardBf16Args forward_bf16_args(const TensorTable& t) {
+template <class Args, class Float>
+Args backward_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.bfloat16("out"), t.f32("mean"),          t.f32("rstd"),    t.bfloat16("inp"), t.bfloat16("weight"),
-          t.bfloat16("bias"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
+  const ops::Stored<Float> stored{t};
+  return {stored("dinp"), stored("dweight"), stored("dbias"),  stored("dout"),   stored("inp"),   stored("weight"),
+          t.f32("mean"),  t.f32("rstd"),     ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
 }
 
-LayernormBackwardArgs backward_args(const TensorTable& t) {
+template <class Args, class Float>
+Args fused_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.f32("dinp"), t.f32("dweight"), t.f32("dbias"),   t.f32("dout"),    t.f32("inp"),    t.f32("weight"),
-          t.f32("mean"), t.f32("rstd"),    ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
-}
-
-LayernormBackwardBf16Args backward_bf16_args(const TensorTable& t) {
-  const Shape& s = t.shape();
-  return {t.bfloat16("dinp"), t.bfloat16("dweight"), t.bfloat16("dbias"), t.bfloat16("dout"),
-          t.bfloat16("inp"),  t.bfloat16("weight"),  t.f32("mean"),       t.f32("rstd"),
-          ops::as_int(s.B),   ops::as_int(s.T),      ops::as_int(s.C)};
-}
-
-FusedResidualLayernormForwardArgs fused_args(const TensorTable& t) {
-  const Shape& s = t.shape();
-  return {t.f32("residual"), t.f32("normed"), t.f32("mean"),    t.f32("rstd"),    t.f32("inp1"),   t.f32("inp2"),
-          t.f32("weight"),   t.f32("bias"),   ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
-}
-
-FusedResidualLayernormForwardBf16Args fused_bf16_args(const TensorTable& t) {
-  const Shape& s = t.shape();
-  return {t.bfloat16("residual"), t.bfloat16("normed"), t.f32("mean"),    t.f32("rstd"),
-          t.bfloat16("inp1"),     t.bfloat16("inp2"),   t.bfloat16("weight"), t.bfloat16("bias"),
-          ops::as_int(s.B),       ops::as_int(s.T),     ops::as_int(s.C)};
+  const ops::Stored<Float> stored{t};
+  return {stored("residual"), stored("normed"), t.f32("mean"),    t.f32("rstd"),    stored("inp1"),  stored("inp2"),
+          stored("weight"),   stored("bias"),   ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
 }
 
 // Statistics of a row of C values: the mean, and rstd (about 1.7 for uniform inputs).
@@ -68,28 +56,17 @@ const OpSpec& layernorm_forward_op() {
     o.tensors.push_back(input("weight", "C"));
     o.tensors.push_back(input("bias", "C"));
     o.flops = layernorm_flops;
-    o.bind(&forward_args);
+    o.bind(&forward_args<LayernormForwardArgs, float>);
     return o;
   }();
   return op;
 }
 
 const OpSpec& layernorm_forward_bf16_op() {
-  static const OpSpec op = [] {
-    OpSpec o("layernorm_forward_bf16",
-             "normalise every row of C channels (eps 1e-5), then scale and shift, on bf16 storage (statistics fp32)");
-    o.dims = {"B", "T", "C"};
-    o.fp32_twin = "layernorm_forward";
-    o.shape_error = kInt32Limits;
-    o.tensors = {as_bf16(output("out", "B,T,C", ops::rounded_to_bf16(ops::elementwise(2e-5, 1e-5))))};
-    for (auto& t : statistics()) o.tensors.push_back(t);
-    o.tensors.push_back(as_bf16(input("inp", "B,T,C")));
-    o.tensors.push_back(as_bf16(input("weight", "C")));
-    o.tensors.push_back(as_bf16(input("bias", "C")));
-    o.flops = layernorm_flops;
-    o.bind(&forward_bf16_args);
-    return o;
-  }();
+  static const OpSpec op = ops::bf16_twin(
+      layernorm_forward_op(), "layernorm_forward_bf16",
+      "normalise every row of C channels (eps 1e-5), then scale and shift, on bf16 storage (statistics fp32)",
+      &forward_args<LayernormForwardBf16Args, bf16>, {"mean", "rstd"});
   return op;
 }
 
@@ -114,7 +91,7 @@ const OpSpec& layernorm_backward_op() {
       run_reference(layernorm_forward_op(), s,
           {scratch.data(), t.f32("mean"), t.f32("rstd"), t.f32("inp"), weight.data(), bias.data()});
     };
-    o.bind(&backward_args);
+    o.bind(&backward_args<LayernormBackwardArgs, float>);
     return o;
   }();
   return op;
@@ -122,20 +99,10 @@ const OpSpec& layernorm_backward_op() {
 
 const OpSpec& layernorm_backward_bf16_op() {
   static const OpSpec op = [] {
-    OpSpec o("layernorm_backward_bf16",
-             "gradients of layernorm_forward_bf16 from the saved fp32 mean and rstd, on bf16 storage (accumulated)");
-    o.dims = {"B", "T", "C"};
-    o.fp32_twin = "layernorm_backward";
-    o.shape_error = kInt32Limits;
-    o.tensors = {as_bf16(inout("dinp", "B,T,C", ops::rounded_to_bf16(ops::summed_over("C")))),
-                 as_bf16(inout("dweight", "C", ops::rounded_to_bf16(ops::summed_over_rows()))),
-                 as_bf16(inout("dbias", "C", ops::rounded_to_bf16(ops::summed_over_rows()))),
-                 as_bf16(input("dout", "B,T,C")),
-                 as_bf16(input("inp", "B,T,C")),
-                 as_bf16(input("weight", "C")),
-                 input("mean", "B,T"),
-                 input("rstd", "B,T")};
-    o.flops = [](const Shape& s) { return 14.0 * elements(s); };
+    OpSpec o = ops::bf16_twin(
+        layernorm_backward_op(), "layernorm_backward_bf16",
+        "gradients of layernorm_forward_bf16 from the saved fp32 mean and rstd, on bf16 storage (accumulated)",
+        &backward_args<LayernormBackwardBf16Args, bf16>, {"mean", "rstd"});
     // mean and rstd are those of inp, as layernorm_forward_bf16 saves them.
     o.prepare = [](const TensorTable& t, const ReferenceRunner& run_reference) {
       const Shape& s = t.shape();
@@ -143,7 +110,6 @@ const OpSpec& layernorm_backward_bf16_op() {
       run_reference(layernorm_forward_bf16_op(), s,
           {scratch.data(), t.f32("mean"), t.f32("rstd"), t.bfloat16("inp"), weight.data(), bias.data()});
     };
-    o.bind(&backward_bf16_args);
     return o;
   }();
   return op;
@@ -162,7 +128,7 @@ const OpSpec& fused_residual_layernorm_forward_op() {
     o.tensors.push_back(input("weight", "C"));
     o.tensors.push_back(input("bias", "C"));
     o.flops = [](const Shape& s) { return layernorm_flops(s) + elements(s); };
-    o.bind(&fused_args);
+    o.bind(&fused_args<FusedResidualLayernormForwardArgs, float>);
     return o;
   }();
   return op;
@@ -183,7 +149,7 @@ const OpSpec& fused_residual_layernorm_forward_bf16_op() {
     o.tensors.push_back(as_bf16(input("weight", "C")));
     o.tensors.push_back(as_bf16(input("bias", "C")));
     o.flops = [](const Shape& s) { return layernorm_flops(s) + elements(s); };
-    o.bind(&fused_bf16_args);
+    o.bind(&fused_args<FusedResidualLayernormForwardBf16Args, bf16>);
     return o;
   }();
   return op;

@@ -10,50 +10,36 @@
 namespace wb {
 namespace {
 
-MatmulForwardArgs forward_args(const TensorTable& t) {
+// For the ops and their bf16 twins: Float is the storage of every tensor.
+template <class Args, class Float>
+Args forward_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.f32("out"),     t.f32("inp"),     t.f32("weight"),  t.f32("bias"),
+  const ops::Stored<Float> stored{t};
+  return {stored("out"),    stored("inp"),    stored("weight"), stored("bias"),
           ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.OC)};
 }
 
-MatmulForwardBf16Args forward_bf16_args(const TensorTable& t) {
+template <class Args, class Float>
+Args gelu_forward_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.bfloat16("out"), t.bfloat16("inp"), t.bfloat16("weight"), t.bfloat16("bias"),
-          ops::as_int(s.B),  ops::as_int(s.T),  ops::as_int(s.C),      ops::as_int(s.OC)};
-}
-
-MatmulGeluForwardArgs gelu_forward_args(const TensorTable& t) {
-  const Shape& s = t.shape();
-  return {t.f32("out"),     t.f32("pre"),     t.f32("inp"),     t.f32("weight"),
-          t.f32("bias"),    ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.OC)};
-}
-
-MatmulGeluForwardBf16Args gelu_forward_bf16_args(const TensorTable& t) {
-  const Shape& s = t.shape();
-  return {t.bfloat16("out"),  t.bfloat16("pre"), t.bfloat16("inp"), t.bfloat16("weight"), t.bfloat16("bias"),
-          ops::as_int(s.B),   ops::as_int(s.T),  ops::as_int(s.C),  ops::as_int(s.OC)};
-}
-
-MatmulBackwardArgs backward_args(const TensorTable& t) {
-  const Shape& s = t.shape();
-  return {t.f32("dinp"),    t.f32("dweight"), t.f32("dout"),    t.f32("inp"),     t.f32("weight"),
+  const ops::Stored<Float> stored{t};
+  return {stored("out"),    stored("pre"),    stored("inp"),    stored("weight"), stored("bias"),
           ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.OC)};
 }
 
-MatmulBackwardBf16Args backward_bf16_args(const TensorTable& t) {
+template <class Args, class Float>
+Args backward_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.bfloat16("dinp"), t.bfloat16("dweight"), t.bfloat16("dout"), t.bfloat16("inp"), t.bfloat16("weight"),
-          ops::as_int(s.B),   ops::as_int(s.T),      ops::as_int(s.C),    ops::as_int(s.OC)};
+  const ops::Stored<Float> stored{t};
+  return {stored("dinp"),   stored("dweight"), stored("dout"),   stored("inp"),    stored("weight"),
+          ops::as_int(s.B), ops::as_int(s.T),  ops::as_int(s.C), ops::as_int(s.OC)};
 }
 
-MatmulBackwardBiasArgs bias_args(const TensorTable& t) {
+template <class Args, class Float>
+Args bias_args(const TensorTable& t) {
   const Shape& s = t.shape();
-  return {t.f32("dbias"), t.f32("dout"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.OC)};
-}
-
-MatmulBackwardBiasBf16Args bias_bf16_args(const TensorTable& t) {
-  const Shape& s = t.shape();
-  return {t.bfloat16("dbias"), t.bfloat16("dout"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.OC)};
+  const ops::Stored<Float> stored{t};
+  return {stored("dbias"), stored("dout"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.OC)};
 }
 
 const ops::ShapeCheck kInt32Limits = ops::int32_limits({"B", "T", "C", "OC", "B*T"});
@@ -87,24 +73,17 @@ const OpSpec& matmul_forward_op() {
     o.tensors = {output("out", "B,T,OC", ops::summed_over("C")), input("inp", "B,T,C"), input("weight", "OC,C"),
                  optional(input("bias", "OC"))};
     o.flops = forward_flops;
-    o.bind(&forward_args);
+    o.bind(&forward_args<MatmulForwardArgs, float>);
     return o;
   }();
   return op;
 }
 
 const OpSpec& matmul_forward_bf16_op() {
-  static const OpSpec op = [] {
-    OpSpec o("matmul_forward_bf16", "linear layer on bf16 storage, fp32 accumulation: out = inp @ weight^T + bias");
-    o.dims = {"B", "T", "C", "OC"};
-    o.fp32_twin = "matmul_forward";
-    o.shape_error = kInt32Limits;
-    o.tensors = {as_bf16(output("out", "B,T,OC", ops::rounded_to_bf16(ops::summed_over("C")))),
-                 as_bf16(input("inp", "B,T,C")), as_bf16(input("weight", "OC,C")), optional(as_bf16(input("bias", "OC")))};
-    o.flops = forward_flops;
-    o.bind(&forward_bf16_args);
-    return o;
-  }();
+  static const OpSpec op =
+      ops::bf16_twin(matmul_forward_op(), "matmul_forward_bf16",
+                     "linear layer on bf16 storage, fp32 accumulation: out = inp @ weight^T + bias",
+                     &forward_args<MatmulForwardBf16Args, bf16>);
   return op;
 }
 
@@ -118,26 +97,17 @@ const OpSpec& matmul_gelu_forward_op() {
     o.tensors = {output("out", "B,T,OC", gelu_out_tol()), output("pre", "B,T,OC", gelu_pre_tol()),
                  input("inp", "B,T,C"), input("weight", "OC,C"), optional(input("bias", "OC"))};
     o.flops = gelu_forward_flops;
-    o.bind(&gelu_forward_args);
+    o.bind(&gelu_forward_args<MatmulGeluForwardArgs, float>);
     return o;
   }();
   return op;
 }
 
 const OpSpec& matmul_gelu_forward_bf16_op() {
-  static const OpSpec op = [] {
-    OpSpec o("matmul_gelu_forward_bf16",
-             "the MLP's first layer and its GELU on bf16 storage, fp32 accumulation; out from the unrounded pre");
-    o.dims = {"B", "T", "C", "OC"};
-    o.fp32_twin = "matmul_gelu_forward";
-    o.shape_error = kInt32Limits;
-    o.tensors = {as_bf16(output("out", "B,T,OC", ops::rounded_to_bf16(gelu_out_tol()))),
-                 as_bf16(output("pre", "B,T,OC", ops::rounded_to_bf16(gelu_pre_tol()))),
-                 as_bf16(input("inp", "B,T,C")), as_bf16(input("weight", "OC,C")), optional(as_bf16(input("bias", "OC")))};
-    o.flops = gelu_forward_flops;
-    o.bind(&gelu_forward_bf16_args);
-    return o;
-  }();
+  static const OpSpec op = ops::bf16_twin(
+      matmul_gelu_forward_op(), "matmul_gelu_forward_bf16",
+      "the MLP's first layer and its GELU on bf16 storage, fp32 accumulation; out from the unrounded pre",
+      &gelu_forward_args<MatmulGeluForwardBf16Args, bf16>);
   return op;
 }
 
@@ -150,27 +120,18 @@ const OpSpec& matmul_backward_op() {
     o.tensors = {output("dinp", "B,T,C", ops::summed_over("OC")), inout("dweight", "OC,C", ops::summed_over_rows()),
                  input("dout", "B,T,OC"), input("inp", "B,T,C"), input("weight", "OC,C")};
     o.flops = backward_flops;
-    o.bind(&backward_args);
+    o.bind(&backward_args<MatmulBackwardArgs, float>);
     return o;
   }();
   return op;
 }
 
 const OpSpec& matmul_backward_bf16_op() {
-  static const OpSpec op = [] {
-    OpSpec o("matmul_backward_bf16",
-             "matmul_backward on bf16 storage, fp32 accumulation: dinp = dout @ weight, dweight += dout^T @ inp (old "
-             "+ sum, rounded once)");
-    o.dims = {"B", "T", "C", "OC"};
-    o.fp32_twin = "matmul_backward";
-    o.shape_error = kInt32Limits;
-    o.tensors = {as_bf16(output("dinp", "B,T,C", ops::rounded_to_bf16(ops::summed_over("OC")))),
-                 as_bf16(inout("dweight", "OC,C", ops::rounded_to_bf16(ops::summed_over_rows()))),
-                 as_bf16(input("dout", "B,T,OC")), as_bf16(input("inp", "B,T,C")), as_bf16(input("weight", "OC,C"))};
-    o.flops = backward_flops;
-    o.bind(&backward_bf16_args);
-    return o;
-  }();
+  static const OpSpec op = ops::bf16_twin(
+      matmul_backward_op(), "matmul_backward_bf16",
+      "matmul_backward on bf16 storage, fp32 accumulation: dinp = dout @ weight, dweight += dout^T @ inp (old "
+      "+ sum, rounded once)",
+      &backward_args<MatmulBackwardBf16Args, bf16>);
   return op;
 }
 
@@ -181,25 +142,17 @@ const OpSpec& matmul_backward_bias_op() {
     o.shape_error = kInt32Limits;
     o.tensors = {inout("dbias", "OC", ops::summed_over_rows()), input("dout", "B,T,OC")};
     o.flops = bias_flops;
-    o.bind(&bias_args);
+    o.bind(&bias_args<MatmulBackwardBiasArgs, float>);
     return o;
   }();
   return op;
 }
 
 const OpSpec& matmul_backward_bias_bf16_op() {
-  static const OpSpec op = [] {
-    OpSpec o("matmul_backward_bias_bf16",
-             "matmul_backward_bias on bf16 storage: dbias += fp32 column sums of dout (old + sum, rounded once)");
-    o.dims = {"B", "T", "OC"};
-    o.fp32_twin = "matmul_backward_bias";
-    o.shape_error = kInt32Limits;
-    o.tensors = {as_bf16(inout("dbias", "OC", ops::rounded_to_bf16(ops::summed_over_rows()))),
-                 as_bf16(input("dout", "B,T,OC"))};
-    o.flops = bias_flops;
-    o.bind(&bias_bf16_args);
-    return o;
-  }();
+  static const OpSpec op = ops::bf16_twin(
+      matmul_backward_bias_op(), "matmul_backward_bias_bf16",
+      "matmul_backward_bias on bf16 storage: dbias += fp32 column sums of dout (old + sum, rounded once)",
+      &bias_args<MatmulBackwardBiasBf16Args, bf16>);
   return op;
 }
 

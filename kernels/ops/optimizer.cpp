@@ -43,9 +43,11 @@ AdamwBf16Args adamw_bf16_args(const TensorTable& t) {
   return with_step_scalars(a, t);
 }
 
-GlobalNormArgs global_norm_args(const TensorTable& t) { return {t.f32("out"), t.f32("grads"), t.shape().N}; }
-GlobalNormBf16Args global_norm_bf16_args(const TensorTable& t) {
-  return {t.f32("out"), t.bfloat16("grads"), t.shape().N};
+// For global_norm and its bf16 twin: Float is the storage of the gradients.
+template <class Args, class Float>
+Args global_norm_args(const TensorTable& t) {
+  const ops::Stored<Float> stored{t};
+  return {t.f32("out"), stored("grads"), t.shape().N};
 }
 
 ScalarSpec constant(std::string name, double value, std::string doc) {
@@ -112,22 +114,16 @@ const OpSpec& global_norm_op() {
     o.dims = {"N"};
     o.tensors = {output("out", "1", ops::elementwise(0, 1e-4)), input("grads", "N")};
     o.flops = [](const Shape& s) { return 2.0 * s.N; };
-    o.bind(&global_norm_args);
+    o.bind(&global_norm_args<GlobalNormArgs, float>);
     return o;
   }();
   return op;
 }
 
 const OpSpec& global_norm_bf16_op() {
-  static const OpSpec op = [] {
-    OpSpec o("global_norm_bf16", "L2 norm of all gradients, from bf16 gradients, in fp32");
-    o.dims = {"N"};
-    o.fp32_twin = "global_norm";
-    o.tensors = {output("out", "1", ops::elementwise(0, 1e-4)), as_bf16(input("grads", "N"))};
-    o.flops = [](const Shape& s) { return 2.0 * s.N; };
-    o.bind(&global_norm_bf16_args);
-    return o;
-  }();
+  static const OpSpec op =
+      ops::bf16_twin(global_norm_op(), "global_norm_bf16", "L2 norm of all gradients, from bf16 gradients, in fp32",
+                     &global_norm_args<GlobalNormBf16Args, bf16>, {"out"});
   return op;
 }
 

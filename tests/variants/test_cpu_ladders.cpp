@@ -218,6 +218,26 @@ TEST(CpuLadders, GeluBackwardHoldsFarFromTheOrigin) {
   }
 }
 
+// Every CPU rung of a residual op (Args: its argument struct), at every launch, run in
+// place as the trainer accumulates (out is inp1, then inp2), stores sum(a[i], b[i]).
+template <class Args, class T, class Sum>
+void expect_correct_in_place(const char* op, const std::vector<T>& a, const std::vector<T>& b, const Sum& sum) {
+  const int64_t n = int64_t(a.size());
+  for (const Variant* v : Registry::global().variants(op, Backend::cpu)) {
+    for (const ParamValues& p : v->all_params()) {
+      for (int aliased = 1; aliased <= 2; ++aliased) {
+        std::vector<T> x1 = a, x2 = b;
+        const Args args{aliased == 1 ? x1.data() : x2.data(), x1.data(), x2.data(), n};
+        v->run(&args, Launch{p});
+        const std::vector<T>& out = aliased == 1 ? x1 : x2;
+        for (int64_t i = 0; i < n; ++i)
+          ASSERT_EQ(out[i], sum(a[i], b[i]))
+              << v->key() << " " << p.describe() << " out == inp" << aliased << " at " << i;
+      }
+    }
+  }
+}
+
 // The trainer accumulates gradients with residual_forward(out = inp1 or inp2). N
 // leaves a tail for the SIMD loop and chunks of unequal length for the threads.
 TEST(CpuLadders, ResidualForwardIsCorrectInPlace) {
@@ -227,18 +247,7 @@ TEST(CpuLadders, ResidualForwardIsCorrectInPlace) {
     a[i] = 0.25f * float(i % 17) - 1.0f;
     b[i] = 0.125f * float(i % 13) + 0.5f;
   }
-  for (const Variant* v : Registry::global().variants("residual_forward", Backend::cpu)) {
-    for (const ParamValues& p : v->all_params()) {
-      for (int aliased = 1; aliased <= 2; ++aliased) {
-        std::vector<float> x1 = a, x2 = b;
-        const ResidualForwardArgs args{aliased == 1 ? x1.data() : x2.data(), x1.data(), x2.data(), n};
-        v->run(&args, Launch{p});
-        const std::vector<float>& out = aliased == 1 ? x1 : x2;
-        for (int64_t i = 0; i < n; ++i)
-          ASSERT_EQ(out[i], a[i] + b[i]) << v->key() << " " << p.describe() << " out == inp" << aliased << " at " << i;
-      }
-    }
-  }
+  expect_correct_in_place<ResidualForwardArgs>("residual_forward", a, b, [](float x, float y) { return x + y; });
 }
 
 // The bf16 rungs convert with kernels/cpu/bf16_lanes.h: the bits of to_bf16 (ties to
@@ -264,19 +273,8 @@ TEST(CpuLadders, ResidualForwardBf16IsCorrectInPlace) {
     a[i] = to_bf16(0.3f * float(i % 17) - 1.0f);
     b[i] = to_bf16(0.07f * float(i % 13) + 0.5f);
   }
-  for (const Variant* v : Registry::global().variants("residual_forward_bf16", Backend::cpu)) {
-    for (const ParamValues& p : v->all_params()) {
-      for (int aliased = 1; aliased <= 2; ++aliased) {
-        std::vector<bf16> x1 = a, x2 = b;
-        const ResidualForwardBf16Args args{aliased == 1 ? x1.data() : x2.data(), x1.data(), x2.data(), n};
-        v->run(&args, Launch{p});
-        const std::vector<bf16>& out = aliased == 1 ? x1 : x2;
-        for (int64_t i = 0; i < n; ++i)
-          ASSERT_EQ(out[i], to_bf16(to_float(a[i]) + to_float(b[i])))
-              << v->key() << " " << p.describe() << " out == inp" << aliased << " at " << i;
-      }
-    }
-  }
+  expect_correct_in_place<ResidualForwardBf16Args>("residual_forward_bf16", a, b,
+                                                   [](bf16 x, bf16 y) { return to_bf16(to_float(x) + to_float(y)); });
 }
 
 // matmul_forward_bf16 cpu/3 (vdpbf16ps) runs exactly where the CPU has AVX512-BF16 and

@@ -10,6 +10,7 @@
 
 #include "kernels/ops/softmax_forward.h"
 #include "kernels/registry.h"
+#include "tests/support/test_variant.h"
 #include "workbench/runtime/executor.h"
 #include "workbench/runtime/harness.h"
 
@@ -42,13 +43,7 @@ void softmax_with_max(const SoftmaxForwardArgs& a, const Launch&) {
 }
 
 Variant softmax_variant(void (*fn)(const SoftmaxForwardArgs&, const Launch&), std::string name) {
-  Variant v = Variant::of(fn);
-  v.op = "softmax_forward";
-  v.backend = Backend::cpu;
-  v.id = 99;
-  v.name = std::move(name);
-  v.summary = "test-only";
-  return v;
+  return testing::test_variant(fn, "softmax_forward", std::move(name));
 }
 
 TEST(HardInputs, ASoftmaxWithoutMaxSubtractionFailsOnEveryCheckShape) {

@@ -45,6 +45,30 @@ Report sample_report() {
   return r;
 }
 
+// A report from "Test GPU" on 2026-01-02 of one CUDA record, of source hash "abc", that
+// passed: what marks its variant verified.
+Report passing_device_report() {
+  Report r = sample_report();
+  r.context.device.name = "Test GPU";
+  r.context.created = "2026-01-02T03:04:05Z";
+  Record rec = r.records[0];
+  rec.backend = Backend::cuda;
+  rec.source_hash = "abc";
+  rec.status = Status::ok;
+  r.records = {rec};
+  return r;
+}
+
+// The CUDA variant a record of passing_device_report() measured.
+Variant variant_of(const Record& r) {
+  Variant v;
+  v.op = r.op;
+  v.backend = Backend::cuda;
+  v.id = r.variant;
+  v.source_hash = r.source_hash;
+  return v;
+}
+
 TEST(Report, RoundTripsThroughJson) {
   Report r = sample_report();
   r.context.ceilings.absent["bf16_tflops"] = "no bf16 GEMM ceiling here";
@@ -119,17 +143,11 @@ TEST(Report, BadFilesAreUsageErrors) {
 // apart and never counts as verified.
 TEST(Verification, IncorrectRevokesAndEmulationStaysApart) {
   const fs::path dir = temp_dir("verification2");
-  Report gpu = sample_report();
-  gpu.context.device.name = "Test GPU";
-  gpu.context.created = "2026-01-02T03:04:05Z";
-  Record ok = gpu.records[0];
-  ok.backend = Backend::cuda;
-  ok.source_hash = "abc";
-  ok.status = Status::ok;
+  Report gpu = passing_device_report();
+  const Record ok = gpu.records[0];
   Record bad = ok;
   bad.status = Status::incorrect;
   bad.reason = "out: 3 mismatches";
-  gpu.records = {ok};
   write_report(gpu, (dir / "gpu" / "a.json").string());
   Report emu = gpu;
   emu.context.device.name = "emulated sm_90";
@@ -142,11 +160,7 @@ TEST(Verification, IncorrectRevokesAndEmulationStaysApart) {
   emu.records = {emulated, not_emulated};
   write_report(emu, (dir / "emu" / "check.json").string());
 
-  Variant v;
-  v.op = ok.op;
-  v.backend = Backend::cuda;
-  v.id = ok.variant;
-  v.source_hash = "abc";
+  const Variant v = variant_of(ok);
   {
     const VerificationIndex index = VerificationIndex::scan(dir.string());
     EXPECT_EQ(index.status(v).text(), "verified on Test GPU 2026-01-02");
@@ -170,24 +184,13 @@ TEST(Verification, IncorrectRevokesAndEmulationStaysApart) {
 
 TEST(Verification, FollowsTheSourceHash) {
   const fs::path dir = temp_dir("verification");
-  Report r = sample_report();
-  r.context.device.name = "Test GPU";
-  r.context.created = "2026-01-02T03:04:05Z";
-  Record rec = r.records[0];
-  rec.backend = Backend::cuda;
-  rec.source_hash = "abc";
-  rec.status = Status::ok;
-  r.records = {rec};
+  const Report r = passing_device_report();
   write_report(r, (dir / "dev" / "sweep.json").string());
   std::ofstream(dir / "junk.json") << "not json";
 
   const VerificationIndex index = VerificationIndex::scan(dir.string());
   EXPECT_EQ(index.warnings().size(), 1u);
-  Variant v;
-  v.op = rec.op;
-  v.backend = Backend::cuda;
-  v.id = rec.variant;
-  v.source_hash = "abc";
+  Variant v = variant_of(r.records[0]);
   EXPECT_EQ(index.status(v).text(), "verified on Test GPU 2026-01-02");
   v.source_hash = "def";
   EXPECT_EQ(index.status(v).text(), "changed since verified");

@@ -12,6 +12,7 @@
 #include "kernels/errors.h"
 #include "kernels/registry.h"
 #include "reference/reference.h"
+#include "tests/support/test_variant.h"
 #include "workbench/cli/pipeline_timing.h"
 #include "workbench/runtime/harness.h"
 #include "workbench/runtime/validate.h"
@@ -67,13 +68,7 @@ void throws(const LayernormForwardArgs&, const Launch&) { throw BackendError("ke
 void unsupported(const LayernormForwardArgs&, const Launch&) { throw Unsupported("the library has no algorithm"); }
 
 Variant variant(void (*fn)(const LayernormForwardArgs&, const Launch&), std::string name) {
-  Variant v = Variant::of(fn);
-  v.op = "layernorm_forward";
-  v.backend = Backend::cpu;
-  v.id = 99;
-  v.name = std::move(name);
-  v.summary = "test-only";
-  return v;
+  return testing::test_variant(fn, "layernorm_forward", std::move(name));
 }
 
 class Harness : public ::testing::Test {

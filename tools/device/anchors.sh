@@ -31,12 +31,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
-OUT="${OUT:-out/device}"
-mkdir -p "$OUT"
-budget="${BUDGET_S:-540}"
-t0=$SECONDS
-left() { echo $((budget - (SECONDS - t0))); }
-exec > >(tee -a "$OUT/anchors.log") 2>&1
+source tools/device/stage_start.sh anchors.log
 
 device_dir="$(realpath "${DEVICE_DIR:-.device}")"
 work="${WORK:-/tmp/wbanchors}"

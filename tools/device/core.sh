@@ -23,12 +23,7 @@
 # MODEL_ARGS; DEVICE_DIR (default .device) and WORK (default /tmp/wbdev) move its folders.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT="${OUT:-out/device}"
-mkdir -p "$OUT"
-budget="${BUDGET_S:-540}"
-t0=$SECONDS
-left() { echo $((budget - (SECONDS - t0))); }
-exec > >(tee -a "$OUT/run.log") 2>&1
+source tools/device/stage_start.sh run.log
 
 device_dir="${DEVICE_DIR:-.device}"
 work="${WORK:-/tmp/wbdev}"

@@ -20,12 +20,7 @@
 # format, tools/device/fixtures/fake-compute-sanitizer) in place of the real one.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT="${OUT:-out/device}"
-mkdir -p "$OUT"
-budget="${BUDGET_S:-540}"
-t0=$SECONDS
-left() { echo $((budget - (SECONDS - t0))); }
-exec > >(tee -a "$OUT/sanitize.log") 2>&1
+source tools/device/stage_start.sh sanitize.log
 
 device_dir="${DEVICE_DIR:-.device}"
 work="${WORK:-/tmp/wbsan}"
