@@ -10,8 +10,9 @@ Layers, lowest first (../shared/DESIGN.md, "Layout"):
   workbench/runtime/             executors, harness, reports, best.json
   workbench/cli/, trainer/       the wb program and the trainer (neither includes the other)
 tokenizer/ is a library beside them that may only use kernels/ (files.h,
-file_header.h, errors.h; prepare_data exit_codes.h); the trainer links it. No room includes tools/: nothing a
-build depends on lives there. tests/ may include anything. Exit 1 with one line per violation.
+file_header.h, errors.h; prepare_data exit_codes.h); the trainer links it. No room
+includes tools/: nothing a build depends on lives there. tests/ may include anything.
+Exit 1 with one line per violation.
 
   check_layers.py --root REPO [--trainer build/trainer]
 """
