@@ -122,10 +122,8 @@ void attention_backward_bf16(const AttentionBackwardBf16Args& a) { backward(a); 
 namespace wb::references {
 
 std::vector<Variant> attention() {
-  return {Variant::reference("attention_forward", &reference::attention_forward),
-          Variant::reference("attention_backward", &reference::attention_backward),
-          Variant::reference_port("attention_forward_bf16", &reference::attention_forward_bf16),
-          Variant::reference_port("attention_backward_bf16", &reference::attention_backward_bf16)};
+  return {WB_REFERENCE(attention_forward), WB_REFERENCE(attention_backward), WB_REFERENCE_PORT(attention_forward_bf16),
+          WB_REFERENCE_PORT(attention_backward_bf16)};
 }
 
 }  // namespace wb::references

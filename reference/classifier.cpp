@@ -94,11 +94,9 @@ void fused_classifier_bf16(const FusedClassifierBf16Args& a) {
 namespace wb::references {
 
 std::vector<Variant> classifier() {
-  return {Variant::reference("softmax_forward", &reference::softmax_forward),
-          Variant::reference("crossentropy_forward", &reference::crossentropy_forward),
-          Variant::reference("crossentropy_softmax_backward", &reference::crossentropy_softmax_backward),
-          Variant::reference("fused_classifier", &reference::fused_classifier),
-          Variant::reference_port("fused_classifier_bf16", &reference::fused_classifier_bf16)};
+  return {WB_REFERENCE(softmax_forward), WB_REFERENCE(crossentropy_forward),
+          WB_REFERENCE(crossentropy_softmax_backward), WB_REFERENCE(fused_classifier),
+          WB_REFERENCE_PORT(fused_classifier_bf16)};
 }
 
 }  // namespace wb::references

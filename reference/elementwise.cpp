@@ -63,12 +63,9 @@ void residual_forward_bf16(const ResidualForwardBf16Args& a) {
 namespace wb::references {
 
 std::vector<Variant> elementwise() {
-  return {Variant::reference("gelu_forward", &reference::gelu_forward),
-          Variant::reference("gelu_backward", &reference::gelu_backward),
-          Variant::reference("residual_forward", &reference::residual_forward),
-          Variant::reference_port("residual_forward_bf16", &reference::residual_forward_bf16),
-          Variant::reference_port("gelu_forward_bf16", &reference::gelu_forward_bf16),
-          Variant::reference_port("gelu_backward_bf16", &reference::gelu_backward_bf16)};
+  return {WB_REFERENCE(gelu_forward),           WB_REFERENCE(gelu_backward),
+          WB_REFERENCE(residual_forward),       WB_REFERENCE_PORT(residual_forward_bf16),
+          WB_REFERENCE_PORT(gelu_forward_bf16), WB_REFERENCE_PORT(gelu_backward_bf16)};
 }
 
 }  // namespace wb::references

@@ -73,10 +73,8 @@ void encoder_backward_bf16(const EncoderBackwardBf16Args& a) {
 namespace wb::references {
 
 std::vector<Variant> encoder() {
-  return {Variant::reference("encoder_forward", &reference::encoder_forward),
-          Variant::reference("encoder_backward", &reference::encoder_backward),
-          Variant::reference_port("encoder_forward_bf16", &reference::encoder_forward_bf16),
-          Variant::reference_port("encoder_backward_bf16", &reference::encoder_backward_bf16)};
+  return {WB_REFERENCE(encoder_forward), WB_REFERENCE(encoder_backward), WB_REFERENCE_PORT(encoder_forward_bf16),
+          WB_REFERENCE_PORT(encoder_backward_bf16)};
 }
 
 }  // namespace wb::references

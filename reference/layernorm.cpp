@@ -35,8 +35,8 @@ namespace {
 
 // Normalises one stored bf16 row: the row widened, the statistics in double as
 // normalize_row, each output rounded once from double to bf16.
-void normalize_bf16_row(const bf16* x, const std::vector<double>& w, const std::vector<double>& b, int64_t C,
-                        bf16* out, float* mean, float* rstd) {
+void normalize_bf16_row(const bf16* x, const std::vector<double>& w, const std::vector<double>& b, int64_t C, bf16* out,
+                        float* mean, float* rstd) {
   double sum = 0;
   for (int64_t c = 0; c < C; ++c) sum += to_float(x[c]);
   const double m = sum / C;
@@ -74,7 +74,8 @@ void fused_residual_layernorm_forward_bf16(const FusedResidualLayernormForwardBf
 #pragma omp parallel for
   for (int64_t row = 0; row < int64_t(a.B) * a.T; ++row) {
     bf16* residual = a.residual + row * C;
-    for (int64_t c = 0; c < C; ++c) residual[c] = to_bf16(to_float(a.inp1[row * C + c]) + to_float(a.inp2[row * C + c]));
+    for (int64_t c = 0; c < C; ++c)
+      residual[c] = to_bf16(to_float(a.inp1[row * C + c]) + to_float(a.inp2[row * C + c]));
     normalize_bf16_row(residual, w, b, C, a.normed + row * C, a.mean + row, a.rstd + row);
   }
 }
@@ -88,8 +89,7 @@ void fused_residual_layernorm_forward_bf16_truth(const TensorTable& t) {
   float *residual = t.f32("residual"), *normed = t.f32("normed"), *mean = t.f32("mean"), *rstd = t.f32("rstd");
 #pragma omp parallel for
   for (int64_t row = 0; row < s.B * s.T; ++row) {
-    for (int64_t c = 0; c < C; ++c)
-      residual[row * C + c] = to_float(to_bf16(inp1[row * C + c] + inp2[row * C + c]));
+    for (int64_t c = 0; c < C; ++c) residual[row * C + c] = to_float(to_bf16(inp1[row * C + c] + inp2[row * C + c]));
     normalize_row(residual + row * C, weight, bias, C, normed + row * C, mean + row, rstd + row);
   }
 }
@@ -185,14 +185,12 @@ void layernorm_backward_bf16(const LayernormBackwardBf16Args& a) {
 namespace wb::references {
 
 std::vector<Variant> layernorm() {
-  return {Variant::reference("layernorm_forward", &reference::layernorm_forward),
-          Variant::reference("layernorm_backward", &reference::layernorm_backward),
-          Variant::reference("fused_residual_layernorm_forward", &reference::fused_residual_layernorm_forward),
-          Variant::reference_port("layernorm_forward_bf16", &reference::layernorm_forward_bf16),
-          Variant::reference_port("layernorm_backward_bf16", &reference::layernorm_backward_bf16),
-          Variant::reference_port("fused_residual_layernorm_forward_bf16",
-                                  &reference::fused_residual_layernorm_forward_bf16,
-                                  &reference::fused_residual_layernorm_forward_bf16_truth)};
+  return {WB_REFERENCE(layernorm_forward),
+          WB_REFERENCE(layernorm_backward),
+          WB_REFERENCE(fused_residual_layernorm_forward),
+          WB_REFERENCE_PORT(layernorm_forward_bf16),
+          WB_REFERENCE_PORT(layernorm_backward_bf16),
+          WB_REFERENCE_PORT_WITH_TRUTH(fused_residual_layernorm_forward_bf16)};
 }
 
 }  // namespace wb::references

@@ -146,14 +146,14 @@ void matmul_backward_bias_bf16(const MatmulBackwardBiasBf16Args& a) {
 namespace wb::references {
 
 std::vector<Variant> matmul() {
-  return {Variant::reference("matmul_forward", &reference::matmul_forward),
-          Variant::reference_port("matmul_forward_bf16", &reference::matmul_forward_bf16),
-          Variant::reference_port("matmul_gelu_forward_bf16", &reference::matmul_gelu_forward_bf16),
-          Variant::reference("matmul_gelu_forward", &reference::matmul_gelu_forward),
-          Variant::reference("matmul_backward", &reference::matmul_backward),
-          Variant::reference_port("matmul_backward_bf16", &reference::matmul_backward_bf16),
-          Variant::reference("matmul_backward_bias", &reference::matmul_backward_bias),
-          Variant::reference_port("matmul_backward_bias_bf16", &reference::matmul_backward_bias_bf16)};
+  return {WB_REFERENCE(matmul_forward),
+          WB_REFERENCE_PORT(matmul_forward_bf16),
+          WB_REFERENCE_PORT(matmul_gelu_forward_bf16),
+          WB_REFERENCE(matmul_gelu_forward),
+          WB_REFERENCE(matmul_backward),
+          WB_REFERENCE_PORT(matmul_backward_bf16),
+          WB_REFERENCE(matmul_backward_bias),
+          WB_REFERENCE_PORT(matmul_backward_bias_bf16)};
 }
 
 }  // namespace wb::references

@@ -13,8 +13,7 @@ struct AdamwStep {
   double lr, b1, b2, eps, weight_decay, grad_scale, correction1, correction2;
 
   template <class Args>
-  explicit AdamwStep(const Args& a)
-      : AdamwStep(a.lr, a.beta1, a.beta2, a.eps, a.weight_decay, a.grad_scale, a.t) {}
+  explicit AdamwStep(const Args& a) : AdamwStep(a.lr, a.beta1, a.beta2, a.eps, a.weight_decay, a.grad_scale, a.t) {}
   // From the op's scalars, as the argument structs hold them (in float).
   explicit AdamwStep(const TensorTable& t)
       : AdamwStep(float(t.scalar("lr")), float(t.scalar("beta1")), float(t.scalar("beta2")), float(t.scalar("eps")),
@@ -57,8 +56,9 @@ void adamw_bf16(const AdamwBf16Args& a) {
 #pragma omp parallel for
   for (int64_t i = 0; i < a.N; ++i) {
     step.update(a.master[i], a.m[i], a.v[i], to_float(a.grads[i]));
-    a.params[i] = a.stochastic ? bf16::from_bits(stochastic_round_bits(float_bits(a.master[i]), rounding_noise(i, a.seed)))
-                               : to_bf16(a.master[i]);
+    a.params[i] = a.stochastic
+                      ? bf16::from_bits(stochastic_round_bits(float_bits(a.master[i]), rounding_noise(i, a.seed)))
+                      : to_bf16(a.master[i]);
   }
 }
 
@@ -94,9 +94,8 @@ void global_norm_bf16(const GlobalNormBf16Args& a) {
 namespace wb::references {
 
 std::vector<Variant> optimizer() {
-  return {Variant::reference("adamw", &reference::adamw), Variant::reference("global_norm", &reference::global_norm),
-          Variant::reference_port("adamw_bf16", &reference::adamw_bf16, &reference::adamw_bf16_truth),
-          Variant::reference_port("global_norm_bf16", &reference::global_norm_bf16)};
+  return {WB_REFERENCE(adamw), WB_REFERENCE(global_norm), WB_REFERENCE_PORT_WITH_TRUTH(adamw_bf16),
+          WB_REFERENCE_PORT(global_norm_bf16)};
 }
 
 }  // namespace wb::references

@@ -61,3 +61,12 @@ void gelu_forward_bf16(const GeluForwardBf16Args& a);
 void gelu_backward_bf16(const GeluBackwardBf16Args& a);
 
 }  // namespace wb::reference
+
+// The registry entry of reference::<op> as the CPU variant 1 of the op of that name:
+// the name is written once, so an entry cannot register one op's reference under
+// another's name. _PORT for the ops on bf16 storage, _PORT_WITH_TRUTH for those that
+// state their own truth (reference::<op>_truth).
+#define WB_REFERENCE(op) ::wb::Variant::reference(#op, &::wb::reference::op)
+#define WB_REFERENCE_PORT(op) ::wb::Variant::reference_port(#op, &::wb::reference::op)
+#define WB_REFERENCE_PORT_WITH_TRUTH(op) \
+  ::wb::Variant::reference_port(#op, &::wb::reference::op, &::wb::reference::op##_truth)
