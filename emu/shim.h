@@ -105,26 +105,18 @@ inline float __fdividef(float a, float b) { return a / b; }
 inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fmul_rn(float a, float b) { return a * b; }
-inline float __int_as_float(int i) {
-  float f;
-  std::memcpy(&f, &i, sizeof f);
-  return f;
+// The reinterpreting casts: a value's bits read as another type of the same size.
+template <class To, class From>
+inline To bits_as(From from) {
+  static_assert(sizeof(To) == sizeof(From), "a bit cast keeps the size");
+  To to;
+  std::memcpy(&to, &from, sizeof to);
+  return to;
 }
-inline int __float_as_int(float f) {
-  int i;
-  std::memcpy(&i, &f, sizeof i);
-  return i;
-}
-inline unsigned __float_as_uint(float f) {
-  unsigned i;
-  std::memcpy(&i, &f, sizeof i);
-  return i;
-}
-inline float __uint_as_float(unsigned i) {
-  float f;
-  std::memcpy(&f, &i, sizeof f);
-  return f;
-}
+inline float __int_as_float(int i) { return bits_as<float>(i); }
+inline int __float_as_int(float f) { return bits_as<int>(f); }
+inline unsigned __float_as_uint(float f) { return bits_as<unsigned>(f); }
+inline float __uint_as_float(unsigned i) { return bits_as<float>(i); }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline int __ffs(unsigned x) { return __builtin_ffs(int(x)); }
 inline int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }

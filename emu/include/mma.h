@@ -30,8 +30,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "emu/shim.h"
 #include "emu/include/cuda_bf16.h"
+#include "emu/shim.h"
 
 namespace wb {
 inline namespace emu_build {
@@ -70,42 +70,26 @@ namespace detail {
 template <class Use, int M, int N, int K, class T>
 struct shape;  // undefined: a fragment the emulator does not model
 
-template <>
-struct shape<matrix_a, 16, 16, 8, precision::tf32> {
-  static constexpr int rows = 16, cols = 8;
-  using element = float;
-  static constexpr uint32_t kind = 1;
+template <int Rows, int Cols, class Element, uint32_t Kind>
+struct shape_of {
+  static constexpr int rows = Rows, cols = Cols;
+  using element = Element;
+  static constexpr uint32_t kind = Kind;
 };
+
+// m16n16k8 on tf32 inputs and m16n16k16 on bf16 inputs, both accumulating in fp32.
 template <>
-struct shape<matrix_b, 16, 16, 8, precision::tf32> {
-  static constexpr int rows = 8, cols = 16;
-  using element = float;
-  static constexpr uint32_t kind = 2;
-};
+struct shape<matrix_a, 16, 16, 8, precision::tf32> : shape_of<16, 8, float, 1> {};
 template <>
-struct shape<accumulator, 16, 16, 8, float> {
-  static constexpr int rows = 16, cols = 16;
-  using element = float;
-  static constexpr uint32_t kind = 3;
-};
+struct shape<matrix_b, 16, 16, 8, precision::tf32> : shape_of<8, 16, float, 2> {};
 template <>
-struct shape<matrix_a, 16, 16, 16, __nv_bfloat16> {
-  static constexpr int rows = 16, cols = 16;
-  using element = __nv_bfloat16;
-  static constexpr uint32_t kind = 4;
-};
+struct shape<accumulator, 16, 16, 8, float> : shape_of<16, 16, float, 3> {};
 template <>
-struct shape<matrix_b, 16, 16, 16, __nv_bfloat16> {
-  static constexpr int rows = 16, cols = 16;
-  using element = __nv_bfloat16;
-  static constexpr uint32_t kind = 5;
-};
+struct shape<matrix_a, 16, 16, 16, __nv_bfloat16> : shape_of<16, 16, __nv_bfloat16, 4> {};
 template <>
-struct shape<accumulator, 16, 16, 16, float> {
-  static constexpr int rows = 16, cols = 16;
-  using element = float;
-  static constexpr uint32_t kind = 6;
-};
+struct shape<matrix_b, 16, 16, 16, __nv_bfloat16> : shape_of<16, 16, __nv_bfloat16, 5> {};
+template <>
+struct shape<accumulator, 16, 16, 16, float> : shape_of<16, 16, float, 6> {};
 
 inline ::wb::emu::Site site(const char* file, int line) { return ::wb::emu::Site{file, line}; }
 
@@ -122,10 +106,13 @@ inline void check_matrix_pointer(const void* p, unsigned ldm, const char* what, 
                                      std::to_string(16 / sizeof(E)) + " elements (16 bytes)");
 }
 
-inline int lane() { return int(::wb::emu::builtins().thread_idx.x + ::wb::emu::builtins().block_dim.x *
-                                    (::wb::emu::builtins().thread_idx.y + ::wb::emu::builtins().block_dim.y *
-                                                                              ::wb::emu::builtins().thread_idx.z)) %
-                           32; }
+inline int lane() {
+  return int(::wb::emu::builtins().thread_idx.x +
+             ::wb::emu::builtins().block_dim.x *
+                 (::wb::emu::builtins().thread_idx.y +
+                  ::wb::emu::builtins().block_dim.y * ::wb::emu::builtins().thread_idx.z)) %
+         32;
+}
 
 // The matrix elements (row * cols + col) that this lane's x[0..num_elements) hold in this
 // run. Read where ThreadSanitizer does not look (and the scheduler is not told): the
@@ -157,7 +144,8 @@ class fragment {
 };
 
 template <class Use, int M, int N, int K, class T, class Layout>
-inline void fill_fragment(fragment<Use, M, N, K, T, Layout>& f, const typename fragment<Use, M, N, K, T, Layout>::element_type& v,
+inline void fill_fragment(fragment<Use, M, N, K, T, Layout>& f,
+                          const typename fragment<Use, M, N, K, T, Layout>::element_type& v,
                           const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
   ::wb::emu::warp_matrix(detail::site(file, line), "wmma::fill_fragment", 0, nullptr, false);
   for (auto& e : f.x) e = v;

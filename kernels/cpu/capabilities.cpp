@@ -2,20 +2,17 @@
 
 #include "kernels/cpu/isa.h"
 #include "kernels/cpu/onednn.h"
+#include "kernels/enum_names.h"
 
 namespace wb::cpu {
 
-std::string_view name_of(Capability c) {
-  switch (c) {
-    case Capability::avx2_fma:
-      return "AVX2+FMA";
-    case Capability::avx512bf16:
-      return "AVX512-BF16";
-    case Capability::onednn_bf16_matmul:
-      return "oneDNN bf16 matmul";
-  }
-  return "?";
-}
+namespace {
+constexpr EnumNames<Capability, 3> kCapabilityNames = {{Capability::avx2_fma, "AVX2+FMA"},
+                                                       {Capability::avx512bf16, "AVX512-BF16"},
+                                                       {Capability::onednn_bf16_matmul, "oneDNN bf16 matmul"}};
+}  // namespace
+
+std::string_view name_of(Capability c) { return name_in(kCapabilityNames, c); }
 
 std::optional<std::string> missing(Capability c) {
   const Isa& here = isa();

@@ -5,28 +5,19 @@
 #include <map>
 #include <sstream>
 
+#include "kernels/enum_names.h"
 #include "kernels/errors.h"
 #include "workbench/runtime/table.h"
 
 namespace wb {
 
-std::string_view to_string(Verdict v) {
-  switch (v) {
-    case Verdict::faster:
-      return "FASTER";
-    case Verdict::same:
-      return "SAME";
-    case Verdict::slower:
-      return "SLOWER";
-    case Verdict::added:
-      return "NEW";
-    case Verdict::gone:
-      return "GONE";
-    case Verdict::now_incorrect:
-      return "NOW-INCORRECT";
-  }
-  return "?";
-}
+namespace {
+constexpr EnumNames<Verdict, 6> kVerdictNames = {
+    {Verdict::faster, "FASTER"}, {Verdict::same, "SAME"}, {Verdict::slower, "SLOWER"},
+    {Verdict::added, "NEW"},     {Verdict::gone, "GONE"}, {Verdict::now_incorrect, "NOW-INCORRECT"}};
+}  // namespace
+
+std::string_view to_string(Verdict v) { return name_in(kVerdictNames, v); }
 
 namespace {
 
