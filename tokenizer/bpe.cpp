@@ -302,11 +302,7 @@ std::vector<token_id> bpe_tokenizer::encode(std::string_view text) {
 }
 
 const std::string& bpe_tokenizer::token_bytes(token_id id) const {
-  if (id < 0 || static_cast<std::size_t>(id) >= token_bytes_.size()) {
-    throw error("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
-                std::to_string(token_bytes_.size() - 1) + ")");
-  }
-  return token_bytes_[static_cast<std::size_t>(id)];
+  return token_bytes_[vocabulary_index(id, token_bytes_.size())];
 }
 
 void bpe_tokenizer::decode(const token_id* ids, std::size_t n, std::string& out) const {

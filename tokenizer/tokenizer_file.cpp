@@ -65,13 +65,7 @@ token_table token_table::parse(std::string_view bytes, const std::string& where)
   return table;
 }
 
-const std::string& token_table::bytes(token_id id) const {
-  if (id < 0 || static_cast<std::size_t>(id) >= tokens_.size()) {
-    throw error("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
-                std::to_string(tokens_.size() - 1) + ")");
-  }
-  return tokens_[static_cast<std::size_t>(id)];
-}
+const std::string& token_table::bytes(token_id id) const { return tokens_[vocabulary_index(id, tokens_.size())]; }
 
 std::string token_table::decode(const std::vector<token_id>& ids) const {
   std::string out;
