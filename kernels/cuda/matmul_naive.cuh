@@ -7,14 +7,23 @@
 // rungs) pre[i] is the sum and out[i] its GELU, both from the unrounded sum. Each output
 // is rounded to the storage once.
 //
+// The four rungs differ in their argument struct and summary only: each registers
+// variant(&launch<Args>, summary).
+//
 // The kernel sits in an anonymous namespace: every file that includes this header gets
 // its own copy and uses it.
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
+#include <type_traits>
 
+#include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/gelu.cuh"
+#include "kernels/cuda/matmul.cuh"
 #include "kernels/cuda/packed.cuh"
+#include "kernels/cuda/runtime.h"
+#include "kernels/variant.h"
 
 namespace wb::cuda::matmul_naive {
 namespace {
@@ -36,6 +45,35 @@ __global__ void thread_per_output(Storage* out, Storage* pre, const Storage* inp
   } else {
     out[i] = narrow<Storage>(acc);
   }
+}
+
+// A tensor of the argument struct as the kernel takes it: fp32 as it is, wb::bf16 as
+// CUDA's bf16.
+inline float* device(float* p) { return p; }
+inline const float* device(const float* p) { return p; }
+inline __nv_bfloat16* device(bf16* p) { return as_cuda(p); }
+inline const __nv_bfloat16* device(const bf16* p) { return as_cuda(p); }
+
+// Args: the op's argument struct; the GELU rungs' has pre, the storage is its out's.
+template <class Args, bool kGelu>
+void launch(const Args& a, const Launch& l) {
+  using Storage = std::remove_pointer_t<decltype(device(a.out))>;
+  Storage* pre = nullptr;
+  if constexpr (kGelu) pre = device(a.pre);
+  const int64_t rows = int64_t(a.B) * a.T;
+  const int block = l.block_size();
+  WB_LAUNCH(thread_per_output<Storage, kGelu>, grid_for(rows * a.OC, block), block, 0, stream(l), device(a.out), pre,
+            device(a.inp), device(a.weight), device(a.bias), rows, a.C, a.OC);
+}
+
+// A rung: any block size, up to the grid a thread per output needs.
+template <class Args>
+Variant variant(void (*launch)(const Args&, const Launch&), std::string summary) {
+  Variant v = Variant::of(launch);
+  v.summary = std::move(summary);
+  v.params = {block_size_param()};
+  v.launch_limit = matmul::thread_per_output_limit;
+  return v;
 }
 
 }  // namespace

@@ -7,30 +7,15 @@
 // Limits: neighbouring threads take neighbouring columns o, so each reads its own
 // weight row, C floats away from the next one: no load coalesces and nothing is
 // reused on chip beyond what the caches catch. Every output costs 2*C loads.
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/matmul.cuh"
 #include "kernels/cuda/matmul_naive.cuh"
-#include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_forward.h"
 
 namespace wb::variants {
-namespace {
-
-void launch(const MatmulForwardArgs& a, const Launch& l) {
-  const int64_t rows = int64_t(a.B) * a.T;
-  const int block = l.block_size();
-  WB_LAUNCH(cuda::matmul_naive::thread_per_output<float, false>, cuda::grid_for(rows * a.OC, block), block, 0,
-            cuda::stream(l), a.out, static_cast<float*>(nullptr), a.inp, a.weight, a.bias, rows, a.C, a.OC);
-}
-
-}  // namespace
 
 Variant matmul_forward_cuda_1() {
-  Variant v = Variant::of(&launch);
-  v.summary = "one thread per output, a dot product of an inp row and a weight row like the CPU loop";
-  v.params = {block_size_param()};
-  v.launch_limit = cuda::matmul::thread_per_output_limit;
-  return v;
+  return cuda::matmul_naive::variant(
+      &cuda::matmul_naive::launch<MatmulForwardArgs, false>,
+      "one thread per output, a dot product of an inp row and a weight row like the CPU loop");
 }
 
 }  // namespace wb::variants

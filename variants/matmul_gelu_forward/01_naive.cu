@@ -8,31 +8,15 @@
 // costs no extra pass: the sum is still in a register.
 // Limits: those of matmul_forward cuda/1: neighbouring threads read weight rows C
 // floats apart, nothing coalesces, every output costs 2*C loads.
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/gelu.cuh"
-#include "kernels/cuda/matmul.cuh"
 #include "kernels/cuda/matmul_naive.cuh"
-#include "kernels/cuda/runtime.h"
 #include "kernels/ops/matmul_gelu_forward.h"
 
 namespace wb::variants {
-namespace {
-
-void launch(const MatmulGeluForwardArgs& a, const Launch& l) {
-  const int64_t rows = int64_t(a.B) * a.T;
-  const int block = l.block_size();
-  WB_LAUNCH(cuda::matmul_naive::thread_per_output<float, true>, cuda::grid_for(rows * a.OC, block), block, 0,
-            cuda::stream(l), a.out, a.pre, a.inp, a.weight, a.bias, rows, a.C, a.OC);
-}
-
-}  // namespace
 
 Variant matmul_gelu_forward_cuda_1() {
-  Variant v = Variant::of(&launch);
-  v.summary = "one thread per output: the dot product of an inp row and a weight row, plus bias, then its GELU";
-  v.params = {block_size_param()};
-  v.launch_limit = cuda::matmul::thread_per_output_limit;
-  return v;
+  return cuda::matmul_naive::variant(
+      &cuda::matmul_naive::launch<MatmulGeluForwardArgs, true>,
+      "one thread per output: the dot product of an inp row and a weight row, plus bias, then its GELU");
 }
 
 }  // namespace wb::variants
