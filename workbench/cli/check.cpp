@@ -106,17 +106,12 @@ std::vector<CheckShape> check_shapes(const std::string& names, Backend b) {
   std::string known;
   for (const auto& n : named) known += (known.empty() ? "" : ", ") + n.name;
   std::vector<CheckShape> out;
-  std::size_t start = 0;
-  while (start <= names.size()) {
-    std::size_t comma = names.find(',', start);
-    if (comma == std::string::npos) comma = names.size();
-    const std::string name = names.substr(start, comma - start);
+  for (const std::string& name : split_list(names)) {
     auto it = std::find_if(named.begin(), named.end(), [&](const CheckShape& n) { return n.name == name; });
     if (it == named.end())
       throw UsageError("--shapes: unknown check shape '" + name + "' (the " + std::string(to_string(b)) +
                        " check shapes: " + known + ")");
     out.push_back(*it);
-    start = comma + 1;
   }
   return out;
 }

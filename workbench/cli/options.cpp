@@ -97,14 +97,21 @@ Backend resolve_backend(const std::string& requested) {
   return b;
 }
 
-std::vector<int> parse_int_list(const std::string& text, const std::string& what) {
-  std::vector<int> out;
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
   std::size_t start = 0;
   while (start <= text.size()) {
     std::size_t comma = text.find(',', start);
     if (comma == std::string::npos) comma = text.size();
-    const std::string item = text.substr(start, comma - start);
+    items.push_back(text.substr(start, comma - start));
     start = comma + 1;
+  }
+  return items;
+}
+
+std::vector<int> parse_int_list(const std::string& text, const std::string& what) {
+  std::vector<int> out;
+  for (const std::string& item : split_list(text)) {
     int v = 0;
     auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
     if (item.empty() || ec != std::errc() || ptr != item.data() + item.size())
