@@ -19,8 +19,8 @@
 
 #include "kernels/cpu/isa.h"
 #include "kernels/errors.h"
-#include "kernels/files.h"
 #include "kernels/exit_codes.h"
+#include "kernels/files.h"
 #include "kernels/registry.h"
 #include "kernels/stochastic_rounding.h"
 #include "tokenizer/tokenizer_file.h"
@@ -732,11 +732,12 @@ int run(const Options& o, const Registry& reg) {
 }
 
 int main(int argc, char** argv) {
-
   CLI::App app{
       "trainer: GPT-2 training on the kernels of the wb registry, each op with the variant named in best.json"};
   Options o;
-  app.add_option("--backend", o.backend, "cpu or cuda (default: cuda when a device is usable)");
+  app.add_option("--backend", o.backend,
+                 "cpu, cuda, or emu (the CUDA variants on the emulator: checked, slow) (default: cuda when a device "
+                 "is usable)");
   app.add_option("--kernels", o.kernels,
                  "best.json from `wb best`: its section for this device, else the closest (default: each op's "
                  "default variant)");
