@@ -45,10 +45,8 @@ void classifier_avx2(const FusedClassifierArgs& a, const Launch& l) {
 }  // namespace
 
 Variant fused_classifier_cpu_4() {
-  Variant v =
-      cpu::threaded(&classifier_avx2, "variant 3's row compiled for x86-64-v3: eight lanes, fused multiply-adds");
-  v.requirements = {cpu::needs(cpu::Capability::avx2_fma)};
-  return v;
+  return cpu::threaded_x86_64_v3(&classifier_avx2,
+                                 "variant 3's row compiled for x86-64-v3: eight lanes, fused multiply-adds");
 }
 
 }  // namespace wb::variants

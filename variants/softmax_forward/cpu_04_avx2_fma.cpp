@@ -37,9 +37,8 @@ void softmax_avx2(const SoftmaxForwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant softmax_forward_cpu_4() {
-  Variant v = cpu::threaded(&softmax_avx2, "variant 3's row compiled for x86-64-v3: eight lanes, fused multiply-adds");
-  v.requirements = {cpu::needs(cpu::Capability::avx2_fma)};
-  return v;
+  return cpu::threaded_x86_64_v3(&softmax_avx2,
+                                 "variant 3's row compiled for x86-64-v3: eight lanes, fused multiply-adds");
 }
 
 }  // namespace wb::variants
