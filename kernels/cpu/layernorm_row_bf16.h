@@ -30,15 +30,16 @@ namespace wb::cpu {
   *rstd_out = rstd;
 }
 
-// The rungs' loop around it: rows over `threads` OpenMP threads, each thread with its own
+// The rungs' loop around it, over the rows of a layernorm op's arguments a (B, T, C,
+// weight, bias, mean, rstd): rows over `threads` OpenMP threads, each thread with its own
 // fp32 row buffer x of C floats (in L1); fill(row, x) writes the row's input, widened,
-// into x, and layernorm_row_bf16 normalises it into row `row` of out (rows x C), with
-// weight and bias of C elements and the row's statistics in mean[row] and rstd[row].
-template <class Fill>
-void layernorm_rows_bf16(int64_t rows, int64_t C, bf16* out, const bf16* weight, const bf16* bias, float* mean,
-                         float* rstd, int threads, Fill fill) {
-  const uint16_t* w = bits_of(weight);
-  const uint16_t* b = bits_of(bias);
+// into x, and layernorm_row_bf16 normalises it into row `row` of out (B*T x C), with the
+// row's statistics in a.mean[row] and a.rstd[row].
+template <class Args, class Fill>
+void layernorm_rows_bf16(const Args& a, bf16* out, int threads, Fill fill) {
+  const int64_t rows = int64_t(a.B) * a.T, C = a.C;
+  const uint16_t* w = bits_of(a.weight);
+  const uint16_t* b = bits_of(a.bias);
 #pragma omp parallel num_threads(threads)
   {
     std::vector<float> buffer(C);
@@ -46,7 +47,7 @@ void layernorm_rows_bf16(int64_t rows, int64_t C, bf16* out, const bf16* weight,
 #pragma omp for schedule(static)
     for (int64_t row = 0; row < rows; ++row) {
       fill(row, x);
-      layernorm_row_bf16(bits_of(out) + row * C, x, C, w, b, mean + row, rstd + row);
+      layernorm_row_bf16(bits_of(out) + row * C, x, C, w, b, a.mean + row, a.rstd + row);
     }
   }
 }

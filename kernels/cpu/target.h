@@ -13,8 +13,10 @@
 // is up, and the sanitized builds of ci/emu_sanitized.sh compile these files too.
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "kernels/cpu/capabilities.h"
+#include "kernels/cpu/threads.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define WB_TARGET_X86_64_V3 __attribute__((target("arch=x86-64-v3")))
@@ -41,6 +43,16 @@ namespace wb::cpu {
 // nullopt when it can. A rung states the need as cpu::needs(Capability::avx2_fma)
 // (kernels/cpu/capabilities.h); code that picks a path at run time asks this.
 inline std::optional<std::string> x86_64_v3_missing() { return missing(Capability::avx2_fma); }
+
+// The description of a threaded rung whose row or block is compiled for x86-64-v3:
+// threaded()'s, with AVX2 and FMA as its requirement, so that no such rung can leave
+// it out and run an illegal instruction on an older CPU.
+template <class Args>
+Variant threaded_x86_64_v3(void (*run)(const Args&, const Launch&), std::string summary) {
+  Variant v = threaded(run, std::move(summary));
+  v.requirements = {needs(Capability::avx2_fma)};
+  return v;
+}
 
 // Why this CPU (as capped) cannot run code compiled for WB_TARGET_AVX512BF16; nullopt
 // when it can.

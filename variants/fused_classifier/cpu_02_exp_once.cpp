@@ -10,11 +10,11 @@
 // the row stays in the core's cache from the first pass to the last.
 // Accuracy: the sum is accumulated in double, so loss and probabilities keep the
 // float rounding of expf only (about 1e-7 relative).
-// Limits: expf is a call, so every pass but the last stays scalar (variant 3).
-#include <algorithm>
+// Limits: expf is a call, so every pass but the last stays scalar (variant 3). Passes 1
+// and 2 are softmax_forward cpu/2's too (expf_shifted, kernels/cpu/softmax_row.h).
 #include <cmath>
-#include <limits>
 
+#include "kernels/cpu/softmax_row.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/ops/fused_classifier.h"
 #include "kernels/variant.h"
@@ -22,32 +22,20 @@
 namespace wb::variants {
 namespace {
 
-void classifier_exp_once(const FusedClassifierArgs& a, const Launch& l) {
-  const int64_t rows = int64_t(a.B) * a.T, V = a.V, Vp = a.Vp;
-#pragma omp parallel for num_threads(cpu::threads(l)) schedule(static)
-  for (int64_t row = 0; row < rows; ++row) {
-    float* x = a.logits + row * Vp;
-    const int64_t target = a.targets[row];
-    const float x_target = x[target];
-    float max = -std::numeric_limits<float>::infinity();
-    for (int64_t i = 0; i < V; ++i) max = std::max(max, x[i]);
-    double sum = 0;
-    for (int64_t i = 0; i < V; ++i) {
-      x[i] = std::exp(x[i] - max);
-      sum += x[i];
-    }
-    a.losses[row] = float(double(max) + std::log(sum) - double(x_target));
-    const float scale = float(double(a.dloss) / sum);
-    for (int64_t i = 0; i < V; ++i) x[i] *= scale;
-    x[target] -= a.dloss;
-    for (int64_t i = V; i < Vp; ++i) x[i] = 0.0f;
-  }
+[[gnu::always_inline]] inline float exp_once_row(float* x, int64_t V, int64_t Vp, int64_t target, float dloss) {
+  const float x_target = x[target];
+  const cpu::ShiftedExp e = cpu::expf_shifted(x, x, V);
+  const float scale = float(double(dloss) / e.sum);
+  for (int64_t i = 0; i < V; ++i) x[i] *= scale;
+  x[target] -= dloss;
+  for (int64_t i = V; i < Vp; ++i) x[i] = 0.0f;
+  return float(double(e.max) + std::log(e.sum) - double(x_target));
 }
 
 }  // namespace
 
 Variant fused_classifier_cpu_2() {
-  return cpu::threaded(&classifier_exp_once,
+  return cpu::threaded(&cpu::classifier_rows<exp_once_row>,
                        "rows over threads; one float expf per logit, stored in place and scaled by dloss/sum");
 }
 

@@ -12,8 +12,6 @@
 // terms per lane, blocks added in double.
 // Limits: skipped on CPUs without AVX2 and FMA, and in builds for other
 // architectures; still three trips through each row.
-#include <cmath>
-
 #include "kernels/cpu/softmax_row.h"
 #include "kernels/cpu/target.h"
 #include "kernels/cpu/threads.h"
@@ -23,32 +21,16 @@
 namespace wb::variants {
 namespace {
 
-// One row: x (V real logits, then padding up to Vp) becomes dlogits; returns the loss.
-WB_TARGET_X86_64_V3 float classifier_row(float* __restrict x, int64_t V, int64_t Vp, int64_t target, float dloss) {
-  const float x_target = x[target];
-  const cpu::ShiftedExp e = cpu::exp_shifted(x, x, V);
-  const float scale = float(double(dloss) / e.sum);
-#pragma omp simd
-  for (int64_t i = 0; i < V; ++i) x[i] *= scale;
-  x[target] -= dloss;
-  for (int64_t i = V; i < Vp; ++i) x[i] = 0.0f;
-  return float(double(e.max) + std::log(e.sum) - double(x_target));
-}
-
-void classifier_avx2(const FusedClassifierArgs& a, const Launch& l) {
-  const int64_t rows = int64_t(a.B) * a.T;
-#pragma omp parallel for num_threads(cpu::threads(l)) schedule(static)
-  for (int64_t row = 0; row < rows; ++row)
-    a.losses[row] = classifier_row(a.logits + row * a.Vp, a.V, a.Vp, a.targets[row], a.dloss);
+// variant 3's row, inlined into a function compiled for x86-64-v3.
+WB_TARGET_X86_64_V3 float classifier_row_v3(float* x, int64_t V, int64_t Vp, int64_t target, float dloss) {
+  return cpu::classifier_row(x, V, Vp, target, dloss);
 }
 
 }  // namespace
 
 Variant fused_classifier_cpu_4() {
-  Variant v =
-      cpu::threaded(&classifier_avx2, "variant 3's row compiled for x86-64-v3: eight lanes, fused multiply-adds");
-  v.requirements = {cpu::needs(cpu::Capability::avx2_fma)};
-  return v;
+  return cpu::threaded_x86_64_v3(&cpu::classifier_rows<classifier_row_v3>,
+                                 "variant 3's row compiled for x86-64-v3: eight lanes, fused multiply-adds");
 }
 
 }  // namespace wb::variants

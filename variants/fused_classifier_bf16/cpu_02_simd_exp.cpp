@@ -19,7 +19,6 @@
 // for N = 1, 2 and fused_classifier --variant 3 (the fp32 SIMD rung; cpu/2 is the expf
 // one) (figures: results/cpu-amd-epyc-avx512bf16/README.md).
 // Limits: the row's trips through L2; the baseline build's SSE is four fp32 lanes.
-#include <cmath>
 #include <vector>
 
 #include "kernels/cpu/bf16_lanes.h"
@@ -43,13 +42,11 @@ void classifier_bf16_simd(const FusedClassifierBf16Args& a, const Launch& l) {
 #pragma omp simd
       for (int64_t i = 0; i < V; ++i) e[i] = cpu::widen(x[i]);
       const int64_t target = a.targets[row];
-      const float x_target = e[target];
-      const cpu::ShiftedExp s = cpu::exp_shifted(e, e, V);
-      a.losses[row] = float(double(s.max) + std::log(s.sum) - double(x_target));
-      const float scale = float(double(a.dloss) / s.sum);
+      const cpu::ClassifierExp c = cpu::classifier_exp(e, V, target, a.dloss);
+      a.losses[row] = c.loss;
 #pragma omp simd
-      for (int64_t i = 0; i < V; ++i) x[i] = cpu::round_bits(e[i] * scale);
-      x[target] = cpu::round_bits(e[target] * scale - a.dloss);
+      for (int64_t i = 0; i < V; ++i) x[i] = cpu::round_bits(e[i] * c.scale);
+      x[target] = cpu::round_bits(e[target] * c.scale - a.dloss);
       for (int64_t i = V; i < Vp; ++i) x[i] = 0;
     }
   }

@@ -21,25 +21,18 @@ namespace wb::variants {
 namespace {
 
 void fused_simd(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
-  const int64_t rows = int64_t(a.B) * a.T, C = a.C;
-  const float* __restrict weight = a.weight;
-  const float* __restrict bias = a.bias;
-#pragma omp parallel for num_threads(cpu::threads(l)) schedule(static)
-  for (int64_t row = 0; row < rows; ++row) {
-    const float* __restrict x1 = a.inp1 + row * C;
-    const float* __restrict x2 = a.inp2 + row * C;
-    float* __restrict r = a.residual + row * C;
-    float* __restrict out = a.normed + row * C;
+  cpu::layernorm_rows(a, a.normed, cpu::threads(l), [&](int64_t row) {
+    const float* __restrict x1 = a.inp1 + row * a.C;
+    const float* __restrict x2 = a.inp2 + row * a.C;
+    float* __restrict r = a.residual + row * a.C;
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-    for (int64_t c = 0; c < C; ++c) {
+    for (int64_t c = 0; c < a.C; ++c) {
       r[c] = x1[c] + x2[c];
       sum += r[c];
     }
-    const float mean = sum / float(C);
-    a.mean[row] = mean;
-    a.rstd[row] = cpu::normalise_row(out, r, mean, C, weight, bias);
-  }
+    return cpu::RowSum{r, sum};
+  });
 }
 
 }  // namespace

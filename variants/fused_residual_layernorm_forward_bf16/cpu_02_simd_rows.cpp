@@ -26,19 +26,17 @@ namespace wb::variants {
 namespace {
 
 void fused_residual_layernorm_bf16_simd(const FusedResidualLayernormForwardBf16Args& a, const Launch& l) {
-  const int64_t C = a.C;
-  cpu::layernorm_rows_bf16(int64_t(a.B) * a.T, C, a.normed, a.weight, a.bias, a.mean, a.rstd, cpu::threads(l),
-                           [&](int64_t row, float* __restrict x) {
-                             const uint16_t* __restrict in1 = cpu::bits_of(a.inp1) + row * C;
-                             const uint16_t* __restrict in2 = cpu::bits_of(a.inp2) + row * C;
-                             uint16_t* __restrict residual = cpu::bits_of(a.residual) + row * C;
+  cpu::layernorm_rows_bf16(a, a.normed, cpu::threads(l), [&](int64_t row, float* __restrict x) {
+    const uint16_t* __restrict in1 = cpu::bits_of(a.inp1) + row * a.C;
+    const uint16_t* __restrict in2 = cpu::bits_of(a.inp2) + row * a.C;
+    uint16_t* __restrict residual = cpu::bits_of(a.residual) + row * a.C;
 #pragma omp simd
-                             for (int64_t c = 0; c < C; ++c) {
-                               const uint16_t r = cpu::round_bits(cpu::widen(in1[c]) + cpu::widen(in2[c]));
-                               residual[c] = r;
-                               x[c] = cpu::widen(r);
-                             }
-                           });
+    for (int64_t c = 0; c < a.C; ++c) {
+      const uint16_t r = cpu::round_bits(cpu::widen(in1[c]) + cpu::widen(in2[c]));
+      residual[c] = r;
+      x[c] = cpu::widen(r);
+    }
+  });
 }
 
 }  // namespace

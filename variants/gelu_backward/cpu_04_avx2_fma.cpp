@@ -42,10 +42,8 @@ void gelu_backward_avx2(const GeluBackwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant gelu_backward_cpu_4() {
-  Variant v =
-      cpu::threaded(&gelu_backward_avx2, "variant 3's loop compiled for x86-64-v3: eight lanes, fused multiply-adds");
-  v.requirements = {cpu::needs(cpu::Capability::avx2_fma)};
-  return v;
+  return cpu::threaded_x86_64_v3(&gelu_backward_avx2,
+                                 "variant 3's loop compiled for x86-64-v3: eight lanes, fused multiply-adds");
 }
 
 }  // namespace wb::variants

@@ -22,20 +22,13 @@ namespace wb::variants {
 namespace {
 
 void layernorm_simd(const LayernormForwardArgs& a, const Launch& l) {
-  const int64_t rows = int64_t(a.B) * a.T, C = a.C;
-  const float* __restrict weight = a.weight;
-  const float* __restrict bias = a.bias;
-#pragma omp parallel for num_threads(cpu::threads(l)) schedule(static)
-  for (int64_t row = 0; row < rows; ++row) {
-    const float* __restrict x = a.inp + row * C;
-    float* __restrict out = a.out + row * C;
+  cpu::layernorm_rows(a, a.out, cpu::threads(l), [&](int64_t row) {
+    const float* __restrict x = a.inp + row * a.C;
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-    for (int64_t c = 0; c < C; ++c) sum += x[c];
-    const float mean = sum / float(C);
-    a.mean[row] = mean;
-    a.rstd[row] = cpu::normalise_row(out, x, mean, C, weight, bias);
-  }
+    for (int64_t c = 0; c < a.C; ++c) sum += x[c];
+    return cpu::RowSum{x, sum};
+  });
 }
 
 }  // namespace

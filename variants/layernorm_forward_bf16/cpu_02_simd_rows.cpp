@@ -26,13 +26,11 @@ namespace wb::variants {
 namespace {
 
 void layernorm_bf16_simd(const LayernormForwardBf16Args& a, const Launch& l) {
-  const int64_t C = a.C;
-  cpu::layernorm_rows_bf16(int64_t(a.B) * a.T, C, a.out, a.weight, a.bias, a.mean, a.rstd, cpu::threads(l),
-                           [&](int64_t row, float* __restrict x) {
-                             const uint16_t* __restrict in = cpu::bits_of(a.inp) + row * C;
+  cpu::layernorm_rows_bf16(a, a.out, cpu::threads(l), [&](int64_t row, float* __restrict x) {
+    const uint16_t* __restrict in = cpu::bits_of(a.inp) + row * a.C;
 #pragma omp simd
-                             for (int64_t c = 0; c < C; ++c) x[c] = cpu::widen(in[c]);
-                           });
+    for (int64_t c = 0; c < a.C; ++c) x[c] = cpu::widen(in[c]);
+  });
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 // scale by 1 / sum), every loop under `#pragma omp simd` with restrict-qualified rows:
 // the max as a SIMD max-reduction, exp from the inline polynomial of
 // kernels/cpu/simd_math.h instead of libm's expf call, the sum in float lanes over
-// blocks of 256 values, each block's sum added to a double.
+// blocks of 256 values, each block's sum added to a double. The row is
+// kernels/cpu/softmax_row.h's softmax_row, which variant 4 compiles for x86-64-v3.
 // Why it should beat variant 2: expf was a call per value and kept two of the three
 // passes scalar; now all three run four (SSE) lanes at a time.
 // Accuracy: fast_exp is within 2e-7 relative; a block's float sum adds at most 64
@@ -12,34 +13,15 @@
 // blocks add in double. The op allows 1e-8 + 1e-4 |ref|.
 // Limits: three trips through each row (200 KB at GPT-2's vocabulary: L2, not L1);
 // the baseline build's SSE is four lanes.
-#include <cmath>
-
 #include "kernels/cpu/softmax_row.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/ops/softmax_forward.h"
 #include "kernels/variant.h"
 
 namespace wb::variants {
-namespace {
-
-void softmax_simd(const SoftmaxForwardArgs& a, const Launch& l) {
-  const int64_t rows = int64_t(a.B) * a.T, V = a.V, Vp = a.Vp;
-#pragma omp parallel for num_threads(cpu::threads(l)) schedule(static)
-  for (int64_t row = 0; row < rows; ++row) {
-    const float* __restrict x = a.logits + row * Vp;
-    float* __restrict p = a.probs + row * Vp;
-    const cpu::ShiftedExp e = cpu::exp_shifted(p, x, V);
-    const float inv = float(1.0 / e.sum);
-#pragma omp simd
-    for (int64_t i = 0; i < V; ++i) p[i] *= inv;
-    for (int64_t i = V; i < Vp; ++i) p[i] = 0.0f;
-  }
-}
-
-}  // namespace
 
 Variant softmax_forward_cpu_3() {
-  return cpu::threaded(&softmax_simd,
+  return cpu::threaded(&cpu::softmax_rows<cpu::softmax_row>,
                        "variant 2's passes as SIMD loops: max reduction, inline polynomial exp, float block sums");
 }
 

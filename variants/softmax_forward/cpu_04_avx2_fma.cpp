@@ -20,26 +20,16 @@
 namespace wb::variants {
 namespace {
 
-WB_TARGET_X86_64_V3 void softmax_row(float* __restrict p, const float* __restrict x, int64_t V, int64_t Vp) {
-  const cpu::ShiftedExp e = cpu::exp_shifted(p, x, V);
-  const float inv = float(1.0 / e.sum);
-#pragma omp simd
-  for (int64_t i = 0; i < V; ++i) p[i] *= inv;
-  for (int64_t i = V; i < Vp; ++i) p[i] = 0.0f;
-}
-
-void softmax_avx2(const SoftmaxForwardArgs& a, const Launch& l) {
-  const int64_t rows = int64_t(a.B) * a.T;
-#pragma omp parallel for num_threads(cpu::threads(l)) schedule(static)
-  for (int64_t row = 0; row < rows; ++row) softmax_row(a.probs + row * a.Vp, a.logits + row * a.Vp, a.V, a.Vp);
+// variant 3's row, inlined into a function compiled for x86-64-v3.
+WB_TARGET_X86_64_V3 void softmax_row_v3(float* p, const float* x, int64_t V, int64_t Vp) {
+  cpu::softmax_row(p, x, V, Vp);
 }
 
 }  // namespace
 
 Variant softmax_forward_cpu_4() {
-  Variant v = cpu::threaded(&softmax_avx2, "variant 3's row compiled for x86-64-v3: eight lanes, fused multiply-adds");
-  v.requirements = {cpu::needs(cpu::Capability::avx2_fma)};
-  return v;
+  return cpu::threaded_x86_64_v3(&cpu::softmax_rows<softmax_row_v3>,
+                                 "variant 3's row compiled for x86-64-v3: eight lanes, fused multiply-adds");
 }
 
 }  // namespace wb::variants
