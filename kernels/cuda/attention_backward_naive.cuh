@@ -27,6 +27,18 @@
 namespace wb::cuda::naive_attention_backward {
 namespace {
 
+// A thread's row: idx is its flat index over (B, NH, T), lse's layout; bh = b * NH + h
+// is its (b, h) row of lse, hs the head size and C3 the row stride of qkv.
+struct HeadRow {
+  int64_t b, bh;
+  int h, t, hs;
+  int64_t C3;
+};
+__device__ inline HeadRow head_row(int64_t idx, int T, int C, int NH) {
+  const int64_t bh = idx / T;
+  return {bh / NH, bh, int(bh % NH), int(idx % T), C / NH, 3 * int64_t(C)};
+}
+
 template <class Storage>
 __device__ float dot(const Storage* x, const Storage* y, int n) {
   float sum = 0.0f;
@@ -40,12 +52,7 @@ __global__ void naive_dq(float* acc, const Storage* dout, const Storage* qkv, co
                          int B, int T, int C, int NH, float scale) {
   const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (idx >= int64_t(B) * NH * T) return;
-  const int t = int(idx % T);
-  const int64_t bh = idx / T;
-  const int h = int(bh % NH);
-  const int64_t b = bh / NH;
-  const int hs = C / NH;
-  const int64_t C3 = 3 * int64_t(C);
+  const auto [b, bh, h, t, hs, C3] = head_row(idx, T, C, NH);
 
   const Storage* q = qkv + (b * T + t) * C3 + h * hs;
   const Storage* dout_t = dout + (b * T + t) * C + h * hs;
@@ -68,12 +75,7 @@ __global__ void naive_dk_dv(float* acc, const Storage* dout, const Storage* qkv,
                             int B, int T, int C, int NH, float scale) {
   const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (idx >= int64_t(B) * NH * T) return;
-  const int t2 = int(idx % T);
-  const int64_t bh = idx / T;
-  const int h = int(bh % NH);
-  const int64_t b = bh / NH;
-  const int hs = C / NH;
-  const int64_t C3 = 3 * int64_t(C);
+  const auto [b, bh, h, t2, hs, C3] = head_row(idx, T, C, NH);
 
   const Storage* k = qkv + (b * T + t2) * C3 + C + h * hs;
   const Storage* v = qkv + (b * T + t2) * C3 + 2 * C + h * hs;
