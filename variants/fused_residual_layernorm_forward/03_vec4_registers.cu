@@ -25,12 +25,15 @@
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/layernorm.cuh"
+#include "kernels/cuda/layernorm_registers.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/fused_residual_layernorm_forward.h"
 #include "kernels/ops/layernorm_forward.h"
 
 namespace wb::variants {
 namespace {
+
+namespace lr = cuda::layernorm_registers;
 
 constexpr int kMaxVecsPerLane = 16;
 constexpr int kMaxC = kMaxVecsPerLane * 4 * cuda::kWarpSize;  // 2048
@@ -91,15 +94,7 @@ __global__ void fused_residual_layernorm_vec4(float* residual, float* normed, fl
   const float var = fmaxf(sum_sq / C - shifted_mean * shifted_mean, 0.0f);
   const float s = rsqrtf(var + kLayernormEps);
 
-  float* y = normed + offset;
-#pragma unroll
-  for (int i = 0; i < kVecs; ++i) {
-    const int v = lane + i * cuda::kWarpSize;
-    if (v < vecs) {
-      cuda::store4_stream(y + 4 * v, cuda::layernorm::normalize4(r[i], m, s, cuda::load4(weight + 4 * v),
-                                                        cuda::load4(bias + 4 * v)));
-    }
-  }
+  lr::store_normalised<cuda::kWarpSize, true>(normed + offset, r, m, s, weight, bias, vecs, lane);
   if (lane == 0) {
     mean[row] = m;
     rstd[row] = s;
@@ -118,15 +113,9 @@ void launch_with(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
 void launch(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
   cuda::require_aligned16("fused_residual_layernorm_forward cuda/3",
                           {a.residual, a.normed, a.inp1, a.inp2, a.weight, a.bias});
-  const int per_lane = (a.C / 4 + cuda::kWarpSize - 1) / cuda::kWarpSize;  // float4 per lane
-  if (per_lane <= 1) return launch_with<1>(a, l);
-  if (per_lane <= 2) return launch_with<2>(a, l);
-  if (per_lane <= 3) return launch_with<3>(a, l);
-  if (per_lane <= 4) return launch_with<4>(a, l);
-  if (per_lane <= 6) return launch_with<6>(a, l);
-  if (per_lane <= 8) return launch_with<8>(a, l);
-  if (per_lane <= 12) return launch_with<12>(a, l);
-  if (per_lane <= kMaxVecsPerLane) return launch_with<kMaxVecsPerLane>(a, l);
+  if (lr::with_vecs_per_thread<cuda::kWarpSize, 1, 2, 3, 4, 6, 8, 12, kMaxVecsPerLane>(
+          a.C, [&](auto vecs) { launch_with<decltype(vecs)::value>(a, l); }))
+    return;
   throw Unsupported("fused_residual_layernorm_forward cuda/3 needs C <= " + std::to_string(kMaxC));
 }
 
@@ -136,8 +125,7 @@ Variant fused_residual_layernorm_forward_cuda_3() {
   Variant v = Variant::of(&launch);
   v.summary = "fused, warp per row, float4 row in registers, shifted one-pass statistics, streaming stores";
   v.params = {block_size_param()};
-  v.requirements = {{"C % 4 == 0", [](const Shape& s) { return s.C % 4 == 0; }},
-                    {"C <= " + std::to_string(kMaxC), [](const Shape& s) { return s.C <= kMaxC; }}};
+  v.requirements = lr::warp_row_requirements(kMaxC);
   return v;
 }
 

@@ -27,6 +27,7 @@
 
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/dialect.cuh"
+#include "kernels/cuda/layernorm.cuh"
 #include "kernels/cuda/packed.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/layernorm_backward.h"
@@ -36,8 +37,6 @@ namespace {
 
 using Bf16x8 = cuda::Packed128<__nv_bfloat16>;
 using Floatx4 = cuda::Packed128<float>;
-constexpr int kMaxPacksPerLane = 8;
-constexpr int kMaxC = kMaxPacksPerLane * 8 * cuda::kWarpSize;  // 2048
 constexpr int kRowsPerChunk = 32;
 constexpr int64_t kMaxChunks = 65535;  // gridDim.y
 
@@ -135,8 +134,8 @@ int64_t chunks_of(int64_t rows) { return (rows + kRowsPerChunk - 1) / kRowsPerCh
 template <int kPacks>
 void launch_dinp(const LayernormBackwardBf16Args& a, int rows, int block, cudaStream_t s) {
   WB_LAUNCH(dinp_bf16_warp_packed<kPacks>, cuda::grid_for(rows, block / cuda::kWarpSize), block, 0, s,
-            cuda::as_cuda(a.dinp), cuda::as_cuda(a.dout), cuda::as_cuda(a.inp), cuda::as_cuda(a.weight), a.mean,
-            a.rstd, rows, a.C);
+            cuda::as_cuda(a.dinp), cuda::as_cuda(a.dout), cuda::as_cuda(a.inp), cuda::as_cuda(a.weight), a.mean, a.rstd,
+            rows, a.C);
 }
 
 void launch(const LayernormBackwardBf16Args& a, const Launch& l) {
@@ -150,15 +149,8 @@ void launch(const LayernormBackwardBf16Args& a, const Launch& l) {
     throw std::logic_error("layernorm_backward_bf16 cuda/2: workspace too small for the column partials");
   float* partials = static_cast<float*>(l.workspace);
 
-  const int per_lane = (a.C / 8 + cuda::kWarpSize - 1) / cuda::kWarpSize;
-  if (per_lane <= 1)
-    launch_dinp<1>(a, rows, block, s);
-  else if (per_lane <= 2)
-    launch_dinp<2>(a, rows, block, s);
-  else if (per_lane <= 4)
-    launch_dinp<4>(a, rows, block, s);
-  else
-    launch_dinp<kMaxPacksPerLane>(a, rows, block, s);
+  cuda::layernorm::with_packs_per_lane(a.C,
+                                       [&](auto packs) { launch_dinp<decltype(packs)::value>(a, rows, block, s); });
   if (rows == 0) return;
   const dim3 grid(cuda::grid_for(a.C / 8, block), unsigned(chunks));
   WB_LAUNCH(column_partials_bf16, grid, block, 0, s, partials, cuda::as_cuda(a.dout), cuda::as_cuda(a.inp), a.mean,
@@ -173,8 +165,7 @@ Variant layernorm_backward_bf16_cuda_2() {
   Variant v = Variant::of(&launch);
   v.summary = "warp per row for dinp with 128-bit accesses; column partials per 32-row chunk, summed in chunk order";
   v.params = {block_size_param()};
-  v.requirements = {{"C % 8 == 0", [](const Shape& s) { return s.C % 8 == 0; }},
-                    {"C <= " + std::to_string(kMaxC), [](const Shape& s) { return s.C <= kMaxC; }}};
+  v.requirements = cuda::layernorm::warp_row_bf16_requirements();
   v.launch_limit = [](const Shape& s, const ParamValues&) -> std::optional<std::string> {
     if (chunks_of(s.B * s.T) <= kMaxChunks) return std::nullopt;
     return "B*T = " + std::to_string(s.B * s.T) + " needs more than 65535 chunks of 32 rows (gridDim.y)";

@@ -15,11 +15,14 @@
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/layernorm.cuh"
+#include "kernels/cuda/layernorm_registers.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/layernorm_forward.h"
 
 namespace wb::variants {
 namespace {
+
+namespace lr = cuda::layernorm_registers;
 
 constexpr int kMaxVecsPerLane = 16;
 constexpr int kMaxC = kMaxVecsPerLane * 4 * cuda::kWarpSize;  // 2048
@@ -31,37 +34,10 @@ __global__ void layernorm_vec4_registers(float* out, float* mean, float* rstd, c
   const int row = blockIdx.x * (blockDim.x / cuda::kWarpSize) + threadIdx.x / cuda::kWarpSize;
   if (row >= rows) return;
   const int vecs = C / 4;
-  const float* x = inp + size_t(row) * C;
-
   float4 r[kVecs];
-  float sum = 0.0f;
-#pragma unroll
-  for (int i = 0; i < kVecs; ++i) {
-    const int v = lane + i * cuda::kWarpSize;
-    r[i] = v < vecs ? cuda::load4(x + 4 * v) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    sum += (r[i].x + r[i].y) + (r[i].z + r[i].w);
-  }
-  const float m = cuda::warp_sum(sum) / C;
-
-  float var = 0.0f;
-#pragma unroll
-  for (int i = 0; i < kVecs; ++i) {
-    if (lane + i * cuda::kWarpSize < vecs) {
-      const float dx = r[i].x - m, dy = r[i].y - m, dz = r[i].z - m, dw = r[i].w - m;
-      var += (dx * dx + dy * dy) + (dz * dz + dw * dw);
-    }
-  }
-  const float s = rsqrtf(cuda::warp_sum(var) / C + kLayernormEps);
-
-  float* y = out + size_t(row) * C;
-#pragma unroll
-  for (int i = 0; i < kVecs; ++i) {
-    const int v = lane + i * cuda::kWarpSize;
-    if (v < vecs) {
-      cuda::store4(y + 4 * v, cuda::layernorm::normalize4(r[i], m, s, cuda::load4(weight + 4 * v),
-                                                        cuda::load4(bias + 4 * v)));
-    }
-  }
+  const float m = cuda::warp_sum(lr::load_row<cuda::kWarpSize>(r, inp + size_t(row) * C, vecs, lane)) / C;
+  const float s = rsqrtf(cuda::warp_sum(lr::squared_deviations<cuda::kWarpSize>(r, m, vecs, lane)) / C + kLayernormEps);
+  lr::store_normalised<cuda::kWarpSize, false>(out + size_t(row) * C, r, m, s, weight, bias, vecs, lane);
   if (lane == 0) {
     mean[row] = m;
     rstd[row] = s;
@@ -79,12 +55,9 @@ void launch_with(const LayernormForwardArgs& a, const Launch& l) {
 
 void launch(const LayernormForwardArgs& a, const Launch& l) {
   cuda::require_aligned16("layernorm_forward cuda/6", {a.out, a.inp, a.weight, a.bias});
-  const int per_lane = (a.C / 4 + cuda::kWarpSize - 1) / cuda::kWarpSize;  // float4 per lane
-  if (per_lane <= 1) return launch_with<1>(a, l);
-  if (per_lane <= 2) return launch_with<2>(a, l);
-  if (per_lane <= 4) return launch_with<4>(a, l);
-  if (per_lane <= 8) return launch_with<8>(a, l);
-  if (per_lane <= kMaxVecsPerLane) return launch_with<kMaxVecsPerLane>(a, l);
+  if (lr::with_vecs_per_thread<cuda::kWarpSize, 1, 2, 4, 8, kMaxVecsPerLane>(
+          a.C, [&](auto vecs) { launch_with<decltype(vecs)::value>(a, l); }))
+    return;
   throw Unsupported("layernorm_forward cuda/6 needs C <= " + std::to_string(kMaxC));
 }
 
@@ -94,8 +67,7 @@ Variant layernorm_forward_cuda_6() {
   Variant v = Variant::of(&launch);
   v.summary = "warp per row, the row read once into registers with float4 loads, float4 stores";
   v.params = {block_size_param()};
-  v.requirements = {{"C % 4 == 0", [](const Shape& s) { return s.C % 4 == 0; }},
-                    {"C <= " + std::to_string(kMaxC), [](const Shape& s) { return s.C <= kMaxC; }}};
+  v.requirements = lr::warp_row_requirements(kMaxC);
   return v;
 }
 

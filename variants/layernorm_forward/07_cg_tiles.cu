@@ -23,6 +23,7 @@
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/layernorm.cuh"
+#include "kernels/cuda/layernorm_registers.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/ops/layernorm_forward.h"
 
@@ -30,6 +31,7 @@ namespace wb::variants {
 namespace {
 
 namespace cg = cooperative_groups;
+namespace lr = cuda::layernorm_registers;
 
 constexpr int kMaxVecsPerThread = 16;
 
@@ -43,37 +45,11 @@ __global__ void layernorm_cg_tiles(float* out, float* mean, float* rstd, const f
   if (row >= rows) return;  // the whole tile leaves together
   const int lane = int(tile.thread_rank());
   const int vecs = C / 4;
-  const float* x = inp + size_t(row) * C;
-
   float4 r[kVecs];
-  float sum = 0.0f;
-#pragma unroll
-  for (int i = 0; i < kVecs; ++i) {
-    const int v = lane + i * int(kTile);
-    r[i] = v < vecs ? cuda::load4(x + 4 * v) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    sum += (r[i].x + r[i].y) + (r[i].z + r[i].w);
-  }
-  const float m = cg::reduce(tile, sum, cg::plus<float>()) / C;
-
-  float var = 0.0f;
-#pragma unroll
-  for (int i = 0; i < kVecs; ++i) {
-    if (lane + i * int(kTile) < vecs) {
-      const float dx = r[i].x - m, dy = r[i].y - m, dz = r[i].z - m, dw = r[i].w - m;
-      var += (dx * dx + dy * dy) + (dz * dz + dw * dw);
-    }
-  }
-  const float s = rsqrtf(cg::reduce(tile, var, cg::plus<float>()) / C + kLayernormEps);
-
-  float* y = out + size_t(row) * C;
-#pragma unroll
-  for (int i = 0; i < kVecs; ++i) {
-    const int v = lane + i * int(kTile);
-    if (v < vecs) {
-      cuda::store4(y + 4 * v, cuda::layernorm::normalize4(r[i], m, s, cuda::load4(weight + 4 * v),
-                                                        cuda::load4(bias + 4 * v)));
-    }
-  }
+  const auto tile_sum = [&](float v) { return cg::reduce(tile, v, cg::plus<float>()); };
+  const float m = tile_sum(lr::load_row<int(kTile)>(r, inp + size_t(row) * C, vecs, lane)) / C;
+  const float s = rsqrtf(tile_sum(lr::squared_deviations<int(kTile)>(r, m, vecs, lane)) / C + kLayernormEps);
+  lr::store_normalised<int(kTile), false>(out + size_t(row) * C, r, m, s, weight, bias, vecs, lane);
   if (lane == 0) {
     mean[row] = m;
     rstd[row] = s;
@@ -91,12 +67,10 @@ void launch_with(const LayernormForwardArgs& a, const Launch& l) {
 
 template <unsigned kTile>
 void launch_tile(const LayernormForwardArgs& a, const Launch& l) {
-  const int per_thread = (a.C / 4 + int(kTile) - 1) / int(kTile);  // float4 per thread
-  if (per_thread <= 1) return launch_with<kTile, 1>(a, l);
-  if (per_thread <= 2) return launch_with<kTile, 2>(a, l);
-  if (per_thread <= 4) return launch_with<kTile, 4>(a, l);
-  if (per_thread <= 8) return launch_with<kTile, 8>(a, l);
-  return launch_with<kTile, kMaxVecsPerThread>(a, l);
+  if (!lr::with_vecs_per_thread<int(kTile), 1, 2, 4, 8, kMaxVecsPerThread>(
+          a.C, [&](auto vecs) { launch_with<kTile, decltype(vecs)::value>(a, l); }))
+    throw Unsupported("layernorm_forward cuda/7: a tile of " + std::to_string(kTile) + " holds rows of up to " +
+                      std::to_string(4 * kMaxVecsPerThread * kTile) + " channels");
 }
 
 void launch(const LayernormForwardArgs& a, const Launch& l) {
