@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "kernels/cuda/adamw.cuh"
+#include "kernels/cuda/adamw_master.cuh"
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/packed.cuh"
 #include "kernels/cuda/runtime.h"
@@ -21,15 +21,11 @@ namespace {
 
 using cuda::adamw::Step;
 
-__global__ void adamw_bf16_naive(__nv_bfloat16* params, float* master, float* m, float* v,
-                                 const __nv_bfloat16* grads, int64_t n, Step s, uint32_t seed, int stochastic) {
+__global__ void adamw_bf16_naive(__nv_bfloat16* params, float* master, float* m, float* v, const __nv_bfloat16* grads,
+                                 int64_t n, Step s, uint32_t seed, int stochastic) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  float p = master[i], mi = m[i], vi = v[i];
-  cuda::adamw::update(p, mi, vi, __bfloat162float(grads[i]), s);
-  master[i] = p;
-  m[i] = mi;
-  v[i] = vi;
+  const float p = cuda::adamw::update_master(master, m, v, grads[i], i, s);
   params[i] = cuda::adamw::round_param(p, i, seed, stochastic);
 }
 

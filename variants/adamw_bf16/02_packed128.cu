@@ -16,7 +16,7 @@
 
 #include <cstdint>
 
-#include "kernels/cuda/adamw.cuh"
+#include "kernels/cuda/adamw_master.cuh"
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/packed.cuh"
 #include "kernels/cuda/runtime.h"
@@ -58,11 +58,7 @@ __global__ void adamw_bf16_packed(__nv_bfloat16* params, float* master, float* m
     cuda::store128(params + first, out);
   } else if (i == n8) {
     for (int64_t j = 8 * n8; j < n; ++j) {  // the N % 8 tail
-      float p = master[j], mj = m[j], vj = v[j];
-      cuda::adamw::update(p, mj, vj, __bfloat162float(grads[j]), s);
-      master[j] = p;
-      m[j] = mj;
-      v[j] = vj;
+      const float p = cuda::adamw::update_master(master, m, v, grads[j], j, s);
       params[j] = cuda::adamw::round_param(p, j, seed, stochastic);
     }
   }
