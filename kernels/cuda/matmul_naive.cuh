@@ -18,6 +18,7 @@
 #include <string>
 #include <type_traits>
 
+#include "kernels/cuda/as_device.cuh"
 #include "kernels/cuda/dialect.cuh"
 #include "kernels/cuda/gelu.cuh"
 #include "kernels/cuda/matmul.cuh"
@@ -47,23 +48,16 @@ __global__ void thread_per_output(Storage* out, Storage* pre, const Storage* inp
   }
 }
 
-// A tensor of the argument struct as the kernel takes it: fp32 as it is, wb::bf16 as
-// CUDA's bf16.
-inline float* device(float* p) { return p; }
-inline const float* device(const float* p) { return p; }
-inline __nv_bfloat16* device(bf16* p) { return as_cuda(p); }
-inline const __nv_bfloat16* device(const bf16* p) { return as_cuda(p); }
-
 // Args: the op's argument struct; the GELU rungs' has pre, the storage is its out's.
 template <class Args, bool kGelu>
 void launch(const Args& a, const Launch& l) {
-  using Storage = std::remove_pointer_t<decltype(device(a.out))>;
+  using Storage = std::remove_pointer_t<decltype(as_device(a.out))>;
   Storage* pre = nullptr;
-  if constexpr (kGelu) pre = device(a.pre);
+  if constexpr (kGelu) pre = as_device(a.pre);
   const int64_t rows = int64_t(a.B) * a.T;
   const int block = l.block_size();
-  WB_LAUNCH(thread_per_output<Storage, kGelu>, grid_for(rows * a.OC, block), block, 0, stream(l), device(a.out), pre,
-            device(a.inp), device(a.weight), device(a.bias), rows, a.C, a.OC);
+  WB_LAUNCH(thread_per_output<Storage, kGelu>, grid_for(rows * a.OC, block), block, 0, stream(l), as_device(a.out), pre,
+            as_device(a.inp), as_device(a.weight), as_device(a.bias), rows, a.C, a.OC);
 }
 
 // A rung: any block size, up to the grid a thread per output needs.
