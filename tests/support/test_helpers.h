@@ -47,11 +47,12 @@ class TempDir {
  public:
   TempDir()
       : path_(std::filesystem::temp_directory_path() /
-              ("wb_trainer_" + std::to_string(::getpid()) + "_" + std::to_string(n_++))) {
+              ("wb_test_" + std::to_string(::getpid()) + "_" + std::to_string(n_++))) {
     std::filesystem::create_directories(path_);
   }
   ~TempDir() { std::filesystem::remove_all(path_); }
   std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+  const std::filesystem::path& path() const { return path_; }
 
  private:
   static inline int n_ = 0;
