@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/registry.h"
+#include "tests/support/ladder.h"
 
 namespace wb {
 namespace {
@@ -63,18 +64,12 @@ ParamValues params_of(const Variant& v, std::initializer_list<std::pair<std::str
 }
 
 TEST(MatmulBackwardVariants, CudaLadderIdsNamesAndClasses) {
-  const auto cuda = reg().variants("matmul_backward", Backend::cuda);
-  ASSERT_EQ(cuda.size(), 5u);
-  const std::vector<std::string> names{"naive", "shared_tiles", "register_tiles", "cublas", "cublaslt_tf32"};
-  const std::vector<std::string> files{"01_naive.cu", "02_shared_tiles.cu", "03_register_tiles.cu", "04_cublas.cu",
-                                       "05_cublaslt_tf32.cu"};
-  for (int id = 1; id <= 5; ++id) {
-    const Variant* v = cuda[id - 1];
-    EXPECT_EQ(v->id, id);
-    EXPECT_EQ(v->name, names[id - 1]);
-    EXPECT_EQ(v->source, "variants/matmul_backward/" + files[id - 1]);
+  EXPECT_EQ(testing::rungs("matmul_backward", Backend::cuda),
+            (std::vector<std::string>{"1 naive", "2 shared_tiles", "3 register_tiles", "4 cublas", "5 cublaslt_tf32"}));
+  for (const Variant* v : reg().variants("matmul_backward", Backend::cuda)) {
+    EXPECT_EQ(v->source, "variants/matmul_backward/0" + std::to_string(v->id) + "_" + v->name + ".cu");
     EXPECT_FALSE(v->summary.empty());
-    EXPECT_EQ(v->numeric, id == 5 ? NumericClass::tf32 : NumericClass::fp32) << v->key();
+    EXPECT_EQ(v->numeric, v->id == 5 ? NumericClass::tf32 : NumericClass::fp32) << v->key();
     EXPECT_TRUE(v->requirements.empty()) << v->key() << ": every variant handles any shape's edges";
   }
 }
@@ -158,13 +153,10 @@ TEST(MatmulBackwardVariants, WorkspaceSizes) {
 }
 
 TEST(MatmulBackwardBiasVariants, CudaLadderIdsNamesAndParams) {
+  ASSERT_EQ(testing::rungs("matmul_backward_bias", Backend::cuda),
+            (std::vector<std::string>{"1 block_per_column", "2 warp_per_column", "3 column_tiles"}));
   const auto cuda = reg().variants("matmul_backward_bias", Backend::cuda);
-  ASSERT_EQ(cuda.size(), 3u);
-  const std::vector<std::string> names{"block_per_column", "warp_per_column", "column_tiles"};
-  for (int id = 1; id <= 3; ++id) {
-    const Variant* v = cuda[id - 1];
-    EXPECT_EQ(v->id, id);
-    EXPECT_EQ(v->name, names[id - 1]);
+  for (const Variant* v : cuda) {
     EXPECT_EQ(v->numeric, NumericClass::fp32);
     EXPECT_TRUE(v->requirements.empty());
     ASSERT_FALSE(v->params.empty());
