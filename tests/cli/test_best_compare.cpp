@@ -7,10 +7,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 
 #include "kernels/errors.h"
 #include "tests/support/json_near.h"
+#include "tests/support/not_integers.h"
 #include "tests/support/report_fixtures.h"
 #include "tests/support/test_helpers.h"
 #include "workbench/cli/compare_reports.h"
@@ -201,39 +201,13 @@ TEST(Best, ReadsIntegersOnlyWhenTheyAreIntegersInRange) {
     j[nlohmann::json::json_pointer(entry + field)] = value;
     return j.dump();
   };
-  const nlohmann::json over_int = int64_t(std::numeric_limits<int>::max()) + 1;
-  const nlohmann::json over_int64 = uint64_t(std::numeric_limits<int64_t>::max()) + 1;
-  struct Case {
-    std::string field;
-    nlohmann::json value;
-    std::string message;
-  };
-  const std::string params = "sections[0].ops.gelu_forward[0].params.threads is ";
-  const std::string variant = "sections[0].ops.gelu_forward[0].variant is ";
-  const std::string dim = "sections[0].ops.gelu_forward[0].shape.C is ";
-  const Case cases[] = {
-      {"params/threads", 2.2e81, params + "2.2e+81, not an integer in [0, 2147483647]"},
-      {"params/threads", -1, params + "-1, not an integer in [0, 2147483647]"},
-      {"params/threads", 1.5, params + "1.5, not an integer in [0, 2147483647]"},
-      {"params/threads", "256", params + "\"256\", not an integer in [0, 2147483647]"},
-      {"params/threads", true, params + "true, not an integer in [0, 2147483647]"},
-      {"params/threads", over_int, params + "2147483648, not an integer in [0, 2147483647]"},
-      {"variant", 2.2e81, variant + "2.2e+81, not an integer in [1, 2147483647]"},
-      {"variant", -1, variant + "-1, not an integer in [1, 2147483647]"},
-      {"variant", 1.5, variant + "1.5, not an integer in [1, 2147483647]"},
-      {"variant", "2", variant + "\"2\", not an integer in [1, 2147483647]"},
-      {"variant", true, variant + "true, not an integer in [1, 2147483647]"},
-      {"variant", over_int, variant + "2147483648, not an integer in [1, 2147483647]"},
-      {"shape/C", 2.2e81, dim + "2.2e+81, not an integer in [1, 9223372036854775807]"},
-      {"shape/C", -1, dim + "-1, not an integer in [1, 9223372036854775807]"},
-      {"shape/C", 1.5, dim + "1.5, not an integer in [1, 9223372036854775807]"},
-      {"shape/C", "768", dim + "\"768\", not an integer in [1, 9223372036854775807]"},
-      {"shape/C", true, dim + "true, not an integer in [1, 9223372036854775807]"},
-      {"shape/C", over_int64, dim + "9223372036854775808, not an integer in [1, 9223372036854775807]"},
-  };
-  for (const Case& c : cases) {
-    const std::string e = testing::usage_error([&] { parse_best(with(c.field, c.value), "best.json"); });
-    EXPECT_EQ(e, "best.json: " + c.message) << c.field << " = " << c.value.dump();
+  for (const testing::NotAnInteger& bad :
+       testing::not_integers({{"params/threads", "params.threads", 0, testing::kIntMax},
+                              {"variant", "variant", 1, testing::kIntMax},
+                              {"shape/C", "shape.C", 1, testing::kInt64Max}})) {
+    const std::string e = testing::usage_error([&] { parse_best(with(bad.pointer, bad.value), "best.json"); });
+    EXPECT_EQ(e, "best.json: sections[0].ops.gelu_forward[0]." + bad.message)
+        << bad.pointer << " = " << bad.value.dump();
   }
   // What is an integer in range is read, written as a float or not.
   const BestFile b = parse_best(with("params/threads", 4.0), "best.json");
