@@ -7,10 +7,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 
-#include "tests/support/json_near.h"
 #include "kernels/errors.h"
+#include "tests/support/json_near.h"
+#include "tests/support/not_integers.h"
+#include "tests/support/report_fixtures.h"
 #include "tests/support/test_helpers.h"
 #include "workbench/cli/compare_reports.h"
 #include "workbench/runtime/best.h"
@@ -22,40 +23,20 @@ namespace fs = std::filesystem;
 
 Record rec(const std::string& op, int variant, double median_ms, double stddev_ms, Status status = Status::ok,
            NumericClass numeric = NumericClass::fp32, int block_size = 0) {
-  Record r;
-  r.op = op;
-  r.backend = Backend::cuda;
-  r.variant = variant;
-  r.variant_name = "v" + std::to_string(variant);
+  Record r = testing::timed_record(op, variant, median_ms * 1e-3, stddev_ms * 1e-3);
   r.numeric = numeric;
   if (block_size) r.params.set("block_size", block_size);
-  r.dims = {"B", "T", "C"};
-  r.shape = parse_shape("B=8,T=1024,C=768");
-  r.status = status;
-  if (status != Status::ok) r.reason = "fixture";
-  if (status == Status::ok) {
-    TimingStats t;
-    t.median_s = t.mean_s = median_ms * 1e-3;
-    t.min_s = t.median_s * 0.99;
-    t.stddev_s = stddev_ms * 1e-3;
-    t.repetitions = 20;
-    t.iterations = 10;
-    r.timing = t;
-    r.deterministic = true;
+  if (status != Status::ok) {
+    r.status = status;
+    r.reason = "fixture";
+    r.timing.reset();
+    r.deterministic.reset();
   }
   return r;
 }
 
 Report report(std::vector<Record> records, const std::string& device = "Fixture GPU") {
-  Report r;
-  r.context.device.backend = Backend::cuda;
-  r.context.device.name = device;
-  r.context.device.slug = slugify(device);
-  r.context.created = "2026-11-21T00:00:00Z";
-  r.context.timing.repetitions = 20;
-  r.context.timing.min_time_s = 0.01;
-  r.records = std::move(records);
-  return r;
+  return testing::fixture_report(std::move(records), device);
 }
 
 BestSection best_of(std::vector<Record> records, NumericClass precision = NumericClass::fp32) {
@@ -220,39 +201,13 @@ TEST(Best, ReadsIntegersOnlyWhenTheyAreIntegersInRange) {
     j[nlohmann::json::json_pointer(entry + field)] = value;
     return j.dump();
   };
-  const nlohmann::json over_int = int64_t(std::numeric_limits<int>::max()) + 1;
-  const nlohmann::json over_int64 = uint64_t(std::numeric_limits<int64_t>::max()) + 1;
-  struct Case {
-    std::string field;
-    nlohmann::json value;
-    std::string message;
-  };
-  const std::string params = "sections[0].ops.gelu_forward[0].params.threads is ";
-  const std::string variant = "sections[0].ops.gelu_forward[0].variant is ";
-  const std::string dim = "sections[0].ops.gelu_forward[0].shape.C is ";
-  const Case cases[] = {
-      {"params/threads", 2.2e81, params + "2.2e+81, not an integer in [0, 2147483647]"},
-      {"params/threads", -1, params + "-1, not an integer in [0, 2147483647]"},
-      {"params/threads", 1.5, params + "1.5, not an integer in [0, 2147483647]"},
-      {"params/threads", "256", params + "\"256\", not an integer in [0, 2147483647]"},
-      {"params/threads", true, params + "true, not an integer in [0, 2147483647]"},
-      {"params/threads", over_int, params + "2147483648, not an integer in [0, 2147483647]"},
-      {"variant", 2.2e81, variant + "2.2e+81, not an integer in [1, 2147483647]"},
-      {"variant", -1, variant + "-1, not an integer in [1, 2147483647]"},
-      {"variant", 1.5, variant + "1.5, not an integer in [1, 2147483647]"},
-      {"variant", "2", variant + "\"2\", not an integer in [1, 2147483647]"},
-      {"variant", true, variant + "true, not an integer in [1, 2147483647]"},
-      {"variant", over_int, variant + "2147483648, not an integer in [1, 2147483647]"},
-      {"shape/C", 2.2e81, dim + "2.2e+81, not an integer in [1, 9223372036854775807]"},
-      {"shape/C", -1, dim + "-1, not an integer in [1, 9223372036854775807]"},
-      {"shape/C", 1.5, dim + "1.5, not an integer in [1, 9223372036854775807]"},
-      {"shape/C", "768", dim + "\"768\", not an integer in [1, 9223372036854775807]"},
-      {"shape/C", true, dim + "true, not an integer in [1, 9223372036854775807]"},
-      {"shape/C", over_int64, dim + "9223372036854775808, not an integer in [1, 9223372036854775807]"},
-  };
-  for (const Case& c : cases) {
-    const std::string e = testing::usage_error([&] { parse_best(with(c.field, c.value), "best.json"); });
-    EXPECT_EQ(e, "best.json: " + c.message) << c.field << " = " << c.value.dump();
+  for (const testing::NotAnInteger& bad :
+       testing::not_integers({{"params/threads", "params.threads", 0, testing::kIntMax},
+                              {"variant", "variant", 1, testing::kIntMax},
+                              {"shape/C", "shape.C", 1, testing::kInt64Max}})) {
+    const std::string e = testing::usage_error([&] { parse_best(with(bad.pointer, bad.value), "best.json"); });
+    EXPECT_EQ(e, "best.json: sections[0].ops.gelu_forward[0]." + bad.message)
+        << bad.pointer << " = " << bad.value.dump();
   }
   // What is an integer in range is read, written as a float or not.
   const BestFile b = parse_best(with("params/threads", 4.0), "best.json");
@@ -349,28 +304,11 @@ using testing::Result;
 
 Result wb(const std::string& args) { return testing::run_command(WB_BINARY, args); }
 
-class Commands : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("wb_best_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string write(const std::string& name, const Report& r) {
-    const std::string path = (dir_ / name).string();
-    write_report(r, path);
-    return path;
-  }
-  std::string write_text(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
-    return (dir_ / name).string();
-  }
-  fs::path dir_;
-};
+class Commands : public testing::ReportFolder {};
 
 TEST_F(Commands, BestWritesBestJson) {
   const std::string a = write("a.json", report({rec("gelu_forward", 1, 10, 0.1), rec("gelu_forward", 2, 5, 0.1)}));
-  const std::string out = (dir_ / "best.json").string();
+  const std::string out = path("best.json");
   const Result r = wb("best " + a + " --out " + out);
   ASSERT_EQ(r.code, 0) << r.output;
   const BestFile b = read_best(out);
@@ -386,7 +324,7 @@ TEST_F(Commands, BestMergesSectionsPerDeviceAndReplaces) {
   const std::string a = write("a.json", report({rec("gelu_forward", 2, 10, 0.1)}, "GPU A"));
   const std::string b = write("b.json", report({rec("gelu_forward", 2, 10, 0.1)}, "GPU B"));
   const std::string a2 = write("a2.json", report({rec("gelu_forward", 1, 10, 0.1)}, "GPU A"));
-  const std::string out = (dir_ / "best.json").string();
+  const std::string out = path("best.json");
   Result r = wb("best " + a + " --out " + out);
   ASSERT_EQ(r.code, 0) << r.output;
   r = wb("best " + b + " --out " + out);
@@ -417,7 +355,7 @@ TEST_F(Commands, BestMergesSectionsPerDeviceAndReplaces) {
 TEST_F(Commands, BestMergesEntriesPerOpAndShapeWithinASection) {
   const std::string fp32 = write("fp32.json", report({rec("gelu_forward", 2, 10, 0.1)}, "GPU A"));
   const std::string bf16 = write("bf16.json", report({rec("residual_forward_bf16", 1, 10, 0.1)}, "GPU A"));
-  const std::string out = (dir_ / "best.json").string();
+  const std::string out = path("best.json");
   ASSERT_EQ(wb("best " + fp32 + " --out " + out).code, 0);
   const Result r = wb("best " + bf16 + " --out " + out);
   ASSERT_EQ(r.code, 0) << r.output;
@@ -436,11 +374,11 @@ TEST_F(Commands, BestMergesEntriesPerOpAndShapeWithinASection) {
 
 TEST_F(Commands, BestRefusesBadFilesAndLeavesTheOutputAlone) {
   const std::string a = write("a.json", report({rec("gelu_forward", 1, 10, 0.1)}, "GPU A"));
-  Result r = wb("best " + (dir_ / "missing.json").string() + " --out " + (dir_ / "x.json").string());
+  Result r = wb("best " + path("missing.json") + " --out " + path("x.json"));
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("cannot read"), std::string::npos) << r.output;
-  EXPECT_FALSE(fs::exists(dir_ / "x.json"));
-  r = wb("best " + a + " --precision fp64 --out " + (dir_ / "x.json").string());
+  EXPECT_FALSE(fs::exists(path("x.json")));
+  r = wb("best " + a + " --precision fp64 --out " + path("x.json"));
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("unknown numeric class"), std::string::npos) << r.output;
   r = wb("best " + a + " --out " + a);
@@ -495,7 +433,7 @@ TEST_F(Commands, CompareExitCodes) {
   r = wb("compare " + base + " " + write_text("bad.json", "{ not json"));
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("malformed JSON"), std::string::npos);
-  r = wb("compare " + base + " " + (dir_ / "nowhere.json").string());
+  r = wb("compare " + base + " " + path("nowhere.json"));
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("cannot read"), std::string::npos);
   EXPECT_EQ(wb("compare " + base + " " + same + " --max-slowdown lots").code, 2);

@@ -42,6 +42,29 @@ std::vector<Record> of_variant(const Report& r, int id) {
   return out;
 }
 
+// The record of a variant that ran once (one configuration at one shape); a failure,
+// and an empty record, when it has none or several.
+Record only_record(const Report& r, int id) {
+  const std::vector<Record> records = of_variant(r, id);
+  EXPECT_EQ(records.size(), 1u) << "records of variant " << id;
+  return records.size() == 1 ? records[0] : Record{};
+}
+
+// What `wb_planted <command> FILE` printed, and the report it wrote to FILE, a fresh
+// temporary `name` (the command ends in --json or --out).
+struct Written {
+  Result result;
+  Report report;
+};
+Written planted_report(const std::string& command, const std::string& name) {
+  const std::string path = temp_path(name);
+  std::filesystem::remove(path);
+  Written w{planted(command + " " + path), {}};
+  EXPECT_TRUE(std::filesystem::exists(path)) << w.result.output;
+  if (std::filesystem::exists(path)) w.report = read_report(path, planted_registry());
+  return w;
+}
+
 TEST(DeviceLost, AStickyFaultLosesTheEmulatedDeviceForEverythingAfterIt) {
   const Registry& reg = planted_registry();
   const OpSpec& op = reg.op("residual_forward");
@@ -75,15 +98,11 @@ TEST(DeviceLost, AStickyFaultLosesTheEmulatedDeviceForEverythingAfterIt) {
 }
 
 TEST(DeviceLost, CheckReportsTheFaultMarksTheRestNotRunWritesTheReportAndExits1) {
-  const std::string json = temp_path("lost.json");
-  std::filesystem::remove(json);
-  const Result r =
-      planted("check residual_forward --backend emu --variants 1,90,91 --shapes tiny,odd --seed 3 --json " + json);
+  const auto [r, report] = planted_report(
+      "check residual_forward --backend emu --variants 1,90,91 --shapes tiny,odd --seed 3 --json", "lost.json");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "DEVICE LOST: cudaErrorIllegalAddress")) << r.output;
   EXPECT_TRUE(contains(r.output, "not run")) << r.output;
-  ASSERT_TRUE(std::filesystem::exists(json)) << r.output;
-  const Report report = read_report(json, planted_registry());
   std::size_t ok = 0, incorrect = 0, not_run = 0;
   for (const Record& rec : report.records) {
     ok += rec.status == Status::ok;
@@ -108,14 +127,11 @@ TEST(DeviceLost, CheckReportsTheFaultMarksTheRestNotRunWritesTheReportAndExits1)
 }
 
 TEST(Isolate, CheckRunsEachVariantInAChildSoOneFaultCostsOneVariant) {
-  const std::string json = temp_path("isolated.json");
-  const Result r = planted(
-      "check residual_forward --backend emu --variants 1,90,91 --shapes tiny,odd --seed 3 "
-      "--isolate --json " +
-      json);
+  const auto [r, report] = planted_report(
+      "check residual_forward --backend emu --variants 1,90,91 --shapes tiny,odd --seed 3 --isolate --json",
+      "isolated.json");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_FALSE(contains(r.output, "DEVICE LOST")) << r.output;
-  const Report report = read_report(json, planted_registry());
   EXPECT_EQ(report.records.size(), 16u);
   for (int id : {1, 91})
     for (const Record& rec : of_variant(report, id)) EXPECT_EQ(rec.status, Status::ok) << id << ": " << rec.reason;
@@ -124,10 +140,9 @@ TEST(Isolate, CheckRunsEachVariantInAChildSoOneFaultCostsOneVariant) {
     EXPECT_TRUE(contains(rec.reason, "cudaErrorIllegalAddress")) << rec.reason;
   }
   // The children used the seed this process would have: the same inputs.
-  const std::string plain = temp_path("plain.json");
-  EXPECT_EQ(
-      planted("check residual_forward --backend emu --variants 1 --shapes tiny,odd --seed 3 --json " + plain).code, 0);
-  const Report alone = read_report(plain, planted_registry());
+  const auto [plain, alone] = planted_report(
+      "check residual_forward --backend emu --variants 1 --shapes tiny,odd --seed 3 --json", "plain.json");
+  EXPECT_EQ(plain.code, 0) << plain.output;
   ASSERT_EQ(alone.records.size(), 12u);
   for (std::size_t i = 0; i < alone.records.size(); ++i)
     EXPECT_EQ(alone.records[i].seed, of_variant(report, 1)[i].seed);
@@ -137,43 +152,36 @@ TEST(Isolate, AChildKilledByASignalIsReportedAndTheRunGoesOn) {
   // Without --isolate the planted SIGSEGV takes wb down with it.
   EXPECT_NE(planted("check residual_forward --backend cpu --variants 90 --shapes tiny --seed 1").code, 0);
 
-  const std::string json = temp_path("signal.json");
-  const Result r =
-      planted("check residual_forward --backend cpu --variants 90,1 --shapes tiny --seed 1 --isolate --json " + json);
+  const auto [r, report] = planted_report(
+      "check residual_forward --backend cpu --variants 90,1 --shapes tiny --seed 1 --isolate --json", "signal.json");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "child process died: signal 11")) << r.output;
-  const Report report = read_report(json, planted_registry());
-  ASSERT_EQ(of_variant(report, 90).size(), 1u);
-  EXPECT_EQ(of_variant(report, 90)[0].status, Status::incorrect);
-  EXPECT_TRUE(contains(of_variant(report, 90)[0].reason, "child process died: signal 11"));
-  ASSERT_EQ(of_variant(report, 1).size(), 1u);
-  EXPECT_EQ(of_variant(report, 1)[0].status, Status::ok);
+  const Record died = only_record(report, 90);
+  EXPECT_EQ(died.status, Status::incorrect);
+  EXPECT_TRUE(contains(died.reason, "child process died: signal 11")) << died.reason;
+  EXPECT_EQ(only_record(report, 1).status, Status::ok);
 }
 
 TEST(Isolate, RunAndSweepToo) {
-  const std::string run_json = temp_path("run.json");
-  const Result run =
-      planted("run residual_forward -v 90 --backend cpu --shape B=2,T=4,C=8 --seed 1 --isolate --json " + run_json);
+  const auto [run, run_report] = planted_report(
+      "run residual_forward -v 90 --backend cpu --shape B=2,T=4,C=8 --seed 1 --isolate --json", "run.json");
   EXPECT_EQ(run.code, 1) << run.output;
   EXPECT_TRUE(contains(run.output, "INCORRECT child process died: signal 11")) << run.output;
-  EXPECT_EQ(read_report(run_json, planted_registry()).records.at(0).status, Status::incorrect);
+  EXPECT_EQ(only_record(run_report, 90).status, Status::incorrect);
 
   EXPECT_EXIT_WITH(planted("run residual_forward -v 90 --backend emu --shape B=2,T=4,C=8 --seed 1"), 1,
                    "cudaErrorIllegalAddress");
 
-  const std::string sweep_json = temp_path("sweep.json");
-  const Result sweep = planted(
+  const auto [sweep, report] = planted_report(
       "sweep residual_forward --backend cpu --variants 1,90 --shape B=2,T=4,C=8 --seed 1 "
-      "--repetitions 1 --min-time 0.001 --isolate --out " +
-      sweep_json);
+      "--repetitions 1 --min-time 0.001 --isolate --out",
+      "sweep.json");
   EXPECT_EQ(sweep.code, 1) << sweep.output;
-  const Report report = read_report(sweep_json, planted_registry());
-  ASSERT_EQ(of_variant(report, 1).size(), 1u);
-  EXPECT_EQ(of_variant(report, 1)[0].status, Status::ok);
-  EXPECT_TRUE(of_variant(report, 1)[0].timing.has_value());
+  const Record timed = only_record(report, 1);
+  EXPECT_EQ(timed.status, Status::ok);
+  EXPECT_TRUE(timed.timing.has_value());
   EXPECT_GT(report.context.ceilings.copy_gbps, 0);  // measured once, by the parent
-  ASSERT_EQ(of_variant(report, 90).size(), 1u);
-  EXPECT_TRUE(contains(of_variant(report, 90)[0].reason, "child process died: signal 11"));
+  EXPECT_TRUE(contains(only_record(report, 90).reason, "child process died: signal 11"));
 }
 
 TEST(Isolate, FlagsAreValidatedBeforeAnyChildRuns) {
@@ -183,22 +191,17 @@ TEST(Isolate, FlagsAreValidatedBeforeAnyChildRuns) {
 
 TEST(DeviceLost, APlantedOutOfBoundsKernelOnAGpu) {
   if (auto why = cuda_unavailable_reason()) GTEST_SKIP() << "no usable CUDA device: " << *why;
-  const std::string json = temp_path("gpu.json");
-  const Result r =
-      planted("check residual_forward --backend cuda --variants 1,90,91 --shapes tiny --seed 3 --json " + json);
+  const auto [r, lost] = planted_report(
+      "check residual_forward --backend cuda --variants 1,90,91 --shapes tiny --seed 3 --json", "gpu.json");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "DEVICE LOST: cudaErrorIllegalAddress")) << r.output;
-  const Report lost = read_report(json, planted_registry());
   EXPECT_EQ(of_variant(lost, 1).at(0).status, Status::ok);
   EXPECT_EQ(of_variant(lost, 90).at(0).status, Status::incorrect);
   EXPECT_EQ(of_variant(lost, 91).at(0).status, Status::not_run);
 
-  const Result isolated = planted(
-      "check residual_forward --backend cuda --variants 1,90,91 --shapes tiny --seed 3 "
-      "--isolate --json " +
-      json);
+  const auto [isolated, report] = planted_report(
+      "check residual_forward --backend cuda --variants 1,90,91 --shapes tiny --seed 3 --isolate --json", "gpu.json");
   EXPECT_EQ(isolated.code, 1) << isolated.output;
-  const Report report = read_report(json, planted_registry());
   EXPECT_EQ(of_variant(report, 90).at(0).status, Status::incorrect);
   EXPECT_EQ(of_variant(report, 91).at(0).status, Status::ok);
 }

@@ -9,8 +9,9 @@
 #include <map>
 #include <set>
 
-#include "tests/support/json_near.h"
 #include "kernels/registry.h"
+#include "tests/support/json_near.h"
+#include "tests/support/report_fixtures.h"
 #include "tests/support/test_helpers.h"
 #include "workbench/cli/sweep_shards.h"
 #include "workbench/runtime/best.h"
@@ -178,40 +179,19 @@ TEST_F(ShardedSweep, IsolatedShardsMeasureTheirOwnUnits) {
 // --- wb merge and wb best on fixture reports. ---
 
 Record rec(int variant, int block_size, double median_us, double stddev_us) {
-  Record r;
-  r.op = "gelu_forward";
-  r.backend = Backend::cuda;
-  r.variant = variant;
-  r.variant_name = "v" + std::to_string(variant);
+  Record r = testing::timed_record("gelu_forward", variant, median_us * 1e-6, stddev_us * 1e-6);
   r.source = "variants/gelu_forward/0" + std::to_string(variant) + ".cu";
   r.source_hash = std::string(64, char('0' + variant));
   r.params.set("block_size", block_size);
-  r.dims = {"B", "T", "C"};
-  r.shape = parse_shape("B=8,T=1024,C=768");
-  r.status = Status::ok;
   r.seed = 7;
-  TimingStats t;
-  t.median_s = t.mean_s = median_us * 1e-6;
-  t.min_s = t.median_s * 0.99;
-  t.stddev_s = stddev_us * 1e-6;
-  t.repetitions = 20;
-  t.iterations = 10;
-  r.timing = t;
-  r.deterministic = true;
   return r;
 }
 
 // A sweep of two variants at four block sizes each, and the fastest is variant 2 at 256.
 Report whole_sweep(const std::string& device = "Fixture GPU") {
-  Report r;
-  r.context.device.backend = Backend::cuda;
-  r.context.device.name = device;
-  r.context.device.slug = slugify(device);
-  r.context.created = "2026-11-21T00:00:00Z";
+  Report r = testing::fixture_report({}, device);
   r.context.host = "node1";
   r.context.source.commit = "abc123";
-  r.context.timing.repetitions = 20;
-  r.context.timing.min_time_s = 0.01;
   r.context.ceilings.copy_gbps = 3000;
   int i = 0;
   for (int variant : {1, 2})
@@ -237,18 +217,8 @@ std::vector<Report> split(const Report& sweep, int n) {
   return shards;
 }
 
-class Merge : public ::testing::Test {
+class Merge : public testing::ReportFolder {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("wb_merge_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string write(const std::string& name, const Report& r) {
-    const std::string path = (dir_ / name).string();
-    write_report(r, path);
-    return path;
-  }
   // Writes the shards, returning their paths separated by spaces.
   std::string write_all(const std::vector<Report>& shards, const std::string& prefix = "shard") {
     std::string paths;
@@ -256,8 +226,7 @@ class Merge : public ::testing::Test {
       paths += " " + write(prefix + std::to_string(k + 1) + ".json", shards[k]);
     return paths;
   }
-  std::string out() const { return (dir_ / "merged.json").string(); }
-  fs::path dir_;
+  std::string out() const { return path("merged.json"); }
 };
 
 TEST_F(Merge, JoinsTheShardsIntoTheSweep) {
@@ -282,7 +251,7 @@ TEST_F(Merge, JoinsTheShardsIntoTheSweep) {
   EXPECT_DOUBLE_EQ(merged.context.ceilings.copy_gbps, 3000);
   // Nothing but the merged report is left in the folder: written through a temporary file.
   int files = 0;
-  for (const auto& e : fs::directory_iterator(dir_))
+  for (const auto& e : fs::directory_iterator(dir_.path()))
     files += e.path().filename().string().find(".tmp") == std::string::npos;
   EXPECT_EQ(files, 4);
 }
@@ -295,9 +264,9 @@ TEST_F(Merge, TheShardsCanBeGivenInAnyOrder) {
   EXPECT_TRUE(testing::json_near(to_json(read_report(out(), Registry::global()))["records"],
                                  to_json(whole_sweep())["records"]));
   // {device} in --out is the slug of the shards' device, as in wb sweep.
-  const Result r = wb("merge" + paths + " --out '" + (dir_ / "{device}" / "m.json").string() + "'");
+  const Result r = wb("merge" + paths + " --out '" + path("{device}/m.json") + "'");
   ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_TRUE(fs::exists(dir_ / "fixture-gpu" / "m.json")) << r.output;
+  EXPECT_TRUE(fs::exists(path("fixture-gpu/m.json"))) << r.output;
 }
 
 // wb best chooses from the merged report what it chooses from the unsharded one.
@@ -305,11 +274,11 @@ TEST_F(Merge, BestChoosesFromTheMergedReportAsFromTheWholeSweep) {
   const Report whole = whole_sweep();
   const std::string whole_path = write("whole.json", whole);
   for (const int n : {1, 2, 3, 11}) {
-    const std::string merged = (dir_ / ("merged" + std::to_string(n) + ".json")).string();
+    const std::string merged = path("merged" + std::to_string(n) + ".json");
     const Result m = wb("merge" + write_all(split(whole, n), "n" + std::to_string(n) + "_") + " --out " + merged);
     ASSERT_EQ(m.code, 0) << m.output;
-    const std::string from_whole = (dir_ / "best_whole.json").string();
-    const std::string from_merged = (dir_ / "best_merged.json").string();
+    const std::string from_whole = path("best_whole.json");
+    const std::string from_merged = path("best_merged.json");
     ASSERT_EQ(wb("best " + whole_path + " --replace --out " + from_whole).code, 0);
     const Result b = wb("best " + merged + " --replace --out " + from_merged);
     ASSERT_EQ(b.code, 0) << b.output;
@@ -383,7 +352,7 @@ TEST_F(Merge, RefusesMissingShardsUnlessAllowed) {
   ASSERT_TRUE(merged.context.merged);
   EXPECT_EQ(merged.context.merged->missing, std::vector<int>{2});
   // wb best takes it, and says what it lacks.
-  EXPECT_EXIT_WITH(wb("best " + out() + " --out " + (dir_ / "best.json").string()), 0,
+  EXPECT_EXIT_WITH(wb("best " + out() + " --out " + path("best.json")), 0,
                    "was merged without 1 of the sweep's 3 shards");
   // Runs of missing shards are named as ranges.
   const std::vector<Report> many = split(whole_sweep(), 8);
@@ -404,18 +373,18 @@ TEST_F(Merge, RefusesWhatIsNotAShardsWholeReport) {
   EXPECT_EXIT_WITH(wb("merge" + write_all(swapped) + " --out " + out()), 2, "do not make its plan");
   const std::string paths = write_all(shards);
   ASSERT_EQ(wb("merge" + paths + " --out " + out()).code, 0);
-  EXPECT_EXIT_WITH(wb("merge " + out() + " --out " + (dir_ / "again.json").string()), 2, "is a merged report already");
+  EXPECT_EXIT_WITH(wb("merge " + out() + " --out " + path("again.json")), 2, "is a merged report already");
   const std::string first = paths.substr(1, paths.find(' ', 1) - 1);
   EXPECT_EXIT_WITH(wb("merge" + paths + " --out " + first), 2, "is one of the shards' reports");
   EXPECT_EXIT_WITH(wb("merge --out " + out()), 2, "shards is required");
   EXPECT_EXIT_WITH(wb("merge" + paths), 2, "--out is required");
-  EXPECT_EXIT_WITH(wb("merge " + (dir_ / "nowhere.json").string() + " --out " + out()), 2, "cannot read");
+  EXPECT_EXIT_WITH(wb("merge " + path("nowhere.json") + " --out " + out()), 2, "cannot read");
 }
 
 // A shard's report given to wb best directly is chosen from, with a warning.
 TEST_F(Merge, BestWarnsOfAShardsReport) {
   const std::vector<Report> shards = split(whole_sweep(), 2);
-  EXPECT_EXIT_WITH(wb("best " + write("s.json", shards[1]) + " --out " + (dir_ / "best.json").string()), 0,
+  EXPECT_EXIT_WITH(wb("best " + write("s.json", shards[1]) + " --out " + path("best.json")), 0,
                    "is shard 2/2 of a sweep: only its 4 units are chosen from");
 }
 

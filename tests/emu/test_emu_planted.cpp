@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "emu/emu.h"
 #include "tests/support/test_helpers.h"
@@ -90,97 +91,105 @@ TEST_F(EmuPlanted, ABarrierAfterThreadsExitedIsANoteAndAFaultWhenStrict) {
   expect_all(strict[1], Status::ok);
 }
 
-// A bf16 variant that rounds toward zero: outside half an ulp in many elements, and
-// the mean signed error shows the truncation. Every flavour.
-TEST(PlantedBf16, TruncationFailsTheCheckNamingTheBias) {
-  const Result r = run_command(WB_PLANTED, "check residual_forward_bf16 --backend emu --variants 1,90 --shapes wide "
-                                           "--seed 4 --verbose");
+// Runs `wb_planted check <op> --backend emu <flags>`, which a planted fault must fail
+// (exit 1) while none of the correct `controls` is reported incorrect, and every variant
+// is emulated (a control that is not run passes nothing); its output, for what is
+// expected of the planted variants.
+std::string check_fails(const std::string& op, const std::string& flags, const std::vector<int>& controls) {
+  const Result r = run_command(WB_PLANTED, "check " + op + " --backend emu " + flags);
   EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_TRUE(contains(r.output, "INCORRECT residual_forward_bf16 emu/90 planted_truncates")) << r.output;
-  // The sum of two bf16 often has a single bit past bf16's: truncation takes off half an
-  // ulp from those and nothing from the exact ones (-0.4 ulp over the distinct values at
-  // this seed: the exact sums repeat more often).
-  EXPECT_TRUE(contains(r.output, "mean signed error -0.4")) << r.output;
-  EXPECT_FALSE(contains(r.output, "INCORRECT residual_forward_bf16 emu/1 ")) << r.output;
+  for (int id : controls)
+    EXPECT_FALSE(contains(r.output, "INCORRECT " + op + " emu/" + std::to_string(id) + " ")) << r.output;
+  EXPECT_FALSE(contains(r.output, "not emulated")) << r.output;
+  return r.output;
 }
 
-// A bf16 layernorm that accumulates in bf16 (its statistics off, every output with
-// them), and one that rounds an intermediate to bf16 (more than half an ulp in some
-// elements), fail on their outputs.
-TEST(PlantedBf16, AccumulatingInBf16AndRoundingTwiceFailTheCheck) {
-  const Result r = run_command(WB_PLANTED, "check layernorm_forward_bf16 --backend emu --variants 1,2,90,91 --seed 4");
-  EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_TRUE(contains(r.output, "INCORRECT layernorm_forward_bf16 emu/90 planted_accumulates_in_bf16 block_size=32 at "
-                                 "B=2 T=19 C=1024: out: "))
-      << r.output;
-  EXPECT_TRUE(contains(r.output, "INCORRECT layernorm_forward_bf16 emu/91 planted_rounds_twice block_size=32 at "
-                                 "B=2 T=19 C=1024: out: "))
-      << r.output;
-  EXPECT_FALSE(contains(r.output, "INCORRECT layernorm_forward_bf16 emu/1 ")) << r.output;
-  EXPECT_FALSE(contains(r.output, "INCORRECT layernorm_forward_bf16 emu/2 ")) << r.output;
+// A planted fault that the check catches in every flavour, beside correct controls.
+struct PlantedFault {
+  std::string name;  // the test's
+  std::string op;
+  std::string flags;                  // which variants, at which shapes and seed
+  std::vector<int> controls;          // the correct variants among them
+  std::vector<std::string> reported;  // what the output says of the planted ones
+};
+
+class PlantedFaultIsCaught : public ::testing::TestWithParam<PlantedFault> {};
+
+TEST_P(PlantedFaultIsCaught, ByTheCheck) {
+  const PlantedFault& fault = GetParam();
+  const std::string out = check_fails(fault.op, fault.flags, fault.controls);
+  for (const std::string& line : fault.reported) EXPECT_TRUE(contains(out, line)) << line << "\n" << out;
 }
 
-// A fused residual + layernorm that normalises the fp32 sums instead of the residual it
-// stored fails on normed; an AdamW that truncates the bf16 parameters stays within one
-// ulp of the master weights everywhere, and the bias test catches it.
-TEST(PlantedBf16, NormalisingTheUnroundedResidualAndTruncatingParametersFail) {
-  const Result fused = run_command(
-      WB_PLANTED, "check fused_residual_layernorm_forward_bf16 --backend emu --variants 1,2,90 --seed 4");
-  EXPECT_EQ(fused.code, 1) << fused.output;
-  EXPECT_TRUE(contains(fused.output, "INCORRECT fused_residual_layernorm_forward_bf16 emu/90 "
-                                     "planted_normalises_unrounded block_size=32 at B=2 T=19 C=1024: normed: "))
-      << fused.output;
-  EXPECT_FALSE(contains(fused.output, "INCORRECT fused_residual_layernorm_forward_bf16 emu/1 ")) << fused.output;
-  EXPECT_FALSE(contains(fused.output, "INCORRECT fused_residual_layernorm_forward_bf16 emu/2 ")) << fused.output;
+const PlantedFault kPlantedFaults[] = {
+    // A bf16 variant that rounds toward zero: outside half an ulp in many elements, and
+    // the mean signed error shows the truncation. The sum of two bf16 often has a single
+    // bit past bf16's: truncation takes off half an ulp from those and nothing from the
+    // exact ones (-0.4 ulp over the distinct values at this seed: the exact sums repeat
+    // more often).
+    {"Bf16TruncationNamingTheBias",
+     "residual_forward_bf16",
+     "--variants 1,90 --shapes wide --seed 4 --verbose",
+     {1},
+     {"INCORRECT residual_forward_bf16 emu/90 planted_truncates", "mean signed error -0.4"}},
+    // A bf16 layernorm that accumulates in bf16 (its statistics off, every output with
+    // them), and one that rounds an intermediate to bf16 (more than half an ulp in some
+    // elements), fail on their outputs.
+    {"Bf16AccumulatingInBf16AndRoundingTwice",
+     "layernorm_forward_bf16",
+     "--variants 1,2,90,91 --seed 4",
+     {1, 2},
+     {"INCORRECT layernorm_forward_bf16 emu/90 planted_accumulates_in_bf16 block_size=32 at B=2 T=19 C=1024: out: ",
+      "INCORRECT layernorm_forward_bf16 emu/91 planted_rounds_twice block_size=32 at B=2 T=19 C=1024: out: "}},
+    // A fused residual + layernorm that normalises the fp32 sums instead of the residual
+    // it stored fails on normed.
+    {"Bf16NormalisingTheUnroundedResidual",
+     "fused_residual_layernorm_forward_bf16",
+     "--variants 1,2,90 --seed 4",
+     {1, 2},
+     {"INCORRECT fused_residual_layernorm_forward_bf16 emu/90 planted_normalises_unrounded block_size=32 at B=2 T=19 "
+      "C=1024: normed: "}},
+    // An AdamW that truncates the bf16 parameters stays within one ulp of the master
+    // weights everywhere, and the bias test catches it.
+    {"Bf16TruncatingParameters",
+     "adamw_bf16",
+     "--variants 1,2,90 --seed 4 --verbose",
+     {1, 2},
+     {"INCORRECT adamw_bf16 emu/90 planted_truncates_params", "params: biased: the mean signed error is -0."}},
+    // A bf16 gradient accumulated with two roundings (the sum rounded to bf16, then added
+    // to the old value and rounded again) is off by up to an ulp: caught on dbias, while
+    // the contract's one rounding passes.
+    {"Bf16AccumulatingAGradientWithTwoRoundings",
+     "matmul_backward_bias_bf16",
+     "--variants 1,2,90 --seed 4",
+     {1, 2},
+     {"INCORRECT matmul_backward_bias_bf16 emu/90 planted_rounds_twice block_size=32 at B=2 T=19 OC=96: dbias: "}},
+    // cuBLAS with a bf16 C may add split sums in bf16 (seen on an H200:
+    // matmul_forward_bf16 cuda/2's first form, this one, was up to 0.73 ulp off); the
+    // emulator's cuBLAS takes that freedom, so trusting it to round once fails here as it
+    // did on the GPU, while the fixed cuda/2 (an fp32 C, rounded by its own kernel) passes.
+    {"Bf16TrustingCublasToRoundTheOutputOnce",
+     "matmul_forward_bf16",
+     "--variants 1,2,90 --seed 4",
+     {1, 2},
+     {"INCORRECT matmul_forward_bf16 emu/90 planted_bf16_gemm_output"}},
+    // A TF32 wmma matmul that adds the bias into its accumulator fragment's x[i] at a
+    // guessed layout fails the comparison at two seeds (the emulator draws the layout per
+    // run), while cuda/7, whose epilogue goes through store_matrix_sync, passes at both.
+    {"WmmaAssumingTheFragmentLayoutSeed1",
+     "matmul_forward",
+     "--variants 7,90 --shapes tiny,wide --seed 1",
+     {7},
+     {"INCORRECT matmul_forward emu/90 planted_assumes_fragment_layout block_size=32 at B=2 T=3 C=8 OC=12: out: "}},
+    {"WmmaAssumingTheFragmentLayoutSeed2",
+     "matmul_forward",
+     "--variants 7,90 --shapes tiny,wide --seed 2",
+     {7},
+     {"INCORRECT matmul_forward emu/90 planted_assumes_fragment_layout block_size=32 at B=2 T=3 C=8 OC=12: out: "}},
+};
 
-  const Result adamw = run_command(WB_PLANTED, "check adamw_bf16 --backend emu --variants 1,2,90 --seed 4 --verbose");
-  EXPECT_EQ(adamw.code, 1) << adamw.output;
-  EXPECT_TRUE(contains(adamw.output, "INCORRECT adamw_bf16 emu/90 planted_truncates_params")) << adamw.output;
-  EXPECT_TRUE(contains(adamw.output, "params: biased: the mean signed error is -0.")) << adamw.output;
-  EXPECT_FALSE(contains(adamw.output, "INCORRECT adamw_bf16 emu/1 ")) << adamw.output;
-  EXPECT_FALSE(contains(adamw.output, "INCORRECT adamw_bf16 emu/2 ")) << adamw.output;
-}
-
-// A bf16 gradient accumulated with two roundings (the sum rounded to bf16, then added to
-// the old value and rounded again) is off by up to an ulp: caught on dbias, while the
-// contract's one rounding passes.
-TEST(PlantedBf16, AccumulatingAGradientWithTwoRoundingsFails) {
-  const Result r = run_command(WB_PLANTED, "check matmul_backward_bias_bf16 --backend emu --variants 1,2,90 --seed 4");
-  EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_TRUE(contains(r.output, "INCORRECT matmul_backward_bias_bf16 emu/90 planted_rounds_twice block_size=32 at "
-                                 "B=2 T=19 OC=96: dbias: "))
-      << r.output;
-  EXPECT_FALSE(contains(r.output, "INCORRECT matmul_backward_bias_bf16 emu/1 ")) << r.output;
-  EXPECT_FALSE(contains(r.output, "INCORRECT matmul_backward_bias_bf16 emu/2 ")) << r.output;
-}
-
-// cuBLAS with a bf16 C may add split sums in bf16 (seen on an H200: matmul_forward_bf16
-// cuda/2's first form, this one, was up to 0.73 ulp off); the emulator's cuBLAS takes
-// that freedom, so trusting it to round once fails here as it did on the GPU, while the
-// fixed cuda/2 (an fp32 C, rounded by its own kernel) passes.
-TEST(PlantedBf16, TrustingCublasToRoundABf16OutputOnceFails) {
-  const Result r = run_command(WB_PLANTED, "check matmul_forward_bf16 --backend emu --variants 1,2,90 --seed 4");
-  EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_TRUE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/90 planted_bf16_gemm_output")) << r.output;
-  EXPECT_FALSE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/1 ")) << r.output;
-  EXPECT_FALSE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/2 ")) << r.output;
-}
-
-// A TF32 wmma matmul that adds the bias into its accumulator fragment's x[i] at a
-// guessed layout fails the comparison at two seeds (the emulator draws the layout per
-// run), while cuda/7, whose epilogue goes through store_matrix_sync, passes at both.
-TEST(PlantedWmma, AssumingTheFragmentLayoutFailsTheComparison) {
-  for (const std::string seed : {"1", "2"}) {
-    const Result r = run_command(
-        WB_PLANTED, "check matmul_forward --backend emu --variants 7,90 --shapes tiny,wide --seed " + seed);
-    EXPECT_EQ(r.code, 1) << r.output;
-    EXPECT_TRUE(contains(r.output, "INCORRECT matmul_forward emu/90 planted_assumes_fragment_layout block_size=32 at "
-                                   "B=2 T=3 C=8 OC=12: out: "))
-        << r.output;
-    EXPECT_FALSE(contains(r.output, "INCORRECT matmul_forward emu/7 ")) << r.output;
-    EXPECT_FALSE(contains(r.output, "not emulated")) << r.output;
-  }
-}
+INSTANTIATE_TEST_SUITE_P(Planted, PlantedFaultIsCaught, ::testing::ValuesIn(kPlantedFaults),
+                         [](const ::testing::TestParamInfo<PlantedFault>& fault) { return fault.param.name; });
 
 // The tensor-core controls (tests/planted/tensor_core_faults.cuh): a two-stage cp.async,
 // ldmatrix and mma.sync matmul_forward_bf16 (91) passes, and each planted copy of it is
@@ -191,32 +200,28 @@ TEST(PlantedWmma, AssumingTheFragmentLayoutFailsTheComparison) {
 // copies land (the ThreadSanitizer pass reports it as a race too:
 // ci/emu_sanitized.sh thread, scenario mma_missing_barrier).
 TEST(PlantedTensorCore, TheMmaPipelinePassesAndEachPlantedBugIsCaught) {
-  const Result r = run_command(WB_PLANTED, "check matmul_forward_bf16 --backend emu --variants 91,92,93,94,95 "
-                                           "--shapes tiny,wide --seed 3 --isolate");
-  EXPECT_EQ(r.code, 1) << r.output;
+  const std::string out =
+      check_fails("matmul_forward_bf16", "--variants 91,92,93,94,95 --shapes tiny,wide --seed 3 --isolate", {91});
   const std::string at_tiny = " block_size=64 at B=2 T=3 C=8 OC=12: ";
   const std::string at_wide = " block_size=64 at B=2 T=19 C=1024 OC=96: ";
-  EXPECT_FALSE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/91 ")) << r.output;
-  EXPECT_TRUE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/92 planted_swapped_a_fragment" + at_tiny + "out: "))
-      << r.output;
-  EXPECT_TRUE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/93 planted_reads_before_wait" + at_tiny +
-                                     "out: 72 of 72 outside"))
-      << r.output;
-  EXPECT_TRUE(contains(r.output, "72 not finite (first at 0: nan vs ")) << r.output;
-  EXPECT_TRUE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/94 planted_row_one_off" + at_tiny + "out: "))
-      << r.output;
-  EXPECT_TRUE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/94 planted_row_one_off" + at_wide)) << r.output;
-  EXPECT_TRUE(contains(r.output, "thread (15,0,0): ldmatrix_x4: lane 15's row address ")) << r.output;
-  EXPECT_TRUE(contains(r.output, "its 16 bytes do not lie inside the block's shared memory at "
-                                 "tests/planted/tensor_core_faults.cuh:"))
-      << r.output;
+  EXPECT_TRUE(contains(out, "INCORRECT matmul_forward_bf16 emu/92 planted_swapped_a_fragment" + at_tiny + "out: "))
+      << out;
+  EXPECT_TRUE(contains(
+      out, "INCORRECT matmul_forward_bf16 emu/93 planted_reads_before_wait" + at_tiny + "out: 72 of 72 outside"))
+      << out;
+  EXPECT_TRUE(contains(out, "72 not finite (first at 0: nan vs ")) << out;
+  EXPECT_TRUE(contains(out, "INCORRECT matmul_forward_bf16 emu/94 planted_row_one_off" + at_tiny + "out: ")) << out;
+  EXPECT_TRUE(contains(out, "INCORRECT matmul_forward_bf16 emu/94 planted_row_one_off" + at_wide)) << out;
+  EXPECT_TRUE(contains(out, "thread (15,0,0): ldmatrix_x4: lane 15's row address ")) << out;
+  EXPECT_TRUE(contains(out,
+                       "its 16 bytes do not lie inside the block's shared memory at "
+                       "tests/planted/tensor_core_faults.cuh:"))
+      << out;
   // The missing barrier is caught by the schedules that switch threads at memory
   // accesses, which only the plain build has: the sanitized builds report no accesses
   // (their ThreadSanitizer pass reports the race instead).
   if (emu::reports_accesses())
-    EXPECT_TRUE(contains(r.output, "INCORRECT matmul_forward_bf16 emu/95 planted_missing_barrier" + at_wide))
-        << r.output;
-  EXPECT_FALSE(contains(r.output, "not emulated")) << r.output;
+    EXPECT_TRUE(contains(out, "INCORRECT matmul_forward_bf16 emu/95 planted_missing_barrier" + at_wide)) << out;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 // a broken property checked with fuzz_require.
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 
 namespace wb::fuzz {
@@ -16,6 +17,18 @@ inline void fuzz_require(bool holds, const char* what) {
   if (holds) return;
   std::fprintf(stderr, "fuzz property broken: %s\n", what);
   std::abort();
+}
+
+// What `read` returns, or nothing where it throws `Refusal`: the reader's documented
+// answer to bad input, an expected outcome (the tools say why and exit 2), where any
+// other exception escapes as a finding.
+template <class Refusal, class Read>
+auto unless_refused(Read&& read) -> std::optional<decltype(read())> {
+  try {
+    return read();
+  } catch (const Refusal&) {
+    return std::nullopt;
+  }
 }
 
 inline std::string_view as_text(const unsigned char* data, std::size_t size) {

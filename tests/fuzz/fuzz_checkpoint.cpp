@@ -12,13 +12,9 @@
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   using namespace wb;
   std::istringstream in(std::string(fuzz::as_text(data, size)), std::ios::binary);
-  trainer::Checkpoint ck;
-  try {
-    ck = trainer::read_checkpoint(in, "model.bin");
-  } catch (const UsageError&) {
-    return 0;  // missing, truncated or foreign: the trainer says why and exits 2
-  }
-  fuzz::fuzz_require(int64_t(ck.params.size()) == trainer::num_params(ck.config),
+  const auto ck = fuzz::unless_refused<UsageError>([&] { return trainer::read_checkpoint(in, "model.bin"); });
+  if (!ck) return 0;  // missing, truncated or foreign: the trainer says why and exits 2
+  fuzz::fuzz_require(int64_t(ck->params.size()) == trainer::num_params(ck->config),
                      "a checkpoint read holds another parameter count than its header describes");
   return 0;
 }

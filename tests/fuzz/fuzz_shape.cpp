@@ -9,17 +9,13 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   using namespace wb;
-  Shape shape;
-  try {
-    shape = parse_shape(fuzz::as_text(data, size));
-  } catch (const UsageError&) {
-    return 0;  // malformed shape: the CLI says why and exits 2
-  }
+  const auto shape = fuzz::unless_refused<UsageError>([&] { return parse_shape(fuzz::as_text(data, size)); });
+  if (!shape) return 0;  // malformed shape: the CLI says why and exits 2
   std::string all_dims;
   for (const auto& dim : Shape::dim_names()) {
-    fuzz::fuzz_require(shape.get(dim) > 0, "a parsed shape has a dim that is not positive");
-    all_dims += (all_dims.empty() ? "" : ",") + dim + "=" + std::to_string(shape.get(dim));
+    fuzz::fuzz_require(shape->get(dim) > 0, "a parsed shape has a dim that is not positive");
+    all_dims += (all_dims.empty() ? "" : ",") + dim + "=" + std::to_string(shape->get(dim));
   }
-  fuzz::fuzz_require(parse_shape(all_dims) == shape, "a shape written with every dim does not parse to itself");
+  fuzz::fuzz_require(parse_shape(all_dims) == *shape, "a shape written with every dim does not parse to itself");
   return 0;
 }

@@ -10,14 +10,10 @@
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   using namespace wb::tokenizer;
   const std::string_view bytes = wb::fuzz::as_text(data, size);
-  std::vector<token_id> ids;
-  try {
-    ids = parse_token_file(bytes, "tokens.bin");
-  } catch (const error&) {
-    return 0;  // not a version-1 token file of the size it says: exit 2 in the tools
-  }
+  const auto ids = wb::fuzz::unless_refused<error>([&] { return parse_token_file(bytes, "tokens.bin"); });
+  if (!ids) return 0;  // not a version-1 token file of the size it says: exit 2 in the tools
   std::string tokens;
-  for (const token_id id : ids) {
+  for (const token_id id : *ids) {
     wb::fuzz::fuzz_require(id >= 0 && id <= 0xffff, "a token read does not fit in uint16");
     append_le16(tokens, static_cast<std::uint16_t>(id));
   }

@@ -7,25 +7,15 @@ namespace wb {
 namespace {
 
 TEST(Shape, PresetsMatchGpt2) {
-  const Shape s = parse_shape("gpt2-124m");
-  EXPECT_EQ(s.B, 4);
-  EXPECT_EQ(s.T, 1024);
-  EXPECT_EQ(s.C, 768);
-  EXPECT_EQ(s.NH, 12);
-  EXPECT_EQ(s.V, 50257);
-  EXPECT_EQ(s.Vp, 50304);
-  EXPECT_EQ(s.OC, 3072);
-  EXPECT_EQ(s.N, 124475904);  // llm.c's parameter count of GPT-2 124M with the padded vocabulary
+  // N: llm.c's parameter count of GPT-2 124M with the padded vocabulary.
+  EXPECT_EQ(describe(parse_shape("gpt2-124m"), Shape::dim_names()),
+            "B=4 T=1024 C=768 NH=12 V=50257 Vp=50304 OC=3072 L=12 N=124475904");
   EXPECT_EQ(parse_shape("llmc-dev").B, 8);
 }
 
 TEST(Shape, ExplicitDimsOverrideTheBase) {
-  const Shape s = parse_shape("B=8, T=256 ,C=64");
-  EXPECT_EQ(s.B, 8);
-  EXPECT_EQ(s.T, 256);
-  EXPECT_EQ(s.C, 64);
-  EXPECT_EQ(s.OC, 256);  // derived: 4*C
-  EXPECT_EQ(s.NH, 12);   // from the base preset
+  // OC derived (4*C), NH from the base preset.
+  EXPECT_EQ(describe(parse_shape("B=8, T=256 ,C=64"), {"B", "T", "C", "OC", "NH"}), "B=8 T=256 C=64 OC=256 NH=12");
   const Shape p = parse_shape("llmc-dev,T=128,V=1000");
   EXPECT_EQ(p.B, 8);
   EXPECT_EQ(p.T, 128);

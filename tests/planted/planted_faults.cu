@@ -373,108 +373,66 @@ void launch_mma_pipeline(const MatmulForwardBf16Args& a, const Launch& l) {
             rows, a.C, a.OC);
 }
 
-template <planted_tc::Bug kBug>
-Variant mma_pipeline(int id, const char* name, const char* summary) {
-  Variant v = Variant::of(&launch_mma_pipeline<kBug>);
-  v.op = "matmul_forward_bf16";
+// Every planted variant is a test-only CUDA variant of one op with a single block size;
+// what tells them apart is the op, the id, the name and the summary (and, for a few, a
+// workspace, a numeric class or a minimum compute capability).
+template <class Args>
+Variant test_only(void (*fn)(const Args&, const Launch&), std::string op, int id, std::string name, std::string summary,
+                  int block = kPlantedBlock) {
+  Variant v = Variant::of(fn);
+  v.op = std::move(op);
   v.backend = Backend::cuda;
   v.id = id;
-  v.name = name;
-  v.summary = summary;
+  v.name = std::move(name);
+  v.summary = std::move(summary);
+  v.params = {block_size_param({block}, block)};
+  return v;
+}
+
+template <planted_tc::Bug kBug>
+Variant mma_pipeline(int id, const char* name, const char* summary) {
+  Variant v = test_only(&launch_mma_pipeline<kBug>, "matmul_forward_bf16", id, name, summary, planted_tc::kThreads);
   v.min_compute_capability = 80;
-  v.params = {block_size_param({planted_tc::kThreads}, planted_tc::kThreads)};
   v.requirements = {{"C % 8 == 0", [](const Shape& s) { return s.C % 8 == 0; }}};
   return v;
 }
 
 std::vector<Variant> planted() {
-  Variant fault = Variant::of(&launch_out_of_bounds);
-  fault.op = "residual_forward";
-  fault.backend = Backend::cuda;
-  fault.id = 90;
-  fault.name = "planted_out_of_bounds";
-  fault.summary = "test only: writes outside its output, which loses the device";
-  fault.params = {block_size_param({128}, 128)};
-  Variant naive = Variant::of(&launch_naive);
-  naive.op = "residual_forward";
-  naive.backend = Backend::cuda;
-  naive.id = 91;
-  naive.name = "planted_naive_again";
-  naive.summary = "test only: the naive port, correct";
-  naive.params = {block_size_param({128}, 128)};
-  auto bug = [](void (*fn)(const ResidualForwardArgs&, const Launch&), int id, const char* name,
-                const char* summary) {
-    Variant v = Variant::of(fn);
-    v.op = "residual_forward";
-    v.backend = Backend::cuda;
-    v.id = id;
-    v.name = name;
-    v.summary = summary;
-    v.params = {block_size_param({kPlantedBlock}, kPlantedBlock)};
-    return v;
-  };
-  Variant waits = bug(&launch_waits_for_last, 93, "planted_waits_for_last", "test only: block 0 waits for the last block");
+  Variant waits = test_only(&launch_waits_for_last, "residual_forward", 93, "planted_waits_for_last",
+                            "test only: block 0 waits for the last block");
   waits.workspace = [](const Shape&, const ParamValues&) { return sizeof(int); };
-  auto layernorm_bug = [](void (*fn)(const LayernormForwardBf16Args&, const Launch&), int id, const char* name,
-                          const char* summary) {
-    Variant v = Variant::of(fn);
-    v.op = "layernorm_forward_bf16";
-    v.backend = Backend::cuda;
-    v.id = id;
-    v.name = name;
-    v.summary = summary;
-    v.params = {block_size_param({kPlantedBlock}, kPlantedBlock)};
-    return v;
-  };
-  Variant truncates = Variant::of(&launch_bf16_truncates);
-  truncates.op = "residual_forward_bf16";
-  truncates.backend = Backend::cuda;
-  truncates.id = 90;
-  truncates.name = "planted_truncates";
-  truncates.summary = "test only: rounds toward zero instead of to nearest even";
-  truncates.params = {block_size_param({kPlantedBlock}, kPlantedBlock)};
-  auto test_only = [](Variant v, std::string op, int id, std::string name, std::string summary) {
-    v.op = std::move(op);
-    v.backend = Backend::cuda;
-    v.id = id;
-    v.name = std::move(name);
-    v.summary = std::move(summary);
-    v.params = {block_size_param({kPlantedBlock}, kPlantedBlock)};
-    return v;
-  };
-  Variant layout = Variant::of(&launch_assumes_fragment_layout);
-  layout.op = "matmul_forward";
-  layout.backend = Backend::cuda;
-  layout.id = 90;
-  layout.name = "planted_assumes_fragment_layout";
-  layout.summary = "test only: TF32 wmma, the bias added into x[i] of the accumulator at a guessed layout";
+  Variant layout =
+      test_only(&launch_assumes_fragment_layout, "matmul_forward", 90, "planted_assumes_fragment_layout",
+                "test only: TF32 wmma, the bias added into x[i] of the accumulator at a guessed layout", 32);
   layout.numeric = NumericClass::tf32;
   layout.min_compute_capability = 80;
-  layout.params = {block_size_param({32}, 32)};
-  return {fault,
-          naive,
+  return {test_only(&launch_out_of_bounds, "residual_forward", 90, "planted_out_of_bounds",
+                    "test only: writes outside its output, which loses the device", 128),
+          test_only(&launch_naive, "residual_forward", 91, "planted_naive_again", "test only: the naive port, correct",
+                    128),
           layout,
-          bug(&launch_planted_shared_race, 92, "planted_shared_race",
-              "test only: claims elements with a racy shared next++"),
+          test_only(&launch_planted_shared_race, "residual_forward", 92, "planted_shared_race",
+                    "test only: claims elements with a racy shared next++"),
           waits,
-          bug(&launch_planted_exits_before_barrier, 94, "planted_exits_before_barrier",
-              "test only: threads past the end skip a __syncthreads"),
-          bug(&launch_planted_far_write, 95, "planted_far_write",
-              "test only: writes 16 KiB past the end of its output"),
-          bug(&launch_planted_reads_past_end, 96, "planted_reads_past_end",
-              "test only: reads one element past the end of an input"),
-          truncates,
-          layernorm_bug(&launch_layernorm_bf16<LayernormBug::accumulate_in_bf16>, 90, "planted_accumulates_in_bf16",
-                        "test only: sums the row in bf16"),
-          layernorm_bug(&launch_layernorm_bf16<LayernormBug::round_twice>, 91, "planted_rounds_twice",
-                        "test only: rounds the normalised value to bf16, then the output"),
-          test_only(Variant::of(&launch_fused_normalises_unrounded), "fused_residual_layernorm_forward_bf16", 90,
+          test_only(&launch_planted_exits_before_barrier, "residual_forward", 94, "planted_exits_before_barrier",
+                    "test only: threads past the end skip a __syncthreads"),
+          test_only(&launch_planted_far_write, "residual_forward", 95, "planted_far_write",
+                    "test only: writes 16 KiB past the end of its output"),
+          test_only(&launch_planted_reads_past_end, "residual_forward", 96, "planted_reads_past_end",
+                    "test only: reads one element past the end of an input"),
+          test_only(&launch_bf16_truncates, "residual_forward_bf16", 90, "planted_truncates",
+                    "test only: rounds toward zero instead of to nearest even"),
+          test_only(&launch_layernorm_bf16<LayernormBug::accumulate_in_bf16>, "layernorm_forward_bf16", 90,
+                    "planted_accumulates_in_bf16", "test only: sums the row in bf16"),
+          test_only(&launch_layernorm_bf16<LayernormBug::round_twice>, "layernorm_forward_bf16", 91,
+                    "planted_rounds_twice", "test only: rounds the normalised value to bf16, then the output"),
+          test_only(&launch_fused_normalises_unrounded, "fused_residual_layernorm_forward_bf16", 90,
                     "planted_normalises_unrounded", "test only: statistics of the fp32 sums, not the stored residual"),
-          test_only(Variant::of(&launch_adamw_truncates_params), "adamw_bf16", 90, "planted_truncates_params",
+          test_only(&launch_adamw_truncates_params, "adamw_bf16", 90, "planted_truncates_params",
                     "test only: parameters rounded toward zero instead of stochastically"),
-          test_only(Variant::of(&launch_bias_bf16_rounds_twice), "matmul_backward_bias_bf16", 90,
-                    "planted_rounds_twice", "test only: the column sum rounded to bf16, then old + it rounded again"),
-          test_only(Variant::of(&launch_bf16_gemm_output), "matmul_forward_bf16", 90, "planted_bf16_gemm_output",
+          test_only(&launch_bias_bf16_rounds_twice, "matmul_backward_bias_bf16", 90, "planted_rounds_twice",
+                    "test only: the column sum rounded to bf16, then old + it rounded again"),
+          test_only(&launch_bf16_gemm_output, "matmul_forward_bf16", 90, "planted_bf16_gemm_output",
                     "test only: cublasGemmEx into the bf16 out, the bias through beta = 1"),
           mma_pipeline<planted_tc::Bug::none>(91, "planted_mma_pipeline",
                                                "test only: mma.sync, ldmatrix and a two-stage cp.async pipeline, correct"),

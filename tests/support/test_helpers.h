@@ -20,8 +20,10 @@ struct Result {
   std::string output;  // stdout and stderr together
 };
 
-inline Result run_command(const std::string& binary, const std::string& args) {
-  FILE* pipe = popen((binary + " " + args + " 2>&1").c_str(), "r");
+// A shell command line's exit code and standard output (where the line does not send
+// it elsewhere); -1 when it could not run or did not exit.
+inline Result run_shell(const std::string& line) {
+  FILE* pipe = popen(line.c_str(), "r");
   Result r;
   if (!pipe) return r;
   std::array<char, 4096> buf{};
@@ -30,6 +32,10 @@ inline Result run_command(const std::string& binary, const std::string& args) {
   const int status = pclose(pipe);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+inline Result run_command(const std::string& binary, const std::string& args) {
+  return run_shell(binary + " " + args + " 2>&1");
 }
 
 // The message of the UsageError f throws, or "no error".
@@ -47,11 +53,12 @@ class TempDir {
  public:
   TempDir()
       : path_(std::filesystem::temp_directory_path() /
-              ("wb_trainer_" + std::to_string(::getpid()) + "_" + std::to_string(n_++))) {
+              ("wb_test_" + std::to_string(::getpid()) + "_" + std::to_string(n_++))) {
     std::filesystem::create_directories(path_);
   }
   ~TempDir() { std::filesystem::remove_all(path_); }
   std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+  const std::filesystem::path& path() const { return path_; }
 
  private:
   static inline int n_ = 0;

@@ -2,13 +2,11 @@
 #include "tests/tokenizer/test_common.h"
 
 #include <stdlib.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/test_helpers.h"
 #include "tokenizer/io.h"
 
 namespace wb::tokenizer::test {
@@ -85,17 +83,8 @@ std::string q(const fs::path& path) {
 run_result prepare_data(const std::string& args) {
   const temp_dir dir;
   const fs::path err = dir / "stderr";
-  const std::string cmd = q(PREPARE_DATA) + " " + args + " 2>" + q(err);
-  run_result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = read_bytes(err);
-  return r;
+  const wb::testing::Result r = wb::testing::run_shell(q(PREPARE_DATA) + " " + args + " 2>" + q(err));
+  return {r.code, r.output, read_bytes(err)};
 }
 
 }  // namespace wb::tokenizer::test

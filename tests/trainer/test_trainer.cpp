@@ -8,7 +8,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -18,6 +17,7 @@
 #include "kernels/errors.h"
 #include "kernels/registry.h"
 #include "tests/support/best_fixtures.h"
+#include "tests/support/not_integers.h"
 #include "tests/support/test_helpers.h"
 #include "trainer/data.h"
 #include "trainer/gpt2.h"
@@ -293,32 +293,12 @@ TEST_F(Command, ReadsWorkloadsOnlyWithIntegersInRange) {
     j[nlohmann::json::json_pointer(pointer)] = value;
     return write_text("w.json", j.dump());
   };
-  const nlohmann::json over_int = int64_t(std::numeric_limits<int>::max()) + 1;
-  const nlohmann::json over_int64 = uint64_t(std::numeric_limits<int64_t>::max()) + 1;
-  const std::string calls = "[1, 2147483647]", dim = "[1, 9223372036854775807]";
-  struct Case {
-    std::string pointer;
-    nlohmann::json value;
-    std::string message;
-  };
-  const Case cases[] = {
-      {"/calls/0/calls", 2.2e81, "calls[0].calls is 2.2e+81, not an integer in " + calls},
-      {"/calls/0/calls", -1, "calls[0].calls is -1, not an integer in " + calls},
-      {"/calls/0/calls", 1.5, "calls[0].calls is 1.5, not an integer in " + calls},
-      {"/calls/0/calls", "2", "calls[0].calls is \"2\", not an integer in " + calls},
-      {"/calls/0/calls", true, "calls[0].calls is true, not an integer in " + calls},
-      {"/calls/0/calls", over_int, "calls[0].calls is 2147483648, not an integer in " + calls},
-      {"/calls/0/shape/C", 2.2e81, "calls[0].shape.C is 2.2e+81, not an integer in " + dim},
-      {"/calls/0/shape/C", -1, "calls[0].shape.C is -1, not an integer in " + dim},
-      {"/calls/0/shape/C", 1.5, "calls[0].shape.C is 1.5, not an integer in " + dim},
-      {"/calls/0/shape/C", "32", "calls[0].shape.C is \"32\", not an integer in " + dim},
-      {"/calls/0/shape/C", true, "calls[0].shape.C is true, not an integer in " + dim},
-      {"/calls/0/shape/C", over_int64, "calls[0].shape.C is 9223372036854775808, not an integer in " + dim},
-  };
-  for (const Case& c : cases) {
-    const std::string path = with(c.pointer, c.value);
-    EXPECT_EQ(usage_error([&] { read_workloads(path, Registry::global()); }), path + ": " + c.message)
-        << c.pointer << " = " << c.value.dump();
+  for (const testing::NotAnInteger& bad :
+       testing::not_integers({{"/calls/0/calls", "calls[0].calls", 1, testing::kIntMax},
+                              {"/calls/0/shape/C", "calls[0].shape.C", 1, testing::kInt64Max}})) {
+    const std::string path = with(bad.pointer, bad.value);
+    EXPECT_EQ(usage_error([&] { read_workloads(path, Registry::global()); }), path + ": " + bad.message)
+        << bad.pointer << " = " << bad.value.dump();
   }
   const std::string unknown = with("/calls/0/op", "residual");
   EXPECT_NE(usage_error([&] { read_workloads(unknown, Registry::global()); }).find(unknown + ": calls[0]: unknown op"),

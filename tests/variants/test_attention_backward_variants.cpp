@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/registry.h"
+#include "tests/support/ladder.h"
 #include "workbench/runtime/executor.h"
 #include "workbench/runtime/harness.h"
 
@@ -16,12 +17,8 @@ namespace {
 constexpr const char* kOp = "attention_backward";
 
 TEST(AttentionBackwardVariants, CpuLadder) {
-  const Registry& reg = Registry::global();
-  const auto cpu = reg.variants(kOp, Backend::cpu);
-  ASSERT_GE(cpu.size(), 2u);
-  EXPECT_EQ(cpu[0]->name, "reference");
-  const Variant& v = reg.variant(kOp, Backend::cpu, 2);
-  EXPECT_EQ(v.name, "recompute_from_lse");
+  EXPECT_EQ(testing::rungs(kOp, Backend::cpu), (std::vector<std::string>{"1 reference", "2 recompute_from_lse"}));
+  const Variant& v = Registry::global().variant(kOp, Backend::cpu, 2);
   EXPECT_EQ(v.numeric, NumericClass::fp32);
   EXPECT_TRUE(v.params.empty());
   EXPECT_EQ(v.source, "variants/attention_backward/cpu_02_recompute_from_lse.cpp");
@@ -50,11 +47,9 @@ constexpr const char* kBf16Op = "attention_backward_bf16";
 // The emulated builds carry the CUDA variants' metadata with or without nvcc.
 TEST(AttentionBackwardBf16Variants, EmulatedLadderAndWorkspaces) {
   const Registry& reg = Registry::global();
-  const auto emu = reg.variants(kBf16Op, Backend::emu);
-  ASSERT_GE(emu.size(), 2u);
-  EXPECT_EQ(emu[0]->name, "naive");
-  EXPECT_EQ(emu[1]->name, "flash_tiled");
-  for (const Variant* v : emu) EXPECT_EQ(v->numeric, NumericClass::fp32) << v->name;  // fp32 arithmetic
+  EXPECT_EQ(testing::rungs(kBf16Op, Backend::emu), (std::vector<std::string>{"1 naive", "2 flash_tiled"}));
+  for (const Variant* v : reg.variants(kBf16Op, Backend::emu))
+    EXPECT_EQ(v->numeric, NumericClass::fp32) << v->name;  // fp32 arithmetic
 
   // The naive port sums in an fp32 copy of dqkv: 3 B*T*C floats.
   const Variant& naive = reg.variant(kBf16Op, Backend::emu, 1);
@@ -94,13 +89,9 @@ TEST(AttentionBackwardBf16Variants, EmulatedVariantsMatchTheReferencePort) {
 #if WB_HAVE_CUDA
 
 TEST(AttentionBackwardVariants, CudaLadder) {
-  const auto cuda = Registry::global().variants(kOp, Backend::cuda);
-  ASSERT_GE(cuda.size(), 3u);
-  const std::vector<std::string> names{"naive", "cublas_batched", "flash_tiled"};
-  for (int id = 1; id <= 3; ++id) {
-    const Variant* v = cuda[id - 1];
-    EXPECT_EQ(v->id, id);
-    EXPECT_EQ(v->name, names[id - 1]);
+  EXPECT_EQ(testing::rungs(kOp, Backend::cuda),
+            (std::vector<std::string>{"1 naive", "2 cublas_batched", "3 flash_tiled"}));
+  for (const Variant* v : Registry::global().variants(kOp, Backend::cuda)) {
     EXPECT_EQ(v->numeric, NumericClass::fp32) << v->name;
     ASSERT_FALSE(v->params.empty());
     EXPECT_EQ(v->params[0].name, "block_size");

@@ -12,6 +12,7 @@
 #include "kernels/ops/attention_forward.h"
 #include "kernels/registry.h"
 #include "reference/reference.h"
+#include "tests/support/ladder.h"
 
 namespace wb {
 namespace {
@@ -59,13 +60,12 @@ const std::vector<int> kAllBlockSizes{32, 64, 128, 256, 512, 1024};
 
 TEST(AttentionForwardVariants, CudaLadderIsRegistered) {
   const auto ladder = Registry::global().variants("attention_forward", Backend::cuda);
-  std::vector<std::string> names;
-  for (const Variant* v : ladder) names.push_back(std::to_string(v->id) + " " + v->name);
+  const std::vector<std::string> rungs = testing::rungs("attention_forward", Backend::cuda);
 #if WB_HAVE_CUDNN
-  EXPECT_EQ(names,
+  EXPECT_EQ(rungs,
             (std::vector<std::string>{"1 naive", "2 cublas", "3 online_softmax", "4 flash_tiled", "5 cudnn_sdpa"}));
 #else
-  EXPECT_EQ(names, (std::vector<std::string>{"1 naive", "2 cublas", "3 online_softmax", "4 flash_tiled"}));
+  EXPECT_EQ(rungs, (std::vector<std::string>{"1 naive", "2 cublas", "3 online_softmax", "4 flash_tiled"}));
 #endif
   for (const Variant* v : ladder) {
     EXPECT_EQ(v->numeric, v->id == 5 ? NumericClass::bf16 : NumericClass::fp32) << v->name;

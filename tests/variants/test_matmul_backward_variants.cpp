@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/registry.h"
+#include "tests/support/ladder.h"
 
 namespace wb {
 namespace {
@@ -39,11 +40,8 @@ TEST(MatmulBackwardOp, DinpOverwrittenDweightAccumulatedNoBias) {
 }
 
 TEST(MatmulBackwardVariants, CpuLadderKeepsBlockedAndOpenblas) {
-  const auto cpu = reg().variants("matmul_backward", Backend::cpu);
-  ASSERT_GE(cpu.size(), 3u);
-  EXPECT_EQ(reg().variant("matmul_backward", Backend::cpu, 1).name, "reference");
-  EXPECT_EQ(reg().variant("matmul_backward", Backend::cpu, 2).name, "blocked");
-  EXPECT_EQ(reg().variant("matmul_backward", Backend::cpu, 3).name, "openblas");
+  ASSERT_EQ(testing::rungs("matmul_backward", Backend::cpu),
+            (std::vector<std::string>{"1 reference", "2 blocked", "3 openblas"}));
   // no bias pass, so no workspace (variant 3 once kept a vector of ones for it)
   const Shape s = parse_shape("B=3,T=37,C=75,OC=221");
   for (int id : {2, 3}) {
@@ -62,19 +60,25 @@ ParamValues params_of(const Variant& v, std::initializer_list<std::pair<std::str
   return p;
 }
 
+// How a variant meets the grid's limit of 65535 blocks in y at shape `s`, by its launch
+// parameter `param`: skipped naming the limit at `beyond`, skipped at `at_65536` (one
+// block too many), run at `within`.
+void expect_grid_limit(const Variant& v, const Shape& s, const std::string& param, int beyond, int at_65536,
+                       int within) {
+  const auto why = v.skip_reason(s, params_of(v, {{param, beyond}}));
+  ASSERT_TRUE(why.has_value()) << param << "=" << beyond;
+  EXPECT_NE(why->find("65535"), std::string::npos) << *why;
+  EXPECT_TRUE(v.skip_reason(s, params_of(v, {{param, at_65536}})).has_value()) << param << "=" << at_65536;
+  EXPECT_FALSE(v.skip_reason(s, params_of(v, {{param, within}})).has_value()) << param << "=" << within;
+}
+
 TEST(MatmulBackwardVariants, CudaLadderIdsNamesAndClasses) {
-  const auto cuda = reg().variants("matmul_backward", Backend::cuda);
-  ASSERT_EQ(cuda.size(), 5u);
-  const std::vector<std::string> names{"naive", "shared_tiles", "register_tiles", "cublas", "cublaslt_tf32"};
-  const std::vector<std::string> files{"01_naive.cu", "02_shared_tiles.cu", "03_register_tiles.cu", "04_cublas.cu",
-                                       "05_cublaslt_tf32.cu"};
-  for (int id = 1; id <= 5; ++id) {
-    const Variant* v = cuda[id - 1];
-    EXPECT_EQ(v->id, id);
-    EXPECT_EQ(v->name, names[id - 1]);
-    EXPECT_EQ(v->source, "variants/matmul_backward/" + files[id - 1]);
+  EXPECT_EQ(testing::rungs("matmul_backward", Backend::cuda),
+            (std::vector<std::string>{"1 naive", "2 shared_tiles", "3 register_tiles", "4 cublas", "5 cublaslt_tf32"}));
+  for (const Variant* v : reg().variants("matmul_backward", Backend::cuda)) {
+    EXPECT_EQ(v->source, "variants/matmul_backward/0" + std::to_string(v->id) + "_" + v->name + ".cu");
     EXPECT_FALSE(v->summary.empty());
-    EXPECT_EQ(v->numeric, id == 5 ? NumericClass::tf32 : NumericClass::fp32) << v->key();
+    EXPECT_EQ(v->numeric, v->id == 5 ? NumericClass::tf32 : NumericClass::fp32) << v->key();
     EXPECT_TRUE(v->requirements.empty()) << v->key() << ": every variant handles any shape's edges";
   }
 }
@@ -123,12 +127,8 @@ TEST(MatmulBackwardVariants, EveryConfigurationRunsTheCheckAndSweepShapes) {
 
 TEST(MatmulBackwardVariants, TiledVariantsSkipRowsBeyondTheGridLimit) {
   const Variant& shared = reg().variant("matmul_backward", Backend::cuda, 2);
-  const Shape rows_1m = parse_shape("B=1024,T=1024,C=768");  // 2^20 rows
-  const auto small_tiles = shared.skip_reason(rows_1m, params_of(shared, {{"block_size", 64}}));
-  ASSERT_TRUE(small_tiles.has_value());
-  EXPECT_NE(small_tiles->find("65535"), std::string::npos) << *small_tiles;
-  EXPECT_TRUE(shared.skip_reason(rows_1m, params_of(shared, {{"block_size", 256}})).has_value());  // 65536 tiles
-  EXPECT_FALSE(shared.skip_reason(rows_1m, params_of(shared, {{"block_size", 1024}})).has_value());
+  const Shape rows_1m = parse_shape("B=1024,T=1024,C=768");         // 2^20 rows
+  expect_grid_limit(shared, rows_1m, "block_size", 64, 256, 1024);  // 256: 65536 tiles of 16 rows
 
   const Variant& tiles = reg().variant("matmul_backward", Backend::cuda, 3);
   const Shape rows_8m = parse_shape("B=8192,T=1024,C=768");  // 2^23 rows: 65536 tiles of 128
@@ -158,13 +158,10 @@ TEST(MatmulBackwardVariants, WorkspaceSizes) {
 }
 
 TEST(MatmulBackwardBiasVariants, CudaLadderIdsNamesAndParams) {
+  ASSERT_EQ(testing::rungs("matmul_backward_bias", Backend::cuda),
+            (std::vector<std::string>{"1 block_per_column", "2 warp_per_column", "3 column_tiles"}));
   const auto cuda = reg().variants("matmul_backward_bias", Backend::cuda);
-  ASSERT_EQ(cuda.size(), 3u);
-  const std::vector<std::string> names{"block_per_column", "warp_per_column", "column_tiles"};
-  for (int id = 1; id <= 3; ++id) {
-    const Variant* v = cuda[id - 1];
-    EXPECT_EQ(v->id, id);
-    EXPECT_EQ(v->name, names[id - 1]);
+  for (const Variant* v : cuda) {
     EXPECT_EQ(v->numeric, NumericClass::fp32);
     EXPECT_TRUE(v->requirements.empty());
     ASSERT_FALSE(v->params.empty());
@@ -194,11 +191,7 @@ TEST(MatmulBackwardBiasVariants, ColumnTilesWorkspaceAndGridLimit) {
   for (const Shape& s : check_shapes())
     for (const ParamValues& p : tiles.all_params()) EXPECT_FALSE(tiles.skip_reason(s, p).has_value()) << p.describe();
   const Shape rows_8m = parse_shape("B=8192,T=1024,C=768");  // 2^23 rows
-  const auto why = tiles.skip_reason(rows_8m, params_of(tiles, {{"rows", 64}}));
-  ASSERT_TRUE(why.has_value());
-  EXPECT_NE(why->find("65535"), std::string::npos) << *why;
-  EXPECT_TRUE(tiles.skip_reason(rows_8m, params_of(tiles, {{"rows", 128}})).has_value());  // 65536 slices
-  EXPECT_FALSE(tiles.skip_reason(rows_8m, params_of(tiles, {{"rows", 256}})).has_value());
+  expect_grid_limit(tiles, rows_8m, "rows", 64, 128, 256);   // 128: 65536 slices
 }
 
 #else

@@ -8,6 +8,7 @@
 
 #include "kernels/registry.h"
 #include "kernels/shape.h"
+#include "tests/support/ladder.h"
 
 namespace wb {
 namespace {
@@ -15,11 +16,7 @@ namespace {
 constexpr const char* kOp = "matmul_forward";
 
 TEST(MatmulForwardVariants, CpuLadderKeepsItsThreeVariants) {
-  const auto cpu = Registry::global().variants(kOp, Backend::cpu);
-  ASSERT_EQ(cpu.size(), 3u);
-  EXPECT_EQ(cpu[0]->name, "reference");
-  EXPECT_EQ(cpu[1]->name, "blocked");
-  EXPECT_EQ(cpu[2]->name, "openblas");
+  EXPECT_EQ(testing::rungs(kOp, Backend::cpu), (std::vector<std::string>{"1 reference", "2 blocked", "3 openblas"}));
 }
 
 #if WB_HAVE_CUDA
@@ -33,19 +30,12 @@ std::string reason(const Variant& v, const Shape& s, const ParamValues& p) {
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 TEST(MatmulForwardVariants, CudaLadderHasItsSevenVariants) {
-  const auto variants = Registry::global().variants(kOp, Backend::cuda);
-  ASSERT_EQ(variants.size(), 7u);
-  const std::vector<std::string> names{"naive",  "shared_tiles",  "register_tiles", "vec4_double_buffer",
-                                       "cublas", "cublaslt_tf32", "tf32_wmma"};
-  const std::vector<NumericClass> classes{NumericClass::fp32, NumericClass::fp32, NumericClass::fp32,
-                                          NumericClass::fp32, NumericClass::fp32, NumericClass::tf32,
-                                          NumericClass::tf32};
-  for (int id = 1; id <= 7; ++id) {
-    const Variant* v = variants[id - 1];
-    EXPECT_EQ(v->id, id);
-    EXPECT_EQ(v->name, names[id - 1]);
-    EXPECT_EQ(v->numeric, classes[id - 1]) << v->label();
-    EXPECT_EQ(v->source, "variants/matmul_forward/0" + std::to_string(id) + "_" + v->name + ".cu");
+  ASSERT_EQ(testing::rungs(kOp, Backend::cuda),
+            (std::vector<std::string>{"1 naive", "2 shared_tiles", "3 register_tiles", "4 vec4_double_buffer",
+                                      "5 cublas", "6 cublaslt_tf32", "7 tf32_wmma"}));
+  for (const Variant* v : Registry::global().variants(kOp, Backend::cuda)) {
+    EXPECT_EQ(v->numeric, v->id >= 6 ? NumericClass::tf32 : NumericClass::fp32) << v->label();
+    EXPECT_EQ(v->source, "variants/matmul_forward/0" + std::to_string(v->id) + "_" + v->name + ".cu");
     EXPECT_EQ(v->source_hash.size(), 64u) << v->label();
     EXPECT_FALSE(v->summary.empty());
   }

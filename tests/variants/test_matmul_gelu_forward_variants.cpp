@@ -16,6 +16,7 @@
 #include "kernels/ops/matmul_forward.h"
 #include "kernels/ops/matmul_gelu_forward.h"
 #include "kernels/registry.h"
+#include "tests/support/ladder.h"
 #include "workbench/runtime/executor.h"
 
 namespace wb {
@@ -24,12 +25,10 @@ namespace {
 constexpr const char* kOp = "matmul_gelu_forward";
 
 TEST(MatmulGeluForwardVariants, CpuLadder) {
-  const auto cpu = Registry::global().variants(kOp, Backend::cpu);
-  ASSERT_EQ(cpu.size(), 2u);
-  EXPECT_EQ(cpu[0]->name, "reference");
-  EXPECT_EQ(cpu[1]->name, "openblas_epilogue");
-  EXPECT_EQ(cpu[1]->numeric, NumericClass::fp32);
-  EXPECT_TRUE(cpu[1]->params.empty()) << "OpenBLAS threads the product as it is built";
+  ASSERT_EQ(testing::rungs(kOp, Backend::cpu), (std::vector<std::string>{"1 reference", "2 openblas_epilogue"}));
+  const Variant& openblas = Registry::global().variant(kOp, Backend::cpu, 2);
+  EXPECT_EQ(openblas.numeric, NumericClass::fp32);
+  EXPECT_TRUE(openblas.params.empty()) << "OpenBLAS threads the product as it is built";
 }
 
 // The executor's memory for n floats, filled from host (or poisoned by the executor).
@@ -127,19 +126,15 @@ TEST(MatmulGeluForwardVariants, EmulatedVariantsStoreWhatTheUnfusedPairStores) {
 #if WB_HAVE_CUDA
 
 TEST(MatmulGeluForwardVariants, CudaLadder) {
-  const auto variants = Registry::global().variants(kOp, Backend::cuda);
-  ASSERT_EQ(variants.size(), 3u);
-  const std::vector<std::string> names{"naive", "register_tiles", "cublas_epilogue"};
-  for (int id = 1; id <= 3; ++id) {
-    const Variant* v = variants[id - 1];
-    EXPECT_EQ(v->id, id);
-    EXPECT_EQ(v->name, names[id - 1]);
+  ASSERT_EQ(testing::rungs(kOp, Backend::cuda),
+            (std::vector<std::string>{"1 naive", "2 register_tiles", "3 cublas_epilogue"}));
+  for (const Variant* v : Registry::global().variants(kOp, Backend::cuda)) {
     EXPECT_EQ(v->numeric, NumericClass::fp32) << v->label();
-    EXPECT_EQ(v->source, "variants/matmul_gelu_forward/0" + std::to_string(id) + "_" + v->name + ".cu");
+    EXPECT_EQ(v->source, "variants/matmul_gelu_forward/0" + std::to_string(v->id) + "_" + v->name + ".cu");
     EXPECT_TRUE(v->requirements.empty()) << v->label() << " runs every shape";
   }
   // the register tiles take matmul_forward cuda/3's parameters and limits
-  const Variant& tiles = *variants[1];
+  const Variant& tiles = Registry::global().variant(kOp, Backend::cuda, 2);
   const Variant& mm = Registry::global().variant("matmul_forward", Backend::cuda, 3);
   EXPECT_EQ(tiles.params_text(), mm.params_text());
   EXPECT_EQ(tiles.default_params(), mm.default_params());

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -26,6 +27,24 @@ namespace {
 using testing::best_for;
 using testing::entry;
 using testing::usage_error;
+
+// A step of the one-layer model (C=32, two heads) at B=2 T=8 on the cpu: its
+// workloads, and its plans from a best.json, which write their notices here.
+struct CpuStep {
+  std::unique_ptr<Executor> ex = make_executor(Backend::cpu);
+  const std::vector<Workload> workloads = step_workloads(config_from_init("1,32,2"), 2, 8);
+  std::ostringstream notices;
+
+  KernelPlan plan(const BestFile* best, const PlanOptions& options = {}) {
+    return KernelPlan(Registry::global(), *ex, options, best, workloads, notices);
+  }
+  // The step's activations, B=2 T=8 C=32, and a matmul's output channels where given.
+  static Shape shape(int64_t OC = 0) {
+    Shape s;
+    s.B = 2, s.T = 8, s.C = 32, s.OC = OC;
+    return s;
+  }
+};
 
 // Every matmul with a bias (qkv, attention projection, fc, fc projection) is followed
 // by its own matmul_backward_bias; the classifier has none. The fc layer runs fused
@@ -98,27 +117,23 @@ TEST(Plan, EachPrecisionRunsItsOwnEntries) {
 }
 
 TEST(Plan, DefaultsBestJsonAndFallbacks) {
-  auto ex = make_executor(Backend::cpu);
-  const Config c = config_from_init("1,32,2");
-  const auto workloads = step_workloads(c, 2, 8);
-  std::ostringstream notices;
-  const KernelPlan defaults(Registry::global(), *ex, PlanOptions{}, nullptr, workloads, notices);
-  Shape mm;
-  mm.B = 2, mm.T = 8, mm.C = 32, mm.OC = 96;
+  CpuStep step;
+  const KernelPlan defaults = step.plan(nullptr);
+  const Shape mm = CpuStep::shape(96);
   EXPECT_EQ(defaults.at("matmul_forward", mm).variant->id, 3);  // the highest id of the CPU ladder
   EXPECT_EQ(defaults.at("matmul_forward", mm).origin, "default");
 
   // Chosen for exactly this shape, and for another shape of the op (qkv's choice serves
   // the other matmuls); ops absent from best.json run their defaults, with a notice.
-  const BestFile b = best_for(*ex, {entry("matmul_forward", mm, 2)});
-  const KernelPlan plan(Registry::global(), *ex, PlanOptions{}, &b, workloads, notices);
+  const BestFile b = best_for(*step.ex, {entry("matmul_forward", mm, 2)});
+  const KernelPlan plan = step.plan(&b);
   EXPECT_EQ(plan.at("matmul_forward", mm).variant->id, 2);
   EXPECT_EQ(plan.at("matmul_forward", mm).origin, "best.json");
   Shape attproj = mm;
   attproj.OC = 32;
   EXPECT_EQ(plan.at("matmul_forward", attproj).variant->id, 2);
   EXPECT_NE(plan.at("matmul_forward", attproj).origin.find("chosen at"), std::string::npos);
-  EXPECT_NE(notices.str().find("layernorm_forward at B=2 T=8 C=32 is not in best.json"), std::string::npos);
+  EXPECT_NE(step.notices.str().find("layernorm_forward at B=2 T=8 C=32 is not in best.json"), std::string::npos);
 }
 
 // For every call of the step, best.json names a variant and launch parameters that
@@ -165,22 +180,18 @@ TEST(Plan, RunsExactlyTheBestJsonChoiceOfEveryCall) {
 }
 
 TEST(Plan, ListsTheEntriesItDoesNotRunWithTheReason) {
-  auto ex = make_executor(Backend::cpu);
-  const Config c = config_from_init("1,32,2");
-  const auto workloads = step_workloads(c, 2, 8);
-  std::ostringstream notices;
-  Shape btc;
-  btc.B = 2, btc.T = 8, btc.C = 32;
+  CpuStep step;
+  const Shape btc = CpuStep::shape();
   Shape other = btc;
   other.T = 64;
   BestEntry lnf = entry("layernorm_forward", other, 1);
   Shape fc = btc;
   fc.C = 4 * 32;
-  const BestFile b = best_for(*ex, {entry("residual_forward", btc, 1), entry("layernorm_forward", btc, 1), lnf,
-                                    entry("softmax_forward", btc, 1), entry("gelu_forward", fc, 1)});
+  const BestFile b = best_for(*step.ex, {entry("residual_forward", btc, 1), entry("layernorm_forward", btc, 1), lnf,
+                                         entry("softmax_forward", btc, 1), entry("gelu_forward", fc, 1)});
   PlanOptions trainer_options;  // the trainer says why its step never calls some ops
   trainer_options.why_not_called = why_the_step_skips;
-  const KernelPlan plan(Registry::global(), *ex, trainer_options, &b, workloads, notices);
+  const KernelPlan plan = step.plan(&b, trainer_options);
   ASSERT_EQ(plan.unused().size(), 4u);
   EXPECT_EQ(plan.unused()[0].entry->op, "residual_forward");
   EXPECT_NE(plan.unused()[0].reason.find("fused_residual_layernorm_forward"), std::string::npos);
@@ -204,15 +215,10 @@ TEST(Plan, ListsTheEntriesItDoesNotRunWithTheReason) {
 }
 
 TEST(Plan, BadKernelFilesAreUsageErrors) {
-  auto ex = make_executor(Backend::cpu);
-  const Config c = config_from_init("1,32,2");
-  const auto workloads = step_workloads(c, 2, 8);
-  std::ostringstream notices;
-  Shape s;
-  s.B = 2, s.T = 8, s.C = 32;
-  auto plan_error = [&](const BestFile& b) {
-    return usage_error([&] { KernelPlan(Registry::global(), *ex, PlanOptions{}, &b, workloads, notices); });
-  };
+  CpuStep step;
+  const auto& ex = step.ex;
+  const Shape s = CpuStep::shape();
+  auto plan_error = [&](const BestFile& b) { return usage_error([&] { step.plan(&b); }); };
   EXPECT_NE(plan_error(best_for(*ex, {entry("layernorm_forward", s, 9)})).find("unknown variant 9"), std::string::npos);
   BestEntry unknown = entry("layernorm_forward", s, 1);
   unknown.op = "layernorm";
@@ -226,35 +232,28 @@ TEST(Plan, BadKernelFilesAreUsageErrors) {
 // a larger machine names a count this one lacks, and the plan runs the default for it,
 // with the reason, rather than refusing the whole file.
 TEST(Plan, AThreadCountThisMachineLacksFallsBack) {
-  auto ex = make_executor(Backend::cpu);
-  const Config c = config_from_init("1,32,2");
-  const auto workloads = step_workloads(c, 2, 8);
-  Shape s;
-  s.B = 2, s.T = 8, s.C = 32;
+  CpuStep step;
+  const Shape s = CpuStep::shape();
   BestEntry e = entry("layernorm_forward", s, 2);
   e.params.set("threads", 4096);
-  const BestFile b = best_for(*ex, {e});
-  std::ostringstream notices;
-  const KernelPlan plan(Registry::global(), *ex, PlanOptions{}, &b, workloads, notices);
-  EXPECT_EQ(plan.at("layernorm_forward", s).origin, "default (fallback)");
-  EXPECT_NE(notices.str().find("best.json names cpu/2, whose threads=4096 is not among its legal values here"),
+  const BestFile b = best_for(*step.ex, {e});
+  EXPECT_EQ(step.plan(&b).at("layernorm_forward", s).origin, "default (fallback)");
+  EXPECT_NE(step.notices.str().find("best.json names cpu/2, whose threads=4096 is not among its legal values here"),
             std::string::npos)
-      << notices.str();
+      << step.notices.str();
 }
 
 // Another CPU model takes the section of one with the same architecture, announced;
 // --strict-device refuses it; another backend's sections leave the defaults.
 TEST(Plan, TakesTheClosestSectionUnlessStrict) {
-  auto ex = make_executor(Backend::cpu);
-  const Config c = config_from_init("1,32,2");
-  const auto workloads = step_workloads(c, 2, 8);
-  Shape s;
-  s.B = 2, s.T = 8, s.C = 32;
+  CpuStep step;
+  const auto& ex = step.ex;
+  std::ostringstream& notices = step.notices;
+  const Shape s = CpuStep::shape();
   BestFile other = best_for(*ex, {entry("layernorm_forward", s, 1)});
   other.sections[0].device_name = "Another CPU";
   other.sections[0].device_slug = "cpu-another-cpu";
-  std::ostringstream notices;
-  const KernelPlan plan(Registry::global(), *ex, PlanOptions{}, &other, workloads, notices);
+  const KernelPlan plan = step.plan(&other);
   EXPECT_EQ(plan.section(), &other.sections[0]);
   EXPECT_EQ(plan.at("layernorm_forward", s).origin, "best.json");
   const std::string level = ex->device().isa.empty() ? "" : " at " + ex->device().isa;
@@ -265,13 +264,13 @@ TEST(Plan, TakesTheClosestSectionUnlessStrict) {
   PlanOptions strict;
   strict.strict_device = true;
   EXPECT_NE(usage_error([&] {
-              KernelPlan(Registry::global(), *ex, strict, &other, workloads, notices);
+              step.plan(&other, strict);
             }).find("--strict-device: the kernels file has no section for this device"),
             std::string::npos);
   BestFile gpu = best_for(*ex, {entry("layernorm_forward", s, 1)});
   gpu.sections[0].backend = Backend::cuda;
   notices.str("");
-  const KernelPlan defaults(Registry::global(), *ex, PlanOptions{}, &gpu, workloads, notices);
+  const KernelPlan defaults = step.plan(&gpu);
   EXPECT_EQ(defaults.section(), nullptr);
   EXPECT_EQ(defaults.at("layernorm_forward", s).origin, "default");
   EXPECT_NE(notices.str().find("every op runs its default variant"), std::string::npos) << notices.str();

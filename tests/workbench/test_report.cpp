@@ -7,6 +7,7 @@
 #include "tests/support/json_near.h"
 #include "kernels/errors.h"
 #include "kernels/registry.h"
+#include "tests/support/brief_timing.h"
 #include "workbench/cli/pipeline_timing.h"
 #include "workbench/cli/list_verification.h"
 #include "workbench/runtime/harness.h"
@@ -31,10 +32,7 @@ Report sample_report() {
   const Registry& reg = Registry::global();
   const OpSpec& op = reg.op("matmul_forward");
   Session session(Registry::global(), op, parse_shape("B=2,T=4,C=8,OC=12"), 42, *ex);
-  TimingOptions timing;
-  timing.repetitions = 2;
-  timing.min_time_s = 0.001;
-  timing.warmup_s = 0;
+  const TimingOptions timing = testing::brief_timing(2);
   EvalOptions o;
   o.timer = cli::timer_for(*ex, timing);
   Report r{make_context(*ex, timing, "wb test"), {}};

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "tests/support/brief_timing.h"
 #include "workbench/cli/pipeline_timing.h"
 #include "workbench/runtime/executor.h"
 #include "workbench/runtime/timing.h"
@@ -35,10 +36,7 @@ TEST(Timing, DefaultsDependOnTheBackend) {
 TEST(Timing, GoogleBenchmarkRunsTheRequestedRepetitions) {
   auto ex = make_executor(Backend::cpu);
   int launches = 0;
-  TimingOptions o;
-  o.repetitions = 4;
-  o.min_time_s = 0.001;
-  o.warmup_s = 0;
+  const TimingOptions o = testing::brief_timing(4);
   const TimingStats s = measure(
       *ex, [&] { ++launches; }, o, "count");
   EXPECT_EQ(s.repetitions, 4);
@@ -53,10 +51,7 @@ TEST(Timing, CpuCacheFlushBoundsTheLaunchesPerRepetition) {
   auto ex = make_executor(Backend::cpu);
   EXPECT_GE(ex->flush_bytes(), std::size_t(8) << 20);
   EXPECT_LE(ex->flush_bytes(), std::size_t(256) << 20);
-  TimingOptions o;
-  o.repetitions = 2;
-  o.min_time_s = 0.01;
-  o.warmup_s = 0;
+  TimingOptions o = testing::brief_timing(2, 0.01);
   int launches = 0;
   const TimingStats flushed = measure(
       *ex, [&] { ++launches; }, o, "flushed");
@@ -70,10 +65,7 @@ TEST(Timing, CpuCacheFlushBoundsTheLaunchesPerRepetition) {
 
 TEST(Timing, FailuresInsideTheLoopAreRethrown) {
   auto ex = make_executor(Backend::cpu);
-  TimingOptions o;
-  o.repetitions = 2;
-  o.min_time_s = 0.001;
-  o.warmup_s = 0;
+  const TimingOptions o = testing::brief_timing(2);
   EXPECT_THROW(measure(
                    *ex, [] { throw std::runtime_error("launch failed"); }, o, "throws"),
                std::runtime_error);

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "kernels/bf16.h"
-
 #include "kernels/errors.h"
 #include "kernels/registry.h"
 #include "reference/reference.h"
+#include "tests/support/brief_timing.h"
 #include "tests/support/test_variant.h"
 #include "workbench/cli/pipeline_timing.h"
 #include "workbench/runtime/harness.h"
@@ -167,12 +167,8 @@ TEST_F(Harness, UnmetRequirementIsSkippedWithItsReason) {
 }
 
 TEST_F(Harness, TimedEvaluationRecordsStatistics) {
-  TimingOptions timing;
-  timing.repetitions = 3;
-  timing.min_time_s = 0.001;
-  timing.warmup_s = 0;
   EvalOptions o;
-  o.timer = cli::timer_for(*ex_, timing);
+  o.timer = cli::timer_for(*ex_, testing::brief_timing(3));
   const Variant v = variant(&correct, "correct");
   const Record r = session_.evaluate(v, v.default_params(), o);
   ASSERT_EQ(r.status, Status::ok) << r.reason;
