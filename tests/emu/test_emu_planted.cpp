@@ -220,8 +220,9 @@ TEST(PlantedTensorCore, TheMmaPipelinePassesAndEachPlantedBugIsCaught) {
   // The missing barrier is caught by the schedules that switch threads at memory
   // accesses, which only the plain build has: the sanitized builds report no accesses
   // (their ThreadSanitizer pass reports the race instead).
-  if (emu::reports_accesses())
+  if (emu::reports_accesses()) {
     EXPECT_TRUE(contains(out, "INCORRECT matmul_forward_bf16 emu/95 planted_missing_barrier" + at_wide)) << out;
+  }
 }
 
 }  // namespace

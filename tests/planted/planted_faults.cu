@@ -71,7 +71,7 @@
 #include <cuda_bf16.h>
 #include <mma.h>
 
-#include "kernels/cuda/adamw.cuh"
+#include "kernels/cuda/adamw_master.cuh"
 #include "kernels/cuda/libraries.h"
 #include "kernels/cuda/packed.cuh"
 #include "kernels/ops/adamw.h"
@@ -267,12 +267,8 @@ __global__ void planted_adamw_truncates_params(__nv_bfloat16* params, float* mas
                                                const __nv_bfloat16* grads, int64_t n, cuda::adamw::Step s) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  float p = master[i], mi = m[i], vi = v[i];
-  cuda::adamw::update(p, mi, vi, __bfloat162float(grads[i]), s);
-  master[i] = p;
-  m[i] = mi;
-  v[i] = vi;
-  params[i] = __float2bfloat16_rz(p);  // the bug: toward zero, whatever the seed says
+  // the bug: toward zero, whatever the seed says
+  params[i] = __float2bfloat16_rz(cuda::adamw::update_master(master, m, v, grads[i], i, s));
 }
 
 void launch_adamw_truncates_params(const AdamwBf16Args& a, const Launch& l) {
