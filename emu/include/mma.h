@@ -127,6 +127,24 @@ __attribute__((no_sanitize("thread"))) inline void lane_elements(int* out) {
 inline float widen(float v) { return v; }
 inline float widen(__nv_bfloat16 v) { return float(v); }
 
+// Where the elements this lane holds of fragment F lie in a matrix at p with leading
+// dimension ldm (row-major: element (r, c) at p[r * ldm + c], else at p[c * ldm + r]),
+// after what every lane of `what` does first: the pointer and ldm checked, and the
+// warp met at the call.
+template <class F, class E>
+inline void lane_offsets(std::size_t (&offset)[F::num_elements], const E* p, unsigned ldm, bool row_major,
+                         const char* what, const char* file, int line) {
+  const ::wb::emu::Site at = site(file, line);
+  check_matrix_pointer<E>(p, ldm, what, at);
+  ::wb::emu::warp_matrix(at, what, 0, nullptr, false);
+  int element[F::num_elements];
+  lane_elements<F>(element);
+  for (int i = 0; i < F::num_elements; ++i) {
+    const int r = element[i] / F::num_cols, c = element[i] % F::num_cols;
+    offset[i] = row_major ? std::size_t(r) * ldm + c : std::size_t(c) * ldm + r;
+  }
+}
+
 }  // namespace detail
 
 template <class Use, int M, int N, int K, class T, class Layout = void>
@@ -161,15 +179,9 @@ inline void load_matrix_sync(fragment<Use, M, N, K, T, Layout>& f, const E* p, u
                 "a matrix_a or matrix_b fragment names its layout (row_major or col_major)");
   static_assert(std::is_same_v<std::remove_cv_t<E>, typename F::element_type>,
                 "load_matrix_sync reads the fragment's element type");
-  const ::wb::emu::Site at = detail::site(file, line);
-  detail::check_matrix_pointer<E>(p, ldm, "wmma::load_matrix_sync", at);
-  ::wb::emu::warp_matrix(at, "wmma::load_matrix_sync", 0, nullptr, false);
-  int element[F::num_elements];
-  detail::lane_elements<F>(element);
-  for (int i = 0; i < F::num_elements; ++i) {
-    const int r = element[i] / F::num_cols, c = element[i] % F::num_cols;
-    f.x[i] = std::is_same_v<Layout, row_major> ? p[std::size_t(r) * ldm + c] : p[std::size_t(c) * ldm + r];
-  }
+  std::size_t offset[F::num_elements];
+  detail::lane_offsets<F>(offset, p, ldm, std::is_same_v<Layout, row_major>, "wmma::load_matrix_sync", file, line);
+  for (int i = 0; i < F::num_elements; ++i) f.x[i] = p[offset[i]];
 }
 
 // An accumulator from memory, laid out as `layout` says.
@@ -177,33 +189,18 @@ template <int M, int N, int K>
 inline void load_matrix_sync(fragment<accumulator, M, N, K, float>& f, const float* p, unsigned ldm, layout_t layout,
                              const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
   using F = fragment<accumulator, M, N, K, float>;
-  const ::wb::emu::Site at = detail::site(file, line);
-  detail::check_matrix_pointer<float>(p, ldm, "wmma::load_matrix_sync", at);
-  ::wb::emu::warp_matrix(at, "wmma::load_matrix_sync", 0, nullptr, false);
-  int element[F::num_elements];
-  detail::lane_elements<F>(element);
-  for (int i = 0; i < F::num_elements; ++i) {
-    const int r = element[i] / F::num_cols, c = element[i] % F::num_cols;
-    f.x[i] = layout == mem_row_major ? p[std::size_t(r) * ldm + c] : p[std::size_t(c) * ldm + r];
-  }
+  std::size_t offset[F::num_elements];
+  detail::lane_offsets<F>(offset, p, ldm, layout == mem_row_major, "wmma::load_matrix_sync", file, line);
+  for (int i = 0; i < F::num_elements; ++i) f.x[i] = p[offset[i]];
 }
 
 template <int M, int N, int K>
 inline void store_matrix_sync(float* p, const fragment<accumulator, M, N, K, float>& f, unsigned ldm, layout_t layout,
                               const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
   using F = fragment<accumulator, M, N, K, float>;
-  const ::wb::emu::Site at = detail::site(file, line);
-  detail::check_matrix_pointer<float>(p, ldm, "wmma::store_matrix_sync", at);
-  ::wb::emu::warp_matrix(at, "wmma::store_matrix_sync", 0, nullptr, false);
-  int element[F::num_elements];
-  detail::lane_elements<F>(element);
-  for (int i = 0; i < F::num_elements; ++i) {
-    const int r = element[i] / F::num_cols, c = element[i] % F::num_cols;
-    if (layout == mem_row_major)
-      p[std::size_t(r) * ldm + c] = f.x[i];
-    else
-      p[std::size_t(c) * ldm + r] = f.x[i];
-  }
+  std::size_t offset[F::num_elements];
+  detail::lane_offsets<F>(offset, p, ldm, layout == mem_row_major, "wmma::store_matrix_sync", file, line);
+  for (int i = 0; i < F::num_elements; ++i) p[offset[i]] = f.x[i];
 }
 
 namespace detail {
