@@ -97,7 +97,8 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
   const std::vector<float> a_f = widened(A, Atype, a_span), b_f = widened(B, Btype, b_span);
   // Only the m x n elements of C are read (beta != 0) and written; the gaps between
   // columns (ldc > m) keep what they held.
-  std::vector<float> c_f = b != 0.0f ? widened(C, Ctype, c_span) : std::vector<float>(std::size_t(std::max(c_span, 1LL)));
+  std::vector<float> c_f =
+      b != 0.0f ? widened(C, Ctype, c_span) : std::vector<float>(std::size_t(std::max(c_span, 1LL)));
   if (m > 0 && n > 0) {
     if (Ctype == CUDA_R_16BF && k >= 2) {
       // cuBLAS's freedom with a bf16 C, taken every time: the sum over k in two halves,
@@ -162,18 +163,18 @@ cublasStatus_t cublasSetAtomicsMode(cublasHandle_t handle, cublasAtomicsMode_t) 
 }
 
 const char* cublasGetStatusName(cublasStatus_t status) {
+  // Each status answers with its enumerator's own spelling, written once.
+#define WB_STATUS_NAME(s) \
+  case s:                 \
+    return #s
   switch (status) {
-    case CUBLAS_STATUS_SUCCESS:
-      return "CUBLAS_STATUS_SUCCESS";
-    case CUBLAS_STATUS_NOT_INITIALIZED:
-      return "CUBLAS_STATUS_NOT_INITIALIZED";
-    case CUBLAS_STATUS_INVALID_VALUE:
-      return "CUBLAS_STATUS_INVALID_VALUE";
-    case CUBLAS_STATUS_EXECUTION_FAILED:
-      return "CUBLAS_STATUS_EXECUTION_FAILED";
-    case CUBLAS_STATUS_NOT_SUPPORTED:
-      return "CUBLAS_STATUS_NOT_SUPPORTED";
+    WB_STATUS_NAME(CUBLAS_STATUS_SUCCESS);
+    WB_STATUS_NAME(CUBLAS_STATUS_NOT_INITIALIZED);
+    WB_STATUS_NAME(CUBLAS_STATUS_INVALID_VALUE);
+    WB_STATUS_NAME(CUBLAS_STATUS_EXECUTION_FAILED);
+    WB_STATUS_NAME(CUBLAS_STATUS_NOT_SUPPORTED);
   }
+#undef WB_STATUS_NAME
   return "CUBLAS_STATUS_UNKNOWN";
 }
 

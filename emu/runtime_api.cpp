@@ -13,65 +13,40 @@
 namespace wb::emu {
 using namespace internal;
 
-const char* error_name(int code) {
-  switch (code) {
-    case kSuccess:
-      return "cudaSuccess";
-    case kInvalidValue:
-      return "cudaErrorInvalidValue";
-    case kMemoryAllocation:
-      return "cudaErrorMemoryAllocation";
-    case kInvalidConfiguration:
-      return "cudaErrorInvalidConfiguration";
-    case kInvalidDeviceFunction:
-      return "cudaErrorInvalidDeviceFunction";
-    case kIllegalAddress:
-      return "cudaErrorIllegalAddress";
-    case kLaunchOutOfResources:
-      return "cudaErrorLaunchOutOfResources";
-    case kMisalignedAddress:
-      return "cudaErrorMisalignedAddress";
-    case kLaunchFailure:
-      return "cudaErrorLaunchFailure";
-    case kNotSupported:
-      return "cudaErrorNotSupported";
-  }
-  return "cudaErrorUnknown";
+namespace {
+
+// Each error code the emulator raises: the CUDA runtime's name for it and its words.
+struct ErrorText {
+  int code;
+  const char* name;
+  const char* words;
+};
+constexpr ErrorText kErrors[] = {
+    {kSuccess, "cudaSuccess", "no error"},
+    {kInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
+    {kMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
+    {kInvalidConfiguration, "cudaErrorInvalidConfiguration", "invalid configuration argument"},
+    {kInvalidDeviceFunction, "cudaErrorInvalidDeviceFunction", "invalid device function"},
+    {kIllegalAddress, "cudaErrorIllegalAddress", "an illegal memory access was encountered"},
+    {kLaunchOutOfResources, "cudaErrorLaunchOutOfResources", "too many resources requested for launch"},
+    {kMisalignedAddress, "cudaErrorMisalignedAddress", "misaligned address"},
+    {kLaunchFailure, "cudaErrorLaunchFailure", "unspecified launch failure"},
+    {kNotSupported, "cudaErrorNotSupported", "operation not supported"},
+};
+constexpr ErrorText kUnknownError{-1, "cudaErrorUnknown", "unknown error"};
+
+const ErrorText& error_text(int code) {
+  for (const ErrorText& e : kErrors)
+    if (e.code == code) return e;
+  return kUnknownError;
 }
 
+}  // namespace
+
+const char* error_name(int code) { return error_text(code).name; }
+
 std::string error_string(int code) {
-  std::string words;
-  switch (code) {
-    case kSuccess:
-      words = "no error";
-      break;
-    case kInvalidValue:
-      words = "invalid argument";
-      break;
-    case kMemoryAllocation:
-      words = "out of memory";
-      break;
-    case kInvalidConfiguration:
-      words = "invalid configuration argument";
-      break;
-    case kInvalidDeviceFunction:
-      words = "invalid device function";
-      break;
-    case kIllegalAddress:
-      words = "an illegal memory access was encountered";
-      break;
-    case kLaunchOutOfResources:
-      words = "too many resources requested for launch";
-      break;
-    case kLaunchFailure:
-      words = "unspecified launch failure";
-      break;
-    case kNotSupported:
-      words = "operation not supported";
-      break;
-    default:
-      words = "unknown error";
-  }
+  std::string words = error_text(code).words;
   Context& c = context();
   std::lock_guard<std::mutex> lock(c.mutex);
   if (code != kSuccess && code == c.sticky && !c.sticky_message.empty())
@@ -224,11 +199,11 @@ int check_configuration(const LaunchSpec& spec, const std::string& name, std::si
     if (it != c.max_dynamic_shared.end()) *limit = std::max<std::size_t>(*limit, std::size_t(it->second));
   }
   if (spec.dynamic_shared > *limit)
-    return refuse(kInvalidValue,
-                  std::to_string(spec.dynamic_shared) + " bytes of dynamic shared memory, more than " +
-                      std::to_string(*limit) +
-                      (*limit == t.static_shared_per_block ? " (above 48 KiB a kernel opts in with cudaFuncSetAttribute)"
-                                                           : " (its cudaFuncSetAttribute opt-in)"));
+    return refuse(
+        kInvalidValue,
+        std::to_string(spec.dynamic_shared) + " bytes of dynamic shared memory, more than " + std::to_string(*limit) +
+            (*limit == t.static_shared_per_block ? " (above 48 KiB a kernel opts in with cudaFuncSetAttribute)"
+                                                 : " (its cudaFuncSetAttribute opt-in)"));
   return kSuccess;
 }
 
