@@ -5,6 +5,7 @@
 
 #include "kernels/checked.h"
 #include "kernels/errors.h"
+#include "kernels/text.h"
 
 namespace wb {
 namespace {
@@ -124,13 +125,9 @@ Shape parse_shape(std::string_view text) {
   if (all.empty()) throw UsageError("malformed shape: empty (give a preset or dims such as B=8,T=1024,C=768)");
   Shape s = preset_shape("gpt2-124m");
   std::set<std::string> given;
-  size_t start = 0;
   bool first = true;
-  while (start <= all.size()) {
-    size_t comma = all.find(',', start);
-    if (comma == std::string::npos) comma = all.size();
-    const std::string item = trim(std::string_view(all).substr(start, comma - start));
-    start = comma + 1;
+  for (const std::string& part : split_list(all)) {
+    const std::string item = trim(part);
     const size_t eq = item.find('=');
     if (eq == std::string::npos) {
       if (!first) throw UsageError("malformed shape '" + all + "': '" + item + "' is not of the form DIM=VALUE");
@@ -189,11 +186,11 @@ std::vector<CheckShape> named_check_shapes(bool emulated) {
   std::vector<CheckShape> shapes;
   auto add = [&](const char* name, const char* text) { shapes.push_back({name, parse_shape(text)}); };
   if (!emulated) {
-    add("tiny", "B=2,T=3,C=8,NH=2,V=11,Vp=16,OC=12,L=1");             // one warp covers everything
-    add("odd", "B=3,T=37,C=75,NH=3,V=101,Vp=128,OC=221,L=1");         // nothing a power of two, C % 4 != 0
-    add("gpt2", "B=2,T=64,C=768,NH=12,V=1000,Vp=1024,OC=3072,L=1");   // GPT-2 width
-    add("vocab", "B=1,T=5,C=96,NH=2,V=50257,OC=384,L=1");             // GPT-2 vocabulary, Vp=50304
-    add("long", "B=1,T=130,C=256,NH=2,V=300,OC=520,L=1");             // head size 128, T crosses 64-row tiles
+    add("tiny", "B=2,T=3,C=8,NH=2,V=11,Vp=16,OC=12,L=1");            // one warp covers everything
+    add("odd", "B=3,T=37,C=75,NH=3,V=101,Vp=128,OC=221,L=1");        // nothing a power of two, C % 4 != 0
+    add("gpt2", "B=2,T=64,C=768,NH=12,V=1000,Vp=1024,OC=3072,L=1");  // GPT-2 width
+    add("vocab", "B=1,T=5,C=96,NH=2,V=50257,OC=384,L=1");            // GPT-2 vocabulary, Vp=50304
+    add("long", "B=1,T=130,C=256,NH=2,V=300,OC=520,L=1");            // head size 128, T crosses 64-row tiles
   } else {
     add("tiny", "B=2,T=3,C=8,NH=2,V=11,Vp=16,OC=12,L=1");                // one block covers everything
     add("odd", "B=3,T=37,C=75,NH=3,V=101,Vp=128,OC=221,L=1");            // tails, several blocks, C % 4 != 0

@@ -97,18 +97,6 @@ Backend resolve_backend(const std::string& requested) {
   return b;
 }
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    items.push_back(text.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return items;
-}
-
 std::vector<int> parse_int_list(const std::string& text, const std::string& what) {
   std::vector<int> out;
   for (const std::string& item : split_list(text)) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/registry.h"
+#include "kernels/text.h"
 #include "workbench/runtime/executor.h"
 #include "workbench/runtime/timing.h"
 
@@ -67,8 +68,6 @@ void add_timing_options(CLI::App& cmd, TimingFlags& timing);
 
 // Parsing what the options hold.
 Backend resolve_backend(const std::string& requested);  // "" = default; throws DeviceUnavailable for cuda
-// "a,b,,c": the items between commas, empty ones kept (for the parser to refuse).
-std::vector<std::string> split_list(const std::string& text);
 std::vector<int> parse_int_list(const std::string& text, const std::string& what);  // "1,3,5"; throws UsageError
 std::optional<std::vector<int>> parse_block_sizes(const std::string& text);         // "" or "all": none (every one)
 uint64_t resolve_seed(const std::optional<uint64_t>& given);
