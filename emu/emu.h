@@ -100,6 +100,15 @@ int device_memset(void* p, int value, std::size_t bytes);
 // How a launch's threads and blocks take turns.
 //   shuffled     a block's threads are resumed in a permutation seeded by (seed,
 //                launch, block) instead of forward;
+//   warps_alone  each warp of a block runs by itself from one barrier to the next (its
+//                lanes round after round until none can run), the warps one after
+//                another in an order drawn for each barrier interval from the seed:
+//                forward, reversed or shuffled. So a warp runs ahead of the others into
+//                whatever it does before the next barrier (a cp.async refill of a buffer
+//                the others have yet to read) while the threads of one warp stay
+//                together. A warp whose lane polls (a volatile or atomic read) lets the
+//                next warp run, so a warp waiting for a flag that another warp sets
+//                makes progress;
 //   interleave   threads also yield at global and shared memory accesses, so that a
 //                read-modify-write race loses updates: at every access in launches of
 //                up to 4096 threads, at one in `period` (picked by a generator seeded
@@ -123,10 +132,15 @@ struct Schedule {
   uint64_t seed = 0;
   bool interleave = false;
   unsigned period = 1;
+  bool warps_alone = false;
   enum class Blocks { parallel, forward, shuffled, serial_if_polling } blocks = Blocks::parallel;
 };
 void set_schedule(Schedule s);
 Schedule schedule();
+// What the launches that follow belong to, for the fault messages, which name it after
+// the kernel ("kernel gemm_cp_async<...> (matmul_forward_bf16 cuda/6 tile=128,...)"):
+// the variant and configuration wb runs. Empty: nothing (the default).
+void set_work(std::string what);
 // A __syncthreads reached while other threads of the block have exited: a note by
 // default (take_notes), a synccheck fault when strict.
 void set_strict_sync(bool strict);

@@ -63,6 +63,7 @@ struct Context {
   Schedule schedule;
   std::atomic<uint64_t> launches{0};
   bool strict_sync = false;
+  std::string work;  // set_work
   std::set<const void*> polling_kernels;  // kernels seen polling (a volatile or atomic read)
   std::vector<std::string> notes;
   std::set<std::string> noted;  // kernel and site of each note: one note each
@@ -105,6 +106,12 @@ struct Thread {
   fiber::Sanitizer san;
   Site wait_site{nullptr, 0};  // the barrier or collective it waits at
   bool started = false;
+  // It came back to the scheduler at a reported access (a poll, or the interleaving
+  // pass), not at a barrier, a collective or its end.
+  bool yielded_at_access = false;
+  // The access the scheduler is checking (canary_read reads its bytes), for the fault
+  // handler: a fault there is that access's.
+  const void* checking_pc = nullptr;
   // Its part in a warp collective: what it deposits, the lane it reads (-1: poison,
   // 32 + lane: its own value), what it gets back.
   uint64_t value = 0;
@@ -220,7 +227,7 @@ struct Block {
 struct Launch {
   const LaunchSpec* spec;
   const std::function<void()>* body;
-  std::string name;
+  std::string name;  // the kernel's, and what it is part of (set_work): "k (op cuda/3 ...)"
   Schedule schedule;
   uint64_t number;
   std::size_t shared_limit;  // static + dynamic shared memory a block may use
@@ -331,6 +338,11 @@ void release_shared(Block& b);
 // What the address is to the kernel: a shared array of the block, its dynamic shared
 // memory, or a device buffer.
 std::string describe_address(const Block& b, const void* address);
+// A read of `bytes` at `address` that lies in a canary (before or past a device
+// buffer, a shared array of the block or its dynamic shared memory), in words ("4
+// bytes past the end of shared array 's', declared at ..."), or "" when it does not.
+// Only reads whose bytes hold the canary pattern are looked up.
+std::string canary_read(const Block& b, const void* address, std::size_t bytes);
 // The access to a guard page that the fault handler caught, in words.
 std::string memory_fault_message(const Block& b);
 // Checks the canaries of every device buffer after a launch: "" when all are intact.

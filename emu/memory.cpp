@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <new>
 #include <stdexcept>
 
@@ -75,7 +76,9 @@ void on_segv(int, siginfo_t* info, void* uc) {
   b.memory_fault = true;
   b.faulted = true;
   b.fault_address = info->si_addr;
-  b.fault_pc = reinterpret_cast<const void*>(static_cast<ucontext_t*>(uc)->uc_mcontext.gregs[REG_RIP] + 1);
+  b.fault_pc = w->current->checking_pc
+                   ? w->current->checking_pc
+                   : reinterpret_cast<const void*>(static_cast<ucontext_t*>(uc)->uc_mcontext.gregs[REG_RIP] + 1);
   b.fault_thread = w->current;
   boost::context::detail::jump_fcontext(w->scheduler, nullptr);
 }
@@ -181,6 +184,51 @@ WB_EMU_NO_TSAN std::string describe_address(const Block& b, const void* address)
              std::to_string(it->second.bytes) + " bytes)";
   }
   return hex;
+}
+
+namespace {
+
+// Where `at` lies against [data, data + bytes) with canaries [front, data) and
+// [data + bytes, back): "N bytes before the start of " / "N bytes past the end of ",
+// or "" when in neither canary.
+std::string in_canary(const char* at, const char* front, const char* data, std::size_t bytes, const char* back) {
+  if (at >= front && at < data) return std::to_string(data - at) + " bytes before the start of ";
+  if (at >= data + bytes && at < back) return std::to_string(at - (data + bytes)) + " bytes past the end of ";
+  return "";
+}
+
+}  // namespace
+
+WB_EMU_NO_TSAN std::string canary_read(const Block& b, const void* address, std::size_t bytes) {
+  const char* first = static_cast<const char*>(address);
+  const char* last = first + bytes - 1;
+  // Two bytes of the pattern (0xA5 next to 0xFF) at either end of the read: never the
+  // poison of unwritten memory (all 0xFF), rarely data.
+  const std::size_t probe = std::min<std::size_t>(bytes, 2);
+  if (!canary_intact(first, probe) && !canary_intact(last + 1 - probe, probe)) return "";
+  for (const char* at : {first, last}) {
+    for (int i = 0; i < b.shared_count; ++i) {
+      const SharedArray& s = b.shared[i];
+      const std::string where = in_canary(at, s.raw, s.data, s.bytes, s.data + s.bytes + kSharedCanary);
+      if (!where.empty())
+        return where + "shared array '" + s.decl->name + "', declared at " + site_text(Site{s.decl->file, s.decl->line});
+    }
+    const std::size_t dynamic = b.launch->spec->dynamic_shared;
+    if (b.dynamic) {
+      const std::string where = in_canary(at, b.dynamic_raw, b.dynamic, dynamic, b.dynamic + dynamic + kSharedCanary);
+      if (!where.empty()) return where + "the block's dynamic shared memory (" + std::to_string(dynamic) + " bytes)";
+    }
+    Context& c = context();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    auto next = c.allocations.upper_bound(reinterpret_cast<std::uintptr_t>(at));
+    for (auto it : {next, next == c.allocations.begin() ? c.allocations.end() : std::prev(next)}) {
+      if (it == c.allocations.end()) continue;
+      const Allocation& a = it->second;
+      const std::string where = in_canary(at, a.front, reinterpret_cast<const char*>(it->first), a.bytes, a.back);
+      if (!where.empty()) return where + "a device buffer of " + std::to_string(a.bytes) + " bytes";
+    }
+  }
+  return "";
 }
 
 // The access to a guard page that the fault handler caught, in words.

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "emu/internal.h"
+#include "emu/symbols.h"
 
 namespace wb::emu {
 using namespace internal;
@@ -108,6 +110,12 @@ Schedule schedule() {
 
 bool parallel_blocks() { return !WB_EMU_TSAN; }
 
+void set_work(std::string what) {
+  Context& c = context();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.work = std::move(what);
+}
+
 void set_strict_sync(bool strict) {
   Context& c = context();
   std::lock_guard<std::mutex> lock(c.mutex);
@@ -161,8 +169,8 @@ bool planning() { return tls_plan != nullptr; }
 
 namespace {
 
-// The kernel's name: the launch text up to its first top-level comma.
-std::string kernel_name(const char* text) {
+// The launch text up to its first top-level comma: the kernel as the launch spells it.
+std::string launched_name(const char* text) {
   std::string t = text ? text : "";
   int depth = 0;
   for (std::size_t i = 0; i < t.size(); ++i) {
@@ -172,6 +180,20 @@ std::string kernel_name(const char* text) {
     if (ch == ',' && depth == 0) return t.substr(0, i);
   }
   return t;
+}
+
+// The kernel's name for messages: its function as the program's symbol table names it,
+// without its namespaces ("gemm_cp_async<128, 32, 0, true, false>": a launch through a
+// pointer spells it "kernel", a template launch "k<kBug>"), or as the launch spells it
+// where the program has no symbol table.
+std::string kernel_name(const LaunchSpec& spec) {
+  const std::optional<KernelSymbol> symbol = spec.kernel ? kernel_symbol(spec.kernel) : std::nullopt;
+  if (!symbol) return launched_name(spec.text);
+  const std::string& name = symbol->name;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i + 1 < name.size() && name[i] != '<'; ++i)
+    if (name[i] == ':' && name[i + 1] == ':') start = i + 2;
+  return name.substr(start);
 }
 
 // A launch's configuration against the target's limits: a refusal is the calling
@@ -216,7 +238,11 @@ int launch(const LaunchSpec& spec, const std::function<void()>& body) {
   }
   Context& c = context();
   if (const int sticky = sticky_error()) return sticky;
-  const std::string name = kernel_name(spec.text);
+  std::string name = kernel_name(spec);
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (!c.work.empty()) name += " (" + c.work + ")";
+  }
   std::size_t limit = 0;
   if (const int refused = check_configuration(spec, name, &limit)) return refused;
 

@@ -129,6 +129,7 @@ WB_EMU_NO_TSAN void thread_entry(fiber::transfer tr) {
 
 WB_EMU_NO_TSAN void resume(Worker& w, Thread& t) {
   w.current = &t;
+  t.yielded_at_access = false;
   detail::current_builtins = &t.builtins;
   detail::interleaving = w.block->interleave;
   fiber::before_switch(w.scheduler_san, t.san, t.stack.base, t.stack.size, false);
@@ -243,8 +244,10 @@ WB_EMU_NO_TSAN bool resolve(Block& b, std::string* why) {
   for (int l = 0; l < 32; ++l) {
     if (!(missing & (1u << l))) continue;
     const Thread& m = b.threads[at_collective->warp * 32 + l];
+    const Group* other = m.state == State::collective ? group_of(wp, l) : nullptr;
     elsewhere = "lane " + std::to_string(l) + " waits at " +
-                (m.state == State::barrier ? "__syncthreads " : "another collective ") + site_text(m.wait_site);
+                (m.state == State::barrier ? "__syncthreads " : "another collective ") + site_text(m.wait_site) +
+                (other ? " (mask " + mask_text(other->mask) + ", with lanes " + lanes_text(other->arrived) + ")" : "");
     break;
   }
   *why = "synccheck: " + where(b, at_collective) + ": warp " + std::to_string(at_collective->warp) + ": lanes " +
@@ -333,37 +336,97 @@ WB_EMU_NO_TSAN void make_block(Worker& w, Launch& launch, long linear, Block& b)
   for (int i = 0; i < n; ++i) w.async[std::size_t(i)].reset();
 }
 
+// The seed of a block's draws: the schedule's, the launch's number and the block's.
+uint64_t block_seed(const Launch& launch, const Block& b) {
+  return mix(launch.schedule.seed ^ mix(launch.number * 1000003ull + uint64_t(b.linear)));
+}
+
 // The order the scheduler resumes the block's threads in, and which of their accesses
 // yield, drawn from the launch's schedule: the same seed, the same run.
+
 WB_EMU_NO_TSAN std::vector<int> draw_schedule(const Launch& launch, Block& b) {
   const int n = int(b.threads.size());
   std::vector<int> order(n);
   for (int i = 0; i < n; ++i) order[i] = i;
-  const uint64_t block_seed = mix(launch.schedule.seed ^ mix(launch.number * 1000003ull + uint64_t(b.linear)));
+  const uint64_t seed = block_seed(launch, b);
   if (launch.schedule.shuffled) {
-    std::mt19937_64 rng(block_seed);
+    std::mt19937_64 rng(seed);
     std::shuffle(order.begin(), order.end(), rng);
   }
   b.interleave = launch.schedule.interleave && reports_accesses();
   b.period = launch.threads <= kFullStrengthThreads ? 1 : std::max(1u, launch.schedule.period);
-  b.rng = mix(block_seed + 1) | 1;
+  b.rng = mix(seed + 1) | 1;
   return order;
 }
 
-// Resumes the ready threads in `order`, round after round, until every thread has
-// exited or the block faulted: when none is ready, the barriers and __activemask
-// groups resolve, or the block is deadlocked; when the threads that run only spin,
-// the watchdog stops the block.
-WB_EMU_NO_TSAN void schedule_block(Worker& w, Block& b, const std::vector<int>& order) {
-  while (b.live > 0 && !b.faulted) {
-    bool progress = false;
-    for (int i : order) {
+// Resumes the ready threads of `order` once each. Whether any ran.
+WB_EMU_NO_TSAN bool run_round(Worker& w, Block& b, const std::vector<int>& order) {
+  bool progress = false;
+  for (int i : order) {
+    Thread& t = b.threads[i];
+    if (t.state != State::ready) continue;
+    resume(w, t);
+    progress = true;
+    if (b.faulted) break;
+  }
+  return progress;
+}
+
+// The order of the block's warps in the barrier interval that starts now (the
+// warps_alone schedule): forward, reversed or shuffled, drawn from the block's seed and
+// the barrier's generation.
+WB_EMU_NO_TSAN std::vector<int> warp_order(const Block& b, uint64_t seed) {
+  std::vector<int> order(b.warps.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = int(i);
+  const uint64_t draw = mix(seed ^ mix(b.barrier_generation + 0x2545f491ull));
+  if (draw % 3 == 1) std::reverse(order.begin(), order.end());
+  if (draw % 3 == 2) {
+    std::mt19937_64 rng(draw);
+    std::shuffle(order.begin(), order.end(), rng);
+  }
+  return order;
+}
+
+// One warp alone: its lanes (`lanes`: their linear indices, in the block's order)
+// round after round until none of them can run, or one came back at a poll (it may
+// wait for another warp, which runs next). Whether any ran.
+WB_EMU_NO_TSAN bool run_warp_alone(Worker& w, Block& b, const std::vector<int>& lanes) {
+  bool progress = false;
+  for (bool again = true; again;) {
+    again = false;
+    for (int i : lanes) {
       Thread& t = b.threads[i];
       if (t.state != State::ready) continue;
       resume(w, t);
       progress = true;
-      if (b.faulted) break;
+      if (b.faulted || t.yielded_at_access) return true;
+      again = true;
     }
+  }
+  return progress;
+}
+
+// Each warp alone, in the barrier interval's warp order. Whether any thread ran.
+WB_EMU_NO_TSAN bool run_warps_alone(Worker& w, Block& b, const std::vector<std::vector<int>>& warps, uint64_t seed) {
+  bool progress = false;
+  for (int warp : warp_order(b, seed)) {
+    progress |= run_warp_alone(w, b, warps[std::size_t(warp)]);
+    if (b.faulted) break;
+  }
+  return progress;
+}
+
+// Resumes the ready threads in `order`, round after round (or warp by warp), until
+// every thread has exited or the block faulted: when none is ready, the barriers and
+// __activemask groups resolve, or the block is deadlocked; when the threads that run
+// only spin, the watchdog stops the block.
+WB_EMU_NO_TSAN void schedule_block(Worker& w, Block& b, const std::vector<int>& order, uint64_t seed) {
+  const bool warps_alone = b.launch->schedule.warps_alone && b.warps.size() > 1;
+  std::vector<std::vector<int>> warps(warps_alone ? b.warps.size() : 0);  // each warp's threads, in order
+  if (warps_alone)
+    for (int i : order) warps[std::size_t(b.threads[i].warp)].push_back(i);
+  while (b.live > 0 && !b.faulted) {
+    const bool progress = warps_alone ? run_warps_alone(w, b, warps, seed) : run_round(w, b, order);
     if (b.faulted || b.live == 0) continue;
     if (progress) {
       // The watchdog: the threads that can run only spin (the others wait or have
@@ -419,7 +482,7 @@ WB_EMU_NO_TSAN void run_block(Worker& w, Launch& launch, long linear) {
   // The threads start after the block was set up (ThreadSanitizer: the scheduler wrote
   // what they read).
   fiber::release(&b.syncs->start);
-  schedule_block(w, b, order);
+  schedule_block(w, b, order, block_seed(launch, b));
   retire_block(w, launch, b);
 }
 
@@ -493,6 +556,29 @@ using namespace internal;
 
 bool reports_accesses() { return WB_EMU_REPORTS_ACCESSES; }
 
+namespace {
+
+// memcheck of a reported read (the plain build's): one that lies in a canary faults
+// as a read past a device buffer does on a GPU under compute-sanitizer, so that a read
+// whose value is discarded is caught too. The block faults and the thread is abandoned
+// (as at a guard page): it is never resumed.
+WB_EMU_NO_TSAN void check_read(Worker& w, Block& b, Thread& t, const void* address, std::size_t bytes,
+                               const void* pc) {
+  t.checking_pc = pc;  // canary_read reads the bytes: a guard page faults as this access
+  const std::string past = canary_read(b, address, bytes);
+  t.checking_pc = nullptr;
+  if (past.empty()) return;
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "%p", address);
+  record_fault(b, Fault{kIllegalAddress, "memcheck: " + where(b, &t) + ": a read of " + std::to_string(bytes) +
+                                             " bytes at " + hex + ", " + past + ", in " + code_location(pc)});
+  t.yielded_at_access = true;
+  yield(w, t);
+  std::abort();  // a faulted block's threads are never resumed
+}
+
+}  // namespace
+
 WB_EMU_NO_TSAN void on_access(const void* address, std::size_t bytes, Access kind, const void* pc) {
   Worker* w = tls_worker;
   if (!w || !w->current) return;
@@ -503,6 +589,8 @@ WB_EMU_NO_TSAN void on_access(const void* address, std::size_t bytes, Access kin
   const char* builtins = reinterpret_cast<const char*>(&t.builtins);
   if (a >= builtins && a < builtins + sizeof t.builtins) return;  // threadIdx and friends: registers on a GPU
   Block& b = *w->block;
+  if (kGuardPages && (kind == Access::read || kind == Access::volatile_read || kind == Access::atomic_read))
+    check_read(*w, b, t, address, bytes, pc);
   switch (kind) {
     case Access::read:
     case Access::write:
@@ -535,6 +623,7 @@ WB_EMU_NO_TSAN void on_access(const void* address, std::size_t bytes, Access kin
       break;
     }
   }
+  t.yielded_at_access = true;
   yield(*w, t);
 }
 

@@ -91,9 +91,6 @@ WB_EMU_NO_TSAN void complete(Block& b, int warp, const Group& g, unsigned syncwa
   }
 }
 
-// A lane arrives at a collective: it joins the group of lanes at this call site with
-// this mask, or starts one; a lane that other lanes wait for at another collective, or
-
 // The checks of a collective's mask: it names the calling lane, and only lanes that
 // the block has and that have not exited.
 WB_EMU_NO_TSAN void check_mask(Site site, const char* what, unsigned mask, const Thread& t, const Warp& wp,
@@ -115,23 +112,24 @@ WB_EMU_NO_TSAN void check_mask(Site site, const char* what, unsigned mask, const
 }
 
 // The pending group of the warp that the calling lane joins (null: none, it starts
-// one): the lanes at this call site with this mask. A lane that other lanes wait for
-// at another collective, or a mask that overlaps another group's at this very call,
-// is a synccheck fault.
+// one): the lanes at this call site with this mask. A group is the lanes' n-th
+// meeting at its site under its mask for every lane in it, so site and mask identify
+// it: a lane waits in one group at a time, and a group completes only when every lane
+// its mask names has arrived, so none of them can reach that site and mask again
+// before it has. A lane that other lanes wait for at another collective may arrive
+// here first (two half-warps each shuffling under their own mask, one of them already
+// waiting at the full-warp shuffle that follows): under independent thread scheduling
+// (sm_70+) the lanes waiting there do not stop it, and it comes to them afterwards.
+// If it never does, no lane can run and the scheduler reports the deadlock, naming
+// both collectives. A mask that overlaps another group's at this very call is a
+// synccheck fault.
 WB_EMU_NO_TSAN Group* group_to_join(Site site, Collective kind, const char* what, unsigned mask, const Thread& t,
                                     Warp& wp) {
-  const unsigned me = 1u << t.lane;
   const bool converge = kind == Collective::converge;
   for (Group& g : wp) {
-    const bool here = same_site(g.site, site) && g.kind == kind;
-    if (here && (converge || g.mask == mask)) return &g;
-    if (g.kind != Collective::converge && (g.mask & me))
-      raise(kLaunchFailure, "synccheck",
-            "lane " + std::to_string(t.lane) + " reaches the " + what + " at " + site_text(site) +
-                (converge ? "" : " (mask " + mask_text(mask) + ")") + " while lanes " + lanes_text(g.arrived) +
-                " wait for it at the " + collective_name(g.kind) + " at " + site_text(g.site) + " (mask " +
-                mask_text(g.mask) + ")");
-    if (here && (g.mask & mask))
+    if (!same_site(g.site, site) || g.kind != kind) continue;
+    if (converge || g.mask == mask) return &g;
+    if (g.mask & mask)
       raise(kLaunchFailure, "synccheck",
             std::string(what) + " at " + site_text(site) + ": lane " + std::to_string(t.lane) + " arrives with mask " +
                 mask_text(mask) + ", lanes " + lanes_text(g.arrived) + " with mask " + mask_text(g.mask) +

@@ -120,6 +120,17 @@ __global__ void global_atomic_add(float* out) {
   if (threadIdx.x == 0) atomicAdd(out, 1.0f);
 }
 
+// The halves of a warp shuffle under the full mask at two different calls: each half
+// waits for the other at its own call, forever (a deadlock).
+__global__ void whole_warp_shuffles_apart(float* out) {
+  float v = float(threadIdx.x);
+  if (threadIdx.x % 32 < 16)
+    v = __shfl_xor_sync(0xffffffffu, v, 16);
+  else
+    v = __shfl_xor_sync(0xffffffffu, v, 16) + 1.0f;
+  out[threadIdx.x] = v;
+}
+
 // Lanes 0-15 shuffle with a full mask while lanes 16-31 wait at a barrier: a deadlock.
 __global__ void shuffle_against_barrier(float* out) {
   float v = float(threadIdx.x);
@@ -143,6 +154,22 @@ __global__ void half_warp_sums(float* out, const float* in) {
   const unsigned mask = threadIdx.x % 32 < 16 ? 0x0000ffffu : 0xffff0000u;
   float v = in[threadIdx.x];
   for (int offset = 8; offset > 0; offset /= 2) v += __shfl_xor_sync(mask, v, offset);
+  out[threadIdx.x] = v;
+}
+
+// Each half of the warp shuffles under its own mask at one call, then the whole warp
+// under the full mask at the next. The half kLagging (0: lanes 0-15, 1: lanes 16-31)
+// first syncs by itself, so that the other half reaches the full-mask shuffle while it
+// still has its own to do: under independent thread scheduling (sm_70+) the lanes
+// waiting there do not stop it. out[i] = in[i] + in[i ^ 1] + in[i ^ 16] + in[i ^ 17].
+template <int kLagging>
+__global__ void halves_then_whole_warp(float* out, const float* in) {
+  const bool upper = threadIdx.x % 32 >= 16;
+  const unsigned half = upper ? 0xffff0000u : 0x0000ffffu;
+  float v = in[threadIdx.x];
+  if (int(upper) == kLagging) __syncwarp(half);
+  v += __shfl_xor_sync(half, v, 1);
+  v += __shfl_xor_sync(0xffffffffu, v, 16);
   out[threadIdx.x] = v;
 }
 
@@ -225,6 +252,16 @@ __global__ void match_lanes(unsigned* out) {
 __global__ void global_overread(float* out, const float* in, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = in[i + 1];
+}
+
+// Peeks at the float after its own, past the end of the input for the last thread, and
+// uses it only in a test that a NaN fails: the output is right (a GPU runs it too), the
+// read past the end is not.
+__global__ void peeks_past_end(float* out, const float* in, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float next = in[i + 1];
+  out[i] = in[i] + (next > 1e30f ? 1.0f : 0.0f);
 }
 
 // Writes `offset` floats past the end of its n-float output (past the canary: into the

@@ -167,15 +167,62 @@ TEST_F(EmuChecks, AtomicsAreExactAcrossParallelBlocks) {
 // ---------------------------------------------------------------------------------
 // Correct CUDA passes (positive controls of the false faults)
 
-// The schedules a check runs: forward, shuffled, and the interleaving pass.
+// The schedules a check runs: forward, shuffled, the interleaving pass, and warps
+// alone from one barrier to the next.
 std::vector<emu::Schedule> schedules() {
-  emu::Schedule forward, shuffled, interleaved;
+  emu::Schedule forward, shuffled, interleaved, alone;
   shuffled.shuffled = true;
   shuffled.seed = 7;
   interleaved = shuffled;
   interleaved.interleave = true;
   interleaved.blocks = emu::Schedule::Blocks::shuffled;
-  return {forward, shuffled, interleaved};
+  alone = shuffled;
+  alone.warps_alone = true;
+  return {forward, shuffled, interleaved, alone};
+}
+
+// The false fault of a site-only matching: a half-warp finishing its own shuffle
+// while the other half already waits at the full-mask shuffle after it. Both halves
+// lagging in turn (the pattern and its mirror), under every schedule and a few seeds.
+TEST_F(EmuChecks, AHalfWarpFinishesItsShuffleWhileTheOtherWaitsAtTheFullMaskOne) {
+  DeviceFloats in(64), out(64);
+  for (int i = 0; i < 64; ++i) in.p[i] = float(i * i % 37);
+  std::vector<emu::Schedule> all = schedules();
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    emu::Schedule s = all[3];
+    s.seed = seed;
+    all.push_back(s);
+  }
+  for (int lagging = 0; lagging < 2; ++lagging)
+    for (const emu::Schedule& schedule : all) {
+      emu::set_schedule(schedule);
+      for (int i = 0; i < 64; ++i) out.p[i] = -1.0f;
+      const std::string e = launch_error([&] {
+        if (lagging == 0)
+          WB_LAUNCH(halves_then_whole_warp<0>, 1, 64, 0, nullptr, out.p, in.p);
+        else
+          WB_LAUNCH(halves_then_whole_warp<1>, 1, 64, 0, nullptr, out.p, in.p);
+      });
+      ASSERT_EQ(e, "") << "lagging half " << lagging << ", seed " << schedule.seed;
+      for (int i = 0; i < 64; ++i)
+        EXPECT_EQ(out.p[i], in.p[i] + in.p[i ^ 1] + in.p[i ^ 16] + in.p[i ^ 17]) << i << ", lagging " << lagging;
+    }
+}
+
+// The halves of a warp at two different full-mask shuffles wait for each other: a
+// deadlock, named with both calls and the lanes at each.
+TEST_F(EmuChecks, HalvesAtTwoFullMaskShufflesAreADeadlockNamingBoth) {
+  DeviceFloats out(32);
+  for (const emu::Schedule& schedule : schedules()) {
+    emu::reset();
+    emu::set_schedule(schedule);
+    const std::string e = launch_error([&] { WB_LAUNCH(whole_warp_shuffles_apart, 1, 32, 0, nullptr, out.p); });
+    EXPECT_NE(e.find("synccheck: kernel whole_warp_shuffles_apart, block (0,0,0)"), std::string::npos) << e;
+    EXPECT_NE(e.find("wait at the collective at tests/emu/controls.h:"), std::string::npos) << e;
+    EXPECT_NE(e.find("(mask 0xffffffff) for lanes "), std::string::npos) << e;
+    EXPECT_NE(e.find(" waits at another collective tests/emu/controls.h:"), std::string::npos) << e;
+    EXPECT_NE(e.find("(mask 0xffffffff, with lanes "), std::string::npos) << e;
+  }
 }
 
 TEST_F(EmuChecks, HalfWarpsWithDisjointMasksShuffleAtOneCallIndependently) {
@@ -268,6 +315,38 @@ TEST_F(EmuChecks, OutOfBoundsReadReadsNaN) {
   EXPECT_EQ(launch_error([&] { WB_LAUNCH(global_overread, 1, 64, 0, nullptr, out.p, in.p, 64); }), "");
   for (int i = 0; i + 1 < 64; ++i) EXPECT_EQ(out.p[i], 1.0f);
   EXPECT_TRUE(std::isnan(out.p[63])) << "the canary past the input reads as NaN: " << out.p[63];
+}
+
+// Where the plain build reports reads (the interleaving pass of wb check), a read in a
+// canary faults, naming the thread, the buffer or shared array and the kernel's line:
+// also a read whose value is discarded, which the canary's NaN cannot show.
+TEST_F(EmuChecks, ReadsPastABufferOrASharedArrayFaultInTheInterleavingPass) {
+  if (!emu::reports_accesses()) GTEST_SKIP() << "only the plain build reports reads";
+  DeviceFloats in(64, 1.0f), out(64);
+  WB_LAUNCH(peeks_past_end, 1, 64, 0, nullptr, out.p, in.p, 64);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(out.p[i], 1.0f) << "forward order: the result is right";
+  emu::Schedule interleaved;
+  interleaved.shuffled = interleaved.interleave = true;
+  interleaved.seed = 5;
+  emu::set_schedule(interleaved);
+  std::string e = launch_error([&] { WB_LAUNCH(peeks_past_end, 1, 64, 0, nullptr, out.p, in.p, 64); });
+  EXPECT_NE(e.find("cudaErrorIllegalAddress"), std::string::npos) << e;
+  EXPECT_NE(e.find("memcheck: kernel peeks_past_end, block (0,0,0), thread (63,0,0): a read of 4 bytes at 0x"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find(", 0 bytes past the end of a device buffer of 256 bytes, in emu_controls::peeks_past_end"),
+            std::string::npos)
+      << e;
+  emu::reset();
+  emu::set_schedule(interleaved);
+  e = launch_error([&] { WB_LAUNCH(shared_overread, 1, kThreads, 0, nullptr, out.p); });
+  EXPECT_NE(e.find("thread (63,0,0): a read of 4 bytes at 0x"), std::string::npos) << e;
+  EXPECT_NE(e.find(", 0 bytes past the end of shared array 's', declared at tests/emu/controls.h:"), std::string::npos)
+      << e;
+  // Reads inside the buffers pass.
+  emu::reset();
+  emu::set_schedule(interleaved);
+  EXPECT_EQ(launch_error([&] { WB_LAUNCH(peeks_past_end, 1, 64, 0, nullptr, out.p, in.p, 63); }), "");
 }
 
 TEST_F(EmuChecks, WriteFarPastABufferIsAnIllegalAddressFault) {

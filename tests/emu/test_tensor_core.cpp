@@ -2,8 +2,9 @@
 // kernels/cuda/tensor_core_ptx.cuh): mma.sync m16n8k16 bf16 against a plain fp32 matmul,
 // with the fragments packed here from the PTX ISA's per-lane formulas; every ldmatrix
 // form against its formula; cp.async's poison before the wait, data after, groups,
-// zero-fill and wait_all; and every fault of a misused instruction, each naming the
-// call and the lane or thread. Compiled for the emulator (WB_EMU).
+// zero-fill and wait_all; every fault of a misused instruction, each naming the call
+// and the lane or thread; and the schedule that shows a pipeline's refill issued
+// before the barrier. Compiled for the emulator (WB_EMU).
 #include "kernels/cuda/dialect.cuh"
 #include "emu/shim.h"  // first: this file is CUDA source compiled for the emulator
 
@@ -19,6 +20,7 @@
 #include "emu/emu.h"
 #include "kernels/cuda/tensor_core_ptx.cuh"
 #include "tests/emu/emu_testing.h"
+#include "tests/planted/tensor_core_faults.cuh"
 
 namespace wb::emu_tc {
 namespace {
@@ -376,6 +378,39 @@ TEST_F(TensorCore, EveryMisusedCpAsyncIsAFaultNamingTheCallAndTheThread) {
   for (int i = 0; i < 32; ++i) global.p[i] = 0.0f;
   WB_LAUNCH(misuse, 1, 32, 0, nullptr, global.p, src.p, Misuse::idle);
   for (int i = 0; i < 32; ++i) EXPECT_EQ(global.p[i], i == 3 ? 0.0f : 1.0f) << i;
+}
+
+// The two-warp mma.sync pipeline of tests/planted/tensor_core_faults.cuh at 64 x 64 x 64
+// (four k steps, no ragged edge), all ones: every output is 64, or NaN where a warp
+// read a stage that a refill had poisoned. Whether every output is 64.
+template <planted_tc::Bug kBug>
+bool pipeline_is_right() {
+  constexpr int n = 64;
+  Device<__nv_bfloat16> m(n * n, __float2bfloat16(1.0f)), out(n * n);
+  const __nv_bfloat16* no_bias = nullptr;
+  WB_LAUNCH(planted_tc::mma_matmul_bf16<kBug>, planted_tc::mma_matmul_grid(n, n), planted_tc::kThreads, 0, nullptr,
+            out.p, m.p, m.p, no_bias, n, n, n);
+  for (int i = 0; i < n * n; ++i)
+    if (__bfloat162float(out.p[i]) != float(n)) return false;
+  return true;
+}
+
+// A stage refilled before the barrier that ends the other warp's reads of it: in
+// lockstep (a warp-wide operation per warp and round) the warps read and refill
+// together and the result is right; when each warp runs alone from one barrier to the
+// next, whichever warp runs first poisons what the other has yet to read, at every seed.
+// The correct pipeline is right under every one of those schedules.
+TEST_F(TensorCore, ARefillIssuedBeforeTheBarrierShowsWhenWarpsRunAlone) {
+  EXPECT_TRUE(pipeline_is_right<planted_tc::Bug::refill_before_barrier>()) << "lockstep hides the race";
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    emu::Schedule alone;
+    alone.seed = seed;
+    alone.shuffled = seed % 2 == 0;
+    alone.warps_alone = true;
+    emu::set_schedule(alone);
+    EXPECT_FALSE(pipeline_is_right<planted_tc::Bug::refill_before_barrier>()) << "seed " << seed;
+    EXPECT_TRUE(pipeline_is_right<planted_tc::Bug::none>()) << "seed " << seed;
+  }
 }
 
 }  // namespace

@@ -25,7 +25,14 @@
 //                        (row 16 of a stage: the next stage's, or past the tile);
 //   missing_barrier      no __syncthreads between the wait and the compute: a warp may
 //                        read rows of the other warp's copies before they land (the
-//                        ThreadSanitizer pass reports the race).
+//                        ThreadSanitizer pass reports the race);
+//   refill_before_barrier  no __syncthreads at the end of a step: the next step's
+//                        refill of a stage is issued before the barrier that ends the
+//                        other warp's reads of it (a write-after-read race between
+//                        warps, which only a warp running ahead of the other shows);
+//   no_odd_column_guard  the epilogue guards each pair of columns (2t, 2t + 1) by its
+//                        first column only: with an odd OC the last pair's second
+//                        value lands one past the row (past the buffer, on the last row).
 #include <cuda_bf16.h>
 
 #include <cstdint>
@@ -35,7 +42,15 @@
 
 namespace wb::planted_tc {
 
-enum class Bug { none, swapped_a_fragment, reads_before_wait, row_one_off, missing_barrier };
+enum class Bug {
+  none,
+  swapped_a_fragment,
+  reads_before_wait,
+  row_one_off,
+  missing_barrier,
+  refill_before_barrier,
+  no_odd_column_guard
+};
 
 constexpr int kTileRows = 16, kTileCols = 16, kTileK = 16, kThreads = 64;
 
@@ -88,14 +103,16 @@ __global__ void mma_matmul_bf16(__nv_bfloat16* out, const __nv_bfloat16* inp, co
     tc::ldmatrix_x2(b, b_addr);
     tc::mma_m16n8k16_bf16(acc, a, b, acc);
     if (kBug == Bug::reads_before_wait) tc::cp_async_wait<1>();
-    __syncthreads();  // every warp is done with this stage before it is refilled
+    // Every warp is done with this stage before the next step refills it.
+    if (kBug != Bug::refill_before_barrier) __syncthreads();
   }
 
   // D: rows g and g + 8, columns 2t and 2t + 1 of this warp's 16 x 8.
   const int g = lane / 4, t = lane % 4;
   for (int e = 0; e < 4; ++e) {
     const int r = row0 + g + 8 * (e / 2), o = col0 + 8 * warp + 2 * t + e % 2;
-    if (r < rows && o < OC)
+    const int guarded = kBug == Bug::no_odd_column_guard ? o - e % 2 : o;
+    if (r < rows && guarded < OC)
       out[int64_t(r) * OC + o] = __float2bfloat16(acc[e] + (bias ? __bfloat162float(bias[o]) : 0.0f));
   }
 #endif

@@ -58,20 +58,24 @@ class EmuExecutor final : public Executor {
   // order, blocks in parallel; the second, compared with it bit for bit, is the
   // interleaving pass (threads in a shuffled order, switching at global and shared
   // memory accesses: at every one in launches of up to 256 threads, at one in 16 in
-  // larger ones); the third (an unvalidated launch of wb check) runs the blocks of a
-  // kernel that polls one at a time, block 0 first, so that a block waiting for
-  // another one faults.
+  // larger ones); the unvalidated launches of wb check run the blocks of a kernel that
+  // polls one at a time, block 0 first, so that a block waiting for another one faults;
+  // the last validated run lets warps drift apart (each warp alone from one barrier to
+  // the next), so that a warp that overwrites what another has yet to read before the
+  // barrier between them (a cp.async refill issued too early) spoils the result.
   void begin_run(int index, uint64_t seed) override {
     emu::Schedule s;
     s.seed = seed * 2654435761u + uint64_t(index);
-    s.shuffled = index > 0;
+    s.shuffled = index != 0;
     if (index == 1) {
       s.interleave = true;
       s.period = 16;
     }
     if (index >= 2) s.blocks = emu::Schedule::Blocks::serial_if_polling;
+    s.warps_alone = index == kLastRun;
     emu::set_schedule(s);
   }
+  void working_on(const std::string& what) override { emu::set_work(what); }
   std::vector<std::string> take_notes() override { return emu::take_notes(); }
   void set_strict_sync(bool strict) override { emu::set_strict_sync(strict); }
   // Like a GPU, the emulated context stays faulted: the rest of the run is lost (the

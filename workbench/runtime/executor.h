@@ -100,13 +100,18 @@ class Executor {
   }
   // Whether launches here can be timed (emu: never).
   virtual bool timed() const { return true; }
-  // Before the index-th validated run of a configuration (0, 1, ...): the emulator
-  // runs the first in forward thread order and the others in orders shuffled by
-  // seed, so that order-dependent results differ.
+  // Before a run of a configuration: index 0 and 1 are its first two validated runs
+  // (the second compared with the first bit for bit), 2 + i its i-th unvalidated
+  // launch, kLastRun the validated run after those. The emulator runs each in another
+  // schedule (emu_executor.cpp), so that order-dependent results differ.
+  static constexpr int kLastRun = -1;
   virtual void begin_run(int index, uint64_t seed) {
     (void)index;
     (void)seed;
   }
+  // What the launches from now on belong to ("matmul_forward_bf16 cuda/6 tile=128,..."),
+  // for the messages of the device's checks (the emulator's faults name it); "" after.
+  virtual void working_on(const std::string& what) { (void)what; }
   // What the device's checks noted since the last call, without failing anything (the
   // emulator's synccheck notes); and forgets them.
   virtual std::vector<std::string> take_notes() { return {}; }

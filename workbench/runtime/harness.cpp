@@ -114,7 +114,10 @@ Record not_run_record(const OpSpec& op, const Variant& v, const ParamValues& par
 
 Record Session::evaluate(const Variant& v, const ParamValues& params, const EvalOptions& options) {
   ex_.take_notes();  // what earlier work noted is not this configuration's
+  const std::string configuration = params.describe();
+  ex_.working_on(v.key() + (configuration == "-" ? "" : " " + configuration));
   Record r = evaluate_once(v, params, options);
+  ex_.working_on("");
   r.notes = ex_.take_notes();
   return r;
 }
@@ -189,11 +192,13 @@ Record Session::evaluate_once(const Variant& v, const ParamValues& params, const
       ex_.synchronize();
     }
 
-    ex_.begin_run(0, problem_.seed);
+    ex_.begin_run(Executor::kLastRun, problem_.seed);
     Outcome after = run_and_check(v, launch);
     if (!after.failure.empty()) {
       r.status = Status::incorrect;
-      r.reason = "after the timing loop: " + after.failure;
+      r.reason = (ex_.backend() == Backend::emu ? "third run (each warp alone from one barrier to the next): "
+                                                : "after the timing loop: ") +
+                 after.failure;
       r.errors = after.checks;
       return r;
     }
