@@ -6,7 +6,8 @@
 # Builds wb with the sanitizer into build-<flavour> (no CUDA, no tests), then
 #   1. runs the planted bugs of tests/emu/sanitized_controls.cpp: each must be reported
 #      by the sanitizer (address: reads past a shared array or a device buffer; thread:
-#      shared and global write races, a missing barrier, one in an mma.sync pipeline),
+#      shared and global write races, a missing barrier, one in an mma.sync pipeline,
+#      a pipeline's refill issued before the barrier),
 #      the emulator's synccheck faults by the emulator with no sanitizer report, and
 #      the clean run must not report anything;
 #   2. runs `wb check --all --backend emu` (plus the options given, e.g. --block-sizes
@@ -60,6 +61,9 @@ if [ "$flavour" = thread ]; then
   # The race is between the cp.async landing (at the wait) and the ldmatrix read, both
   # in emu/tensor_core_instructions.h, inlined into the planted kernel.
   expect mma_missing_barrier "ThreadSanitizer: data race.*tensor_core"
+  # A refill issued before the barrier: the other warp's ldmatrix read, then this
+  # warp's cp.async landing in the same stage.
+  expect mma_refill_before_barrier "ThreadSanitizer: data race.*tensor_core"
 else
   expect shared_overread "index 64 out of bounds for type 'float \[64\]'"
   expect global_overread "AddressSanitizer: heap-buffer-overflow"

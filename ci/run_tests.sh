@@ -5,7 +5,8 @@
 # without AVX-512 runs them: ci/capped_pass.sh), then the sanitized passes:
 # AddressSanitizer + UBSan over the emulated variants and over the CPU side of the tests
 # (one build-address serves both), at two block sizes on the small check shapes,
-# ThreadSanitizer at two block sizes on the tiny shapes, and the fuzz targets of the file
+# ThreadSanitizer at two block sizes on the tiny shapes and ragged8 (the smallest at
+# which every rung runs, the pipelined ones over several k slabs), and the fuzz targets of the file
 # and text readers, 20 s each. The sanitized checks are narrowed because every
 # configuration at every shape, instrumented, costs many times CI's budget (every
 # emulated thread is a ThreadSanitizer fiber: 81000 of them for one adamw launch at its
@@ -29,7 +30,7 @@ pass build bash tools/build.sh
 pass ctest ctest --test-dir "${WB_BUILD_DIR:-build}" --output-on-failure -j "$(nproc)"
 # The paths of a CPU without AVX-512, whatever CPU this is (ci/capped_pass.sh).
 pass capped bash ci/capped_pass.sh "${WB_BUILD_DIR:-build}"
-pass emu-address bash ci/emu_sanitized.sh address --block-sizes 32,128 --shapes tiny,odd
+pass emu-address bash ci/emu_sanitized.sh address --block-sizes 32,128 --shapes tiny,odd,ragged8
 pass tests-sanitized bash ci/sanitized_tests.sh
-pass emu-thread bash ci/emu_sanitized.sh thread --block-sizes 32,128 --shapes tiny
+pass emu-thread bash ci/emu_sanitized.sh thread --block-sizes 32,128 --shapes tiny,ragged8
 pass fuzz bash ci/fuzz.sh 20

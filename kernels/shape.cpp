@@ -197,6 +197,13 @@ std::vector<CheckShape> named_check_shapes(bool emulated) {
     add("wide", "B=2,T=19,C=1024,NH=8,V=300,Vp=384,OC=96,L=1,N=70001");  // vec4 paths at 8 float4 a lane
     add("long", "B=1,T=130,C=256,NH=2,V=300,Vp=384,OC=64,L=1,N=4099");   // head size 128, T crosses 64-row tiles
     add("vocab", "B=1,T=5,C=96,NH=2,V=50257,OC=384,L=1,N=9001");         // the GPT-2 vocabulary, Vp=50304
+    // The edges of the rungs that need C % 8 (and OC % 8): every other extent ragged.
+    // C = 168 and C = OC = 136 are multiples of 8 but not of 16 or 32 (a partial last k
+    // slab, five or more slabs: every pipeline depth refills), OC = 221 odd, B*T = 129
+    // rows (a last row tile of one row at 64 and 128) and 17 (small enough for the
+    // sanitized passes, which run ragged8), head sizes 56 and 68, Vp % 32 != 0.
+    add("ragged", "B=3,T=43,C=168,NH=3,V=101,Vp=104,OC=221,L=1,N=2053");
+    add("ragged8", "B=1,T=17,C=136,NH=2,V=300,Vp=328,OC=136,L=1,N=517");
   }
   return shapes;
 }

@@ -9,6 +9,9 @@
 //     mma_missing_barrier  the mma.sync pipeline of tests/planted/tensor_core_faults.cuh
 //                      without the __syncthreads between a stage's cp.async wait and
 //                      its ldmatrix reads: one warp's landing, the other's read  (TSan: race)
+//     mma_refill_before_barrier  the same pipeline refilling a stage before the
+//                      barrier that ends the other warp's reads of it (four steps):
+//                      one warp's read, the other's cp.async landing        (TSan: race)
 //     clean            the same four done right, and the correct CUDA of the false
 //                      faults (half warps with their own masks, __activemask in a
 //                      branch)                                              (no report)
@@ -40,11 +43,10 @@ float* device_floats(int n, float fill) {
   return p;
 }
 
-// The planted mma.sync matmul on a 32 x 32 x 32 problem of ones (two blocks' worth of
-// tiles in each direction, two pipeline steps).
-template <planted_tc::Bug kBug>
+// The planted mma.sync matmul on an n x n x n problem of ones (n / 16 blocks' worth of
+// tiles in each direction, n / 16 pipeline steps).
+template <planted_tc::Bug kBug, int n = 32>
 void mma_pipeline() {
-  constexpr int n = 32;
   auto* m = static_cast<__nv_bfloat16*>(emu::device_malloc(n * n * sizeof(__nv_bfloat16)));
   auto* out = static_cast<__nv_bfloat16*>(emu::device_malloc(n * n * sizeof(__nv_bfloat16)));
   for (int i = 0; i < n * n; ++i) m[i] = __float2bfloat16(1.0f);
@@ -77,6 +79,8 @@ int main(int argc, char** argv) {
     WB_LAUNCH(global_write_race, 2, 32, 0, nullptr, out);
   } else if (s == "mma_missing_barrier") {
     mma_pipeline<planted_tc::Bug::missing_barrier>();
+  } else if (s == "mma_refill_before_barrier") {
+    mma_pipeline<planted_tc::Bug::refill_before_barrier, 64>();
   } else if (s == "clean") {
     mma_pipeline<planted_tc::Bug::none>();
     WB_LAUNCH(block_sum, 1, kThreads, 0, nullptr, out, in, true);

@@ -195,13 +195,17 @@ INSTANTIATE_TEST_SUITE_P(Planted, PlantedFaultIsCaught, ::testing::ValuesIn(kPla
 // ldmatrix and mma.sync matmul_forward_bf16 (91) passes, and each planted copy of it is
 // caught: a transposed A fragment and A's ldmatrix rows one off by the comparison (the
 // rows also by the memcheck fault naming lane 15 once a second stage is read), a stage
-// read before its wait by the poison it reads (NaNs), and the missing barrier between
-// the wait and the compute by a schedule that lets one warp read before the other's
+// read before its wait by the poison it reads (NaNs), the missing barrier between the
+// wait and the compute by the schedules that let one warp read before the other's
 // copies land (the ThreadSanitizer pass reports it as a race too:
-// ci/emu_sanitized.sh thread, scenario mma_missing_barrier).
+// ci/emu_sanitized.sh thread, scenario mma_missing_barrier), and a stage refilled
+// before the barrier that ends the other warp's reads of it by the poison of the
+// refill, once a warp runs ahead (at the wide shape: the tiny one has a single k step,
+// no refill). tests/emu (TensorCore.ARefillIssuedBeforeTheBarrierShowsWhenWarpsRunAlone)
+// shows that the warps-alone run catches it by itself, at every seed.
 TEST(PlantedTensorCore, TheMmaPipelinePassesAndEachPlantedBugIsCaught) {
   const std::string out =
-      check_fails("matmul_forward_bf16", "--variants 91,92,93,94,95 --shapes tiny,wide --seed 3 --isolate", {91});
+      check_fails("matmul_forward_bf16", "--variants 91,92,93,94,95,96 --shapes tiny,wide --seed 3 --isolate", {91});
   const std::string at_tiny = " block_size=64 at B=2 T=3 C=8 OC=12: ";
   const std::string at_wide = " block_size=64 at B=2 T=19 C=1024 OC=96: ";
   EXPECT_TRUE(contains(out, "INCORRECT matmul_forward_bf16 emu/92 planted_swapped_a_fragment" + at_tiny + "out: "))
@@ -223,6 +227,27 @@ TEST(PlantedTensorCore, TheMmaPipelinePassesAndEachPlantedBugIsCaught) {
   if (emu::reports_accesses()) {
     EXPECT_TRUE(contains(out, "INCORRECT matmul_forward_bf16 emu/95 planted_missing_barrier" + at_wide)) << out;
   }
+  EXPECT_TRUE(contains(out, "INCORRECT matmul_forward_bf16 emu/96 planted_refill_before_barrier" + at_wide)) << out;
+  EXPECT_TRUE(contains(out, "not finite")) << out;
+}
+
+// An epilogue that guards each pair of output columns by its first column only writes
+// one past the row when OC is odd: the only odd OC of the check shapes that a C % 8
+// rung runs is the ragged shape's (the odd shape's C = 75 skips it), where the last
+// row's last pair writes past the end of out. Passes at the even-OC shapes.
+TEST(PlantedTensorCore, AnEpilogueWithoutItsOddColumnGuardIsCaughtAtTheRaggedShape) {
+  const std::string out =
+      check_fails("matmul_forward_bf16", "--variants 91,97 --shapes tiny,wide,ragged,ragged8 --seed 3 --isolate", {91});
+  EXPECT_TRUE(contains(out, "INCORRECT matmul_forward_bf16 emu/97 planted_no_odd_column_guard block_size=64 at B=3 T=43 "
+                            "C=168 OC=221: "))
+      << out;
+  EXPECT_TRUE(contains(out, "wrote past the end of a device buffer")) << out;
+  EXPECT_TRUE(contains(out, "kernel mma_matmul_bf16<")) << "the kernel by its function's name: " << out;
+  EXPECT_TRUE(contains(out, "(matmul_forward_bf16 emu/97 block_size=64)")) << "and the variant: " << out;
+  for (const char* even : {"T=3 C=8 OC=12", "T=19 C=1024 OC=96", "T=17 C=136 OC=136"})
+    EXPECT_FALSE(contains(out, "emu/97 planted_no_odd_column_guard block_size=64 at B=2 " + std::string(even)) ||
+                 contains(out, "emu/97 planted_no_odd_column_guard block_size=64 at B=1 " + std::string(even)))
+        << even << ": " << out;
 }
 
 }  // namespace

@@ -439,7 +439,12 @@ std::vector<Variant> planted() {
           mma_pipeline<planted_tc::Bug::row_one_off>(94, "planted_row_one_off",
                                                       "test only: ldmatrix row addresses of A one row off"),
           mma_pipeline<planted_tc::Bug::missing_barrier>(
-              95, "planted_missing_barrier", "test only: no __syncthreads between a stage's refill and its compute")};
+              95, "planted_missing_barrier", "test only: no __syncthreads between a stage's refill and its compute"),
+          mma_pipeline<planted_tc::Bug::refill_before_barrier>(
+              96, "planted_refill_before_barrier",
+              "test only: a stage refilled before the barrier that ends the other warp's reads of it"),
+          mma_pipeline<planted_tc::Bug::no_odd_column_guard>(
+              97, "planted_no_odd_column_guard", "test only: the epilogue guards a pair of columns by its first")};
 }
 
 }  // namespace

@@ -1,0 +1,125 @@
+// Every emulated CUDA rung runs in each of CI's emulated passes, and in the plain one
+// at a ragged shape: a rung whose requirements (C % 8, OC % 8, a head size, a tile it
+// was built for) no shape of a pass meets is skipped at every one of them, and that
+// pass checks nothing of it. The passes: ctest's check_all_emu (every emulated check
+// shape, every legal configuration) and the sanitized passes, as ci/run_tests.sh runs
+// them (their --shapes and --block-sizes, read from its lines).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kernels/errors.h"
+#include "kernels/registry.h"
+#include "kernels/text.h"
+#include "workbench/runtime/can_run.h"
+#include "workbench/runtime/executor.h"
+
+namespace wb {
+namespace {
+
+// The check shapes whose extents are not multiples of what the rungs tile by: the
+// plain pass must run every rung at one of them.
+const std::set<std::string> kRagged = {"odd", "ragged", "ragged8"};
+
+struct Pass {
+  std::string name;
+  std::vector<CheckShape> shapes;
+  std::optional<std::vector<int>> block_sizes;  // nullopt: every legal configuration
+};
+
+std::vector<CheckShape> shapes_named(const std::string& names) {
+  std::vector<CheckShape> out;
+  for (const std::string& name : split_list(names))
+    for (const CheckShape& c : named_check_shapes(true))
+      if (c.name == name) out.push_back(c);
+  return out;
+}
+
+// The sanitized passes of ci/run_tests.sh: "pass emu-thread bash ci/emu_sanitized.sh
+// thread --block-sizes 32,128 --shapes tiny".
+std::vector<Pass> sanitized_passes() {
+  const char* root = std::getenv("WB_SOURCE_DIR");
+  std::ifstream in(std::string(root ? root : ".") + "/ci/run_tests.sh");
+  std::vector<Pass> passes;
+  const std::regex line(R"(^pass (\S+) bash ci/emu_sanitized\.sh \S+(.*)$)");
+  const std::regex sizes(R"(--block-sizes (\S+))"), shapes(R"(--shapes (\S+))");
+  for (std::string text; std::getline(in, text);) {
+    std::smatch m, s;
+    if (!std::regex_match(text, m, line)) continue;
+    Pass p{m[1], named_check_shapes(true), std::nullopt};
+    const std::string options = m[2];
+    if (std::regex_search(options, s, shapes)) p.shapes = shapes_named(s[1].str());
+    if (std::regex_search(options, s, sizes)) {
+      std::vector<int> bs;
+      for (const std::string& b : split_list(s[1].str())) bs.push_back(std::stoi(b));
+      p.block_sizes = bs;
+    }
+    passes.push_back(p);
+  }
+  return passes;
+}
+
+// The configurations wb check runs with --block-sizes (those with a listed block size,
+// or the default when none has one), or every legal one.
+std::vector<ParamValues> configurations(const Variant& v, const std::optional<std::vector<int>>& sizes) {
+  std::vector<ParamValues> all = v.all_params();
+  if (!sizes) return all;
+  std::vector<ParamValues> chosen;
+  for (const ParamValues& p : all) {
+    const auto bs = p.find("block_size");
+    if (bs && std::find(sizes->begin(), sizes->end(), *bs) != sizes->end()) chosen.push_back(p);
+  }
+  if (chosen.empty()) chosen.push_back(v.default_params());
+  return chosen;
+}
+
+// The shapes of the pass at which some configuration of v runs.
+std::vector<std::string> shapes_run(const OpSpec& op, const Variant& v, const Pass& pass, const DeviceInfo& device) {
+  std::vector<std::string> run;
+  for (const CheckShape& c : pass.shapes) {
+    try {
+      op.check_shape(c.shape);
+    } catch (const UsageError&) {
+      continue;  // the shape does not apply to the op
+    }
+    for (const ParamValues& p : configurations(v, pass.block_sizes))
+      if (!why_cannot_run(Registry::global(), v, c.shape, p, device)) {
+        run.push_back(c.name);
+        break;
+      }
+  }
+  return run;
+}
+
+TEST(EmulatedCoverage, EveryRungRunsInEveryEmulatedPassAndAtARaggedShape) {
+  const std::vector<Pass> sanitized = sanitized_passes();
+  ASSERT_EQ(sanitized.size(), 2u) << "ci/run_tests.sh runs the address and the thread pass";
+  const Pass plain{"check_all_emu", named_check_shapes(true), std::nullopt};
+  auto ex = make_executor(Backend::emu);
+  const Registry& reg = Registry::global();
+  int rungs = 0;
+  for (const OpSpec* op : reg.ops())
+    for (const Variant* v : reg.variants(op->name, Backend::emu)) {
+      if (!v->not_emulated.empty()) continue;
+      ++rungs;
+      const std::vector<std::string> at = shapes_run(*op, *v, plain, ex->device());
+      const bool ragged = std::any_of(at.begin(), at.end(), [](const std::string& s) { return kRagged.count(s) > 0; });
+      std::string listed;
+      for (const std::string& s : at) listed += (listed.empty() ? "" : ", ") + s;
+      EXPECT_TRUE(ragged) << v->key() << " runs at no ragged shape of check_all_emu (it runs at: " << listed << ")";
+      for (const Pass& pass : sanitized)
+        EXPECT_FALSE(shapes_run(*op, *v, pass, ex->device()).empty())
+            << v->key() << " is skipped at every shape of the " << pass.name << " pass";
+    }
+  EXPECT_GT(rungs, 90);
+}
+
+}  // namespace
+}  // namespace wb
