@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <regex>
@@ -45,8 +44,8 @@ std::vector<CheckShape> shapes_named(const std::string& names) {
 // The sanitized passes of ci/run_tests.sh: "pass emu-thread bash ci/emu_sanitized.sh
 // thread --block-sizes 32,128 --shapes tiny".
 std::vector<Pass> sanitized_passes() {
-  const char* root = std::getenv("WB_SOURCE_DIR");
-  std::ifstream in(std::string(root ? root : ".") + "/ci/run_tests.sh");
+  std::ifstream in(std::string(WB_SOURCE_DIR) + "/ci/run_tests.sh");
+  EXPECT_TRUE(in.good()) << "cannot read " << WB_SOURCE_DIR << "/ci/run_tests.sh";
   std::vector<Pass> passes;
   const std::regex line(R"(^pass (\S+) bash ci/emu_sanitized\.sh \S+(.*)$)");
   const std::regex sizes(R"(--block-sizes (\S+))"), shapes(R"(--shapes (\S+))");
@@ -66,20 +65,6 @@ std::vector<Pass> sanitized_passes() {
   return passes;
 }
 
-// The configurations wb check runs with --block-sizes (those with a listed block size,
-// or the default when none has one), or every legal one.
-std::vector<ParamValues> configurations(const Variant& v, const std::optional<std::vector<int>>& sizes) {
-  std::vector<ParamValues> all = v.all_params();
-  if (!sizes) return all;
-  std::vector<ParamValues> chosen;
-  for (const ParamValues& p : all) {
-    const auto bs = p.find("block_size");
-    if (bs && std::find(sizes->begin(), sizes->end(), *bs) != sizes->end()) chosen.push_back(p);
-  }
-  if (chosen.empty()) chosen.push_back(v.default_params());
-  return chosen;
-}
-
 // The shapes of the pass at which some configuration of v runs.
 std::vector<std::string> shapes_run(const OpSpec& op, const Variant& v, const Pass& pass, const DeviceInfo& device) {
   std::vector<std::string> run;
@@ -89,7 +74,7 @@ std::vector<std::string> shapes_run(const OpSpec& op, const Variant& v, const Pa
     } catch (const UsageError&) {
       continue;  // the shape does not apply to the op
     }
-    for (const ParamValues& p : configurations(v, pass.block_sizes))
+    for (const ParamValues& p : check_configurations(v, pass.block_sizes))
       if (!why_cannot_run(Registry::global(), v, c.shape, p, device)) {
         run.push_back(c.name);
         break;

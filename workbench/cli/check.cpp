@@ -13,6 +13,7 @@
 #include "workbench/cli/commands.h"
 #include "workbench/cli/options.h"
 #include "workbench/cli/pipeline.h"
+#include "workbench/runtime/can_run.h"
 #include "workbench/runtime/context.h"
 #include "workbench/runtime/harness.h"
 #include "workbench/runtime/report.h"
@@ -70,20 +71,6 @@ struct Tally {
     return nondeterministic ? "no" : "yes";
   }
 };
-
-// The configurations of v to check: all legal ones, or with --block-sizes those whose
-// block size is listed (a variant that has none of them checks its default).
-std::vector<ParamValues> configurations(const Variant& v, const std::optional<std::vector<int>>& sizes) {
-  std::vector<ParamValues> all = v.all_params();
-  if (!sizes) return all;
-  std::vector<ParamValues> chosen;
-  for (const ParamValues& p : all) {
-    const auto bs = p.find("block_size");
-    if (bs && std::find(sizes->begin(), sizes->end(), *bs) != sizes->end()) chosen.push_back(p);
-  }
-  if (chosen.empty()) chosen.push_back(v.default_params());
-  return chosen;
-}
 
 struct CheckOptions {
   OpChoice ops;
@@ -160,7 +147,7 @@ Plan plan_check(const CheckOptions& o, const CheckSetup& s) {
         if (omit && !has_optional) continue;
         const std::size_t units = plan.units.size();
         for (const Variant* v : variants)
-          for (const ParamValues& p : configurations(*v, s.sizes)) plan.units.push_back({plan.jobs.size(), v, p, ""});
+          for (const ParamValues& p : check_configurations(*v, s.sizes)) plan.units.push_back({plan.jobs.size(), v, p, ""});
         if (plan.units.size() == units) continue;
         plan.jobs.push_back(
             {op, s.shapes[si].shape, s.seed + si, omit, std::size_t(o.misalign), group, s.shapes[si].name});
@@ -260,7 +247,7 @@ Command add_check_command(CLI::App& app, const std::string& command_line) {
   add_op_choice(*cmd, o->ops, "check");
   add_backend_option(*cmd, o->backend);
   cmd->add_option("--shapes", o->shapes,
-                  "only these check shapes: tiny, odd, gpt2 (emu: wide), long, vocab (default: all)");
+                  "only these check shapes: tiny, odd, gpt2 (emu: wide), long, vocab; emu also ragged, ragged8 (default: all)");
   add_block_sizes_option(*cmd, o->block_sizes,
                          "only these block sizes, e.g. 32,128 (a variant with none of them checks its default; "
                          "default: all)");

@@ -20,6 +20,7 @@
 // kernel plan's best.json entries may come from a machine with more cores).
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kernels/registry.h"
 #include "workbench/runtime/executor.h"
@@ -41,6 +42,11 @@ struct Refusal {
   // what the emulator lacks, skipped otherwise.
   bool not_emulated(Backend backend) const { return kind == Kind::device && backend == Backend::emu; }
 };
+
+// The configurations of v that wb check runs: all legal ones, or with --block-sizes
+// those whose block size is listed (a variant that has none of them checks its
+// default).
+std::vector<ParamValues> check_configurations(const Variant& v, const std::optional<std::vector<int>>& block_sizes);
 
 // Why v cannot run `shape` with `params` (complete: every parameter of v) on `device`
 // under `filter`, or nullopt when nothing known before the launch stops it.
