@@ -236,6 +236,8 @@ TEST(PlantedTensorCore, TheMmaPipelinePassesAndEachPlantedBugIsCaught) {
 // rung runs is the ragged shape's (the odd shape's C = 75 skips it), where the last
 // row's last pair writes past the end of out. Passes at the even-OC shapes.
 TEST(PlantedTensorCore, AnEpilogueWithoutItsOddColumnGuardIsCaughtAtTheRaggedShape) {
+  if (std::string(emu::flavour()) != "plain")
+    GTEST_SKIP() << "the canary after the output is the plain build's; AddressSanitizer stops at the write itself";
   const std::string out =
       check_fails("matmul_forward_bf16", "--variants 91,97 --shapes tiny,wide,ragged,ragged8 --seed 3 --isolate", {91});
   EXPECT_TRUE(contains(out, "INCORRECT matmul_forward_bf16 emu/97 planted_no_odd_column_guard block_size=64 at B=3 T=43 "
