@@ -155,6 +155,47 @@ bool parallel_blocks();
 // "plain", "address" (ASan + UBSan) or "thread" (TSan): which checks this build has.
 const char* flavour();
 
+// ---------------------------------------------------------------------------------
+// Counters: what Nsight Compute counts of memory accesses, from the addresses and the
+// masks that each warp presents (the plain build only, where reports_accesses()). With
+// counting on, every global and shared access of a kernel's threads reaches the
+// scheduler, which keeps the lanes of a block in step (each thread yields at every
+// access) and groups the accesses into the requests a SIMT machine issues: the lanes
+// of one warp that reach the same static access site (the access's return address) for
+// the same time. A request is counted when every live lane of its warp has made it, or
+// at the end of the block (lanes that diverged away are inactive in it).
+//   global: the 32-byte sectors the active lanes touch, against the ideal, the unique
+//           bytes they need / 32 rounded up (a coalesced float load by a full warp: 4
+//           of 4; a stride of 2 floats: 8 of 4);
+//   shared: wavefronts, against the ideal, the unique bytes / 128 rounded up. 32 banks
+//           of 4 bytes; lanes reading one word share it (broadcast); 8- and 16-byte
+//           accesses in phases of 16 and 8 lanes (128 bytes each), as the hardware
+//           serves them; each phase takes as many wavefronts as the most distinct words
+//           any bank holds for it.
+// Every request also counts its active lanes (divergence).
+struct SiteCounters {
+  const void* pc = nullptr;  // the access's return address (code_location names file:line)
+  bool shared = false;       // shared memory, else global
+  bool store = false;        // a write (or an atomic), else a read
+  unsigned bytes = 0;        // per lane and access: 1, 2, 4, 8 or 16
+  uint64_t requests = 0;
+  uint64_t active_lanes = 0;  // summed over the requests
+  uint64_t sectors = 0, ideal_sectors = 0;
+  uint64_t wavefronts = 0, ideal_wavefronts = 0;
+};
+struct LaunchCounters {
+  std::string kernel;
+  Dim3 grid, block;
+  std::vector<SiteCounters> sites;  // ordered by pc, then by kind
+};
+// Turns counting on or off for the launches that follow (off by default: it costs a
+// thread switch per access). Throws std::logic_error where this build reports no
+// accesses.
+void set_counting(bool on);
+bool counting();
+// The counters of the launches since the last call, in launch order, and forgets them.
+std::vector<LaunchCounters> take_counters();
+
 // cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes).
 int set_max_dynamic_shared(const void* kernel, int bytes);
 // cudaOccupancyMaxActiveBlocksPerMultiprocessor, answered for the target (registers
@@ -210,8 +251,8 @@ namespace detail {
 // Set by the scheduler at every switch. An inline variable with a constant initialiser,
 // so that no translation unit calls a TLS wrapper that might (re)initialise it.
 inline thread_local const Builtins* current_builtins = nullptr;
-// Whether this OS thread runs a kernel's thread of a block in the interleaving pass:
-// plain accesses are reported only then.
+// Whether this OS thread runs a kernel's thread of a block in the interleaving pass or
+// with counting on: plain accesses are reported only then.
 inline thread_local bool interleaving = false;
 }  // namespace detail
 #if defined(__SANITIZE_THREAD__)

@@ -13,6 +13,7 @@
 //   tensor_core.cpp  warp matrix functions and the tensor-core instructions' side
 //                    (emu/tensor_core_state.h)
 //   runtime_api.cpp  the CUDA runtime's calls: errors, launch, schedule, attributes
+//   counters.cpp     the counters: accesses grouped into warp-level requests, counted
 #include <signal.h>
 
 #include <atomic>
@@ -24,6 +25,9 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "emu/emu.h"
@@ -64,6 +68,8 @@ struct Context {
   std::atomic<uint64_t> launches{0};
   bool strict_sync = false;
   std::string work;  // set_work
+  bool counting = false;                 // set_counting
+  std::vector<LaunchCounters> counters;  // of the launches since take_counters
   std::set<const void*> polling_kernels;  // kernels seen polling (a volatile or atomic read)
   std::vector<std::string> notes;
   std::set<std::string> noted;  // kernel and site of each note: one note each
@@ -183,6 +189,34 @@ struct SharedArray {
 
 struct Launch;
 
+// The counters (counters.cpp): a warp-level request being gathered, the lanes of one
+// warp that reached one access site for the same time; a site's counters by (pc,
+// shared, store).
+struct Request {
+  unsigned mask = 0;
+  unsigned bytes = 0;
+  bool shared = false, store = false;
+  uint64_t address[32] = {};
+};
+using SiteKey = std::tuple<const void*, bool, bool>;
+// A vector access the CUDA source makes (load4, __ldg of a float4: check_aligned
+// announces it), which the host compiler may split into narrower ones: counted once,
+// as one access of its size, at the first of its parts.
+struct VectorAccess {
+  std::uintptr_t begin = 0;
+  std::size_t bytes = 0;  // 0: none pending
+  const void* pc = nullptr;
+  bool counted = false;
+};
+struct BlockCounters {
+  // per warp: (pc, visit) -> the request being gathered
+  std::vector<std::map<std::pair<const void*, uint64_t>, Request>> pending;
+  // per thread: how often it has reached each access site
+  std::vector<std::unordered_map<const void*, uint64_t>> visits;
+  std::vector<VectorAccess> vectors;  // per thread
+  std::map<SiteKey, SiteCounters> sites;
+};
+
 // ThreadSanitizer's sync objects of one block, at addresses no other block of the
 // launch uses (a sync object keeps its history: shared by two blocks, it would order
 // them and hide a race between them). On the heap, freed when the launch ends.
@@ -220,6 +254,7 @@ struct Block {
   const Thread* fault_thread = nullptr;
   bool maybe_stuck = false;  // a thread has polled kSpinLimit times without progress
   bool interleave = false;   // yield at plain accesses too, one in `period`
+  BlockCounters* counters = nullptr;  // counting on: every access yields and is counted
   unsigned period = 1;
   uint64_t rng = 0;  // which accesses yield (xorshift, seeded per launch and block)
 };
@@ -246,6 +281,13 @@ struct Launch {
   std::mutex deferred_mutex;
   std::vector<char*> deferred_frees;
   std::vector<BlockSyncs*> deferred_syncs;
+  // Counting on: every block's sites, summed; the device buffers as the launch began
+  // ([begin, end), sorted), so that what is not device or shared memory (the kernel's
+  // parameters, a local copy) is not counted.
+  bool counting = false;
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> device_ranges;
+  std::mutex counters_mutex;
+  std::map<SiteKey, SiteCounters> sites;
 };
 
 // A thread's outstanding cp.async copies, oldest first (a ring), and its count of
@@ -347,6 +389,17 @@ std::string canary_read(const Block& b, const void* address, std::size_t bytes);
 std::string memory_fault_message(const Block& b);
 // Checks the canaries of every device buffer after a launch: "" when all are intact.
 std::string device_canaries(const std::string& kernel);
+
+// ---------------------------------------------------------------------------------
+// The counters (counters.cpp)
+
+// Counting for a block that starts, one access of one of its threads, the block's end
+// (its requests still gathering counted, its sites added to the launch's).
+void begin_counting(Block& b);
+void count_access(Block& b, const Thread& t, const void* address, std::size_t bytes, Access kind, const void* pc);
+void end_counting(Block& b);
+// The calling thread is about to make a vector access of `bytes` at p (check_aligned).
+void announce_vector(Block& b, const Thread& t, const void* p, std::size_t bytes, const void* pc);
 
 // ---------------------------------------------------------------------------------
 // Warp collectives (warp.cpp)

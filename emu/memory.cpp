@@ -211,7 +211,8 @@ WB_EMU_NO_TSAN std::string canary_read(const Block& b, const void* address, std:
       const SharedArray& s = b.shared[i];
       const std::string where = in_canary(at, s.raw, s.data, s.bytes, s.data + s.bytes + kSharedCanary);
       if (!where.empty())
-        return where + "shared array '" + s.decl->name + "', declared at " + site_text(Site{s.decl->file, s.decl->line});
+        return where + "shared array '" + s.decl->name + "', declared at " +
+               site_text(Site{s.decl->file, s.decl->line});
     }
     const std::size_t dynamic = b.launch->spec->dynamic_shared;
     if (b.dynamic) {
@@ -359,6 +360,8 @@ int device_memset(void* p, int value, std::size_t bytes) {
 }
 
 void check_aligned(const void* p, std::size_t bytes) {
+  if (Worker* w = tls_worker; w && w->current && w->block && w->block->counters)
+    announce_vector(*w->block, *w->current, p, bytes, __builtin_return_address(0));
   const auto address = reinterpret_cast<std::uintptr_t>(p);
   if (address % bytes == 0) return;
   char text[32];

@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "emu/internal.h"
 #include "emu/symbols.h"
@@ -114,6 +116,27 @@ void set_work(std::string what) {
   Context& c = context();
   std::lock_guard<std::mutex> lock(c.mutex);
   c.work = std::move(what);
+}
+
+void set_counting(bool on) {
+  if (on && !reports_accesses())
+    throw std::logic_error(std::string("counting needs the plain build's access reports (this is the ") + flavour() +
+                           " flavour)");
+  Context& c = context();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.counting = on;
+}
+
+bool counting() {
+  Context& c = context();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return c.counting;
+}
+
+std::vector<LaunchCounters> take_counters() {
+  Context& c = context();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return std::exchange(c.counters, {});
 }
 
 void set_strict_sync(bool strict) {
@@ -258,8 +281,17 @@ int launch(const LaunchSpec& spec, const std::function<void()>& body) {
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     run.strict_sync = c.strict_sync;
+    run.counting = c.counting;
+    if (run.counting)
+      for (const auto& [data, a] : c.allocations) run.device_ranges.emplace_back(data, data + a.bytes);
   }
   run_grid(run);
+  if (run.counting) {
+    LaunchCounters counted{name, g, b, {}};
+    for (const auto& entry : run.sites) counted.sites.push_back(entry.second);
+    std::lock_guard<std::mutex> lock(c.mutex);
+    c.counters.push_back(std::move(counted));
+  }
   if (run.faulted) {
     set_sticky(run.fault.code, run.fault.message);
     return run.fault.code;

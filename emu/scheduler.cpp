@@ -131,7 +131,7 @@ WB_EMU_NO_TSAN void resume(Worker& w, Thread& t) {
   w.current = &t;
   t.yielded_at_access = false;
   detail::current_builtins = &t.builtins;
-  detail::interleaving = w.block->interleave;
+  detail::interleaving = w.block->interleave || w.block->counters;
   fiber::before_switch(w.scheduler_san, t.san, t.stack.base, t.stack.size, false);
   const fiber::transfer tr = boost::context::detail::jump_fcontext(t.ctx, &t);
   fiber::after_switch(w.scheduler_san, nullptr, nullptr);
@@ -451,6 +451,7 @@ WB_EMU_NO_TSAN void schedule_block(Worker& w, Block& b, const std::vector<int>& 
 // (the fault of the lowest block wins, as the order the blocks ran in may vary).
 WB_EMU_NO_TSAN void retire_block(Worker& w, Launch& launch, Block& b) {
   if (b.memory_fault) b.fault = Fault{kIllegalAddress, memory_fault_message(b)};
+  if (b.counters) end_counting(b);
   fiber::acquire(&b.syncs->fault);  // a fault a thread recorded, with its message
   release_shared(b);
   if (WB_EMU_TSAN) {
@@ -477,6 +478,7 @@ WB_EMU_NO_TSAN void retire_block(Worker& w, Launch& launch, Block& b) {
 WB_EMU_NO_TSAN void run_block(Worker& w, Launch& launch, long linear) {
   Block b;
   make_block(w, launch, linear, b);
+  if (launch.counting) begin_counting(b);
   const std::vector<int> order = draw_schedule(launch, b);
   w.scheduler_san.tsan_fiber = fiber::current_tsan_fiber();
   // The threads start after the block was set up (ThreadSanitizer: the scheduler wrote
@@ -591,12 +593,14 @@ WB_EMU_NO_TSAN void on_access(const void* address, std::size_t bytes, Access kin
   Block& b = *w->block;
   if (kGuardPages && (kind == Access::read || kind == Access::volatile_read || kind == Access::atomic_read))
     check_read(*w, b, t, address, bytes, pc);
+  if (b.counters) count_access(b, t, address, bytes, kind, pc);
   switch (kind) {
     case Access::read:
     case Access::write:
     case Access::volatile_write:
     case Access::atomic_write:
       if (kind != Access::read) t.quiet = 0;  // a write: progress
+      if (b.counters) break;  // counting: every access yields, so that the lanes keep in step
       if (kind == Access::atomic_write || !b.interleave) return;
       b.rng ^= b.rng << 13;
       b.rng ^= b.rng >> 7;

@@ -1,0 +1,172 @@
+// The counters (emu/emu.h, SiteCounters): the accesses of a block's threads grouped
+// into warp-level requests, and each request counted as Nsight Compute counts it:
+// sectors of global memory, wavefronts of shared memory, active lanes.
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <mutex>
+#include <stdexcept>
+#include <utility>
+
+#include "emu/internal.h"
+
+namespace wb::emu::internal {
+namespace {
+
+// [begin, end) byte ranges of the active lanes, merged: the unique bytes they need.
+uint64_t unique_bytes(const Request& r) {
+  std::pair<uint64_t, uint64_t> ranges[32];
+  int n = 0;
+  for (int l = 0; l < 32; ++l)
+    if (r.mask & (1u << l)) ranges[n++] = {r.address[l], r.address[l] + r.bytes};
+  std::sort(ranges, ranges + n);
+  uint64_t total = 0, covered = 0;  // covered: the end of what is counted so far
+  for (int i = 0; i < n; ++i) {
+    const uint64_t begin = std::max(ranges[i].first, covered);
+    if (ranges[i].second > begin) total += ranges[i].second - begin;
+    covered = std::max(covered, ranges[i].second);
+  }
+  return total;
+}
+
+// The distinct 32-byte sectors the active lanes touch.
+uint64_t sectors(const Request& r) {
+  uint64_t touched[64];
+  int n = 0;
+  for (int l = 0; l < 32; ++l) {
+    if (!(r.mask & (1u << l))) continue;
+    for (uint64_t s = r.address[l] / 32; s <= (r.address[l] + r.bytes - 1) / 32 && n < 64; ++s) touched[n++] = s;
+  }
+  std::sort(touched, touched + n);
+  return uint64_t(std::unique(touched, touched + n) - touched);
+}
+
+// Shared memory: the lanes in phases of 128 bytes (32 lanes of 4-byte words, 16 of 8,
+// 8 of 16), each phase as many wavefronts as the most distinct words one of the 32
+// banks holds for it (lanes reading one word share it).
+uint64_t wavefronts(const Request& r) {
+  const unsigned per_lane = std::max(4u, r.bytes);
+  const int lanes_per_phase = int(128 / per_lane);
+  uint64_t total = 0;
+  for (int first = 0; first < 32; first += lanes_per_phase) {
+    uint64_t words[32 * 4];
+    int n = 0;
+    for (int l = first; l < first + lanes_per_phase; ++l) {
+      if (!(r.mask & (1u << l))) continue;
+      for (uint64_t w = r.address[l] / 4; w <= (r.address[l] + r.bytes - 1) / 4; ++w) words[n++] = w;
+    }
+    if (n == 0) continue;
+    std::sort(words, words + n);
+    n = int(std::unique(words, words + n) - words);
+    int per_bank[32] = {};
+    int most = 0;
+    for (int i = 0; i < n; ++i) most = std::max(most, ++per_bank[words[i] % 32]);
+    total += uint64_t(most);
+  }
+  return total;
+}
+
+void fold(BlockCounters& c, const void* pc, const Request& r) {
+  SiteCounters& s = c.sites[SiteKey{pc, r.shared, r.store}];
+  s.pc = pc;
+  s.shared = r.shared;
+  s.store = r.store;
+  s.bytes = std::max(s.bytes, r.bytes);
+  ++s.requests;
+  s.active_lanes += uint64_t(__builtin_popcount(r.mask));
+  const uint64_t needed = unique_bytes(r);
+  if (r.shared) {
+    s.wavefronts += wavefronts(r);
+    s.ideal_wavefronts += (needed + 127) / 128;
+  } else {
+    s.sectors += sectors(r);
+    s.ideal_sectors += (needed + 31) / 32;
+  }
+}
+
+bool in_device_memory(const Launch& launch, std::uintptr_t a) {
+  const auto& r = launch.device_ranges;
+  auto it = std::upper_bound(r.begin(), r.end(), std::make_pair(a, ~std::uintptr_t(0)));
+  return it != r.begin() && a < std::prev(it)->second;
+}
+
+bool in_shared(const Block& b, const char* a) {
+  for (int i = 0; i < b.shared_count; ++i)
+    if (a >= b.shared[i].data && a < b.shared[i].data + b.shared[i].bytes) return true;
+  return b.dynamic && a >= b.dynamic && a < b.dynamic + b.launch->spec->dynamic_shared;
+}
+
+}  // namespace
+
+void begin_counting(Block& b) {
+  b.counters = new BlockCounters;
+  b.counters->pending.resize(b.warps.size());
+  b.counters->visits.resize(b.threads.size());
+  b.counters->vectors.resize(b.threads.size());
+}
+
+void announce_vector(Block& b, const Thread& t, const void* p, std::size_t bytes, const void* pc) {
+  b.counters->vectors[std::size_t(t.linear)] = VectorAccess{reinterpret_cast<std::uintptr_t>(p), bytes, pc, false};
+}
+
+void count_access(Block& b, const Thread& t, const void* address, std::size_t bytes, Access kind, const void* pc) {
+  BlockCounters& c = *b.counters;
+  VectorAccess& vector = c.vectors[std::size_t(t.linear)];
+  if (vector.bytes) {
+    const auto a = reinterpret_cast<std::uintptr_t>(address);
+    if (a >= vector.begin && a + bytes <= vector.begin + vector.bytes) {
+      if (vector.counted) return;  // a later part of the vector access, counted with the first
+      vector.counted = true;
+      address = reinterpret_cast<const void*>(vector.begin);
+      bytes = vector.bytes;
+      pc = vector.pc;
+    } else {
+      vector.bytes = 0;  // past the vector access: it has ended
+    }
+  }
+  const bool shared = in_shared(b, static_cast<const char*>(address));
+  if (!shared && !in_device_memory(*b.launch, reinterpret_cast<std::uintptr_t>(address)))
+    return;  // the kernel's parameters, a local copy: neither global nor shared memory
+  const uint64_t visit = c.visits[std::size_t(t.linear)][pc]++;
+  Request& r = c.pending[std::size_t(t.warp)][{pc, visit}];
+  if (r.mask == 0) {
+    r.bytes = unsigned(bytes);
+    r.shared = shared;
+    r.store = kind != Access::read && kind != Access::volatile_read;
+  }
+  r.mask |= 1u << t.lane;
+  r.address[t.lane] = reinterpret_cast<uint64_t>(address);
+  const unsigned live = b.warps[std::size_t(t.warp)].live;
+  if ((r.mask & live) == live) {
+    fold(c, pc, r);
+    c.pending[std::size_t(t.warp)].erase({pc, visit});
+  }
+}
+
+void end_counting(Block& b) {
+  BlockCounters& c = *b.counters;
+  for (auto& warp : c.pending)
+    for (const auto& [key, r] : warp) fold(c, key.first, r);
+  Launch& launch = *b.launch;
+  {
+    std::lock_guard<std::mutex> lock(launch.counters_mutex);
+    for (const auto& [key, s] : c.sites) {
+      SiteCounters& total = launch.sites[key];
+      const uint64_t requests = total.requests;
+      total = SiteCounters{s.pc,
+                           s.shared,
+                           s.store,
+                           std::max(total.bytes, s.bytes),
+                           requests + s.requests,
+                           total.active_lanes + s.active_lanes,
+                           total.sectors + s.sectors,
+                           total.ideal_sectors + s.ideal_sectors,
+                           total.wavefronts + s.wavefronts,
+                           total.ideal_wavefronts + s.ideal_wavefronts};
+    }
+  }
+  delete b.counters;
+  b.counters = nullptr;
+}
+
+}  // namespace wb::emu::internal
