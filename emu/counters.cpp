@@ -84,6 +84,20 @@ void fold(BlockCounters& c, const void* pc, const Request& r) {
   }
 }
 
+// A block's counters of a site added into the launch's.
+void add(SiteCounters& total, const SiteCounters& s) {
+  total.pc = s.pc;
+  total.shared = s.shared;
+  total.store = s.store;
+  total.bytes = std::max(total.bytes, s.bytes);
+  total.requests += s.requests;
+  total.active_lanes += s.active_lanes;
+  total.sectors += s.sectors;
+  total.ideal_sectors += s.ideal_sectors;
+  total.wavefronts += s.wavefronts;
+  total.ideal_wavefronts += s.ideal_wavefronts;
+}
+
 bool in_device_memory(const Launch& launch, std::uintptr_t a) {
   const auto& r = launch.device_ranges;
   auto it = std::upper_bound(r.begin(), r.end(), std::make_pair(a, ~std::uintptr_t(0)));
@@ -150,20 +164,7 @@ void end_counting(Block& b) {
   Launch& launch = *b.launch;
   {
     std::lock_guard<std::mutex> lock(launch.counters_mutex);
-    for (const auto& [key, s] : c.sites) {
-      SiteCounters& total = launch.sites[key];
-      const uint64_t requests = total.requests;
-      total = SiteCounters{s.pc,
-                           s.shared,
-                           s.store,
-                           std::max(total.bytes, s.bytes),
-                           requests + s.requests,
-                           total.active_lanes + s.active_lanes,
-                           total.sectors + s.sectors,
-                           total.ideal_sectors + s.ideal_sectors,
-                           total.wavefronts + s.wavefronts,
-                           total.ideal_wavefronts + s.ideal_wavefronts};
-    }
+    for (const auto& [key, s] : c.sites) add(launch.sites[key], s);
   }
   delete b.counters;
   b.counters = nullptr;

@@ -253,7 +253,7 @@ namespace detail {
 inline thread_local const Builtins* current_builtins = nullptr;
 // Whether this OS thread runs a kernel's thread of a block in the interleaving pass or
 // with counting on: plain accesses are reported only then.
-inline thread_local bool interleaving = false;
+inline thread_local bool report_plain_accesses = false;
 }  // namespace detail
 #if defined(__SANITIZE_THREAD__)
 // A copy, made where ThreadSanitizer does not look: the scheduler writes the builtins,

@@ -131,14 +131,14 @@ WB_EMU_NO_TSAN void resume(Worker& w, Thread& t) {
   w.current = &t;
   t.yielded_at_access = false;
   detail::current_builtins = &t.builtins;
-  detail::interleaving = w.block->interleave || w.block->counters;
+  detail::report_plain_accesses = w.block->interleave || w.block->counters;
   fiber::before_switch(w.scheduler_san, t.san, t.stack.base, t.stack.size, false);
   const fiber::transfer tr = boost::context::detail::jump_fcontext(t.ctx, &t);
   fiber::after_switch(w.scheduler_san, nullptr, nullptr);
   t.ctx = tr.fctx;
   w.current = nullptr;
   detail::current_builtins = nullptr;
-  detail::interleaving = false;
+  detail::report_plain_accesses = false;
 }
 
 }  // namespace

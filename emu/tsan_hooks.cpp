@@ -8,8 +8,8 @@
 // code of the same files) they do nothing; inside one they tell the scheduler
 // (on_access, emu/scheduler.cpp), which may switch to another thread of the block
 // there, and they perform the atomic operations themselves. Plain accesses are
-// reported only in the interleaving pass; volatile and atomic ones always (a thread
-// polling a flag must let the others run).
+// reported only in the interleaving pass and with counting on; volatile and atomic ones
+// always (a thread polling a flag must let the others run).
 //
 // Not compiled into the ThreadSanitizer flavour, where libtsan owns these names.
 #include <cstddef>
@@ -30,10 +30,10 @@ inline void report(const volatile void* address, std::size_t bytes, Access kind,
   wb::emu::on_access(const_cast<const void*>(address), bytes, kind, pc);
 }
 
-// Plain accesses matter only to the interleaving pass (set only while a kernel's
-// thread runs: one test on the fast path).
+// Plain accesses matter only to the interleaving pass and to counting (the flag is set
+// only while a kernel's thread runs: one test on the fast path).
 inline void plain(const void* address, std::size_t bytes, Access kind, const void* pc) {
-  if (detail::interleaving) report(address, bytes, kind, pc);
+  if (detail::report_plain_accesses) report(address, bytes, kind, pc);
 }
 
 #define WB_PC __builtin_return_address(0)

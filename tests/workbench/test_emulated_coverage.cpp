@@ -35,9 +35,12 @@ struct Pass {
 
 std::vector<CheckShape> shapes_named(const std::string& names) {
   std::vector<CheckShape> out;
-  for (const std::string& name : split_list(names))
+  for (const std::string& name : split_list(names)) {
+    const std::size_t before = out.size();
     for (const CheckShape& c : named_check_shapes(true))
       if (c.name == name) out.push_back(c);
+    EXPECT_EQ(out.size(), before + 1) << "ci/run_tests.sh names the check shape '" << name << "', which is not one";
+  }
   return out;
 }
 

@@ -147,7 +147,8 @@ Plan plan_check(const CheckOptions& o, const CheckSetup& s) {
         if (omit && !has_optional) continue;
         const std::size_t units = plan.units.size();
         for (const Variant* v : variants)
-          for (const ParamValues& p : check_configurations(*v, s.sizes)) plan.units.push_back({plan.jobs.size(), v, p, ""});
+          for (const ParamValues& p : check_configurations(*v, s.sizes))
+            plan.units.push_back({plan.jobs.size(), v, p, ""});
         if (plan.units.size() == units) continue;
         plan.jobs.push_back(
             {op, s.shapes[si].shape, s.seed + si, omit, std::size_t(o.misalign), group, s.shapes[si].name});
@@ -247,7 +248,8 @@ Command add_check_command(CLI::App& app, const std::string& command_line) {
   add_op_choice(*cmd, o->ops, "check");
   add_backend_option(*cmd, o->backend);
   cmd->add_option("--shapes", o->shapes,
-                  "only these check shapes: tiny, odd, gpt2 (emu: wide), long, vocab; emu also ragged, ragged8 (default: all)");
+                  "only these check shapes: tiny, odd, gpt2 (emu: wide), long, vocab; emu also ragged, "
+                  "ragged8 (default: all)");
   add_block_sizes_option(*cmd, o->block_sizes,
                          "only these block sizes, e.g. 32,128 (a variant with none of them checks its default; "
                          "default: all)");
