@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <iterator>
 #include <mutex>
+#include <set>
+#include <string>
 #include <stdexcept>
 #include <utility>
 
@@ -69,11 +71,12 @@ uint64_t wavefronts(const Request& r) {
 void fold(BlockCounters& c, const void* pc, const Request& r) {
   SiteCounters& s = c.sites[SiteKey{pc, r.shared, r.store}];
   s.pc = pc;
+  s.instruction_site = r.instruction_site;
   s.shared = r.shared;
   s.store = r.store;
   s.bytes = std::max(s.bytes, r.bytes);
   ++s.requests;
-  s.active_lanes += uint64_t(__builtin_popcount(r.mask));
+  s.active_lanes += uint64_t(__builtin_popcount(r.arrived));
   const uint64_t needed = unique_bytes(r);
   if (r.shared) {
     s.wavefronts += wavefronts(r);
@@ -87,6 +90,7 @@ void fold(BlockCounters& c, const void* pc, const Request& r) {
 // A block's counters of a site added into the launch's.
 void add(SiteCounters& total, const SiteCounters& s) {
   total.pc = s.pc;
+  total.instruction_site = s.instruction_site;
   total.shared = s.shared;
   total.store = s.store;
   total.bytes = std::max(total.bytes, s.bytes);
@@ -112,6 +116,29 @@ bool in_shared(const Block& b, const char* a) {
 
 }  // namespace
 
+// A tensor-core instruction's site: its "file:line", kept for the process (the
+// pointer is the site's identity, as an access's return address is).
+const char* instruction_site(const Site& at) {
+  static std::mutex mutex;
+  static std::set<std::string> sites;
+  std::lock_guard<std::mutex> lock(mutex);
+  return sites.insert(std::string(at.file ? at.file : "?") + ":" + std::to_string(at.line)).first->c_str();
+}
+
+std::vector<long> sampled_blocks(uint64_t blocks, uint64_t sample) {
+  std::vector<long> out;
+  if (sample == 0 || sample >= blocks) return out;  // every block
+  if (sample == 1) return {0};
+  for (uint64_t k = 0; k < sample; ++k) out.push_back(long(k * (blocks - 1) / (sample - 1)));
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+bool counted(const Launch& launch, long block) {
+  return launch.counting && (launch.counted_blocks.empty() ||
+                             std::binary_search(launch.counted_blocks.begin(), launch.counted_blocks.end(), block));
+}
+
 void begin_counting(Block& b) {
   b.counters = new BlockCounters;
   b.counters->pending.resize(b.warps.size());
@@ -122,6 +149,37 @@ void begin_counting(Block& b) {
 void announce_vector(Block& b, const Thread& t, const void* p, std::size_t bytes, const void* pc) {
   b.counters->vectors[std::size_t(t.linear)] = VectorAccess{reinterpret_cast<std::uintptr_t>(p), bytes, pc, false};
 }
+
+namespace {
+
+// The calling lane joins the warp's request at (pc, its visit count there), giving its
+// address (or none: ldmatrix's lanes above its rows); the request is counted once every
+// live lane of the warp has joined.
+void join(Block& b, const Thread& t, const void* pc, const void* address, std::size_t bytes, bool shared, bool store,
+          bool gives, const char* instruction) {
+  BlockCounters& c = *b.counters;
+  const SiteKey site{pc, shared, store};
+  const uint64_t visit = c.visits[std::size_t(t.linear)][site]++;
+  Request& r = c.pending[std::size_t(t.warp)][{site, visit}];
+  if (r.arrived == 0) {
+    r.bytes = unsigned(bytes);
+    r.shared = shared;
+    r.store = store;
+    r.instruction_site = instruction;
+  }
+  r.arrived |= 1u << t.lane;
+  if (gives) {
+    r.mask |= 1u << t.lane;
+    r.address[t.lane] = reinterpret_cast<uint64_t>(address);
+  }
+  const unsigned live = b.warps[std::size_t(t.warp)].live;
+  if ((r.arrived & live) == live) {
+    fold(c, pc, r);
+    c.pending[std::size_t(t.warp)].erase({site, visit});
+  }
+}
+
+}  // namespace
 
 void count_access(Block& b, const Thread& t, const void* address, std::size_t bytes, Access kind, const void* pc) {
   BlockCounters& c = *b.counters;
@@ -141,26 +199,18 @@ void count_access(Block& b, const Thread& t, const void* address, std::size_t by
   const bool shared = in_shared(b, static_cast<const char*>(address));
   if (!shared && !in_device_memory(*b.launch, reinterpret_cast<std::uintptr_t>(address)))
     return;  // the kernel's parameters, a local copy: neither global nor shared memory
-  const uint64_t visit = c.visits[std::size_t(t.linear)][pc]++;
-  Request& r = c.pending[std::size_t(t.warp)][{pc, visit}];
-  if (r.mask == 0) {
-    r.bytes = unsigned(bytes);
-    r.shared = shared;
-    r.store = kind != Access::read && kind != Access::volatile_read;
-  }
-  r.mask |= 1u << t.lane;
-  r.address[t.lane] = reinterpret_cast<uint64_t>(address);
-  const unsigned live = b.warps[std::size_t(t.warp)].live;
-  if ((r.mask & live) == live) {
-    fold(c, pc, r);
-    c.pending[std::size_t(t.warp)].erase({pc, visit});
-  }
+  join(b, t, pc, address, bytes, shared, kind != Access::read && kind != Access::volatile_read, true, nullptr);
+}
+
+void count_instruction(Block& b, const Thread& t, const char* site, const void* address, std::size_t bytes,
+                       bool shared, bool store, bool gives) {
+  join(b, t, site, address, bytes, shared, store, gives, site);
 }
 
 void end_counting(Block& b) {
   BlockCounters& c = *b.counters;
   for (auto& warp : c.pending)
-    for (const auto& [key, r] : warp) fold(c, key.first, r);
+    for (const auto& [key, r] : warp) fold(c, std::get<0>(key.first), r);
   Launch& launch = *b.launch;
   {
     std::lock_guard<std::mutex> lock(launch.counters_mutex);
@@ -171,3 +221,23 @@ void end_counting(Block& b) {
 }
 
 }  // namespace wb::emu::internal
+
+namespace wb::emu {
+
+using internal::tls_worker;
+
+void count_instruction(Site at, const void* address, std::size_t bytes, bool shared, bool store, bool gives) {
+  internal::Worker* w = tls_worker;
+  if (!w || !w->current || !w->block || !w->block->counters) return;
+  internal::count_instruction(*w->block, *w->current, internal::instruction_site(at), address, bytes, shared, store,
+                              gives);
+}
+
+UncountedScope::UncountedScope() {
+  if (internal::Worker* w = tls_worker; w && w->current) ++w->current->uncounted;
+}
+UncountedScope::~UncountedScope() {
+  if (internal::Worker* w = tls_worker; w && w->current) --w->current->uncounted;
+}
+
+}  // namespace wb::emu

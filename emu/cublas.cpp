@@ -38,6 +38,7 @@ cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb
   if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (::wb::emu::planning()) return CUBLAS_STATUS_SUCCESS;  // no kernel of ours to list
   if (::wb::emu::sticky_error()) return CUBLAS_STATUS_EXECUTION_FAILED;
+  ::wb::emu::count_library_call(name);
   if (m < 0 || n < 0 || k < 0 || batch < 0 || lda < (ta == CUBLAS_OP_N ? m : k) || ldb < (tb == CUBLAS_OP_N ? k : n) ||
       ldc < m || lda < 1 || ldb < 1 || ldc < 1)
     return CUBLAS_STATUS_INVALID_VALUE;
@@ -82,6 +83,7 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
     return CUBLAS_STATUS_NOT_SUPPORTED;
   if (::wb::emu::planning()) return CUBLAS_STATUS_SUCCESS;
   if (::wb::emu::sticky_error()) return CUBLAS_STATUS_EXECUTION_FAILED;
+  ::wb::emu::count_library_call("cublasGemmEx");
   if (m < 0 || n < 0 || k < 0 || lda < (ta == CUBLAS_OP_N ? m : k) || ldb < (tb == CUBLAS_OP_N ? k : n) || ldc < m ||
       lda < 1 || ldb < 1 || ldc < 1)
     return CUBLAS_STATUS_INVALID_VALUE;

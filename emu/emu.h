@@ -175,6 +175,9 @@ const char* flavour();
 // Every request also counts its active lanes (divergence).
 struct SiteCounters {
   const void* pc = nullptr;  // the access's return address (code_location names file:line)
+  // A tensor-core instruction's request (count_instruction): its call's "file:line",
+  // and pc is only the site's identity.
+  const char* instruction_site = nullptr;
   bool shared = false;       // shared memory, else global
   bool store = false;        // a write (or an atomic), else a read
   unsigned bytes = 0;        // per lane and access: 1, 2, 4, 8 or 16
@@ -184,17 +187,43 @@ struct SiteCounters {
   uint64_t wavefronts = 0, ideal_wavefronts = 0;
 };
 struct LaunchCounters {
-  std::string kernel;
+  std::string kernel;            // the launch's name for messages ("k<4> (op cuda/3 ...)")
+  const void* function = nullptr;  // the kernel (emu/symbols.h kernel_symbol names it)
+  std::string file;              // the launch's source file
   Dim3 grid, block;
+  std::size_t dynamic_shared = 0;
+  uint64_t blocks = 0;          // in the grid
+  uint64_t counted_blocks = 0;  // of them: every one, or the sample (set_counting)
   std::vector<SiteCounters> sites;  // ordered by pc, then by kind
 };
 // Turns counting on or off for the launches that follow (off by default: it costs a
-// thread switch per access). Throws std::logic_error where this build reports no
-// accesses.
-void set_counting(bool on);
+// thread switch per access). With sample_blocks = N > 0, only N blocks of each grid
+// are counted (every block still runs): block 0, the last block and N - 2 evenly
+// between them, the same ones in every run, so that a large grid costs what N blocks
+// cost. Throws std::logic_error where this build reports no accesses.
+void set_counting(bool on, uint64_t sample_blocks = 0);
 bool counting();
 // The counters of the launches since the last call, in launch order, and forgets them.
 std::vector<LaunchCounters> take_counters();
+// The tensor-core instruction models (emu/tensor_core_instructions.h) with counting on:
+// the calling lane's part of the request the hardware issues (ldmatrix: a 16-byte row
+// of shared memory, or none from lanes that give no row; cp.async: its global read and
+// its shared write), counted at the call's site; and a scope in which the model's own
+// accesses (ldmatrix's per-element reads, cp.async's poison and landing) are not
+// counted. Both do nothing when the calling thread's block is not counted.
+struct Site;
+void count_instruction(Site at, const void* address, std::size_t bytes, bool shared, bool store, bool gives = true);
+class UncountedScope {
+ public:
+  UncountedScope();
+  ~UncountedScope();
+  UncountedScope(const UncountedScope&) = delete;
+  UncountedScope& operator=(const UncountedScope&) = delete;
+};
+// An emulated library call (cuBLAS) while counting: a library's kernels are not wb's and
+// the emulator computes the call on the host, so it is listed among the launches with
+// no blocks, and a report can say what it did not count.
+void count_library_call(const std::string& what);
 
 // cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes).
 int set_max_dynamic_shared(const void* kernel, int bytes);

@@ -69,6 +69,7 @@ struct Context {
   bool strict_sync = false;
   std::string work;  // set_work
   bool counting = false;                 // set_counting
+  uint64_t sample_blocks = 0;            // set_counting: 0, every block
   std::vector<LaunchCounters> counters;  // of the launches since take_counters
   std::set<const void*> polling_kernels;  // kernels seen polling (a volatile or atomic read)
   std::vector<std::string> notes;
@@ -118,6 +119,9 @@ struct Thread {
   // The access the scheduler is checking (canary_read reads its bytes), for the fault
   // handler: a fault there is that access's.
   const void* checking_pc = nullptr;
+  // Inside a tensor-core instruction's model with counting on (UncountedScope): its own
+  // accesses are not counted, the hardware's request is (count_instruction).
+  int uncounted = 0;
   // Its part in a warp collective: what it deposits, the lane it reads (-1: poison,
   // 32 + lane: its own value), what it gets back.
   uint64_t value = 0;
@@ -193,9 +197,11 @@ struct Launch;
 // warp that reached one access site for the same time; a site's counters by (pc,
 // shared, store).
 struct Request {
-  unsigned mask = 0;
+  unsigned arrived = 0;  // the lanes that reached it (active lanes)
+  unsigned mask = 0;     // of them, those that give an address (all but ldmatrix's upper lanes)
   unsigned bytes = 0;
   bool shared = false, store = false;
+  const char* instruction_site = nullptr;  // a tensor-core instruction's (SiteCounters)
   uint64_t address[32] = {};
 };
 using SiteKey = std::tuple<const void*, bool, bool>;
@@ -210,9 +216,10 @@ struct VectorAccess {
 };
 struct BlockCounters {
   // per warp: (pc, visit) -> the request being gathered
-  std::vector<std::map<std::pair<const void*, uint64_t>, Request>> pending;
+  std::vector<std::map<std::pair<SiteKey, uint64_t>, Request>> pending;
   // per thread: how often it has reached each access site
-  std::vector<std::unordered_map<const void*, uint64_t>> visits;
+  // (a site and kind: cp.async's read and write share their call's site)
+  std::vector<std::map<SiteKey, uint64_t>> visits;
   std::vector<VectorAccess> vectors;  // per thread
   std::map<SiteKey, SiteCounters> sites;
 };
@@ -285,6 +292,7 @@ struct Launch {
   // ([begin, end), sorted), so that what is not device or shared memory (the kernel's
   // parameters, a local copy) is not counted.
   bool counting = false;
+  std::vector<long> counted_blocks;  // sorted; empty: every block (Context::sample_blocks)
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>> device_ranges;
   std::mutex counters_mutex;
   std::map<SiteKey, SiteCounters> sites;
@@ -393,10 +401,18 @@ std::string device_canaries(const std::string& kernel);
 // ---------------------------------------------------------------------------------
 // The counters (counters.cpp)
 
+// The blocks a sample of `sample` blocks of a grid counts (sorted; empty: every one),
+// and whether the launch counts a block.
+std::vector<long> sampled_blocks(uint64_t blocks, uint64_t sample);
+bool counted(const Launch& launch, long block);
 // Counting for a block that starts, one access of one of its threads, the block's end
 // (its requests still gathering counted, its sites added to the launch's).
 void begin_counting(Block& b);
 void count_access(Block& b, const Thread& t, const void* address, std::size_t bytes, Access kind, const void* pc);
+// A tensor-core instruction's request (emu::count_instruction), at its call's site.
+const char* instruction_site(const Site& at);
+void count_instruction(Block& b, const Thread& t, const char* site, const void* address, std::size_t bytes,
+                       bool shared, bool store, bool gives);
 void end_counting(Block& b);
 // The calling thread is about to make a vector access of `bytes` at p (check_aligned).
 void announce_vector(Block& b, const Thread& t, const void* p, std::size_t bytes, const void* pc);

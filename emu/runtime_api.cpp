@@ -118,19 +118,29 @@ void set_work(std::string what) {
   c.work = std::move(what);
 }
 
-void set_counting(bool on) {
+void set_counting(bool on, uint64_t sample_blocks) {
   if (on && !reports_accesses())
     throw std::logic_error(std::string("counting needs the plain build's access reports (this is the ") + flavour() +
                            " flavour)");
   Context& c = context();
   std::lock_guard<std::mutex> lock(c.mutex);
   c.counting = on;
+  c.sample_blocks = on ? sample_blocks : 0;
 }
 
 bool counting() {
   Context& c = context();
   std::lock_guard<std::mutex> lock(c.mutex);
   return c.counting;
+}
+
+void count_library_call(const std::string& what) {
+  Context& c = context();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  if (!c.counting) return;
+  LaunchCounters call;
+  call.kernel = what;
+  c.counters.push_back(std::move(call));
 }
 
 std::vector<LaunchCounters> take_counters() {
@@ -282,12 +292,22 @@ int launch(const LaunchSpec& spec, const std::function<void()>& body) {
     std::lock_guard<std::mutex> lock(c.mutex);
     run.strict_sync = c.strict_sync;
     run.counting = c.counting;
-    if (run.counting)
+    if (run.counting) {
       for (const auto& [data, a] : c.allocations) run.device_ranges.emplace_back(data, data + a.bytes);
+      run.counted_blocks = sampled_blocks(uint64_t(g.x) * g.y * g.z, c.sample_blocks);
+    }
   }
   run_grid(run);
   if (run.counting) {
-    LaunchCounters counted{name, g, b, {}};
+    LaunchCounters counted;
+    counted.kernel = name;
+    counted.function = spec.kernel;
+    counted.file = spec.file ? spec.file : "";
+    counted.grid = g;
+    counted.block = b;
+    counted.dynamic_shared = spec.dynamic_shared;
+    counted.blocks = uint64_t(g.x) * g.y * g.z;
+    counted.counted_blocks = run.counted_blocks.empty() ? counted.blocks : run.counted_blocks.size();
     for (const auto& entry : run.sites) counted.sites.push_back(entry.second);
     std::lock_guard<std::mutex> lock(c.mutex);
     c.counters.push_back(std::move(counted));

@@ -478,7 +478,7 @@ WB_EMU_NO_TSAN void retire_block(Worker& w, Launch& launch, Block& b) {
 WB_EMU_NO_TSAN void run_block(Worker& w, Launch& launch, long linear) {
   Block b;
   make_block(w, launch, linear, b);
-  if (launch.counting) begin_counting(b);
+  if (counted(launch, linear)) begin_counting(b);
   const std::vector<int> order = draw_schedule(launch, b);
   w.scheduler_san.tsan_fiber = fiber::current_tsan_fiber();
   // The threads start after the block was set up (ThreadSanitizer: the scheduler wrote
@@ -593,7 +593,7 @@ WB_EMU_NO_TSAN void on_access(const void* address, std::size_t bytes, Access kin
   Block& b = *w->block;
   if (kGuardPages && (kind == Access::read || kind == Access::volatile_read || kind == Access::atomic_read))
     check_read(*w, b, t, address, bytes, pc);
-  if (b.counters) count_access(b, t, address, bytes, kind, pc);
+  if (b.counters && !t.uncounted) count_access(b, t, address, bytes, kind, pc);
   switch (kind) {
     case Access::read:
     case Access::write:

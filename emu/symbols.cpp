@@ -133,17 +133,17 @@ std::string demangled(const std::string& mangled) {
   return status == 0 && d ? d.get() : mangled;
 }
 
-// "variants/op/NN_name.cu:76" from addr2line, for the program's address `offset`, or
-// "" when addr2line or the line tables are missing. Of the functions inlined there, the
-// innermost one that is not the emulator's own (an atomicAdd of the shim names the
-// kernel's line that called it).
-std::string source_line(std::uintptr_t offset) {
+// The source lines addr2line gives for the program's address `offset`, innermost
+// first: the line, then those of the functions it is inlined into ("variants/op/
+// NN_name.cu:76", relative to the source tree); empty when addr2line or the line
+// tables are missing.
+std::vector<std::string> inlined_lines(std::uintptr_t offset) {
   char command[160];
   std::snprintf(command, sizeof command, "addr2line -i -e /proc/%d/exe 0x%llx 2>/dev/null", int(::getpid()),
                 static_cast<unsigned long long>(offset));
+  std::vector<std::string> lines;
   FILE* pipe = ::popen(command, "r");
-  if (!pipe) return "";
-  std::string found;
+  if (!pipe) return lines;
   char line[1024];
   while (std::fgets(line, sizeof line, pipe)) {
     std::string text = line;
@@ -155,9 +155,18 @@ std::string source_line(std::uintptr_t offset) {
     const std::string root = std::string(WB_SOURCE_DIR) + "/";
     if (text.rfind(root, 0) == 0) text.erase(0, root.size());
 #endif
-    if (found.empty() || found.rfind("emu/", 0) == 0) found = text;
+    lines.push_back(text);
   }
   ::pclose(pipe);
+  return lines;
+}
+
+// Of the lines inlined at `offset`, the innermost one that is not the emulator's own
+// (an atomicAdd of the shim names the kernel's line that called it), or "".
+std::string source_line(std::uintptr_t offset) {
+  std::string found;
+  for (const std::string& text : inlined_lines(offset))
+    if (found.empty() || found.rfind("emu/", 0) == 0) found = text;
   return found;
 }
 
@@ -188,6 +197,21 @@ std::string code_location(const void* pc) {
   std::string where = s ? reduced_kernel_name(demangled(s->mangled)) : "an unknown function";
   const std::string line = source_line(address - table.bias());
   return line.empty() ? where : where + " at " + line;
+}
+
+std::vector<std::string> source_lines(const void* pc) {
+  static std::mutex mutex;
+  static std::map<const void*, std::vector<std::string>> cache;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = cache.find(pc); it != cache.end()) return it->second;
+  }
+  const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(pc) - 1;  // the access, before the return address
+  std::vector<std::string> lines;
+  for (std::string& line : inlined_lines(address - symbol_table().bias()))
+    if (line.rfind("emu/", 0) != 0) lines.push_back(std::move(line));
+  std::lock_guard<std::mutex> lock(mutex);
+  return cache.emplace(pc, std::move(lines)).first->second;
 }
 
 }  // namespace wb::emu

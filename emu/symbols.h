@@ -5,6 +5,7 @@
 // symbols that precede each translation unit's local symbols) names it and its file.
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace wb::emu {
 
@@ -27,6 +28,12 @@ bool have_symbol_table();
 // ("variants::flag_spin at tests/emu/controls.h:120"). `pc` is a return address (the
 // instruction after a call).
 std::string code_location(const void* pc);
+
+// The source lines of the instruction before the return address `pc`, innermost first:
+// its own line, then the lines of the functions it is inlined into, up to the kernel
+// ("kernels/cuda/device_utils.cuh:41", "variants/op/NN_name.cu:76"), without the
+// emulator's own lines; empty where code_location has no line. Cached per address.
+std::vector<std::string> source_lines(const void* pc);
 
 // A demangled name reduced as cmake/launch_resources.py reduces nvcc's: no return type,
 // no parameter list, no "wb::", "emu_build::" or anonymous namespaces.

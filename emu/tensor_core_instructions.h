@@ -22,8 +22,9 @@
 //     waited for, are faults naming the call and the thread;
 //   - warp-collective use: all 32 lanes must take part in mma and ldmatrix (a lane
 //     missing, exited or waiting elsewhere is a synccheck fault naming it).
-// What it cannot tell: speed; shared-memory bank conflicts (ldmatrix rows are read in
-// any order, with no cost); how the copies overlap with the computation; and the
+// What it cannot tell: speed (the counters, emu/emu.h, count ldmatrix's rows and
+// cp.async's copies as the hardware's requests, not the model's own accesses); how the
+// copies overlap with the computation; and the
 // tensor cores' numerics below fp32: the emulator adds C and then the products for
 // k = 0..15 in turn, each product (exact in fp32: 8-bit by 8-bit significands) and each
 // sum rounded to fp32. The hardware's order and internal precision of the sum are not
@@ -142,9 +143,12 @@ template <int kCount, bool kTrans>
 inline void ldmatrix(uint32_t (&r)[kCount], const void* row, const char* what, const char* file, int line) {
   const ::wb::emu::Site at = site(file, line);
   check_row(row, kCount, what, at);
+  const int lane = lane_of_thread();
+  // Counted as the hardware reads it: one request of 16-byte rows, 8 rows a phase.
+  ::wb::emu::count_instruction(at, row, 16, true, false, lane < 8 * kCount);
+  const ::wb::emu::UncountedScope model;
   uint64_t rows[32];
   ::wb::emu::warp_matrix(at, what, reinterpret_cast<std::uintptr_t>(row), rows, false);
-  const int lane = lane_of_thread();
   for (int j = 0; j < kCount; ++j) {
     if (!kTrans) {
       const auto* p = reinterpret_cast<const unsigned char*>(uintptr_t(rows[8 * j + lane / 4])) + 4 * (lane % 4);
@@ -204,6 +208,11 @@ inline void cp_async(const char* what, void* dst, const void* src, int src_bytes
     ::wb::emu::fault_at(at, ::wb::emu::kIllegalAddress, "memcheck",
                         name + ": the source " + hex(src) + " (" + std::to_string(src_bytes) +
                             " bytes) does not lie inside a device buffer (global memory)");
+  // Counted as the hardware copies: a global read of the source (none for a zero fill),
+  // a shared write of the destination.
+  if (src_bytes > 0) ::wb::emu::count_instruction(at, src, Bytes, false, false);
+  ::wb::emu::count_instruction(at, dst, Bytes, true, true);
+  const ::wb::emu::UncountedScope model;
   // The source now (an instrumented read of src_bytes), zeros past it.
   unsigned char data[16] = {};
   if (src_bytes == Bytes)
@@ -220,6 +229,7 @@ inline void cp_async(const char* what, void* dst, const void* src, int src_bytes
 // Lands the copies a wait leaving `pending` groups outstanding covers (pending < 0:
 // all): each a write by this thread, here.
 inline void land(int pending) {
+  const ::wb::emu::UncountedScope model;  // counted at the issue, as the hardware's copy
   ::wb::emu::AsyncCopy c;
   while (::wb::emu::async_copy_take(pending, &c)) write_bytes(c.dst, c.data, c.bytes);
 }

@@ -88,4 +88,53 @@ std::optional<std::string> launch_refusal(const std::vector<PlannedKernel>& laun
   return std::nullopt;
 }
 
+std::optional<Occupancy> theoretical_occupancy(const CompiledKernel& c, int threads, std::size_t dynamic_shared,
+                                               int cc) {
+  // What one SM holds (CUDA C Programming Guide, compute capabilities table; the CUDA
+  // occupancy calculator's allocation units): 64 warps and 32 blocks on sm_80 and
+  // sm_90, 48 warps and 16 or 24 blocks on sm_86 and sm_89; a 64 Ki register file,
+  // allocated per warp in units of 256; shared memory in units of 128 bytes, with
+  // 1 KiB per block reserved by the system, at the largest carveout (164, 100 or 228 KiB).
+  struct Sm {
+    int warps, blocks;
+    int64_t shared;
+  };
+  Sm sm;
+  switch (cc) {
+    case 80:
+      sm = {64, 32, 164 * 1024};
+      break;
+    case 86:
+      sm = {48, 16, 100 * 1024};
+      break;
+    case 89:
+      sm = {48, 24, 100 * 1024};
+      break;
+    case 90:
+      sm = {64, 32, 228 * 1024};
+      break;
+    default:
+      return std::nullopt;
+  }
+  Occupancy o;
+  o.compute_capability = cc;
+  o.max_warps_per_sm = sm.warps;
+  if (threads <= 0) return o;
+  const int warps = (threads + 31) / 32;
+  auto consider = [&](int64_t blocks, const char* why) {
+    if (o.limit.empty() || blocks < o.blocks_per_sm) {
+      o.blocks_per_sm = int(std::max<int64_t>(blocks, 0));
+      o.limit = why;
+    }
+  };
+  consider(sm.warps / warps, "warps");
+  consider(sm.blocks, "blocks");
+  const int64_t per_warp = (int64_t(c.registers) * 32 + 255) / 256 * 256;
+  if (per_warp > 0) consider(65536 / per_warp / warps, "registers");
+  const int64_t shared = (int64_t(c.static_shared) + int64_t(dynamic_shared) + 1024 + 127) / 128 * 128;
+  consider(sm.shared / shared, "shared memory");
+  o.warps_per_sm = o.blocks_per_sm * warps;
+  return o;
+}
+
 }  // namespace wb

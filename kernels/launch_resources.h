@@ -67,4 +67,20 @@ const CompiledKernel* find_compiled(const PlannedKernel& k, int arch);
 std::optional<std::string> launch_refusal(const std::vector<PlannedKernel>& launches, int compute_capability,
                                           std::vector<std::string>* unknown = nullptr);
 
+// Theoretical occupancy, as Nsight Compute's launch statistics give it: how many blocks
+// of a kernel one SM holds at once (limited by its warps, its block slots, its register
+// file and its shared memory), and the warps they bring against the SM's most.
+struct Occupancy {
+  int compute_capability = 0;
+  int blocks_per_sm = 0;  // 0: a block does not fit at all
+  int warps_per_sm = 0;
+  int max_warps_per_sm = 0;
+  std::string limit;  // what stops one more block: "warps", "blocks", "registers", "shared memory"
+  double fraction() const { return max_warps_per_sm ? double(warps_per_sm) / max_warps_per_sm : 0.0; }
+};
+// For the compiled kernel `c`, blocks of `threads` with `dynamic_shared` bytes, on sm_80,
+// sm_86, sm_89 or sm_90 (nullopt for another).
+std::optional<Occupancy> theoretical_occupancy(const CompiledKernel& c, int threads, std::size_t dynamic_shared,
+                                               int compute_capability);
+
 }  // namespace wb

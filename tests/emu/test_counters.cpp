@@ -1,6 +1,7 @@
 // The emulator's counters (emu/emu.h, SiteCounters) on kernels whose figures are known
 // exactly: a coalesced and a strided global load, a transposed shared tile with and
-// without padding, a half-warp branch, a 64-bit shared load. Compiled for the emulator
+// without padding, a half-warp branch, a 64-bit shared load, ldmatrix's rows with and
+// without bank conflicts, cp.async's two requests. Compiled for the emulator
 // (WB_EMU); the plain build only (the sanitized ones report no accesses).
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/dialect.cuh"
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "emu/emu.h"
+#include "kernels/cuda/tensor_core_ptx.cuh"
 #include "tests/emu/emu_testing.h"
 
 namespace wb::emu_counters {
@@ -25,6 +27,12 @@ using Device = emu_testing::DeviceArray<T>;
 __global__ void strided_copy(float* out, const float* in, int stride) {
   const int i = threadIdx.x;
   out[i] = in[stride * i];
+}
+
+// Every block's warp copies its 32 floats.
+__global__ void strided_copy_blocks(float* out, const float* in) {
+  const int i = blockIdx.x * 32 + threadIdx.x;
+  out[i] = in[i];
 }
 
 // A full warp copies a float4 each, through the 128-bit accesses of device_utils.cuh.
@@ -57,6 +65,31 @@ __global__ void shared_pairs(double* out) {
   s[i] = double(i);
   __syncthreads();
   out[i] = s[i];
+}
+
+// ldmatrix.x4 by a full warp from a shared tile of 32 rows of `kPitch` bf16: lane l
+// gives row l, at l * kPitch * 2 bytes. A pitch of 8 (16 bytes) packs the rows; a pitch
+// of 64 (128 bytes) puts the 8 rows of each phase in the same 4 banks.
+template <int kPitch>
+__global__ void ldmatrix_rows(uint32_t* out) {
+  WB_SHARED_ALIGNED(16, __nv_bfloat16, tile, [32 * kPitch]);
+  const int lane = threadIdx.x;
+  for (int i = lane; i < 32 * kPitch; i += 32) tile[i] = __float2bfloat16(float(i % 7));
+  __syncthreads();
+  uint32_t r[4];
+  cuda::tc::ldmatrix_x4(r, tile + lane * kPitch);
+  for (int j = 0; j < 4; ++j) out[4 * lane + j] = r[j];
+}
+
+// A full warp copies 16 bytes a lane from global to shared memory with cp.async.
+__global__ void cp_async_copy(float* out, const float* in) {
+  WB_SHARED_ALIGNED(16, float, s, [128]);
+  const int lane = threadIdx.x;
+  cuda::tc::cp_async_cg<16>(s + 4 * lane, in + 4 * lane);
+  cuda::tc::cp_async_commit();
+  cuda::tc::cp_async_wait_all();
+  __syncthreads();
+  for (int i = lane; i < 128; i += 32) out[i] = s[i];
 }
 
 class Counters : public emu_testing::EmuTest {
@@ -154,6 +187,79 @@ TEST_F(Counters, ASixtyFourBitSharedLoadIsTwoWavefrontsWithoutConflict) {
   EXPECT_EQ(reads[0].requests, 1u);
   EXPECT_EQ(reads[0].wavefronts, 2u);
   EXPECT_EQ(reads[0].ideal_wavefronts, 2u);
+}
+
+// The sites of a launch's requests made at the line of `file` (the instruction sites).
+std::vector<emu::SiteCounters> instruction_sites(const std::vector<emu::LaunchCounters>& launches) {
+  std::vector<emu::SiteCounters> out;
+  for (const emu::LaunchCounters& l : launches)
+    for (const emu::SiteCounters& s : l.sites)
+      if (s.instruction_site) out.push_back(s);
+  return out;
+}
+
+TEST_F(Counters, LdmatrixReadsEightRowsAPhaseAndAPitchOf128BytesConflictsEightWays) {
+  Device<uint32_t> out(128);
+  WB_LAUNCH(ldmatrix_rows<8>, 1, 32, 0, nullptr, out.p);
+  std::vector<emu::SiteCounters> rows = instruction_sites(emu::take_counters());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_TRUE(rows[0].shared);
+  EXPECT_FALSE(rows[0].store);
+  EXPECT_EQ(rows[0].bytes, 16u) << "a 16-byte row a lane";
+  EXPECT_EQ(rows[0].requests, 1u);
+  EXPECT_EQ(rows[0].active_lanes, 32u);
+  EXPECT_EQ(rows[0].wavefronts, 4u) << "512 contiguous bytes: four phases of eight rows, no conflict";
+  EXPECT_EQ(rows[0].ideal_wavefronts, 4u);
+  EXPECT_NE(std::string(rows[0].instruction_site).find("tests/emu/test_counters.cpp:"), std::string::npos)
+      << rows[0].instruction_site;
+
+  WB_LAUNCH(ldmatrix_rows<64>, 1, 32, 0, nullptr, out.p);
+  rows = instruction_sites(emu::take_counters());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].wavefronts, 32u) << "each phase's eight rows in the same four banks";
+  EXPECT_EQ(rows[0].ideal_wavefronts, 4u);
+}
+
+TEST_F(Counters, CpAsyncIsAGlobalReadAndASharedWriteOfItsSizeAndTheModelsOwnAccessesAreNot) {
+  Device<float> in(128, 1.0f), out(128);
+  WB_LAUNCH(cp_async_copy, 1, 32, 0, nullptr, out.p, in.p);
+  const std::vector<emu::LaunchCounters> launches = emu::take_counters();
+  const std::vector<emu::SiteCounters> copies = instruction_sites(launches);
+  ASSERT_EQ(copies.size(), 2u) << "the read and the write, at the call's line";
+  for (const emu::SiteCounters& s : copies) {
+    EXPECT_EQ(s.bytes, 16u);
+    EXPECT_EQ(s.requests, 1u);
+    if (s.shared) {
+      EXPECT_TRUE(s.store);
+      EXPECT_EQ(s.wavefronts, 4u);
+      EXPECT_EQ(s.ideal_wavefronts, 4u);
+    } else {
+      EXPECT_FALSE(s.store);
+      EXPECT_EQ(s.sectors, 16u);
+      EXPECT_EQ(s.ideal_sectors, 16u);
+    }
+  }
+  // Beside them only the kernel's own: the shared reads and global writes of the copy
+  // out, no poison write or landing of the model's.
+  int others = 0;
+  for (const emu::SiteCounters& s : launches.at(0).sites)
+    if (!s.instruction_site) {
+      ++others;
+      EXPECT_EQ(s.shared, !s.store) << "a shared read or a global write";
+    }
+  EXPECT_EQ(others, 2);
+}
+
+TEST_F(Counters, ASampleCountsTheFirstTheLastAndEvenlyBetweenOfEveryBlockThatRuns) {
+  emu::set_counting(true, 3);
+  Device<float> in(320, 1.0f), out(320);
+  WB_LAUNCH(strided_copy_blocks, 10, 32, 0, nullptr, out.p, in.p);
+  const std::vector<emu::LaunchCounters> launches = emu::take_counters();
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_EQ(launches[0].blocks, 10u);
+  EXPECT_EQ(launches[0].counted_blocks, 3u) << "blocks 0, 4 and 9";
+  for (const emu::SiteCounters& s : launches[0].sites) EXPECT_EQ(s.requests, 3u) << "one a counted block";
+  for (int i = 0; i < 320; ++i) ASSERT_EQ(out.p[i], 1.0f) << "every block ran: element " << i;
 }
 
 TEST_F(Counters, CountingIsOffByDefaultAndCountsNothingThen) {

@@ -222,3 +222,59 @@ TEST(LaunchLimits, CubinChoiceFollowsBinaryCompatibility) {
 
 }  // namespace
 }  // namespace wb
+
+namespace wb {
+namespace {
+
+// Theoretical occupancy (kernels/launch_resources.h) at figures worked out by hand from
+// the CUDA occupancy calculator's rules; a made-up kernel, so that no table is needed.
+CompiledKernel kernel_with(int registers, int static_shared) {
+  return CompiledKernel{"variants/x/01_x.cu", "variants::x", 90, registers, static_shared, 0, 0};
+}
+
+TEST(Occupancy, WarpsLimitAFullBlockOf1024Threads) {
+  const auto o = theoretical_occupancy(kernel_with(32, 0), 1024, 0, 90);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->blocks_per_sm, 2);
+  EXPECT_EQ(o->warps_per_sm, 64);
+  EXPECT_EQ(o->limit, "warps");
+  EXPECT_DOUBLE_EQ(o->fraction(), 1.0);
+}
+
+TEST(Occupancy, RegistersLimitWhenEachThreadHoldsMany) {
+  // 128 registers: 4096 a warp, 16 warps of the 64 Ki file; blocks of 8 warps: 2.
+  const auto o = theoretical_occupancy(kernel_with(128, 0), 256, 0, 80);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->blocks_per_sm, 2);
+  EXPECT_EQ(o->warps_per_sm, 16);
+  EXPECT_EQ(o->limit, "registers");
+  EXPECT_DOUBLE_EQ(o->fraction(), 0.25);
+  // 72 registers round up to 2304 a warp (units of 256): 28 warps, 3 blocks of 8.
+  EXPECT_EQ(theoretical_occupancy(kernel_with(72, 0), 256, 0, 80)->blocks_per_sm, 3);
+}
+
+TEST(Occupancy, SharedMemoryLimitsWithItsReservedKibibytePerBlock) {
+  // 48 KiB static + 1 KiB reserved: 4 blocks in sm_90's 228 KiB, 3 in sm_80's 164 KiB.
+  EXPECT_EQ(theoretical_occupancy(kernel_with(32, 48 * 1024), 128, 0, 90)->blocks_per_sm, 4);
+  const auto o = theoretical_occupancy(kernel_with(32, 16 * 1024), 128, 32 * 1024, 80);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->blocks_per_sm, 3);
+  EXPECT_EQ(o->limit, "shared memory");
+  EXPECT_EQ(o->warps_per_sm, 12);
+}
+
+TEST(Occupancy, BlockSlotsLimitSmallBlocksAndSm86HasFewerWarps) {
+  const auto o = theoretical_occupancy(kernel_with(16, 0), 32, 0, 90);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->blocks_per_sm, 32);
+  EXPECT_EQ(o->limit, "blocks");
+  EXPECT_DOUBLE_EQ(o->fraction(), 0.5);
+  const auto ampere = theoretical_occupancy(kernel_with(16, 0), 1024, 0, 86);
+  ASSERT_TRUE(ampere);
+  EXPECT_EQ(ampere->blocks_per_sm, 1);
+  EXPECT_EQ(ampere->max_warps_per_sm, 48);
+  EXPECT_FALSE(theoretical_occupancy(kernel_with(16, 0), 32, 0, 75)) << "sm_75 is not known";
+}
+
+}  // namespace
+}  // namespace wb

@@ -233,6 +233,24 @@ void launch_naive(const ResidualForwardArgs& a, const Launch& l) {
   WB_LAUNCH(planted_naive, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), a.out, a.inp1, a.inp2, a.N);
 }
 
+// Correct, but uncoalesced: two warps share 64 elements, the first taking the even
+// ones and the second the odd ones, so that every load and store of a warp has a
+// stride of 2 floats: 8 sectors a request where 4 would do (the counters gate's planted
+// regression: a change that uncoalesces residual_forward emu/91). One element per
+// thread, so that the host compiler has no neighbouring accesses to merge.
+__global__ void planted_strided(float* out, const float* inp1, const float* inp2, int64_t n) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t warp = i / 32, lane = i % 32;
+  const int64_t j = warp / 2 * 64 + 2 * lane + warp % 2;
+  if (j < n) out[j] = inp1[j] + inp2[j];
+}
+
+void launch_strided(const ResidualForwardArgs& a, const Launch& l) {
+  const int block = l.block_size();
+  WB_LAUNCH(planted_strided, cuda::grid_for((a.N + 63) / 64 * 64, block), block, 0, cuda::stream(l), a.out, a.inp1,
+            a.inp2, a.N);
+}
+
 __global__ void planted_fused_normalises_unrounded(__nv_bfloat16* residual, __nv_bfloat16* normed, float* mean,
                                                   float* rstd, const __nv_bfloat16* inp1, const __nv_bfloat16* inp2,
                                                   const __nv_bfloat16* weight, const __nv_bfloat16* bias, int rows,
@@ -406,6 +424,8 @@ std::vector<Variant> planted() {
                     "test only: writes outside its output, which loses the device", 128),
           test_only(&launch_naive, "residual_forward", 91, "planted_naive_again", "test only: the naive port, correct",
                     128),
+          test_only(&launch_strided, "residual_forward", 97, "planted_strided",
+                    "test only: correct, but every warp's accesses have a stride of 2 floats (uncoalesced)", 128),
           layout,
           test_only(&launch_planted_shared_race, "residual_forward", 92, "planted_shared_race",
                     "test only: claims elements with a racy shared next++"),

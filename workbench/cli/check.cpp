@@ -12,6 +12,7 @@
 #include "kernels/errors.h"
 #include "workbench/cli/commands.h"
 #include "workbench/cli/options.h"
+#include "workbench/cli/output.h"
 #include "workbench/cli/pipeline.h"
 #include "workbench/runtime/can_run.h"
 #include "workbench/runtime/context.h"
@@ -83,6 +84,7 @@ struct CheckOptions {
   bool verbose = false;
   std::string json;
   bool isolate = false;  // each (variant, shape) in a child process (pipeline_isolate.h)
+  CounterFlags counters;
   std::string command;
 };
 
@@ -169,6 +171,7 @@ std::vector<std::string> child_args(const CheckOptions& o, Backend b, const Plan
   if (!o.block_sizes.empty()) args.insert(args.end(), {"--block-sizes", o.block_sizes});
   if (o.misalign) args.insert(args.end(), {"--misalign", std::to_string(o.misalign)});
   if (o.strict_sync) args.push_back("--strict-sync");
+  o.counters.pass_to(args);
   return args;
 }
 
@@ -211,6 +214,7 @@ int check(const CheckOptions& o) {
 
   auto ex = make_executor(s.backend);
   ex->set_strict_sync(o.strict_sync);
+  o.counters.apply(*ex);
   Report report{make_context(*ex, TimingOptions{}, o.command), {}};
   Execution how;
   if (s.backend == Backend::emu) how.eval.check_launches = 1;  // each emulated launch costs milliseconds
@@ -227,6 +231,8 @@ int check(const CheckOptions& o) {
   report.records = execute(registry(), plan, *ex, how);
 
   tally_table(plan, report.records).print(std::cout);
+  for (std::size_t i = 0; i < report.records.size(); ++i)
+    if (report.records[i].counters) print_counters(std::cout, where(plan, plan.units[i]), *report.records[i].counters);
   print_notes_and_failures(plan, report.records);
   const StatusCounts n(report.records);
   print_device_lost(std::cout, *ex, n.not_run);
@@ -261,6 +267,7 @@ Command add_check_command(CLI::App& app, const std::string& command_line) {
   cmd->add_flag("--verbose", o->verbose, "a line per launch configuration");
   add_json_option(*cmd, o->json);
   add_isolate_flag(*cmd, o->isolate);
+  add_counter_options(*cmd, o->counters);
   return {cmd, [o] { return check(*o); }};
 }
 

@@ -55,6 +55,27 @@ void add_strict_sync_flag(CLI::App& cmd, bool& strict_sync) {
                "(default: a note on the record)");
 }
 
+void CounterFlags::apply(Executor& ex) const {
+  if (sample_blocks && !on) throw UsageError("--sample-blocks counts a sample of blocks: give it with --counters");
+  if (on) ex.set_counting(true, sample_blocks);
+}
+
+void CounterFlags::pass_to(std::vector<std::string>& args) const {
+  if (on) args.push_back("--counters");
+  if (sample_blocks) args.insert(args.end(), {"--sample-blocks", std::to_string(sample_blocks)});
+}
+
+void add_counter_options(CLI::App& cmd, CounterFlags& flags) {
+  cmd.add_flag("--counters", flags.on,
+               "emu: count what each configuration's warps ask of memory, as Nsight Compute does (sectors per "
+               "request, bank conflicts, active lanes; theoretical occupancy on sm_80 and sm_90), with the worst "
+               "sites (docs/counters.md)");
+  cmd.add_option("--sample-blocks", flags.sample_blocks,
+                 "with --counters: count only this many blocks of each launch (the first, the last and evenly "
+                 "between; every block still runs), so that large shapes stay affordable")
+      ->check(CLI::PositiveNumber);
+}
+
 void add_json_option(CLI::App& cmd, std::string& json) {
   cmd.add_option("--json", json, "also write the results as a wb.report report");
 }

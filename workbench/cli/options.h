@@ -48,6 +48,17 @@ CLI::Option* add_block_sizes_option(CLI::App& cmd, std::string& block_sizes, con
 void add_isolate_flag(CLI::App& cmd, bool& isolate);
 // --strict-sync: emu's barrier after exited threads is a fault, not a note.
 void add_strict_sync_flag(CLI::App& cmd, bool& strict_sync);
+
+// --counters and --sample-blocks (emu): what the warps of each configuration's first
+// validated run ask of memory (workbench/runtime/counters.h).
+struct CounterFlags {
+  bool on = false;
+  uint64_t sample_blocks = 0;  // 0: every block
+  // Turns counting on in ex when asked; UsageError for --sample-blocks without --counters.
+  void apply(Executor& ex) const;
+  void pass_to(std::vector<std::string>& args) const;  // to a child of --isolate
+};
+void add_counter_options(CLI::App& cmd, CounterFlags& flags);
 // --json FILE: the results also as a wb.report report.
 void add_json_option(CLI::App& cmd, std::string& json);
 

@@ -45,4 +45,46 @@ std::string format_deterministic(const Record& r) {
   return *r.deterministic ? "yes" : "no";
 }
 
+std::string format_counters(const Counters& c) {
+  const CounterTotals t = c.totals();
+  std::vector<std::string> parts;
+  if (t.global_requests)
+    parts.push_back(fmt::format("global {:.1f} sectors/request (ideal {:.1f})", t.sectors_per_request(),
+                                t.ideal_sectors_per_request()));
+  if (t.shared_requests)
+    parts.push_back(fmt::format("shared {:.2f} wavefronts/request (ideal {:.2f})",
+                                double(t.wavefronts) / double(t.shared_requests),
+                                double(t.ideal_wavefronts) / double(t.shared_requests)));
+  if (t.global_requests + t.shared_requests)
+    parts.push_back(fmt::format("{:.1f} active lanes/request", t.lanes_per_request()));
+  else
+    parts.push_back("no memory requests counted");
+  std::string line;
+  for (const std::string& p : parts) line += (line.empty() ? "" : ", ") + p;
+  std::string occupancy;
+  for (int cc : {80, 90}) {
+    bool known = false;
+    for (const KernelCount& k : c.kernels)
+      for (const Occupancy& o : k.occupancy) known = known || o.compute_capability == cc;
+    if (known) occupancy += fmt::format("{}sm_{} {:.0f}%", occupancy.empty() ? "" : ", ", cc, 100 * c.occupancy(cc));
+  }
+  if (!occupancy.empty()) line += "; occupancy " + occupancy;
+  if (c.sampled()) {
+    uint64_t counted = 0, blocks = 0;
+    for (const KernelCount& k : c.kernels)
+      if (!k.library) counted += k.counted_blocks, blocks += k.blocks;
+    line += fmt::format("; sampled: {} of {} blocks counted", counted, blocks);
+  }
+  std::string library;
+  for (const KernelCount& k : c.kernels)
+    if (k.library) library += (library.empty() ? "" : ", ") + k.kernel;
+  if (!library.empty()) line += "; not counted: " + library + " (emulated library calls)";
+  return line;
+}
+
+void print_counters(std::ostream& out, const std::string& where, const Counters& c, std::size_t worst) {
+  out << "COUNTERS " << where << ": " << format_counters(c) << "\n";
+  for (const SiteCount* s : worst_sites(c, worst)) out << "  " << s->site << " " << s->kind() << " " << s->verdict() << "\n";
+}
+
 }  // namespace wb::cli

@@ -2,6 +2,7 @@
 // What several commands print: a progress line on stderr while a long command works
 // (rewritten in place on a terminal, one line per step otherwise), and times and errors
 // in the tables.
+#include <ostream>
 #include <string>
 
 #include "workbench/runtime/record.h"
@@ -26,5 +27,13 @@ namespace wb::cli {
 std::string format_time(double seconds);     // "12.3 us", "4.56 ms"
 std::string format_errors(const Record& r);  // worst max abs error over the checked tensors
 std::string format_deterministic(const Record& r);
+
+// A configuration's counters in one line ("global 4.0 sectors/request (ideal 4.0),
+// shared 1.00 wavefronts/request (ideal 1.00), 32.0 active lanes/request; occupancy
+// sm_80 100%, sm_90 100%"), with what was sampled or not counted.
+std::string format_counters(const Counters& c);
+// "COUNTERS <where>: <format_counters>", then the worst sites, one per line
+// ("  variants/op/NN_name.cu:57 shared load 4-way conflict (...)").
+void print_counters(std::ostream& out, const std::string& where, const Counters& c, std::size_t worst = 3);
 
 }  // namespace wb::cli

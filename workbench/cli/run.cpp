@@ -72,6 +72,7 @@ struct RunOptions {
   TimingFlags timing;
   bool isolate = false;      // in a child process (pipeline_isolate.h)
   bool strict_sync = false;  // emu: a barrier after threads of the block exited is a fault
+  CounterFlags counters;
   std::string command;
 };
 
@@ -118,6 +119,7 @@ Record run_isolated(const RunTarget& t, const RunOptions& o, Executor& ex, Repor
     args.insert(args.end(), {"--param", name + "=" + std::to_string(value)});
   o.timing.pass_to(args);
   if (o.strict_sync) args.push_back("--strict-sync");
+  o.counters.pass_to(args);
   Record wanted = record_for(t.op, t.variant, t.params, t.shape);
   wanted.seed = t.seed;
   ChildRecords child = records_from_child(args, out, {wanted}, isolation);
@@ -138,12 +140,14 @@ int run(const RunOptions& o) {
 
   auto ex = make_executor(b);
   ex->set_strict_sync(o.strict_sync);
+  o.counters.apply(*ex);
   ReportContext context;
   const Record r = o.isolate ? run_isolated(target, o, *ex, context) : run_here(target, *ex, o.command, context);
   print_record(r, context.ceilings);
   for (const std::string& n : r.notes) std::cout << "  note    " << n << "\n";
   if (!ex->timed() && r.status == Status::ok)
     std::cout << "  time    not measured: emulation checks logic (bounds, barriers, races), never speed\n";
+  if (r.counters) print_counters(std::cout, r.op + " " + r.variant_label() + " " + r.params.describe(), *r.counters, 8);
   if (!o.json.empty()) std::cout << "wrote " << write_report_for(Report{context, {r}}, o.json, *ex) << "\n";
   return r.status == Status::incorrect ? kCheckFailed : kOk;
 }
@@ -165,6 +169,7 @@ Command add_run_command(CLI::App& app, const std::string& command_line) {
   add_timing_options(*cmd, o->timing);
   add_strict_sync_flag(*cmd, o->strict_sync);
   add_isolate_flag(*cmd, o->isolate);
+  add_counter_options(*cmd, o->counters);
   return {cmd, [o] { return run(*o); }};
 }
 

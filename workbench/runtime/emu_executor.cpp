@@ -74,6 +74,22 @@ class EmuExecutor final : public Executor {
     if (index >= 2) s.blocks = emu::Schedule::Blocks::serial_if_polling;
     s.warps_alone = index == kLastRun;
     emu::set_schedule(s);
+    // Counting keeps a block's lanes in step (every access yields): a schedule of its
+    // own, so the first run, whose thread order is fixed, is the counted one.
+    emu::set_counting(counting_ && index == 0, sample_blocks_);
+  }
+  void set_counting(bool on, uint64_t sample_blocks) override {
+    if (on && !emu::reports_accesses())
+      throw UsageError(std::string("--counters: this emulator is the ") + emu::flavour() +
+                       " sanitizer build, whose kernels report no plain memory accesses; counting needs the plain "
+                       "build");
+    counting_ = on;
+    sample_blocks_ = sample_blocks;
+  }
+  std::optional<Counters> take_counters(const std::string& variant_source) override {
+    std::vector<emu::LaunchCounters> launches = emu::take_counters();
+    if (!counting_) return std::nullopt;
+    return summarize_counters(launches, variant_source, sample_blocks_);
   }
   void working_on(const std::string& what) override { emu::set_work(what); }
   std::vector<std::string> take_notes() override { return emu::take_notes(); }
@@ -95,6 +111,8 @@ class EmuExecutor final : public Executor {
 
   DeviceInfo info_;
   ExecContext ctx_;
+  bool counting_ = false;
+  uint64_t sample_blocks_ = 0;
 };
 
 }  // namespace

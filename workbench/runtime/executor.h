@@ -12,6 +12,7 @@
 #include "kernels/exec_context.h"
 #include "kernels/types.h"
 #include "workbench/runtime/ceilings.h"
+#include "workbench/runtime/counters.h"
 
 namespace wb {
 
@@ -108,6 +109,17 @@ class Executor {
   virtual void begin_run(int index, uint64_t seed) {
     (void)index;
     (void)seed;
+  }
+  // emu (the plain build): count what the warps of each configuration's first validated
+  // run ask of memory (workbench/runtime/counters.h), every block of each launch or, with
+  // sample_blocks > 0, that many. Elsewhere, or in a sanitized build, UsageError says
+  // why not.
+  virtual void set_counting(bool on, uint64_t sample_blocks);
+  // The counters of the launches since the last call, their sites named for the variant
+  // whose source is `variant_source`; nullopt when not counting.
+  virtual std::optional<Counters> take_counters(const std::string& variant_source) {
+    (void)variant_source;
+    return std::nullopt;
   }
   // What the launches from now on belong to ("matmul_forward_bf16 cuda/6 tile=128,..."),
   // for the messages of the device's checks (the emulator's faults name it); "" after.

@@ -25,6 +25,13 @@ void Executor::set_strict_sync(bool strict) {
                      std::string(to_string(backend())) + " backend");
 }
 
+void Executor::set_counting(bool on, uint64_t) {
+  if (on)
+    throw UsageError(
+        "--counters: the emulator counts what warps ask of memory (--backend emu); the " +
+        std::string(to_string(backend())) + " backend does not (on a GPU, Nsight Compute does: docs/counters.md)");
+}
+
 std::unique_ptr<Executor> make_executor(Backend b) {
   if (b == Backend::cpu) return make_host_executor();
   if (b == Backend::emu) return make_emu_executor();

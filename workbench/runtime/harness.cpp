@@ -114,6 +114,7 @@ Record not_run_record(const OpSpec& op, const Variant& v, const ParamValues& par
 
 Record Session::evaluate(const Variant& v, const ParamValues& params, const EvalOptions& options) {
   ex_.take_notes();  // what earlier work noted is not this configuration's
+  ex_.take_counters("");
   const std::string configuration = params.describe();
   ex_.working_on(v.key() + (configuration == "-" ? "" : " " + configuration));
   Record r = evaluate_once(v, params, options);
@@ -143,6 +144,7 @@ Record Session::evaluate_once(const Variant& v, const ParamValues& params, const
 
     ex_.begin_run(0, problem_.seed);
     Outcome first = run_and_check(v, launch);
+    r.counters = ex_.take_counters(v.source);  // counting (emu --counters) counts this run
     r.errors = first.checks;
     if (!first.failure.empty()) {
       r.status = Status::incorrect;
@@ -209,6 +211,7 @@ Record Session::evaluate_once(const Variant& v, const ParamValues& params, const
     r.errors.clear();
     r.deterministic.reset();
     r.timing.reset();
+    r.counters.reset();
   } catch (const std::exception& e) {  // whatever the variant threw: a CUDA error, a refused pointer, ...
     // A sticky fault also loses the device (ex_.lost() says so from now on): the
     // caller records what is left as not run. A refused launch loses nothing.

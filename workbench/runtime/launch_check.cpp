@@ -17,6 +17,8 @@ ExecContext* planning_context() {
   return &ctx;
 }
 
+}  // namespace
+
 // "/src/variants/x/common.cuh" -> "variants/x" (relative to the source tree).
 std::string source_folder(const std::string& file) {
   std::filesystem::path p(file);
@@ -25,8 +27,6 @@ std::string source_folder(const std::string& file) {
   const std::filesystem::path rel = std::filesystem::relative(p, root, ec);
   return (ec || rel.empty() ? p : rel).parent_path().string();
 }
-
-}  // namespace
 
 std::optional<std::vector<PlannedKernel>> plan_launches(const Registry& reg, const Variant& v, const Shape& shape,
                                                         const ParamValues& params, std::string* why) {

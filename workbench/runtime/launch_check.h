@@ -19,6 +19,10 @@ namespace wb {
 std::optional<std::vector<PlannedKernel>> plan_launches(const Registry& reg, const Variant& v, const Shape& shape,
                                                         const ParamValues& params, std::string* why = nullptr);
 
+// "/src/variants/x/common.cuh" -> "variants/x": the folder of a launch's source file,
+// relative to the source tree, as PlannedKernel::folder holds it.
+std::string source_folder(const std::string& file);
+
 // Why a device of compute capability cc (86 for 8.6) cannot launch this configuration:
 // a kernel needs more registers or shared memory than a block of its size may have.
 // nullopt when it can, or when nothing is known (no table, no plan).

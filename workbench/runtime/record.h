@@ -10,6 +10,7 @@
 #include "kernels/types.h"
 #include "kernels/variant.h"
 #include "workbench/runtime/ceilings.h"
+#include "workbench/runtime/counters.h"
 #include "workbench/runtime/timing.h"
 #include "workbench/runtime/validate.h"
 
@@ -46,6 +47,8 @@ struct Record {
   // note on a __syncthreads reached after threads of the block exited).
   std::vector<std::string> notes;
   std::optional<TimingStats> timing;
+  // emu with --counters: what the first validated run's warps asked of memory.
+  std::optional<Counters> counters;
   uint64_t seed = 0;  // of the inputs
   double bytes = 0;   // the op's byte model at this shape
   double flops = 0;   // the op's flop model at this shape

@@ -392,6 +392,7 @@ Record record_from(const Reader& r) {
     s.iterations = t.integer("iterations", 1, kMaxInt64);
     rec.timing = s;
   }
+  if (r.has("counters")) rec.counters = counters_from_json(r.at("counters"), r.where() + ".counters");
   const Reader model = r.child("model");
   rec.bytes = model.measure("bytes");
   rec.flops = model.measure("flops");
@@ -424,6 +425,7 @@ json to_json(const Record& r, const Ceilings& ceilings, int64_t llc_bytes) {
             {"errors", errors},
             {"model", {{"bytes", r.bytes}, {"flops", r.flops}}}};
   if (!r.notes.empty()) j["notes"] = r.notes;
+  if (r.counters) j["counters"] = to_json(*r.counters);
   if (r.timing) {
     const TimingStats& t = *r.timing;
     j["timing"] = {{"median_us", t.median_s * 1e6},

@@ -1,0 +1,327 @@
+#include "workbench/runtime/counters.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "emu/emu.h"
+#include "emu/symbols.h"
+#include "kernels/errors.h"
+#include "workbench/runtime/json_integer.h"
+#include "workbench/runtime/launch_check.h"
+
+namespace wb {
+
+using nlohmann::json;
+
+std::string SiteCount::kind() const {
+  return std::string(shared ? "shared " : "global ") + (store ? "store" : "load");
+}
+
+std::string SiteCount::verdict() const {
+  if (requests == 0) return "no requests";
+  if (shared) {
+    const double ways = ideal_wavefronts ? double(wavefronts) / double(ideal_wavefronts) : 0.0;
+    if (wavefronts <= ideal_wavefronts) return fmt::format("no conflict ({} wavefronts)", wavefronts);
+    return fmt::format("{:.3g}-way conflict ({} wavefronts, ideal {})", ways, wavefronts, ideal_wavefronts);
+  }
+  return fmt::format("{:.1f} sectors/request (ideal {:.1f})", double(sectors) / double(requests),
+                     double(ideal_sectors) / double(requests));
+}
+
+CounterTotals Counters::totals() const {
+  CounterTotals t;
+  for (const KernelCount& k : kernels)
+    for (const SiteCount& s : k.sites) {
+      t.active_lanes += s.active_lanes;
+      if (s.shared) {
+        t.shared_requests += s.requests;
+        t.wavefronts += s.wavefronts;
+        t.ideal_wavefronts += s.ideal_wavefronts;
+      } else {
+        t.global_requests += s.requests;
+        t.sectors += s.sectors;
+        t.ideal_sectors += s.ideal_sectors;
+      }
+    }
+  return t;
+}
+
+double Counters::occupancy(int cc) const {
+  double lowest = 0;
+  bool any = false;
+  for (const KernelCount& k : kernels)
+    for (const Occupancy& o : k.occupancy)
+      if (o.compute_capability == cc) {
+        lowest = any ? std::min(lowest, o.fraction()) : o.fraction();
+        any = true;
+      }
+  return lowest;
+}
+
+bool Counters::sampled() const {
+  return std::any_of(kernels.begin(), kernels.end(),
+                     [](const KernelCount& k) { return !k.library && k.counted_blocks < k.blocks; });
+}
+
+std::string site_name(const std::vector<std::string>& lines, const std::string& variant_source) {
+  auto file_of = [](const std::string& line) { return line.substr(0, line.rfind(':')); };
+  for (const std::string& l : lines)
+    if (file_of(l) == variant_source) return l;
+  for (const std::string& l : lines)
+    if (l.rfind("variants/", 0) == 0) return l;
+  for (const std::string& l : lines) {
+    const std::string f = file_of(l);
+    if (f != "kernels/cuda/device_utils.cuh" && f != "kernels/cuda/dialect.cuh" && f != "kernels/bf16.h") return l;
+  }
+  return lines.empty() ? "" : lines.front();
+}
+
+namespace {
+
+// What the table of compiled kernels says of a counted launch's kernel at sm_80 and
+// sm_90 (nothing in a build without nvcc or for a kernel it lacks).
+std::vector<Occupancy> occupancy_of(const emu::LaunchCounters& l) {
+  std::vector<Occupancy> out;
+  const auto symbol = emu::kernel_symbol(l.function);
+  if (!symbol || !compiled_kernels_known()) return out;
+  PlannedKernel k;
+  k.name = symbol->name;
+  k.unit = symbol->unit;
+  k.folder = source_folder(l.file);
+  k.threads = int(uint64_t(l.block.x) * l.block.y * l.block.z);
+  k.dynamic_shared = l.dynamic_shared;
+  for (int cc : {80, 90}) {
+    const int arch = loaded_arch(cc, compiled_archs());
+    const CompiledKernel* c = arch ? find_compiled(k, arch) : nullptr;
+    if (!c) continue;
+    if (auto o = theoretical_occupancy(*c, k.threads, k.dynamic_shared, cc)) out.push_back(*o);
+  }
+  return out;
+}
+
+// "/src/kernels/cuda/x.cuh:12" -> "kernels/cuda/x.cuh:12"
+std::string relative_to_source(std::string site) {
+  const std::string root = std::string(WB_SOURCE_DIR) + "/";
+  if (site.rfind(root, 0) == 0) site.erase(0, root.size());
+  return site;
+}
+
+void add_site(SiteCount& total, const SiteCount& s) {
+  total.bytes = std::max(total.bytes, s.bytes);
+  total.requests += s.requests;
+  total.active_lanes += s.active_lanes;
+  total.sectors += s.sectors;
+  total.ideal_sectors += s.ideal_sectors;
+  total.wavefronts += s.wavefronts;
+  total.ideal_wavefronts += s.ideal_wavefronts;
+}
+
+}  // namespace
+
+Counters summarize_counters(const std::vector<emu::LaunchCounters>& launches, const std::string& variant_source,
+                            uint64_t sample_blocks) {
+  Counters c;
+  c.sample_blocks = sample_blocks;
+  // A kernel is its name, block size and dynamic shared memory: launches of it with
+  // other grids are summed, and so are the program counters of one source line (the
+  // unrolled copies of a loop's access).
+  using KernelKey = std::tuple<std::string, int, uint64_t>;
+  std::map<KernelKey, std::size_t> index;
+  std::vector<std::map<std::tuple<std::string, bool, bool>, SiteCount>> sites;
+  for (const emu::LaunchCounters& l : launches) {
+    const bool library = l.function == nullptr;
+    std::string name = l.kernel;
+    if (!library)
+      if (const auto symbol = emu::kernel_symbol(l.function)) name = symbol->name;
+    const int threads = int(uint64_t(l.block.x) * l.block.y * l.block.z);
+    const KernelKey key{name, threads, l.dynamic_shared};
+    auto [it, added] = index.emplace(key, c.kernels.size());
+    if (added) {
+      KernelCount k;
+      k.kernel = name;
+      k.library = library;
+      k.threads = threads;
+      k.dynamic_shared = l.dynamic_shared;
+      if (!library) k.occupancy = occupancy_of(l);
+      c.kernels.push_back(std::move(k));
+      sites.emplace_back();
+    }
+    KernelCount& k = c.kernels[it->second];
+    ++k.launches;
+    k.blocks += l.blocks;
+    k.counted_blocks += l.counted_blocks;
+    for (const emu::SiteCounters& s : l.sites) {
+      SiteCount one;
+      if (s.instruction_site) {
+        one.site = relative_to_source(s.instruction_site);
+      } else {
+        one.site = site_name(emu::source_lines(s.pc), variant_source);
+        if (one.site.empty()) one.site = emu::code_location(s.pc);
+      }
+      one.shared = s.shared;
+      one.store = s.store;
+      one.bytes = int(s.bytes);
+      one.requests = s.requests;
+      one.active_lanes = s.active_lanes;
+      one.sectors = s.sectors;
+      one.ideal_sectors = s.ideal_sectors;
+      one.wavefronts = s.wavefronts;
+      one.ideal_wavefronts = s.ideal_wavefronts;
+      SiteCount& total = sites[it->second][{one.site, one.shared, one.store}];
+      if (total.site.empty()) {
+        total.site = one.site;
+        total.shared = one.shared;
+        total.store = one.store;
+      }
+      add_site(total, one);
+    }
+  }
+  for (std::size_t i = 0; i < c.kernels.size(); ++i)
+    for (auto& entry : sites[i]) c.kernels[i].sites.push_back(std::move(entry.second));
+  return c;
+}
+
+std::vector<const SiteCount*> worst_sites(const Counters& c, std::size_t n) {
+  std::vector<const SiteCount*> out;
+  for (const KernelCount& k : c.kernels)
+    for (const SiteCount& s : k.sites)
+      if (s.excess() > 0) out.push_back(&s);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const SiteCount* a, const SiteCount* b) { return a->excess() > b->excess(); });
+  if (out.size() > n) out.resize(n);
+  return out;
+}
+
+json to_json(const Counters& c) {
+  json kernels = json::array();
+  for (const KernelCount& k : c.kernels) {
+    json jk = {{"kernel", k.kernel}, {"launches", k.launches}};
+    if (k.library) {
+      jk["library"] = true;
+      kernels.push_back(jk);
+      continue;
+    }
+    jk["threads"] = k.threads;
+    jk["dynamic_shared"] = k.dynamic_shared;
+    jk["blocks"] = k.blocks;
+    jk["counted_blocks"] = k.counted_blocks;
+    json occupancy = json::object();
+    for (const Occupancy& o : k.occupancy)
+      occupancy["sm_" + std::to_string(o.compute_capability)] = {{"blocks_per_sm", o.blocks_per_sm},
+                                                                  {"warps_per_sm", o.warps_per_sm},
+                                                                  {"max_warps_per_sm", o.max_warps_per_sm},
+                                                                  {"limit", o.limit}};
+    jk["occupancy"] = occupancy;
+    json sites = json::array();
+    for (const SiteCount& s : k.sites) {
+      json js = {{"site", s.site},
+                 {"kind", s.kind()},
+                 {"bytes", s.bytes},
+                 {"requests", s.requests},
+                 {"active_lanes", s.active_lanes}};
+      if (s.shared) {
+        js["wavefronts"] = s.wavefronts;
+        js["ideal_wavefronts"] = s.ideal_wavefronts;
+      } else {
+        js["sectors"] = s.sectors;
+        js["ideal_sectors"] = s.ideal_sectors;
+      }
+      sites.push_back(js);
+    }
+    jk["sites"] = sites;
+    kernels.push_back(jk);
+  }
+  return {{"sample_blocks", c.sample_blocks}, {"kernels", kernels}};
+}
+
+namespace {
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+const json& field(const json& j, const char* key, const std::string& where) {
+  if (!j.is_object()) throw UsageError(where + " is not an object");
+  auto it = j.find(key);
+  if (it == j.end()) throw UsageError(where + " has no '" + key + "'");
+  return *it;
+}
+
+uint64_t count(const json& j, const char* key, const std::string& where) {
+  return uint64_t(json_integer(field(j, key, where), where + " '" + key + "'", 0, kMax));
+}
+
+std::string text(const json& j, const char* key, const std::string& where) {
+  const json& v = field(j, key, where);
+  if (!v.is_string()) throw UsageError(where + " '" + key + "' is not a string");
+  return v.get<std::string>();
+}
+
+}  // namespace
+
+Counters counters_from_json(const json& j, const std::string& where) {
+  Counters c;
+  c.sample_blocks = count(j, "sample_blocks", where);
+  const json& kernels = field(j, "kernels", where);
+  if (!kernels.is_array()) throw UsageError(where + " 'kernels' is not an array");
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const json& jk = kernels[i];
+    const std::string at = where + ".kernels[" + std::to_string(i) + "]";
+    KernelCount k;
+    k.kernel = text(jk, "kernel", at);
+    k.launches = count(jk, "launches", at);
+    k.library = jk.is_object() && jk.contains("library") && jk.at("library") == true;
+    if (k.library) {
+      c.kernels.push_back(std::move(k));
+      continue;
+    }
+    k.threads = int(json_integer(field(jk, "threads", at), at + " 'threads'", 1, 1024));
+    k.dynamic_shared = count(jk, "dynamic_shared", at);
+    k.blocks = count(jk, "blocks", at);
+    k.counted_blocks = count(jk, "counted_blocks", at);
+    const json& occupancy = field(jk, "occupancy", at);
+    if (!occupancy.is_object()) throw UsageError(at + " 'occupancy' is not an object");
+    for (const auto& [arch, jo] : occupancy.items()) {
+      const std::string ato = at + ".occupancy." + arch;
+      if (arch.rfind("sm_", 0) != 0) throw UsageError(ato + ": not an architecture (sm_80, sm_90)");
+      Occupancy o;
+      o.compute_capability = int(json_integer(json(std::atoi(arch.c_str() + 3)), ato, 10, 1000));
+      o.blocks_per_sm = int(json_integer(field(jo, "blocks_per_sm", ato), ato + " 'blocks_per_sm'", 0, 1024));
+      o.warps_per_sm = int(json_integer(field(jo, "warps_per_sm", ato), ato + " 'warps_per_sm'", 0, 1024));
+      o.max_warps_per_sm = int(json_integer(field(jo, "max_warps_per_sm", ato), ato + " 'max_warps_per_sm'", 1, 1024));
+      o.limit = text(jo, "limit", ato);
+      k.occupancy.push_back(o);
+    }
+    const json& sites = field(jk, "sites", at);
+    if (!sites.is_array()) throw UsageError(at + " 'sites' is not an array");
+    for (std::size_t s = 0; s < sites.size(); ++s) {
+      const json& js = sites[s];
+      const std::string ats = at + ".sites[" + std::to_string(s) + "]";
+      SiteCount site;
+      site.site = text(js, "site", ats);
+      const std::string kind = text(js, "kind", ats);
+      if (kind != "global load" && kind != "global store" && kind != "shared load" && kind != "shared store")
+        throw UsageError(ats + " 'kind' is '" + kind + "', not global or shared load or store");
+      site.shared = kind.rfind("shared", 0) == 0;
+      site.store = kind.find("store") != std::string::npos;
+      site.bytes = int(json_integer(field(js, "bytes", ats), ats + " 'bytes'", 1, 16));
+      site.requests = count(js, "requests", ats);
+      site.active_lanes = count(js, "active_lanes", ats);
+      if (site.shared) {
+        site.wavefronts = count(js, "wavefronts", ats);
+        site.ideal_wavefronts = count(js, "ideal_wavefronts", ats);
+        if (site.ideal_wavefronts > site.wavefronts) throw UsageError(ats + ": fewer wavefronts than the ideal");
+      } else {
+        site.sectors = count(js, "sectors", ats);
+        site.ideal_sectors = count(js, "ideal_sectors", ats);
+        if (site.ideal_sectors > site.sectors) throw UsageError(ats + ": fewer sectors than the ideal");
+      }
+      k.sites.push_back(std::move(site));
+    }
+    c.kernels.push_back(std::move(k));
+  }
+  return c;
+}
+
+}  // namespace wb

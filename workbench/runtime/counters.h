@@ -1,0 +1,94 @@
+#pragma once
+// The emulator's counters of one configuration (emu/emu.h, SiteCounters), as wb shows,
+// keeps and compares them: each memory site named by a line of the variant's source,
+// the launches of one kernel summed, the kernel's theoretical occupancy on sm_80 and
+// sm_90 from the table of compiled kernels (kernels/launch_resources.h). A record holds
+// them as its optional "counters" (results/README.md); `wb compare` gates on them.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/launch_resources.h"
+
+namespace wb {
+
+namespace emu {
+struct LaunchCounters;
+}
+
+// One static access site of a kernel, summed over its launches and counted blocks.
+struct SiteCount {
+  std::string site;  // "variants/layernorm_forward/04_x.cu:57" (site_name)
+  bool shared = false, store = false;
+  int bytes = 0;  // per lane and access: 1, 2, 4, 8 or 16
+  uint64_t requests = 0;
+  uint64_t active_lanes = 0;                      // summed over the requests
+  uint64_t sectors = 0, ideal_sectors = 0;        // global memory: 32-byte sectors
+  uint64_t wavefronts = 0, ideal_wavefronts = 0;  // shared memory
+
+  std::string kind() const;  // "global load", "shared store"
+  // Sectors (global) or wavefronts (shared) beyond the ideal: uncoalesced sectors, bank
+  // conflicts.
+  uint64_t excess() const { return shared ? wavefronts - ideal_wavefronts : sectors - ideal_sectors; }
+  // "8.0 sectors/request (ideal 4.0)", "4-way conflict (4096 wavefronts, ideal 1024)".
+  std::string verdict() const;
+};
+
+struct KernelCount {
+  std::string kernel;  // reduced name ("variants::layernorm_kernel<8>"), or the library call
+  bool library = false;  // an emulated library call (cuBLAS): computed on the host, not counted
+  int threads = 0;       // per block
+  uint64_t dynamic_shared = 0;
+  uint64_t launches = 0;
+  uint64_t blocks = 0, counted_blocks = 0;  // summed over the launches
+  std::vector<Occupancy> occupancy;  // sm_80 and sm_90, where the table knows the kernel
+  std::vector<SiteCount> sites;      // by site, then kind
+};
+
+// Totals of a configuration's counted sites.
+struct CounterTotals {
+  uint64_t global_requests = 0, sectors = 0, ideal_sectors = 0;
+  uint64_t shared_requests = 0, wavefronts = 0, ideal_wavefronts = 0;
+  uint64_t active_lanes = 0;  // over every request
+  double sectors_per_request() const { return global_requests ? double(sectors) / global_requests : 0.0; }
+  double ideal_sectors_per_request() const { return global_requests ? double(ideal_sectors) / global_requests : 0.0; }
+  uint64_t conflicts() const { return wavefronts - ideal_wavefronts; }  // excess shared wavefronts
+  double lanes_per_request() const {
+    const uint64_t r = global_requests + shared_requests;
+    return r ? double(active_lanes) / r : 0.0;
+  }
+};
+
+struct Counters {
+  uint64_t sample_blocks = 0;  // 0: every block of every launch was counted
+  std::vector<KernelCount> kernels;  // in the order of their first launch
+
+  CounterTotals totals() const;
+  // The lowest theoretical occupancy of the counted kernels at compute capability cc (0
+  // when the table knows none of them).
+  double occupancy(int cc) const;
+  bool sampled() const;  // some launch counted fewer blocks than it had
+};
+
+// The emulator's launches of one configuration, as Counters: sites named for the
+// variant whose source is `variant_source`.
+Counters summarize_counters(const std::vector<emu::LaunchCounters>& launches, const std::string& variant_source,
+                            uint64_t sample_blocks);
+
+// The line that names an access site, from its source lines innermost first
+// (emu::source_lines): the variant's own file, else a file of variants/ (an op's shared
+// header), else the innermost line outside the device helpers (kernels/cuda/
+// device_utils.cuh, dialect.cuh, kernels/bf16.h), else the innermost; "" when none.
+std::string site_name(const std::vector<std::string>& lines, const std::string& variant_source);
+
+// The worst sites of a configuration: those with sectors or wavefronts beyond the
+// ideal, most excess first, at most n.
+std::vector<const SiteCount*> worst_sites(const Counters& c, std::size_t n);
+
+nlohmann::json to_json(const Counters& c);
+// Throws UsageError naming `where` and what is wrong.
+Counters counters_from_json(const nlohmann::json& j, const std::string& where);
+
+}  // namespace wb
