@@ -144,9 +144,16 @@ void begin_counting(Block& b) {
   b.counters->pending.resize(b.warps.size());
   b.counters->visits.resize(b.threads.size());
   b.counters->vectors.resize(b.threads.size());
+  const std::size_t warps = b.warps.size();
+  b.counters->counted_warps.assign(warps, b.launch->only_sampled ? 0 : 1);
+  if (b.launch->only_sampled) b.counters->counted_warps.front() = b.counters->counted_warps.back() = 1;
+  uint64_t counted = 0;
+  for (char c : b.counters->counted_warps) counted += uint64_t(c);
+  b.launch->counted_warps += counted;
 }
 
 void announce_vector(Block& b, const Thread& t, const void* p, std::size_t bytes, const void* pc) {
+  if (!b.counters->counts(t)) return;
   b.counters->vectors[std::size_t(t.linear)] = VectorAccess{reinterpret_cast<std::uintptr_t>(p), bytes, pc, false};
 }
 
@@ -204,6 +211,7 @@ void count_access(Block& b, const Thread& t, const void* address, std::size_t by
 
 void count_instruction(Block& b, const Thread& t, const char* site, const void* address, std::size_t bytes,
                        bool shared, bool store, bool gives) {
+  if (!b.counters->counts(t)) return;
   join(b, t, site, address, bytes, shared, store, gives, site);
 }
 

@@ -38,7 +38,6 @@ cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb
   if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (::wb::emu::planning()) return CUBLAS_STATUS_SUCCESS;  // no kernel of ours to list
   if (::wb::emu::sticky_error()) return CUBLAS_STATUS_EXECUTION_FAILED;
-  ::wb::emu::count_library_call(name);
   if (m < 0 || n < 0 || k < 0 || batch < 0 || lda < (ta == CUBLAS_OP_N ? m : k) || ldb < (tb == CUBLAS_OP_N ? k : n) ||
       ldc < m || lda < 1 || ldb < 1 || ldc < 1)
     return CUBLAS_STATUS_INVALID_VALUE;
@@ -55,6 +54,9 @@ cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb
     if (!inside(C + i * sc, c_span))
       return fault(std::string(name) + ": matrix C of batch " + std::to_string(i) + " reaches outside device memory");
   }
+  // Counting: what the call computes and moves (C read too when beta is not 0).
+  ::wb::emu::count_library_call(name, 2.0 * m * n * k * batch,
+                                4.0 * batch * (double(m) * k + double(k) * n + double(m) * n * (*beta != 0.0f ? 2 : 1)));
   for (int i = 0; i < batch; ++i)
     cblas_sgemm(CblasColMajor, trans(ta), trans(tb), m, n, k, *alpha, A + i * sa, lda, B + i * sb, ldb, *beta,
                 C + i * sc, ldc);
@@ -83,7 +85,6 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
     return CUBLAS_STATUS_NOT_SUPPORTED;
   if (::wb::emu::planning()) return CUBLAS_STATUS_SUCCESS;
   if (::wb::emu::sticky_error()) return CUBLAS_STATUS_EXECUTION_FAILED;
-  ::wb::emu::count_library_call("cublasGemmEx");
   if (m < 0 || n < 0 || k < 0 || lda < (ta == CUBLAS_OP_N ? m : k) || ldb < (tb == CUBLAS_OP_N ? k : n) || ldc < m ||
       lda < 1 || ldb < 1 || ldc < 1)
     return CUBLAS_STATUS_INVALID_VALUE;
@@ -96,6 +97,9 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
   if (!inside(B, b_span, bytes_of(Btype))) return fault("cublasGemmEx: matrix B reaches outside device memory");
   if (!inside(C, c_span, bytes_of(Ctype))) return fault("cublasGemmEx: matrix C reaches outside device memory");
   const float a = *static_cast<const float*>(alpha), b = *static_cast<const float*>(beta);
+  ::wb::emu::count_library_call("cublasGemmEx", 2.0 * m * n * k,
+                                double(bytes_of(Atype)) * m * k + double(bytes_of(Btype)) * k * n +
+                                    double(bytes_of(Ctype)) * m * n * (b != 0.0f ? 2 : 1));
   const std::vector<float> a_f = widened(A, Atype, a_span), b_f = widened(B, Btype, b_span);
   // Only the m x n elements of C are read (beta != 0) and written; the gaps between
   // columns (ldc > m) keep what they held.

@@ -194,6 +194,9 @@ struct LaunchCounters {
   std::size_t dynamic_shared = 0;
   uint64_t blocks = 0;          // in the grid
   uint64_t counted_blocks = 0;  // of them: every one, or the sample (set_counting)
+  uint64_t warps = 0;           // in the grid
+  uint64_t counted_warps = 0;   // of them: every warp of a counted block, or two (only_sampled)
+  double library_flops = 0, library_bytes = 0;  // an emulated library call's (function null)
   std::vector<SiteCounters> sites;  // ordered by pc, then by kind
 };
 // Turns counting on or off for the launches that follow (off by default: it costs a
@@ -201,7 +204,13 @@ struct LaunchCounters {
 // are counted (every block still runs): block 0, the last block and N - 2 evenly
 // between them, the same ones in every run, so that a large grid costs what N blocks
 // cost. Throws std::logic_error where this build reports no accesses.
-void set_counting(bool on, uint64_t sample_blocks = 0);
+// With only_sampled, the blocks not sampled do not run at all, and of a sampled block
+// only the first and the last warp count (the others run without reporting their
+// accesses: a block of 1024 threads costs what two warps cost): a counting-only launch
+// for wb predict, whose outputs are not meant to be read (a kernel whose blocks wait
+// for one another, or a later kernel reading a skipped block's output, sees what the
+// skipped blocks left: only their counts are wanted).
+void set_counting(bool on, uint64_t sample_blocks = 0, bool only_sampled = false);
 bool counting();
 // The counters of the launches since the last call, in launch order, and forgets them.
 std::vector<LaunchCounters> take_counters();
@@ -223,7 +232,8 @@ class UncountedScope {
 // An emulated library call (cuBLAS) while counting: a library's kernels are not wb's and
 // the emulator computes the call on the host, so it is listed among the launches with
 // no blocks, and a report can say what it did not count.
-void count_library_call(const std::string& what);
+// `flops` and `bytes`: what the call computes and the fewest bytes it moves.
+void count_library_call(const std::string& what, double flops, double bytes);
 
 // cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes).
 int set_max_dynamic_shared(const void* kernel, int bytes);

@@ -70,6 +70,7 @@ struct Context {
   std::string work;  // set_work
   bool counting = false;                 // set_counting
   uint64_t sample_blocks = 0;            // set_counting: 0, every block
+  bool only_sampled = false;             // set_counting: the other blocks do not run
   std::vector<LaunchCounters> counters;  // of the launches since take_counters
   std::set<const void*> polling_kernels;  // kernels seen polling (a volatile or atomic read)
   std::vector<std::string> notes;
@@ -215,6 +216,10 @@ struct VectorAccess {
   bool counted = false;
 };
 struct BlockCounters {
+  // per warp: whether it is counted (all, or with Launch::only_sampled the first and the
+  // last: the others run without reporting their plain accesses)
+  std::vector<char> counted_warps;
+  bool counts(const Thread& t) const { return counted_warps[std::size_t(t.warp)] != 0; }
   // per warp: (pc, visit) -> the request being gathered
   std::vector<std::map<std::pair<SiteKey, uint64_t>, Request>> pending;
   // per thread: how often it has reached each access site
@@ -293,6 +298,8 @@ struct Launch {
   // parameters, a local copy) is not counted.
   bool counting = false;
   std::vector<long> counted_blocks;  // sorted; empty: every block (Context::sample_blocks)
+  bool only_sampled = false;         // only the counted blocks run, and of them two warps count
+  std::atomic<uint64_t> counted_warps{0};  // over the counted blocks
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>> device_ranges;
   std::mutex counters_mutex;
   std::map<SiteKey, SiteCounters> sites;

@@ -118,7 +118,7 @@ void set_work(std::string what) {
   c.work = std::move(what);
 }
 
-void set_counting(bool on, uint64_t sample_blocks) {
+void set_counting(bool on, uint64_t sample_blocks, bool only_sampled) {
   if (on && !reports_accesses())
     throw std::logic_error(std::string("counting needs the plain build's access reports (this is the ") + flavour() +
                            " flavour)");
@@ -126,6 +126,7 @@ void set_counting(bool on, uint64_t sample_blocks) {
   std::lock_guard<std::mutex> lock(c.mutex);
   c.counting = on;
   c.sample_blocks = on ? sample_blocks : 0;
+  c.only_sampled = on && sample_blocks > 0 && only_sampled;
 }
 
 bool counting() {
@@ -134,12 +135,14 @@ bool counting() {
   return c.counting;
 }
 
-void count_library_call(const std::string& what) {
+void count_library_call(const std::string& what, double flops, double bytes) {
   Context& c = context();
   std::lock_guard<std::mutex> lock(c.mutex);
   if (!c.counting) return;
   LaunchCounters call;
   call.kernel = what;
+  call.library_flops = flops;
+  call.library_bytes = bytes;
   c.counters.push_back(std::move(call));
 }
 
@@ -295,6 +298,7 @@ int launch(const LaunchSpec& spec, const std::function<void()>& body) {
     if (run.counting) {
       for (const auto& [data, a] : c.allocations) run.device_ranges.emplace_back(data, data + a.bytes);
       run.counted_blocks = sampled_blocks(uint64_t(g.x) * g.y * g.z, c.sample_blocks);
+      run.only_sampled = c.only_sampled && !run.counted_blocks.empty();
     }
   }
   run_grid(run);
@@ -308,6 +312,8 @@ int launch(const LaunchSpec& spec, const std::function<void()>& body) {
     counted.dynamic_shared = spec.dynamic_shared;
     counted.blocks = uint64_t(g.x) * g.y * g.z;
     counted.counted_blocks = run.counted_blocks.empty() ? counted.blocks : run.counted_blocks.size();
+    counted.warps = counted.blocks * ((uint64_t(b.x) * b.y * b.z + 31) / 32);
+    counted.counted_warps = run.counted_warps;
     for (const auto& entry : run.sites) counted.sites.push_back(entry.second);
     std::lock_guard<std::mutex> lock(c.mutex);
     c.counters.push_back(std::move(counted));

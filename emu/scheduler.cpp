@@ -131,7 +131,7 @@ WB_EMU_NO_TSAN void resume(Worker& w, Thread& t) {
   w.current = &t;
   t.yielded_at_access = false;
   detail::current_builtins = &t.builtins;
-  detail::report_plain_accesses = w.block->interleave || w.block->counters;
+  detail::report_plain_accesses = w.block->interleave || (w.block->counters && w.block->counters->counts(t));
   fiber::before_switch(w.scheduler_san, t.san, t.stack.base, t.stack.size, false);
   const fiber::transfer tr = boost::context::detail::jump_fcontext(t.ctx, &t);
   fiber::after_switch(w.scheduler_san, nullptr, nullptr);
@@ -530,7 +530,12 @@ void run_grid(Launch& run) {
     std::lock_guard<std::mutex> lock(c.mutex);
     parallel = c.polling_kernels.count(spec.kernel) == 0;
   }
-  if (parallel && parallel_blocks() && blocks > 1) {
+  if (run.only_sampled) {
+    for (long i : run.counted_blocks) {
+      if (run.faulted) break;
+      run_block(worker(), run, i);
+    }
+  } else if (parallel && parallel_blocks() && blocks > 1) {
 #pragma omp parallel for schedule(dynamic, 1)
     for (long i = 0; i < blocks; ++i) {
       if (run.faulted) continue;
@@ -593,14 +598,15 @@ WB_EMU_NO_TSAN void on_access(const void* address, std::size_t bytes, Access kin
   Block& b = *w->block;
   if (kGuardPages && (kind == Access::read || kind == Access::volatile_read || kind == Access::atomic_read))
     check_read(*w, b, t, address, bytes, pc);
-  if (b.counters && !t.uncounted) count_access(b, t, address, bytes, kind, pc);
+  const bool counting = b.counters && b.counters->counts(t);
+  if (counting && !t.uncounted) count_access(b, t, address, bytes, kind, pc);
   switch (kind) {
     case Access::read:
     case Access::write:
     case Access::volatile_write:
     case Access::atomic_write:
       if (kind != Access::read) t.quiet = 0;  // a write: progress
-      if (b.counters) break;  // counting: every access yields, so that the lanes keep in step
+      if (counting) break;  // counting: every access yields, so that the lanes keep in step
       if (kind == Access::atomic_write || !b.interleave) return;
       b.rng ^= b.rng << 13;
       b.rng ^= b.rng >> 7;

@@ -35,6 +35,12 @@ __global__ void strided_copy_blocks(float* out, const float* in) {
   out[i] = in[i];
 }
 
+// Every block's 128 threads copy their float.
+__global__ void wide_copy_blocks(float* out, const float* in) {
+  const int i = blockIdx.x * 128 + threadIdx.x;
+  out[i] = in[i];
+}
+
 // A full warp copies a float4 each, through the 128-bit accesses of device_utils.cuh.
 __global__ void float4_copy(float* out, const float* in) {
   const int i = threadIdx.x;
@@ -260,6 +266,20 @@ TEST_F(Counters, ASampleCountsTheFirstTheLastAndEvenlyBetweenOfEveryBlockThatRun
   EXPECT_EQ(launches[0].counted_blocks, 3u) << "blocks 0, 4 and 9";
   for (const emu::SiteCounters& s : launches[0].sites) EXPECT_EQ(s.requests, 3u) << "one a counted block";
   for (int i = 0; i < 320; ++i) ASSERT_EQ(out.p[i], 1.0f) << "every block ran: element " << i;
+}
+
+TEST_F(Counters, OnlySampledRunsTheSampleAloneAndCountsTwoWarpsOfEachBlock) {
+  emu::set_counting(true, 2, true);
+  Device<float> in(1280, 1.0f), out(1280, 0.0f);
+  WB_LAUNCH(wide_copy_blocks, 10, 128, 0, nullptr, out.p, in.p);
+  const std::vector<emu::LaunchCounters> launches = emu::take_counters();
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_EQ(launches[0].counted_blocks, 2u) << "blocks 0 and 9";
+  EXPECT_EQ(launches[0].warps, 40u);
+  EXPECT_EQ(launches[0].counted_warps, 4u) << "the first and the last warp of each";
+  for (const emu::SiteCounters& s : launches[0].sites) EXPECT_EQ(s.requests, 4u);
+  for (int i = 0; i < 1280; ++i)
+    ASSERT_EQ(out.p[i], (i < 128 || i >= 1152) ? 1.0f : 0.0f) << "only blocks 0 and 9 ran: element " << i;
 }
 
 TEST_F(Counters, CountingIsOffByDefaultAndCountsNothingThen) {

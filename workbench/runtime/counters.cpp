@@ -63,7 +63,27 @@ double Counters::occupancy(int cc) const {
 
 bool Counters::sampled() const {
   return std::any_of(kernels.begin(), kernels.end(),
-                     [](const KernelCount& k) { return !k.library && k.counted_blocks < k.blocks; });
+                     [](const KernelCount& k) { return !k.library && k.counted_warps < k.warps; });
+}
+
+Counters Counters::scaled_to_every_block() const {
+  Counters out = *this;
+  for (KernelCount& k : out.kernels) {
+    if (k.library || k.counted_warps == 0 || k.counted_warps == k.warps) continue;
+    const double f = double(k.warps) / double(k.counted_warps);
+    auto scale = [f](uint64_t& n) { n = uint64_t(double(n) * f + 0.5); };
+    for (SiteCount& s : k.sites) {
+      scale(s.requests);
+      scale(s.active_lanes);
+      scale(s.sectors);
+      scale(s.ideal_sectors);
+      scale(s.wavefronts);
+      scale(s.ideal_wavefronts);
+    }
+    k.counted_blocks = k.blocks;
+    k.counted_warps = k.warps;
+  }
+  return out;
 }
 
 std::string site_name(const std::vector<std::string>& lines, const std::string& variant_source) {
@@ -151,8 +171,12 @@ Counters summarize_counters(const std::vector<emu::LaunchCounters>& launches, co
     }
     KernelCount& k = c.kernels[it->second];
     ++k.launches;
+    k.flops += l.library_flops;
+    k.bytes += l.library_bytes;
     k.blocks += l.blocks;
     k.counted_blocks += l.counted_blocks;
+    k.warps += l.warps;
+    k.counted_warps += l.counted_warps;
     for (const emu::SiteCounters& s : l.sites) {
       SiteCount one;
       if (s.instruction_site) {
@@ -201,6 +225,8 @@ json to_json(const Counters& c) {
     json jk = {{"kernel", k.kernel}, {"launches", k.launches}};
     if (k.library) {
       jk["library"] = true;
+      jk["flops"] = k.flops;
+      jk["bytes"] = k.bytes;
       kernels.push_back(jk);
       continue;
     }
@@ -208,6 +234,8 @@ json to_json(const Counters& c) {
     jk["dynamic_shared"] = k.dynamic_shared;
     jk["blocks"] = k.blocks;
     jk["counted_blocks"] = k.counted_blocks;
+    jk["warps"] = k.warps;
+    jk["counted_warps"] = k.counted_warps;
     json occupancy = json::object();
     for (const Occupancy& o : k.occupancy)
       occupancy["sm_" + std::to_string(o.compute_capability)] = {{"blocks_per_sm", o.blocks_per_sm},
@@ -273,6 +301,11 @@ Counters counters_from_json(const json& j, const std::string& where) {
     k.launches = count(jk, "launches", at);
     k.library = jk.is_object() && jk.contains("library") && jk.at("library") == true;
     if (k.library) {
+      for (const char* key : {"flops", "bytes"}) {
+        const json& v = field(jk, key, at);
+        if (!v.is_number() || !(v.get<double>() >= 0)) throw UsageError(at + " '" + key + "' is not a count");
+        (std::string(key) == "flops" ? k.flops : k.bytes) = v.get<double>();
+      }
       c.kernels.push_back(std::move(k));
       continue;
     }
@@ -280,6 +313,8 @@ Counters counters_from_json(const json& j, const std::string& where) {
     k.dynamic_shared = count(jk, "dynamic_shared", at);
     k.blocks = count(jk, "blocks", at);
     k.counted_blocks = count(jk, "counted_blocks", at);
+    k.warps = count(jk, "warps", at);
+    k.counted_warps = count(jk, "counted_warps", at);
     const json& occupancy = field(jk, "occupancy", at);
     if (!occupancy.is_object()) throw UsageError(at + " 'occupancy' is not an object");
     for (const auto& [arch, jo] : occupancy.items()) {

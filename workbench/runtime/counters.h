@@ -39,10 +39,12 @@ struct SiteCount {
 struct KernelCount {
   std::string kernel;  // reduced name ("variants::layernorm_kernel<8>"), or the library call
   bool library = false;  // an emulated library call (cuBLAS): computed on the host, not counted
+  double flops = 0, bytes = 0;  // a library call's: what it computes, the fewest bytes it moves
   int threads = 0;       // per block
   uint64_t dynamic_shared = 0;
   uint64_t launches = 0;
   uint64_t blocks = 0, counted_blocks = 0;  // summed over the launches
+  uint64_t warps = 0, counted_warps = 0;    // likewise (wb predict counts two warps of a block)
   std::vector<Occupancy> occupancy;  // sm_80 and sm_90, where the table knows the kernel
   std::vector<SiteCount> sites;      // by site, then kind
 };
@@ -70,6 +72,9 @@ struct Counters {
   // when the table knows none of them).
   double occupancy(int cc) const;
   bool sampled() const;  // some launch counted fewer blocks than it had
+  // The counts a full count would give: each kernel's sites scaled by its warps over its
+  // counted warps (exact for grids whose warps do alike).
+  Counters scaled_to_every_block() const;
 };
 
 // The emulator's launches of one configuration, as Counters: sites named for the

@@ -76,15 +76,16 @@ class EmuExecutor final : public Executor {
     emu::set_schedule(s);
     // Counting keeps a block's lanes in step (every access yields): a schedule of its
     // own, so the first run, whose thread order is fixed, is the counted one.
-    emu::set_counting(counting_ && index == 0, sample_blocks_);
+    emu::set_counting(counting_ && index == 0, sample_blocks_, only_sampled_);
   }
-  void set_counting(bool on, uint64_t sample_blocks) override {
+  void set_counting(bool on, uint64_t sample_blocks, bool only_sampled) override {
     if (on && !emu::reports_accesses())
       throw UsageError(std::string("--counters: this emulator is the ") + emu::flavour() +
                        " sanitizer build, whose kernels report no plain memory accesses; counting needs the plain "
                        "build");
     counting_ = on;
     sample_blocks_ = sample_blocks;
+    only_sampled_ = only_sampled;
   }
   std::optional<Counters> take_counters(const std::string& variant_source) override {
     std::vector<emu::LaunchCounters> launches = emu::take_counters();
@@ -113,6 +114,7 @@ class EmuExecutor final : public Executor {
   ExecContext ctx_;
   bool counting_ = false;
   uint64_t sample_blocks_ = 0;
+  bool only_sampled_ = false;
 };
 
 }  // namespace

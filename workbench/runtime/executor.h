@@ -112,9 +112,10 @@ class Executor {
   }
   // emu (the plain build): count what the warps of each configuration's first validated
   // run ask of memory (workbench/runtime/counters.h), every block of each launch or, with
-  // sample_blocks > 0, that many. Elsewhere, or in a sanitized build, UsageError says
-  // why not.
-  virtual void set_counting(bool on, uint64_t sample_blocks);
+  // sample_blocks > 0, that many; with only_sampled the other blocks do not even run
+  // (wb predict's counting-only runs, whose outputs are not read). Elsewhere, or in a
+  // sanitized build, UsageError says why not.
+  virtual void set_counting(bool on, uint64_t sample_blocks, bool only_sampled = false);
   // The counters of the launches since the last call, their sites named for the variant
   // whose source is `variant_source`; nullopt when not counting.
   virtual std::optional<Counters> take_counters(const std::string& variant_source) {

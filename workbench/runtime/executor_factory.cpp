@@ -25,7 +25,7 @@ void Executor::set_strict_sync(bool strict) {
                      std::string(to_string(backend())) + " backend");
 }
 
-void Executor::set_counting(bool on, uint64_t) {
+void Executor::set_counting(bool on, uint64_t, bool) {
   if (on)
     throw UsageError(
         "--counters: the emulator counts what warps ask of memory (--backend emu); the " +
