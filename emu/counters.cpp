@@ -2,6 +2,7 @@
 // into warp-level requests, and each request counted as Nsight Compute counts it:
 // sectors of global memory, wavefronts of shared memory, active lanes.
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <iterator>
 #include <mutex>
@@ -91,6 +92,7 @@ void fold(BlockCounters& c, const void* pc, const Request& r) {
 void add(SiteCounters& total, const SiteCounters& s) {
   total.pc = s.pc;
   total.instruction_site = s.instruction_site;
+  total.collective = s.collective;
   total.shared = s.shared;
   total.store = s.store;
   total.bytes = std::max(total.bytes, s.bytes);
@@ -118,11 +120,25 @@ bool in_shared(const Block& b, const char* a) {
 
 // A tensor-core instruction's site: its "file:line", kept for the process (the
 // pointer is the site's identity, as an access's return address is).
-const char* instruction_site(const Site& at) {
+const char* instruction_site(const Site& at, const char* prefix) {
   static std::mutex mutex;
   static std::set<std::string> sites;
   std::lock_guard<std::mutex> lock(mutex);
-  return sites.insert(std::string(at.file ? at.file : "?") + ":" + std::to_string(at.line)).first->c_str();
+  const std::string site = std::string(at.file ? at.file : "?") + ":" + std::to_string(at.line);
+  // The prefix keeps a collective's identity apart from a memory request's at one line.
+  const char* interned = sites.insert(prefix + site).first->c_str();
+  return interned + std::strlen(prefix);
+}
+
+void count_collective(Block& b, const Thread& t, const Site& at, unsigned lanes) {
+  if (!b.counters || !b.counters->counts(t)) return;
+  const char* site = instruction_site(at, "collective ");
+  SiteCounters& s = b.counters->sites[SiteKey{site, false, false}];
+  s.pc = site;
+  s.instruction_site = site;
+  s.collective = true;
+  ++s.requests;
+  s.active_lanes += lanes;
 }
 
 std::vector<long> sampled_blocks(uint64_t blocks, uint64_t sample) {

@@ -172,12 +172,16 @@ const char* flavour();
 //           accesses in phases of 16 and 8 lanes (128 bytes each), as the hardware
 //           serves them; each phase takes as many wavefronts as the most distinct words
 //           any bank holds for it.
-// Every request also counts its active lanes (divergence).
+// Every request also counts its active lanes (divergence), and so does every warp
+// collective, as a site of its own.
 struct SiteCounters {
   const void* pc = nullptr;  // the access's return address (code_location names file:line)
   // A tensor-core instruction's request (count_instruction): its call's "file:line",
   // and pc is only the site's identity.
   const char* instruction_site = nullptr;
+  // A warp collective (a shuffle, a vote, __syncwarp, mma.sync, ldmatrix's exchange):
+  // only requests (each a completed group) and active lanes; instruction_site names it.
+  bool collective = false;
   bool shared = false;       // shared memory, else global
   bool store = false;        // a write (or an atomic), else a read
   unsigned bytes = 0;        // per lane and access: 1, 2, 4, 8 or 16

@@ -416,8 +416,10 @@ bool counted(const Launch& launch, long block);
 // (its requests still gathering counted, its sites added to the launch's).
 void begin_counting(Block& b);
 void count_access(Block& b, const Thread& t, const void* address, std::size_t bytes, Access kind, const void* pc);
-// A tensor-core instruction's request (emu::count_instruction), at its call's site.
-const char* instruction_site(const Site& at);
+// A tensor-core instruction's request (emu::count_instruction), at its call's site; a
+// warp collective's completed group of `lanes` lanes (warp.cpp).
+const char* instruction_site(const Site& at, const char* prefix = "");
+void count_collective(Block& b, const Thread& t, const Site& at, unsigned lanes);
 void count_instruction(Block& b, const Thread& t, const char* site, const void* address, std::size_t bytes,
                        bool shared, bool store, bool gives);
 void end_counting(Block& b);

@@ -41,6 +41,12 @@ __global__ void wide_copy_blocks(float* out, const float* in) {
   out[i] = in[i];
 }
 
+// Lanes 0-15 sum their values with a shuffle over their half-warp, the others do not.
+__global__ void half_warp_sum(float* out, const float* in) {
+  const int i = threadIdx.x;
+  if (i < 16) out[i] = in[i] + __shfl_xor_sync(0xffffu, in[i], 1);
+}
+
 // A full warp copies a float4 each, through the 128-bit accesses of device_utils.cuh.
 __global__ void float4_copy(float* out, const float* in) {
   const int i = threadIdx.x;
@@ -195,12 +201,13 @@ TEST_F(Counters, ASixtyFourBitSharedLoadIsTwoWavefrontsWithoutConflict) {
   EXPECT_EQ(reads[0].ideal_wavefronts, 2u);
 }
 
-// The sites of a launch's requests made at the line of `file` (the instruction sites).
+// The memory requests of tensor-core instructions (ldmatrix, cp.async), named by their
+// call's line; not the collectives (ldmatrix's exchange among the lanes is one).
 std::vector<emu::SiteCounters> instruction_sites(const std::vector<emu::LaunchCounters>& launches) {
   std::vector<emu::SiteCounters> out;
   for (const emu::LaunchCounters& l : launches)
     for (const emu::SiteCounters& s : l.sites)
-      if (s.instruction_site) out.push_back(s);
+      if (s.instruction_site && !s.collective) out.push_back(s);
   return out;
 }
 
@@ -249,7 +256,7 @@ TEST_F(Counters, CpAsyncIsAGlobalReadAndASharedWriteOfItsSizeAndTheModelsOwnAcce
   // out, no poison write or landing of the model's.
   int others = 0;
   for (const emu::SiteCounters& s : launches.at(0).sites)
-    if (!s.instruction_site) {
+    if (!s.instruction_site && !s.collective) {
       ++others;
       EXPECT_EQ(s.shared, !s.store) << "a shared read or a global write";
     }
@@ -280,6 +287,23 @@ TEST_F(Counters, OnlySampledRunsTheSampleAloneAndCountsTwoWarpsOfEachBlock) {
   for (const emu::SiteCounters& s : launches[0].sites) EXPECT_EQ(s.requests, 4u);
   for (int i = 0; i < 1280; ++i)
     ASSERT_EQ(out.p[i], (i < 128 || i >= 1152) ? 1.0f : 0.0f) << "only blocks 0 and 9 ran: element " << i;
+}
+
+TEST_F(Counters, AWarpCollectiveCountsItsActiveLanesAtItsLine) {
+  Device<float> in(32, 1.0f), out(32);
+  WB_LAUNCH(half_warp_sum, 1, 32, 0, nullptr, out.p, in.p);
+  const std::vector<emu::LaunchCounters> launches = emu::take_counters();
+  ASSERT_EQ(launches.size(), 1u);
+  int collectives = 0;
+  for (const emu::SiteCounters& s : launches[0].sites)
+    if (s.collective) {
+      ++collectives;
+      EXPECT_EQ(s.requests, 1u) << "one group";
+      EXPECT_EQ(s.active_lanes, 16u);
+      EXPECT_NE(std::string(s.instruction_site).find("tests/emu/test_counters.cpp:"), std::string::npos)
+          << s.instruction_site;
+    }
+  EXPECT_EQ(collectives, 1);
 }
 
 TEST_F(Counters, CountingIsOffByDefaultAndCountsNothingThen) {

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "emu/emu.h"
+#include "kernels/errors.h"
 #include "kernels/registry.h"
 #include "workbench/runtime/predict.h"
 
@@ -55,25 +56,30 @@ Counters one_kernel(uint64_t blocks, uint64_t requests, uint64_t sectors_per_req
   return c;
 }
 
-TEST(Predict, AFullMachineOfCoalescedLoadsRunsAtTheCopyCeilingAfterItsLaunch) {
-  // 1e6 requests of 4 sectors: 128 MB of sectors. In flight: 100 SMs x 64 warps x 128
-  // bytes x 2 / 0.5 us = 3.3 TB/s, below the 4 TB/s copy ceiling.
+// The model's memory time: the sectors' bytes pay for the copy ceiling and for their
+// share of the latency, with `in_flight` bytes in flight.
+double memory_seconds(double bytes, double active_sms, double warps, double bytes_per_request) {
+  const double in_flight = active_sms * warps * bytes_per_request * kRequestsInFlight / kLatencySeconds;
+  return bytes * (1 / 4e12 + 1 / in_flight);
+}
+
+TEST(Predict, AFullMachineOfCoalescedLoadsPaysForTheCopyCeilingAndTheLatency) {
+  // 1e6 requests of 4 sectors: 128 MB, 128 bytes a request, 100 SMs of 64 warps.
   const Prediction p = predict_time(one_kernel(800, 1000000, 4), 1e6, 0, NumericClass::fp32, h200_like());
-  const double in_flight = 100 * 64 * 128.0 * kRequestsInFlight / kLatencySeconds;
-  EXPECT_NEAR(p.seconds, kLaunchSeconds + 128e6 / in_flight, 1e-12);
+  EXPECT_NEAR(p.seconds, kLaunchSeconds + memory_seconds(128e6, 100, 64, 128), 1e-12);
   EXPECT_EQ(p.bound, "memory");
 }
 
 TEST(Predict, AnUncoalescedLoadCostsItsSectorsAndAFewBlocksLeaveSmsIdle) {
   const DeviceModel d = h200_like();
   const double coalesced = predict_time(one_kernel(800, 1000000, 4), 0, 0, NumericClass::fp32, d).seconds;
-  // Twice the sectors at twice the bytes in flight: the copy ceiling caps it.
   const double strided = predict_time(one_kernel(800, 1000000, 8), 0, 0, NumericClass::fp32, d).seconds;
-  EXPECT_NEAR(strided - kLaunchSeconds, 256e6 / 4e12, 1e-12);
+  EXPECT_NEAR(strided - kLaunchSeconds, memory_seconds(256e6, 100, 64, 256), 1e-12);
   EXPECT_GT(strided, coalesced);
   // 10 blocks: 10 SMs of 8 warps each.
   const double few = predict_time(one_kernel(10, 1000000, 4), 0, 0, NumericClass::fp32, d).seconds;
-  EXPECT_NEAR(few - kLaunchSeconds, 128e6 / (10 * 8 * 128.0 * kRequestsInFlight / kLatencySeconds), 1e-12);
+  EXPECT_NEAR(few - kLaunchSeconds, memory_seconds(128e6, 10, 8, 128), 1e-12);
+  EXPECT_GT(few, coalesced);
 }
 
 TEST(Predict, TheByteAndFlopModelsBoundItAndALibraryRungIsPredictedByThemAlone) {
@@ -91,6 +97,37 @@ TEST(Predict, SharedWavefrontsTakeAClockEachOnEveryActiveSm) {
   const Prediction p = predict_time(one_kernel(800, 1, 4, 2000000000), 0, 0, NumericClass::fp32, h200_like());
   EXPECT_NEAR(p.seconds, kLaunchSeconds + 2e9 / (100 * 2e9), 1e-12);
   EXPECT_EQ(p.bound, "shared");
+}
+
+TEST(CountersJson, RoundTripsEveryFieldAndRefusesAnImpossibleSite) {
+  Counters c = one_kernel(800, 1000, 8, 64);
+  SiteCount shuffle;
+  shuffle.site = "variants/x/01_x.cu:3";
+  shuffle.collective = true;
+  shuffle.requests = 10;
+  shuffle.active_lanes = 160;
+  c.kernels[0].sites.push_back(shuffle);
+  KernelCount gemm;
+  gemm.kernel = "cublasSgemm";
+  gemm.library = true;
+  gemm.launches = 2;
+  gemm.flops = 1e9;
+  gemm.bytes = 3e6;
+  c.kernels.push_back(gemm);
+  c.sample_blocks = 8;
+  const nlohmann::json j = to_json(c);
+  const Counters back = counters_from_json(j, "record");
+  EXPECT_EQ(to_json(back), j);
+  EXPECT_EQ(back.totals().collectives, 10u);
+  EXPECT_DOUBLE_EQ(back.totals().lanes_per_collective(), 16.0);
+  EXPECT_DOUBLE_EQ(back.totals().sectors_per_request(), 8.0);
+
+  nlohmann::json bad = j;
+  bad["kernels"][0]["sites"][0]["ideal_sectors"] = 9000;  // more than the 8000 sectors
+  EXPECT_THROW(counters_from_json(bad, "record"), UsageError);
+  bad = j;
+  bad["kernels"][0]["sites"][0]["kind"] = "texture load";
+  EXPECT_THROW(counters_from_json(bad, "record"), UsageError);
 }
 
 TEST(RankCorrelation, IsOneForTheSameOrderMinusOneReversedAndAveragesTies) {

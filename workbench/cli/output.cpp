@@ -59,6 +59,7 @@ std::string format_counters(const Counters& c) {
     parts.push_back(fmt::format("{:.1f} active lanes/request", t.lanes_per_request()));
   else
     parts.push_back("no memory requests counted");
+  if (t.collectives) parts.push_back(fmt::format("collectives {:.1f} active lanes", t.lanes_per_collective()));
   std::string line;
   for (const std::string& p : parts) line += (line.empty() ? "" : ", ") + p;
   std::string occupancy;

@@ -17,11 +17,13 @@ namespace wb {
 using nlohmann::json;
 
 std::string SiteCount::kind() const {
+  if (collective) return "collective";
   return std::string(shared ? "shared " : "global ") + (store ? "store" : "load");
 }
 
 std::string SiteCount::verdict() const {
   if (requests == 0) return "no requests";
+  if (collective) return fmt::format("{:.1f} active lanes", double(active_lanes) / double(requests));
   if (shared) {
     const double ways = ideal_wavefronts ? double(wavefronts) / double(ideal_wavefronts) : 0.0;
     if (wavefronts <= ideal_wavefronts) return fmt::format("no conflict ({} wavefronts)", wavefronts);
@@ -35,6 +37,11 @@ CounterTotals Counters::totals() const {
   CounterTotals t;
   for (const KernelCount& k : kernels)
     for (const SiteCount& s : k.sites) {
+      if (s.collective) {
+        t.collectives += s.requests;
+        t.collective_lanes += s.active_lanes;
+        continue;
+      }
       t.active_lanes += s.active_lanes;
       if (s.shared) {
         t.shared_requests += s.requests;
@@ -187,6 +194,7 @@ Counters summarize_counters(const std::vector<emu::LaunchCounters>& launches, co
       }
       one.shared = s.shared;
       one.store = s.store;
+      one.collective = s.collective;
       one.bytes = int(s.bytes);
       one.requests = s.requests;
       one.active_lanes = s.active_lanes;
@@ -194,11 +202,12 @@ Counters summarize_counters(const std::vector<emu::LaunchCounters>& launches, co
       one.ideal_sectors = s.ideal_sectors;
       one.wavefronts = s.wavefronts;
       one.ideal_wavefronts = s.ideal_wavefronts;
-      SiteCount& total = sites[it->second][{one.site, one.shared, one.store}];
+      SiteCount& total = sites[it->second][{one.site + (one.collective ? "|collective" : ""), one.shared, one.store}];
       if (total.site.empty()) {
         total.site = one.site;
         total.shared = one.shared;
         total.store = one.store;
+        total.collective = one.collective;
       }
       add_site(total, one);
     }
@@ -245,11 +254,12 @@ json to_json(const Counters& c) {
     jk["occupancy"] = occupancy;
     json sites = json::array();
     for (const SiteCount& s : k.sites) {
-      json js = {{"site", s.site},
-                 {"kind", s.kind()},
-                 {"bytes", s.bytes},
-                 {"requests", s.requests},
-                 {"active_lanes", s.active_lanes}};
+      json js = {{"site", s.site}, {"kind", s.kind()}, {"requests", s.requests}, {"active_lanes", s.active_lanes}};
+      if (s.collective) {
+        sites.push_back(js);
+        continue;
+      }
+      js["bytes"] = s.bytes;
       if (s.shared) {
         js["wavefronts"] = s.wavefronts;
         js["ideal_wavefronts"] = s.ideal_wavefronts;
@@ -336,13 +346,19 @@ Counters counters_from_json(const json& j, const std::string& where) {
       SiteCount site;
       site.site = text(js, "site", ats);
       const std::string kind = text(js, "kind", ats);
-      if (kind != "global load" && kind != "global store" && kind != "shared load" && kind != "shared store")
-        throw UsageError(ats + " 'kind' is '" + kind + "', not global or shared load or store");
+      if (kind != "global load" && kind != "global store" && kind != "shared load" && kind != "shared store" &&
+          kind != "collective")
+        throw UsageError(ats + " 'kind' is '" + kind + "', not global or shared load or store, or collective");
+      site.requests = count(js, "requests", ats);
+      site.active_lanes = count(js, "active_lanes", ats);
+      if (kind == "collective") {
+        site.collective = true;
+        k.sites.push_back(std::move(site));
+        continue;
+      }
       site.shared = kind.rfind("shared", 0) == 0;
       site.store = kind.find("store") != std::string::npos;
       site.bytes = int(json_integer(field(js, "bytes", ats), ats + " 'bytes'", 1, 16));
-      site.requests = count(js, "requests", ats);
-      site.active_lanes = count(js, "active_lanes", ats);
       if (site.shared) {
         site.wavefronts = count(js, "wavefronts", ats);
         site.ideal_wavefronts = count(js, "ideal_wavefronts", ats);

@@ -22,16 +22,19 @@ struct LaunchCounters;
 struct SiteCount {
   std::string site;  // "variants/layernorm_forward/04_x.cu:57" (site_name)
   bool shared = false, store = false;
-  int bytes = 0;  // per lane and access: 1, 2, 4, 8 or 16
+  bool collective = false;  // a warp collective: requests (completed groups) and active lanes only
+  int bytes = 0;            // per lane and access: 1, 2, 4, 8 or 16 (0 for a collective)
   uint64_t requests = 0;
   uint64_t active_lanes = 0;                      // summed over the requests
   uint64_t sectors = 0, ideal_sectors = 0;        // global memory: 32-byte sectors
   uint64_t wavefronts = 0, ideal_wavefronts = 0;  // shared memory
 
-  std::string kind() const;  // "global load", "shared store"
+  std::string kind() const;  // "global load", "shared store", "collective"
   // Sectors (global) or wavefronts (shared) beyond the ideal: uncoalesced sectors, bank
   // conflicts.
-  uint64_t excess() const { return shared ? wavefronts - ideal_wavefronts : sectors - ideal_sectors; }
+  uint64_t excess() const {
+    return collective ? 0 : shared ? wavefronts - ideal_wavefronts : sectors - ideal_sectors;
+  }
   // "8.0 sectors/request (ideal 4.0)", "4-way conflict (4096 wavefronts, ideal 1024)".
   std::string verdict() const;
 };
@@ -53,7 +56,8 @@ struct KernelCount {
 struct CounterTotals {
   uint64_t global_requests = 0, sectors = 0, ideal_sectors = 0;
   uint64_t shared_requests = 0, wavefronts = 0, ideal_wavefronts = 0;
-  uint64_t active_lanes = 0;  // over every request
+  uint64_t active_lanes = 0;  // over every memory request
+  uint64_t collectives = 0, collective_lanes = 0;
   double sectors_per_request() const { return global_requests ? double(sectors) / global_requests : 0.0; }
   double ideal_sectors_per_request() const { return global_requests ? double(ideal_sectors) / global_requests : 0.0; }
   uint64_t conflicts() const { return wavefronts - ideal_wavefronts; }  // excess shared wavefronts
@@ -61,6 +65,7 @@ struct CounterTotals {
     const uint64_t r = global_requests + shared_requests;
     return r ? double(active_lanes) / r : 0.0;
   }
+  double lanes_per_collective() const { return collectives ? double(collective_lanes) / collectives : 0.0; }
 };
 
 struct Counters {

@@ -44,6 +44,7 @@ Prediction predict_time(const std::optional<Counters>& counters, double model_by
       }
       uint64_t sectors = 0, requests = 0, wavefronts = 0;
       for (const SiteCount& s : k.sites) {
+        if (s.collective) continue;
         if (s.shared) {
           wavefronts += s.wavefronts;
         } else {
