@@ -232,7 +232,8 @@ int check(const CheckOptions& o) {
 
   tally_table(plan, report.records).print(std::cout);
   for (std::size_t i = 0; i < report.records.size(); ++i)
-    if (report.records[i].counters) print_counters(std::cout, where(plan, plan.units[i]), *report.records[i].counters);
+    if (const Record& r = report.records[i]; r.counters)
+      print_counters(std::cout, where(plan, plan.units[i]), *r.counters, r.bytes);
   print_notes_and_failures(plan, report.records);
   const StatusCounts n(report.records);
   print_device_lost(std::cout, *ex, n.not_run);

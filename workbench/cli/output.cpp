@@ -45,12 +45,15 @@ std::string format_deterministic(const Record& r) {
   return *r.deterministic ? "yes" : "no";
 }
 
-std::string format_counters(const Counters& c) {
+std::string format_counters(const Counters& c, double model_bytes) {
   const CounterTotals t = c.totals();
   std::vector<std::string> parts;
   if (t.global_requests)
-    parts.push_back(fmt::format("global {:.1f} sectors/request (ideal {:.1f})", t.sectors_per_request(),
-                                t.ideal_sectors_per_request()));
+    parts.push_back(fmt::format("global {:.1f} sectors/request (ideal {:.1f}){}", t.sectors_per_request(),
+                                t.ideal_sectors_per_request(),
+                                model_bytes > 0 && !c.sampled()
+                                    ? fmt::format(", {:.2f}x the byte model", double(t.sectors) * 32 / model_bytes)
+                                    : ""));
   if (t.shared_requests)
     parts.push_back(fmt::format("shared {:.2f} wavefronts/request (ideal {:.2f})",
                                 double(t.wavefronts) / double(t.shared_requests),
@@ -83,8 +86,9 @@ std::string format_counters(const Counters& c) {
   return line;
 }
 
-void print_counters(std::ostream& out, const std::string& where, const Counters& c, std::size_t worst) {
-  out << "COUNTERS " << where << ": " << format_counters(c) << "\n";
+void print_counters(std::ostream& out, const std::string& where, const Counters& c, double model_bytes,
+                    std::size_t worst) {
+  out << "COUNTERS " << where << ": " << format_counters(c, model_bytes) << "\n";
   for (const SiteCount* s : worst_sites(c, worst)) out << "  " << s->site << " " << s->kind() << " " << s->verdict() << "\n";
 }
 

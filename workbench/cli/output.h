@@ -31,9 +31,12 @@ std::string format_deterministic(const Record& r);
 // A configuration's counters in one line ("global 4.0 sectors/request (ideal 4.0),
 // shared 1.00 wavefronts/request (ideal 1.00), 32.0 active lanes/request; occupancy
 // sm_80 100%, sm_90 100%"), with what was sampled or not counted.
-std::string format_counters(const Counters& c);
+// With the op's byte model at the shape (model_bytes > 0), also the global sectors'
+// bytes against it ("1.02x the byte model": L1 sectors, not DRAM traffic).
+std::string format_counters(const Counters& c, double model_bytes = 0);
 // "COUNTERS <where>: <format_counters>", then the worst sites, one per line
 // ("  variants/op/NN_name.cu:57 shared load 4-way conflict (...)").
-void print_counters(std::ostream& out, const std::string& where, const Counters& c, std::size_t worst = 3);
+void print_counters(std::ostream& out, const std::string& where, const Counters& c, double model_bytes,
+                    std::size_t worst = 3);
 
 }  // namespace wb::cli

@@ -147,7 +147,8 @@ int run(const RunOptions& o) {
   for (const std::string& n : r.notes) std::cout << "  note    " << n << "\n";
   if (!ex->timed() && r.status == Status::ok)
     std::cout << "  time    not measured: emulation checks logic (bounds, barriers, races), never speed\n";
-  if (r.counters) print_counters(std::cout, r.op + " " + r.variant_label() + " " + r.params.describe(), *r.counters, 8);
+  if (r.counters)
+    print_counters(std::cout, r.op + " " + r.variant_label() + " " + r.params.describe(), *r.counters, r.bytes, 8);
   if (!o.json.empty()) std::cout << "wrote " << write_report_for(Report{context, {r}}, o.json, *ex) << "\n";
   return r.status == Status::incorrect ? kCheckFailed : kOk;
 }
