@@ -20,9 +20,6 @@
 //                        guard region after it: an illegal address);
 //   96 reads_past_end    adds 1e-30 times the element after its own: past the end of
 //                        inp1 for the last one (the canary reads as NaN).
-//   97 strided           correct, but every warp's accesses have a stride of 2 floats: 8
-//                        sectors a request where 4 would do (the counters gate's planted
-//                        regression, tests/emu/test_counters_gate.cpp).
 // And of residual_forward_bf16, bf16 faults that loose checks let through:
 //   90 truncates         rounds the fp32 sum toward zero (__float2bfloat16_rz) instead
 //                        of to nearest even: every value about half an ulp low in
