@@ -5,9 +5,11 @@
 #include <cstring>
 #include <cstdint>
 #include <iterator>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <stdexcept>
 #include <utility>
 
@@ -118,16 +120,22 @@ bool in_shared(const Block& b, const char* a) {
 
 }  // namespace
 
-// A tensor-core instruction's site: its "file:line", kept for the process (the
-// pointer is the site's identity, as an access's return address is).
+// A tensor-core instruction's or a collective's site: its "file:line" relative to the
+// repository (site_text), kept for the process; the pointer is the site's identity, as an
+// access's return address is. Called at every such instruction of a counted warp: each
+// OS thread remembers the sites it has interned, so that only a site's first call takes
+// the lock.
 const char* instruction_site(const Site& at, const char* prefix) {
+  thread_local std::map<std::tuple<const char*, int, const char*>, const char*> known;
+  const auto key = std::make_tuple(at.file, at.line, prefix);
+  if (auto it = known.find(key); it != known.end()) return it->second;
   static std::mutex mutex;
   static std::set<std::string> sites;
   std::lock_guard<std::mutex> lock(mutex);
-  const std::string site = std::string(at.file ? at.file : "?") + ":" + std::to_string(at.line);
   // The prefix keeps a collective's identity apart from a memory request's at one line.
-  const char* interned = sites.insert(prefix + site).first->c_str();
-  return interned + std::strlen(prefix);
+  const char* interned = sites.insert(prefix + site_text(at)).first->c_str() + std::strlen(prefix);
+  known.emplace(key, interned);
+  return interned;
 }
 
 void count_collective(Block& b, const Thread& t, const Site& at, unsigned lanes) {

@@ -16,6 +16,15 @@ namespace wb {
 
 using nlohmann::json;
 
+namespace {
+
+// What a site counts: summed over launches and blocks, scaled alike by a sample.
+constexpr uint64_t SiteCount::*kSiteCounts[] = {&SiteCount::requests, &SiteCount::active_lanes,
+                                                 &SiteCount::sectors,  &SiteCount::ideal_sectors,
+                                                 &SiteCount::wavefronts, &SiteCount::ideal_wavefronts};
+
+}  // namespace
+
 std::string SiteCount::verdict() const {
   if (requests == 0) return "no requests";
   if (collective) return fmt::format("{:.1f} active lanes", double(active_lanes) / double(requests));
@@ -73,15 +82,8 @@ Counters Counters::scaled_to_every_block() const {
   for (KernelCount& k : out.kernels) {
     if (k.library || k.counted_warps == 0 || k.counted_warps == k.warps) continue;
     const double f = double(k.warps) / double(k.counted_warps);
-    auto scale = [f](uint64_t& n) { n = uint64_t(double(n) * f + 0.5); };
-    for (SiteCount& s : k.sites) {
-      scale(s.requests);
-      scale(s.active_lanes);
-      scale(s.sectors);
-      scale(s.ideal_sectors);
-      scale(s.wavefronts);
-      scale(s.ideal_wavefronts);
-    }
+    for (SiteCount& s : k.sites)
+      for (uint64_t SiteCount::*n : kSiteCounts) s.*n = uint64_t(double(s.*n) * f + 0.5);
     k.counted_blocks = k.blocks;
     k.counted_warps = k.warps;
   }
@@ -124,21 +126,9 @@ std::vector<Occupancy> occupancy_of(const emu::LaunchCounters& l) {
   return out;
 }
 
-// "/src/kernels/cuda/x.cuh:12" -> "kernels/cuda/x.cuh:12"
-std::string relative_to_source(std::string site) {
-  const std::string root = std::string(WB_SOURCE_DIR) + "/";
-  if (site.rfind(root, 0) == 0) site.erase(0, root.size());
-  return site;
-}
-
 void add_site(SiteCount& total, const SiteCount& s) {
   total.bytes = std::max(total.bytes, s.bytes);
-  total.requests += s.requests;
-  total.active_lanes += s.active_lanes;
-  total.sectors += s.sectors;
-  total.ideal_sectors += s.ideal_sectors;
-  total.wavefronts += s.wavefronts;
-  total.ideal_wavefronts += s.ideal_wavefronts;
+  for (uint64_t SiteCount::*n : kSiteCounts) total.*n += s.*n;
 }
 
 }  // namespace
@@ -182,7 +172,7 @@ Counters summarize_counters(const std::vector<emu::LaunchCounters>& launches, co
     for (const emu::SiteCounters& s : l.sites) {
       SiteCount one;
       if (s.instruction_site) {
-        one.site = relative_to_source(s.instruction_site);
+        one.site = s.instruction_site;  // already relative to the repository (emu's site_text)
       } else {
         one.site = site_name(emu::source_lines(s.pc), variant_source);
         if (one.site.empty()) one.site = emu::code_location(s.pc);
