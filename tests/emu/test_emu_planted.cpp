@@ -252,5 +252,28 @@ TEST(PlantedTensorCore, AnEpilogueWithoutItsOddColumnGuardIsCaughtAtTheRaggedSha
         << even << ": " << out;
 }
 
+// The forward faults of a FlashAttention-2 kernel (attention_forward_bf16 cuda/4's, at
+// 32 x 16 tiles and two stages): its correct copy (91) passes, and each planted one is
+// caught. Skipping the tile that holds a warp's diagonal leaves the first rows without
+// weights (NaNs at tiny); a missing rescale and a misplaced P fragment show once rows
+// span several key tiles, at the ragged shape (at tiny the misplaced registers meet only
+// zero-filled V rows); a tile read before its wait reads the emulator's poison.
+TEST(PlantedFlashAttention, TheForwardPassesAndEachPlantedBugIsCaught) {
+  const std::string out =
+      check_fails("attention_forward_bf16", "--variants 91,92,93,94,95 --shapes tiny,ragged --seed 3 --isolate", {91});
+  const std::string at_tiny = " block_size=64 at B=2 T=3 C=8 NH=2: out: ";
+  const std::string at_ragged = " block_size=64 at B=3 T=43 C=168 NH=3: out: ";
+  EXPECT_TRUE(contains(out, "INCORRECT attention_forward_bf16 emu/92 planted_diagonal_tile_skipped" + at_tiny +
+                                "48 of 48 outside"))
+      << out;
+  EXPECT_TRUE(contains(out, "INCORRECT attention_forward_bf16 emu/93 planted_no_rescale" + at_ragged)) << out;
+  EXPECT_TRUE(contains(out, "INCORRECT attention_forward_bf16 emu/94 planted_p_fragment_misplaced" + at_ragged))
+      << out;
+  EXPECT_TRUE(contains(out, "INCORRECT attention_forward_bf16 emu/95 planted_reads_before_wait" + at_tiny +
+                                "48 of 48 outside"))
+      << out;
+  EXPECT_TRUE(contains(out, "48 not finite (first at 0: nan vs ")) << out;
+}
+
 }  // namespace
 }  // namespace wb

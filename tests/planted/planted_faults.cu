@@ -20,6 +20,9 @@
 //                        guard region after it: an illegal address);
 //   96 reads_past_end    adds 1e-30 times the element after its own: past the end of
 //                        inp1 for the last one (the canary reads as NaN).
+//   97 strided           correct, but every warp's accesses have a stride of 2 floats: 8
+//                        sectors a request where 4 would do (the counters gate's planted
+//                        regression, tests/emu/test_counters_gate.cpp).
 // And of residual_forward_bf16, bf16 faults that loose checks let through:
 //   90 truncates         rounds the fp32 sum toward zero (__float2bfloat16_rz) instead
 //                        of to nearest even: every value about half an ulp low in
@@ -60,6 +63,19 @@
 //                        read the other warp's copies before they land (NaNs in a
 //                        shuffled or interleaved schedule at the wide shape; a race the
 //                        ThreadSanitizer pass reports, ci/emu_sanitized.sh thread).
+// And of attention_forward_bf16, the FlashAttention-2 kernel of its cuda/4
+// (kernels/cuda/flash_attention_forward.cuh) at query_tile 32, key_tile 16 and two
+// stages (several key tiles and refills at the ragged shape's T = 43):
+//   91 flash_mma         correct: the control the four bugs below are copies of;
+//   92 diagonal_tile_skipped  a warp skips the key tile that holds its diagonal, as if it
+//                        were above it: rows whose keys all lie there get no weights
+//                        (l = 0: not finite), the others lose their last keys;
+//   93 no_rescale        the running output is not rescaled when a later key tile
+//                        raises a row's max: wrong wherever a row spans two key tiles;
+//   94 p_fragment_misplaced  P's A fragment with its registers 1 and 2 swapped (row
+//                        g + 8's first keys and row g's last ones): a wrong P V;
+//   95 reads_before_wait  each key tile (and Q) is read before the cp.async wait that
+//                        lands it: the emulator's poison, NaNs.
 // And of matmul_forward (TF32 tensor cores, wmma m16n16k8; one warp per 16x16 tile):
 //   90 assumes_fragment_layout  adds the bias into the accumulator fragment's x[i]
 //                        as if lane l held columns 2 * (l % 4) + (i & 1) + 8 * (i / 4)
@@ -72,9 +88,11 @@
 #include <mma.h>
 
 #include "kernels/cuda/adamw_master.cuh"
+#include "kernels/cuda/flash_attention_forward.cuh"
 #include "kernels/cuda/libraries.h"
 #include "kernels/cuda/packed.cuh"
 #include "kernels/ops/adamw.h"
+#include "kernels/ops/attention_forward.h"
 #include "kernels/ops/fused_residual_layernorm_forward.h"
 #include "kernels/ops/layernorm_forward.h"
 #include "kernels/ops/matmul_backward_bias.h"
@@ -387,6 +405,16 @@ void launch_mma_pipeline(const MatmulForwardBf16Args& a, const Launch& l) {
             rows, a.C, a.OC);
 }
 
+// Two warps: a query tile of 32 rows.
+constexpr int kFlashBlock = 64;
+
+template <int kFault>
+void launch_flash(const AttentionForwardBf16Args& a, const Launch& l) {
+  cuda::flash_attention_forward::launch<kFault>(cuda::as_cuda(a.out), a.lse, cuda::as_cuda(a.qkv), a.B, a.T, a.C,
+                                                a.NH, kFlashBlock / 2, 16, 2, cuda::stream(l),
+                                                "attention_forward_bf16 (planted)");
+}
+
 // Every planted variant is a test-only CUDA variant of one op with a single block size;
 // what tells them apart is the op, the id, the name and the summary (and, for a few, a
 // workspace, a numeric class or a minimum compute capability).
@@ -408,6 +436,15 @@ Variant mma_pipeline(int id, const char* name, const char* summary) {
   Variant v = test_only(&launch_mma_pipeline<kBug>, "matmul_forward_bf16", id, name, summary, planted_tc::kThreads);
   v.min_compute_capability = 80;
   v.requirements = {{"C % 8 == 0", [](const Shape& s) { return s.C % 8 == 0; }}};
+  return v;
+}
+
+template <int kFault>
+Variant flash(int id, const char* name, const char* summary) {
+  Variant v = test_only(&launch_flash<kFault>, "attention_forward_bf16", id, name, summary, kFlashBlock);
+  v.numeric = NumericClass::bf16;
+  v.min_compute_capability = 80;
+  v.requirements = {cuda::flash_attention_forward::head_size_requirement()};
   return v;
 }
 
@@ -464,7 +501,17 @@ std::vector<Variant> planted() {
               96, "planted_refill_before_barrier",
               "test only: a stage refilled before the barrier that ends the other warp's reads of it"),
           mma_pipeline<planted_tc::Bug::no_odd_column_guard>(
-              97, "planted_no_odd_column_guard", "test only: the epilogue guards a pair of columns by its first")};
+              97, "planted_no_odd_column_guard", "test only: the epilogue guards a pair of columns by its first"),
+          flash<cuda::flash_attention_forward::kNone>(
+              91, "planted_flash_mma", "test only: attention_forward_bf16 cuda/4's kernel at 32 x 16 tiles, correct"),
+          flash<cuda::flash_attention_forward::kDiagonalTileSkipped>(
+              92, "planted_diagonal_tile_skipped", "test only: a warp skips the key tile that holds its diagonal"),
+          flash<cuda::flash_attention_forward::kNoRescale>(
+              93, "planted_no_rescale", "test only: the running output not rescaled when the row max grows"),
+          flash<cuda::flash_attention_forward::kPFragmentMisplaced>(
+              94, "planted_p_fragment_misplaced", "test only: P's A fragment with registers 1 and 2 swapped"),
+          flash<cuda::flash_attention_forward::kReadsBeforeWait>(
+              95, "planted_reads_before_wait", "test only: a key tile read before its cp.async wait")};
 }
 
 }  // namespace
