@@ -110,9 +110,9 @@ def write_state(path, B, T, V, Vp, logits, loss, grads):
             f.write(g.detach().numpy().astype(np.float32).tobytes())
 
 
-def arguments(description, steps):
+def arguments(description, steps, extra=None):
     """The options of gpt2.py (and gpt2_bf16.py, which trains the same model): its model,
-    batch, AdamW settings and seed."""
+    batch, AdamW settings and seed; `extra(parser)` adds a caller's own."""
     ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
     ap.add_argument("--V", type=int, default=50257)
@@ -127,6 +127,8 @@ def arguments(description, steps):
     ap.add_argument("--weight-decay", type=float, default=0.1)
     ap.add_argument("--grad-clip", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=42)
+    if extra:
+        extra(ap)
     return ap.parse_args()
 
 

@@ -67,18 +67,39 @@ def matmul_gelu(x, w, b):
     return fch, _ValueOf.apply(value, through).to(BF16)
 
 
+def flash_attention(qkv, NH):
+    """Attention as a FlashAttention-2 forward on tensor cores computes it (attention_forward_bf16
+    cuda/4): scores in log2 units, P = exp2(s - max) rounded to bf16 as the A operand of P V, the
+    row sum l of the unrounded P, out = (P V) / l. With every key of a row in one key tile
+    (T <= the rung's key tile) the running max is the row's max, so this mirrors the kernel
+    up to fp32 summation order. Its gradient is that of the unrounded attention: the backward
+    recomputes P in fp32 from lse."""
+    B, T, C3 = qkv.shape
+    C = C3 // 3
+    hs = C // NH
+    q, k, v = (part.view(B, T, NH, hs).transpose(1, 2) for part in qkv.split(C, dim=2))
+    s = (q @ k.transpose(-2, -1)) * (math.log2(math.e) / math.sqrt(hs))
+    s = s.masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float("-inf"))
+    p = torch.exp2(s - s.amax(dim=-1, keepdim=True))
+    out = (p.to(BF16).float() @ v) / p.sum(dim=-1, keepdim=True)
+    return out.transpose(1, 2).reshape(B, T, C)
+
+
 def layernorm(x, w, b):
     return op(lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, LAYERNORM_EPS), x, w, b)
 
 
-def forward(p, idx, NH):
+def forward(p, idx, NH, round_p=False):
     B, T = idx.shape
     L = p["ln1w"].shape[0]
     x = op(lambda wte, wpe: wte[idx] + wpe[:T], p["wte"], p["wpe"])
     for l in range(L):
         h = layernorm(x, p["ln1w"][l], p["ln1b"][l])
         qkv = op(F.linear, h, p["qkvw"][l], p["qkvb"][l])
-        att = op(lambda qkv: _attention(qkv, NH)[0], qkv)
+        if round_p:
+            att = op(lambda qkv: _ValueOf.apply(flash_attention(qkv.detach(), NH), _attention(qkv, NH)[0]), qkv)
+        else:
+            att = op(lambda qkv: _attention(qkv, NH)[0], qkv)
         x = op(torch.add, x, op(F.linear, att, p["attprojw"][l], p["attprojb"][l]))
         h = layernorm(x, p["ln2w"][l], p["ln2b"][l])
         _, h = matmul_gelu(h, p["fcw"][l], p["fcb"][l])
@@ -124,7 +145,9 @@ def clip_scale(params, clip):
 
 
 def main():
-    a = arguments(__doc__, steps=5)
+    a = arguments(__doc__, steps=5, extra=lambda ap: ap.add_argument(
+        "--round-p", action="store_true",
+        help="attention rounds P to bf16 before P V, as a FlashAttention-style tensor-core forward does"))
     torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
     Vp, p, idx, targets = setup(a)
 
@@ -136,7 +159,7 @@ def main():
     for step in range(a.steps):
         for t in params:
             t.grad = None
-        logits = forward(named, idx, a.NH)
+        logits = forward(named, idx, a.NH, a.round_p)
         loss = loss_of(logits, targets, a.V)
         loss.backward()
         if step == 0:
@@ -148,7 +171,8 @@ def main():
         for t in params:
             f.write(t.detach().view(torch.int16).numpy().tobytes())
     write_expected(os.path.join(a.out, "expected_bf16.json"), a, Vp, losses)
-    print(f"wrote {a.out}: {a.steps} bf16 losses from {losses[0]:.6f} to {losses[-1]:.6f}")
+    if losses:  # --steps 0 writes the model and tokens only
+        print(f"wrote {a.out}: {a.steps} bf16 losses from {losses[0]:.6f} to {losses[-1]:.6f}")
 
 
 if __name__ == "__main__":

@@ -35,6 +35,9 @@ model; tools on this CPU), and each fails the runs it must tell apart:
   parameters after the 5 steps: bitwise equal fraction >= 0.85 (worst 0.923; the
     trainer's stochastic rounding: 0.695-0.712), more than 1 ulp apart <= 0.04 (worst
     0.0165).
+An attention rung that rounds P to bf16 before P V (ROUNDS_P: the FlashAttention-style
+forward on tensor cores) is one more rounding point: when the trainer's plan
+(--print-plan) runs one, gpt2_bf16.py --round-p rounds P there too, and the bounds stay.
 """
 import argparse
 import json
@@ -90,17 +93,41 @@ def check(ok, what):
     return ok
 
 
+# The attention_forward_bf16 rungs (by name) that round P to bf16 before P V.
+ROUNDS_P = {"flash_mma"}
+
+
+def plan_rounds_p(a, tmp, c, kernels):
+    """Whether the trainer's plan runs an attention_forward_bf16 rung of ROUNDS_P."""
+    plan = subprocess.run([a.trainer, *common_args(a, tmp, c), *kernels, "--print-plan"], check=True,
+                          capture_output=True, text=True).stdout
+    rows = [line.split() for line in plan.splitlines() if line.split()[:1] == ["attention_forward_bf16"]]
+    if not rows:
+        raise SystemExit(f"the plan has no attention_forward_bf16 row:\n{plan}")
+    rounds = any(name in row for row in rows for name in ROUNDS_P)
+    print(f"attention_forward_bf16 in the plan: {' '.join(rows[0])}; P rounded to bf16: {rounds}")
+    return rounds
+
+
 def bf16_parity(a):
     """The bf16 trainer against gpt2_bf16.py (module docstring): returns 0 or 1."""
     b = BF16
     gpt2_bf16 = os.path.join(os.path.dirname(a.gpt2), "gpt2_bf16.py")
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([sys.executable, gpt2_bf16, "--out", tmp, "--V", str(a.V), "--steps", "5"], check=True)
+        # The model and tokens first (no steps), so that the plan can be read at their shape.
+        subprocess.run([sys.executable, gpt2_bf16, "--out", tmp, "--V", str(a.V), "--steps", "0"], check=True,
+                       capture_output=True)
+        with open(os.path.join(tmp, "expected_bf16.json")) as f:
+            c = json.load(f)["config"]
+        kernels = kernel_args(a, tmp, c)
+        round_p = ["--round-p"] if plan_rounds_p(a, tmp, c, kernels) else []
+        subprocess.run([sys.executable, gpt2_bf16, "--out", tmp, "--V", str(a.V), "--steps", "5", *round_p],
+                       check=True)
         with open(os.path.join(tmp, "expected_bf16.json")) as f:
             expected = json.load(f)
         c = expected["config"]
         log, state, final = (os.path.join(tmp, name) for name in ("log.jsonl", "state.bin", "final.bin"))
-        subprocess.run([a.trainer, *common_args(a, tmp, c), *kernel_args(a, tmp, c), "--rounding", "nearest", "--train",
+        subprocess.run([a.trainer, *common_args(a, tmp, c), *kernels, "--rounding", "nearest", "--train",
                         os.path.join(tmp, "tokens.bin"), "--steps", str(c["steps"]), "--lr", str(c["lr"]),
                         "--weight-decay", str(c["weight_decay"]), "--grad-clip", str(c["grad_clip"]), "--beta1",
                         "0.9", "--beta2", "0.999", "--eps", "1e-8", "--peak-tflops", "1", "--log", log,

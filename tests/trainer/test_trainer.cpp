@@ -552,6 +552,10 @@ TEST(Bf16, LossesStayWithinABoundOfFp32Over20Steps) {
 // rounding of the parameters passes each difference on) and 8.8e-4 in the relative
 // norm; at step 1, before any update, the losses differed by 4.8e-7 (a model of the
 // same shape, seeds 1..4). The bounds are about 5x the worst seen (1e-5 at step 1).
+// That holds for a plan that rounds where the CPU plan does: attention_forward_bf16
+// cuda/2 here. The emulator's default plan runs cuda/4 (flash_mma), which also rounds
+// P to bf16 before P V, a rounding the CPU plan does not have: its losses are compared
+// within BOUND_P below instead.
 // Emulation is slow (about 0.4 s a step here), hence the small model.
 TEST(Bf16, EmulatedCudaPlanAgreesWithTheCpuPlan) {
   TempDir dir;
@@ -559,29 +563,45 @@ TEST(Bf16, EmulatedCudaPlanAgreesWithTheCpuPlan) {
   c.V = 256, c.Vp = 256, c.maxT = 16;
   write_checkpoint(dir / "model.bin", c, init_params(c, 3).data());
   write_tokens(dir / "train.bin", hashed_tokens(4 * 16 * 10 + 1, 200, 256));
-  auto run = [&](const std::string& backend) {
+  auto emu = make_executor(Backend::emu);
+  const std::string online_softmax = dir / "online_softmax.json";
+  write_best(best_for(*emu, {entry("attention_forward_bf16", parse_shape("B=4,T=16,C=64,NH=4"), 2)}), online_softmax);
+  auto run = [&](const std::string& backend, const std::string& kernels, const std::string& name) {
     const Result r = testing::run_command(std::string("OMP_NUM_THREADS=1 ") + WB_TRAINER,
                                           "--backend " + backend + " --model " + (dir / "model.bin") + " --train " +
-                                              (dir / "train.bin") +
+                                              (dir / "train.bin") + kernels +
                                               " -b 4 -t 16 --steps 10 --lr 1e-3 --seed 1 --peak-tflops 1 "
                                               "--precision bf16 --log " +
-                                              (dir / (backend + ".jsonl")));
+                                              (dir / (name + ".jsonl")));
     EXPECT_EQ(r.code, 0) << r.output;
-    return log_lines(dir / (backend + ".jsonl"));
+    return log_lines(dir / (name + ".jsonl"));
   };
-  const auto cpu = run("cpu"), emu = run("emu");
+  const auto cpu = run("cpu", "", "cpu"), same = run("emu", " --kernels " + online_softmax, "emu_online_softmax");
   ASSERT_EQ(cpu.size(), 10u);
-  ASSERT_EQ(emu.size(), 10u);
+  ASSERT_EQ(same.size(), 10u);
   double worst = 0, worst_norm = 0;
   for (std::size_t i = 0; i < 10; ++i) {
-    const double a = cpu[i].at("loss"), b = emu[i].at("loss");
-    const double na = cpu[i].at("grad_norm"), nb = emu[i].at("grad_norm");
+    const double a = cpu[i].at("loss"), b = same[i].at("loss");
+    const double na = cpu[i].at("grad_norm"), nb = same[i].at("grad_norm");
     worst = std::max(worst, std::abs(a - b));
     worst_norm = std::max(worst_norm, std::abs(na - nb) / na);
     EXPECT_NEAR(b, a, i == 0 ? 1e-5 : 1e-3) << "step " << i + 1;
     EXPECT_NEAR(nb, na, 4e-3 * na) << "step " << i + 1;
   }
   std::cout << "largest |emu - cpu|: loss " << worst << ", relative gradient norm " << worst_norm << "\n";
+  // The default plan, with P rounded: BOUND_P is about 5x the worst step-1 difference
+  // seen (1.05e-4 with this model; 6e-6 to 1.9e-4 over six models of this shape from
+  // gpt2_bf16.py --V 256 --seed 1..6 at B=2 T=16). A loose check that the default plan
+  // trains the same model; the rounding itself is held bitwise by trainer_parity.emu_bf16,
+  // whose PyTorch side rounds P where flash_mma does.
+  constexpr double BOUND_P = 1e-3;
+  const auto flash = run("emu", "", "emu_default");
+  ASSERT_EQ(flash.size(), 10u);
+  EXPECT_NEAR(double(flash[0].at("loss")), double(cpu[0].at("loss")), BOUND_P);
+  for (std::size_t i = 1; i < 10; ++i)
+    EXPECT_NEAR(double(flash[i].at("loss")), double(cpu[i].at("loss")), 1e-3) << "step " << i + 1;
+  std::cout << "default plan (P rounded): step-1 loss differs by "
+            << std::abs(double(flash[0].at("loss")) - double(cpu[0].at("loss"))) << "\n";
 }
 
 }  // namespace
