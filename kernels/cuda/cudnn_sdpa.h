@@ -2,7 +2,8 @@
 // cuDNN's fused scaled-dot-product attention on bf16 Q, K, V and O, the causal
 // attention of attention_forward cuda/5 (fp32 storage, converted to and from bf16 in
 // its workspace) and attention_forward_bf16 cuda/3 (bf16 storage, read and written in
-// place), built through the cuDNN 9 backend (graph) API.
+// place), and its backward for attention_backward_bf16 cuda/4, built through the
+// cuDNN 9 backend (graph) API.
 //
 // Tensors (element strides; qkv is the fused (B, T, 3C) bf16 input, O the (B, T, C)
 // bf16 output):
@@ -18,16 +19,32 @@
 //     Stats = m + log(z), P = e / z (bf16);  O = P V (bf16).
 // Stats is therefore exactly lse: the natural-log log-sum-exp of the scaled, masked
 // scores. P is rounded to bf16 before P V (the bf16 numeric class).
-// The graph, the engine choice (heuristics mode A, then fallback) and the finalised
-// execution plan are built once per device, stream, handle and shape and cached (the
-// plan owns compiled kernels; building it can take a while, running it does not).
-// Every tensor is declared 16-byte aligned: qkv, qkv + C and O must be.
+//
+// The backward graph (build_backward_graph) is the pattern of cuDNN's fused SDPA
+// backward engine; besides the forward's tensors it reads dO (the layout of O) and
+// V^T (B, NH, hs, T) (strides (3CT, hs, 1, 3C), offset 2C), and writes dQ, dK, dV in
+// the layout of Q (offsets 0, C, 2C of the (B, T, 3C) dqkv). Two more non-virtual
+// fp32 tensors live in the caller's workspace: D (B, NH, T, 1), the row sums of
+// dO * O, and the dQ accumulator (B, NH, T, hs), packed, which the engine fills by
+// float atomics and converts into dQ. In order:
+//   D = sum over hs of (dO * O), times 1 (the by-value scalar `one`);
+//   S = Q K^T; S *= scale; S -= Stats; causal mask; P = exp(S) (fp32, never stored);
+//   dV = P^T dO (P^T a bf16 reshape of P);
+//   dP = dO V^T; dS = (dP - D) * P * scale (fp32);
+//   dK = dS^T Q (dS^T a bf16 reshape of dS);
+//   dQacc = dS K (K a reshape of K^T, fp32 out); dQ = identity(dQacc) (bf16).
+//
+// The graphs, the engine choice (heuristics mode A, then fallback) and the finalised
+// execution plans are built once per device, stream, handle and shape and cached, one
+// cache per direction (the plan owns compiled kernels; building it can take a while,
+// running it does not). Every tensor is declared 16-byte aligned: qkv, qkv + C and O
+// must be (and dqkv, dout and the workspace for the backward).
 // cuDNN's own workspace is only known once the plan exists: workspace_bound gives the
 // bound a variant reserves for it.
 //
 // Everything sits in an anonymous namespace: every file that includes this header gets
 // its own copy (and its own plan cache) and uses it. Under the emulator only the
-// constants and workspace_bound exist.
+// constants, workspace_bound and backward_workspace_bound exist.
 #if !WB_EMU
 #include <cuda_bf16.h>
 #include <cudnn.h>
@@ -60,6 +77,23 @@ inline std::size_t workspace_bound(int64_t B, int64_t T, int64_t NH) {
   return kCudnnFixedBound + kCudnnPerRowBound * std::size_t(B) * NH * T;
 }
 
+// The backward's workspace, in this order: the fp32 dQ accumulator (B*T*C floats), the
+// fp32 row sums D (B*NH*T floats), each rounded up to 256 bytes, then cuDNN's own (the
+// forward's bound).
+constexpr std::size_t kWorkspaceAlignment = 256;
+inline std::size_t round_up(std::size_t bytes) {
+  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+}
+inline std::size_t dq_accumulator_bytes(int64_t B, int64_t T, int64_t C) {
+  return round_up(sizeof(float) * std::size_t(B) * T * C);
+}
+inline std::size_t row_sum_bytes(int64_t B, int64_t T, int64_t NH) {
+  return round_up(sizeof(float) * std::size_t(B) * NH * T);
+}
+inline std::size_t backward_workspace_bound(int64_t B, int64_t T, int64_t C, int64_t NH) {
+  return dq_accumulator_bytes(B, T, C) + row_sum_bytes(B, T, NH) + workspace_bound(B, T, NH);
+}
+
 #if !WB_EMU
 
 class Descriptor {
@@ -89,6 +123,9 @@ class Descriptor {
 using Dims = std::array<int64_t, 4>;
 
 constexpr int64_t kUidQ = 1, kUidK = 2, kUidV = 3, kUidO = 4, kUidStats = 5, kUidScale = 6, kUidNegInf = 7;
+// The backward's own (K and V are declared transposed there: K^T and V^T).
+constexpr int64_t kUidDO = 8, kUidDQ = 9, kUidDK = 10, kUidDV = 11, kUidDqAccumulator = 12, kUidRowSum = 13,
+                  kUidOne = 14;
 
 // The operation graph under construction; owns every descriptor it creates.
 class GraphBuilder {
@@ -148,6 +185,16 @@ class GraphBuilder {
     ops_.push_back(op.get());
   }
 
+  // y = x seen through other dimensions and strides (a transpose here), possibly in
+  // another data type.
+  void reshape(cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y) {
+    Descriptor& op = make(CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR);
+    op.set(CUDNN_ATTR_OPERATION_RESHAPE_XDESC, x);
+    op.set(CUDNN_ATTR_OPERATION_RESHAPE_YDESC, y);
+    op.finalize();
+    ops_.push_back(op.get());
+  }
+
   void reduction(cudnnReduceTensorOp_t mode, cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y) {
     Descriptor& rd = make(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
     rd.set(CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &mode);
@@ -190,6 +237,23 @@ struct Plan {
   int64_t workspace = 0;
 };
 
+// The causal mask on the scores s (dims s_dims): entries whose key comes after the
+// query (column > row) become neg_inf.
+inline cudnnBackendDescriptor_t causal_mask(GraphBuilder& g, cudnnBackendDescriptor_t s,
+                                            cudnnBackendDescriptor_t neg_inf, const Dims& s_dims,
+                                            const Dims& s_strides) {
+  auto full = [&](cudnnDataType_t type) { return g.virtual_tensor(type, s_dims, s_strides); };
+  const auto row = full(CUDNN_DATA_INT32);
+  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, s, nullptr, nullptr, row, 2);
+  const auto col = full(CUDNN_DATA_INT32);
+  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, s, nullptr, nullptr, col, 3);
+  const auto keep = full(CUDNN_DATA_BOOLEAN);
+  g.pointwise(CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, row, col, nullptr, keep);
+  const auto masked = full(CUDNN_DATA_FLOAT);
+  g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, s, neg_inf, keep, masked);
+  return masked;
+}
+
 // The SDPA graph of the header comment for one shape.
 inline GraphBuilder build_graph(int64_t B, int64_t T, int64_t C, int64_t NH) {
   const int64_t hs = C / NH;
@@ -213,14 +277,7 @@ inline GraphBuilder build_graph(int64_t B, int64_t T, int64_t C, int64_t NH) {
   const auto s_scaled = full(CUDNN_DATA_FLOAT);
   g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, s, scale, nullptr, s_scaled);
 
-  const auto row = full(CUDNN_DATA_INT32);
-  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, s_scaled, nullptr, nullptr, row, 2);
-  const auto col = full(CUDNN_DATA_INT32);
-  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, s_scaled, nullptr, nullptr, col, 3);
-  const auto keep = full(CUDNN_DATA_BOOLEAN);
-  g.pointwise(CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, row, col, nullptr, keep);
-  const auto s_masked = full(CUDNN_DATA_FLOAT);
-  g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, s_scaled, neg_inf, keep, s_masked);
+  const auto s_masked = causal_mask(g, s_scaled, neg_inf, s_dims, s_strides);
 
   const auto max = per_row();
   g.reduction(CUDNN_REDUCE_TENSOR_MAX, s_masked, max);
@@ -239,9 +296,88 @@ inline GraphBuilder build_graph(int64_t B, int64_t T, int64_t C, int64_t NH) {
   return g;
 }
 
-inline std::unique_ptr<Plan> build_plan(cudnnHandle_t handle, int64_t B, int64_t T, int64_t C, int64_t NH,
-                                        const char* who) {
-  GraphBuilder g = build_graph(B, T, C, NH);
+// The SDPA backward graph of the header comment for one shape (the op order of
+// cudnn-frontend's SDPA backward node, with neither bias, dropout nor padding mask).
+inline GraphBuilder build_backward_graph(int64_t B, int64_t T, int64_t C, int64_t NH) {
+  const int64_t hs = C / NH;
+  GraphBuilder g;
+  const Dims head_dims{B, NH, T, hs}, head_t_dims{B, NH, hs, T};
+  const Dims in_qkv{T * 3 * C, hs, 3 * C, 1}, in_qkv_t{T * 3 * C, hs, 1, 3 * C};  // views of (dq)qkv
+  const Dims in_out{T * C, hs, C, 1};                                             // views of out, dout
+  const Dims row_dims{B, NH, T, 1}, row_strides{NH * T, T, 1, 1};
+  const Dims s_dims{B, NH, T, T}, s_strides{NH * T * T, T * T, T, 1};
+  const Dims s_t_strides{NH * T * T, T * T, 1, T};  // the transpose of S, same memory order
+
+  const auto q = g.tensor(kUidQ, CUDNN_DATA_BFLOAT16, head_dims, in_qkv, false);
+  const auto kt = g.tensor(kUidK, CUDNN_DATA_BFLOAT16, head_t_dims, in_qkv_t, false);
+  const auto vt = g.tensor(kUidV, CUDNN_DATA_BFLOAT16, head_t_dims, in_qkv_t, false);
+  const auto o = g.tensor(kUidO, CUDNN_DATA_BFLOAT16, head_dims, in_out, false);
+  const auto d_o = g.tensor(kUidDO, CUDNN_DATA_BFLOAT16, head_dims, in_out, false);
+  const auto stats = g.tensor(kUidStats, CUDNN_DATA_FLOAT, row_dims, row_strides, false);
+  const auto dq = g.tensor(kUidDQ, CUDNN_DATA_BFLOAT16, head_dims, in_qkv, false);
+  const auto dk = g.tensor(kUidDK, CUDNN_DATA_BFLOAT16, head_dims, in_qkv, false);
+  const auto dv = g.tensor(kUidDV, CUDNN_DATA_BFLOAT16, head_dims, in_qkv, false);
+  const auto dq_acc = g.tensor(kUidDqAccumulator, CUDNN_DATA_FLOAT, head_dims, {NH * T * hs, T * hs, hs, 1}, false);
+  const auto row_sum = g.tensor(kUidRowSum, CUDNN_DATA_FLOAT, row_dims, row_strides, false);
+  const auto scale = g.scalar(kUidScale);
+  const auto neg_inf = g.scalar(kUidNegInf);
+  const auto one = g.scalar(kUidOne);
+
+  auto full = [&](cudnnDataType_t type) { return g.virtual_tensor(type, s_dims, s_strides); };
+  auto full_t = [&] { return g.virtual_tensor(CUDNN_DATA_BFLOAT16, s_dims, s_t_strides); };
+  auto per_row = [&] { return g.virtual_tensor(CUDNN_DATA_FLOAT, row_dims, row_strides); };
+
+  // D = rowsum(dO * O), stored for the engine's use
+  const auto do_o = g.virtual_tensor(CUDNN_DATA_FLOAT, head_dims, in_out);
+  g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, d_o, o, nullptr, do_o);
+  const auto do_o_sum = per_row();
+  g.reduction(CUDNN_REDUCE_TENSOR_ADD, do_o, do_o_sum);
+  g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, do_o_sum, one, nullptr, row_sum);
+
+  // P = exp(scale Q K^T - Stats), causal
+  const auto s = full(CUDNN_DATA_FLOAT);
+  g.matmul(q, kt, s);
+  const auto s_scaled = full(CUDNN_DATA_FLOAT);
+  g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, s, scale, nullptr, s_scaled);
+  const auto s_shifted = full(CUDNN_DATA_FLOAT);
+  g.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, s_scaled, stats, nullptr, s_shifted);
+  const auto s_masked = causal_mask(g, s_shifted, neg_inf, s_dims, s_strides);
+  const auto p = full(CUDNN_DATA_FLOAT);
+  g.pointwise(CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, s_masked, nullptr, nullptr, p);
+
+  // dV = P^T dO
+  const auto p_t = full_t();
+  g.reshape(p, p_t);
+  g.matmul(p_t, d_o, dv);
+
+  // dS = (dO V^T - D) * P * scale
+  const auto dp = full(CUDNN_DATA_FLOAT);
+  g.matmul(d_o, vt, dp);
+  const auto dp_centered = full(CUDNN_DATA_FLOAT);
+  g.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, dp, row_sum, nullptr, dp_centered);
+  const auto dp_p = full(CUDNN_DATA_FLOAT);
+  g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, dp_centered, p, nullptr, dp_p);
+  const auto ds = full(CUDNN_DATA_FLOAT);
+  g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, dp_p, scale, nullptr, ds);
+
+  // dK = dS^T Q
+  const auto ds_t = full_t();
+  g.reshape(ds, ds_t);
+  g.matmul(ds_t, q, dk);
+
+  // dQ = dS K, accumulated in fp32, then converted
+  const auto k = g.virtual_tensor(CUDNN_DATA_BFLOAT16, head_dims, in_qkv);
+  g.reshape(kt, k);
+  g.matmul(ds, k, dq_acc);
+  g.pointwise(CUDNN_POINTWISE_IDENTITY, CUDNN_DATA_FLOAT, dq_acc, nullptr, nullptr, dq);
+  return g;
+}
+
+// An execution plan for the finished graph g: the first engine configuration that
+// finalises, heuristics mode A first, then the fallback list. `what` names the graph
+// in the error thrown when none does.
+inline std::unique_ptr<Plan> plan_graph(cudnnHandle_t handle, GraphBuilder g, const char* what, int64_t B, int64_t T,
+                                        int64_t C, int64_t NH, const char* who) {
   const cudnnBackendDescriptor_t graph = g.finish(handle);
   auto plan = std::make_unique<Plan>();
   plan->owned = g.take();
@@ -286,19 +422,31 @@ inline std::unique_ptr<Plan> build_plan(cudnnHandle_t handle, int64_t B, int64_t
       return plan;
     }
   }
-  throw Unsupported(std::string(who) + ": cuDNN has no engine for the SDPA graph at B=" + std::to_string(B) +
+  throw Unsupported(std::string(who) + ": cuDNN has no engine for the " + what + " at B=" + std::to_string(B) +
                     " T=" + std::to_string(T) + " C=" + std::to_string(C) + " NH=" + std::to_string(NH) +
                     (tried.empty() ? std::string(" (no engine configurations)") : " (" + tried + ")"));
 }
 
-// Plans by (device, stream id, handle, shape). The stream id is unique for the life of
-// the process, so a handle re-created at the same address for a new stream never
-// finds a plan made for a dead one. Never freed: destroying plans after the CUDA
-// context is gone at exit is not safe, and there are only a few. `who` names the
-// variant in the error thrown when cuDNN has no engine for the graph.
-inline const Plan& plan_for(cudnnHandle_t handle, cudaStream_t stream, int B, int T, int C, int NH, const char* who) {
+inline std::unique_ptr<Plan> build_plan(cudnnHandle_t handle, int64_t B, int64_t T, int64_t C, int64_t NH,
+                                        const char* who) {
+  return plan_graph(handle, build_graph(B, T, C, NH), "SDPA graph", B, T, C, NH, who);
+}
+
+inline std::unique_ptr<Plan> build_backward_plan(cudnnHandle_t handle, int64_t B, int64_t T, int64_t C, int64_t NH,
+                                                 const char* who) {
+  return plan_graph(handle, build_backward_graph(B, T, C, NH), "SDPA backward graph", B, T, C, NH, who);
+}
+
+// Plans by (device, stream id, handle, shape), one cache per direction. The stream id
+// is unique for the life of the process, so a handle re-created at the same address
+// for a new stream never finds a plan made for a dead one. Never freed: destroying
+// plans after the CUDA context is gone at exit is not safe, and there are only a few.
+// `who` names the variant in the error thrown when cuDNN has no engine for the graph.
+template <std::unique_ptr<Plan> (*Build)(cudnnHandle_t, int64_t, int64_t, int64_t, int64_t, const char*)>
+inline const Plan& cached_plan(cudnnHandle_t handle, cudaStream_t stream, int B, int T, int C, int NH,
+                               const char* who) {
   using Key = std::tuple<int, unsigned long long, cudnnHandle_t, int, int, int, int>;
-  static std::mutex mutex;
+  static std::mutex mutex;  // one mutex and one cache per Build
   static auto* cache = new std::map<Key, std::unique_ptr<Plan>>();
   int device = 0;
   unsigned long long stream_id = 0;
@@ -307,8 +455,23 @@ inline const Plan& plan_for(cudnnHandle_t handle, cudaStream_t stream, int B, in
   const Key key{device, stream_id, handle, B, T, C, NH};
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache->find(key);
-  if (it == cache->end()) it = cache->emplace(key, build_plan(handle, B, T, C, NH, who)).first;
+  if (it == cache->end()) it = cache->emplace(key, Build(handle, B, T, C, NH, who)).first;
   return *it->second;
+}
+
+inline const Plan& plan_for(cudnnHandle_t handle, cudaStream_t stream, int B, int T, int C, int NH, const char* who) {
+  return cached_plan<build_plan>(handle, stream, B, T, C, NH, who);
+}
+
+inline const Plan& backward_plan_for(cudnnHandle_t handle, cudaStream_t stream, int B, int T, int C, int NH,
+                                     const char* who) {
+  return cached_plan<build_backward_plan>(handle, stream, B, T, C, NH, who);
+}
+
+// The value masked scores take: cuDNN before 9.10 wants the lowest float rather than
+// -inf.
+inline float masked_value() {
+  return cudnnGetVersion() >= 91000 ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::lowest();
 }
 
 // Runs the plan on the stream `handle` is bound to: Q, K and V are strided views of
@@ -318,9 +481,7 @@ inline const Plan& plan_for(cudnnHandle_t handle, cudaStream_t stream, int B, in
 inline void execute(cudnnHandle_t handle, const Plan& plan, const __nv_bfloat16* qkv, __nv_bfloat16* o, float* lse,
                     int C, int hs, void* workspace) {
   const float scale = 1.0f / std::sqrt(float(hs));
-  // cuDNN before 9.10 wants the lowest float rather than -inf as the masked value.
-  const float neg_inf =
-      cudnnGetVersion() >= 91000 ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::lowest();
+  const float neg_inf = masked_value();
   const std::array<int64_t, 7> uids{kUidQ, kUidK, kUidV, kUidO, kUidStats, kUidScale, kUidNegInf};
   auto* q = const_cast<__nv_bfloat16*>(qkv);  // cuDNN's variant pack takes void*; inputs are only read
   std::array<void*, 7> pointers{
@@ -329,6 +490,54 @@ inline void execute(cudnnHandle_t handle, const Plan& plan, const __nv_bfloat16*
   pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, int64_t(uids.size()), uids.data());
   pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, int64_t(pointers.size()), pointers.data());
   pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
+  pack.finalize();
+  WB_CHECK(cudnnBackendExecute(handle, plan.plan, pack.get()));
+}
+
+// Runs a backward plan on `stream`, the stream `handle` is bound to: qkv, out and
+// lse as the forward read and wrote them, dout (B, T, C), dqkv (B, T, 3C) written
+// whole (dQ, dK, dV at element offsets 0, C and 2C). `workspace` holds
+// backward_workspace_bound bytes laid out as that function says (the dQ accumulator,
+// D, then at least plan.workspace bytes of cuDNN's own). Before cuDNN 9.6 the engine
+// expects the dQ accumulator zeroed by its caller (cudnn-frontend does it so): done
+// here then; later versions clear it themselves.
+inline void execute_backward(cudnnHandle_t handle, cudaStream_t stream, const Plan& plan, const __nv_bfloat16* qkv,
+                             const __nv_bfloat16* out, const float* lse, const __nv_bfloat16* dout, __nv_bfloat16* dqkv,
+                             int B, int T, int C, int NH, void* workspace) {
+  const float scale = 1.0f / std::sqrt(float(C / NH));
+  const float neg_inf = masked_value();
+  const float one = 1.0f;
+  auto* bytes = static_cast<unsigned char*>(workspace);
+  void* dq_accumulator = bytes;
+  void* row_sum = bytes + dq_accumulator_bytes(B, T, C);
+  void* cudnn_workspace = bytes + dq_accumulator_bytes(B, T, C) + row_sum_bytes(B, T, NH);
+  if (cudnnGetVersion() < 90600)
+    WB_CHECK(cudaMemsetAsync(dq_accumulator, 0, sizeof(float) * std::size_t(B) * T * C, stream));
+
+  const std::array<int64_t, 14> uids{kUidQ,      kUidK,     kUidV,      kUidO,  kUidStats,
+                                     kUidDO,     kUidDQ,    kUidDK,     kUidDV, kUidDqAccumulator,
+                                     kUidRowSum, kUidScale, kUidNegInf, kUidOne};
+  // cuDNN's variant pack takes void*; the inputs are only read
+  auto* q = const_cast<__nv_bfloat16*>(qkv);
+  const int64_t c = C;
+  std::array<void*, 14> pointers{q,
+                                 q + c,
+                                 q + 2 * c,
+                                 const_cast<__nv_bfloat16*>(out),
+                                 const_cast<float*>(lse),
+                                 const_cast<__nv_bfloat16*>(dout),
+                                 dqkv,
+                                 dqkv + c,
+                                 dqkv + 2 * c,
+                                 dq_accumulator,
+                                 row_sum,
+                                 const_cast<float*>(&scale),
+                                 const_cast<float*>(&neg_inf),
+                                 const_cast<float*>(&one)};
+  Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, int64_t(uids.size()), uids.data());
+  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, int64_t(pointers.size()), pointers.data());
+  pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &cudnn_workspace);
   pack.finalize();
   WB_CHECK(cudnnBackendExecute(handle, plan.plan, pack.get()));
 }
