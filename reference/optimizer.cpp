@@ -1,6 +1,7 @@
 // CPU reference of adamw and global_norm.
 #include <cmath>
 
+#include "kernels/ops/adamw.h"
 #include "kernels/stochastic_rounding.h"
 #include "reference/reference.h"
 
@@ -13,11 +14,13 @@ struct AdamwStep {
   double lr, b1, b2, eps, weight_decay, grad_scale, correction1, correction2;
 
   template <class Args>
-  explicit AdamwStep(const Args& a) : AdamwStep(a.lr, a.beta1, a.beta2, a.eps, a.weight_decay, a.grad_scale, a.t) {}
-  // From the op's scalars, as the argument structs hold them (in float).
+  explicit AdamwStep(const Args& a)
+      : AdamwStep(a.lr, a.beta1, a.beta2, a.eps, a.weight_decay, clip_scale(*a.grad_norm, a.grad_clip), a.t) {}
+  // From the op's scalars and norm, as the argument structs hold them (in float).
   explicit AdamwStep(const TensorTable& t)
       : AdamwStep(float(t.scalar("lr")), float(t.scalar("beta1")), float(t.scalar("beta2")), float(t.scalar("eps")),
-                  float(t.scalar("weight_decay")), float(t.scalar("grad_scale")), int(t.scalar("t"))) {}
+                  float(t.scalar("weight_decay")), clip_scale(*t.f32("grad_norm"), float(t.scalar("grad_clip"))),
+                  int(t.scalar("t"))) {}
   AdamwStep(float lr_, float beta1, float beta2, float eps_, float weight_decay_, float grad_scale_, int t)
       : lr(lr_),
         b1(beta1),

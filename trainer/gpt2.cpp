@@ -162,9 +162,15 @@ class Model final : public Gpt2 {
     ex_.to_host(v, v_, layout_.total * sizeof(float));
   }
   std::size_t bytes_allocated() const override { return bytes_; }
-  float forward(const int32_t* inputs, const int32_t* targets) override;
+  void forward(const int32_t* inputs, const int32_t* targets) override;
+  float loss() override;
   void backward() override;
-  float update(const UpdateSettings& u) override;
+  void update(const UpdateSettings& u) override;
+  float grad_norm() override {
+    float norm = 0;
+    ex_.to_host(&norm, norm_, sizeof(float));
+    return norm;
+  }
   void copy_gradients(float* host) const override { to_host_widened(host, grads_, layout_.total); }
 
  private:
@@ -184,7 +190,7 @@ class Model final : public Gpt2 {
       for (int64_t i = 0; i < n; ++i) host[i] = to_float(narrow[i]);  // exact
     }
   }
-  void update_params(const UpdateSettings& u, float scale);
+  void update_params(const UpdateSettings& u);
 
   Config c_;
   int B_, T_;
@@ -288,7 +294,7 @@ void Model<Step>::save_bf16_params(bf16* host) const {
 }
 
 template <class Step>
-float Model<Step>::forward(const int32_t* inputs, const int32_t* targets) {
+void Model<Step>::forward(const int32_t* inputs, const int32_t* targets) {
   NvtxRange range("forward");
   const int B = B_, T = T_, C = c_.C, L = c_.L;
   const int64_t BT = int64_t(B) * T;
@@ -347,10 +353,15 @@ float Model<Step>::forward(const int32_t* inputs, const int32_t* targets) {
     captured_.resize(BT * c_.Vp);
     to_host_widened(captured_.data(), logits_, BT * c_.Vp);
   }
-  if (!targets) return 0.0f;
+  if (!targets) return;
   // The loss in fp32 in both storages; bf16 dlogits over the bf16 logits.
   plan_.run(op("fused_classifier"), vocab_shape(c_, B, T),
             typename Step::FusedClassifier{logits_, losses_, targets_, 1.0f / float(BT), B, T, c_.V, c_.Vp});
+}
+
+template <class Step>
+float Model<Step>::loss() {
+  const int64_t BT = int64_t(B_) * T_;
   ex_.to_host(host_losses_.data(), losses_, BT * sizeof(float));
   double sum = 0;
   for (float x : host_losses_) sum += x;
@@ -428,26 +439,21 @@ void Model<Step>::backward() {
 }
 
 template <class Step>
-float Model<Step>::update(const UpdateSettings& u) {
+void Model<Step>::update(const UpdateSettings& u) {
   NvtxRange range("update");
-  const int64_t N = layout_.total;
-  // The norm in fp32 (of the widened bf16 gradients in bf16), and the clipping scale
-  // with it: AdamW multiplies each gradient by the scale in fp32.
-  plan_.run(op("global_norm"), params_shape(c_), typename Step::GlobalNorm{norm_, grads_, N});
-  float norm = 0;
-  ex_.to_host(&norm, norm_, sizeof(float));
-  // As torch.nn.utils.clip_grad_norm_: scale by clip / (norm + 1e-6) when that is below 1.
-  float scale = 1.0f;
-  if (u.grad_clip > 0) scale = std::min(1.0f, u.grad_clip / (norm + 1e-6f));
-  update_params(u, scale);
-  return norm;
+  // The norm in fp32 (of the widened bf16 gradients in bf16), left in norm_; AdamW reads
+  // it there and scales each gradient by its clipping scale in fp32 (clip_scale, as
+  // torch.nn.utils.clip_grad_norm_), so that the host never waits for it.
+  plan_.run(op("global_norm"), params_shape(c_), typename Step::GlobalNorm{norm_, grads_, layout_.total});
+  update_params(u);
 }
 
 template <>
-void Model<Fp32Step>::update_params(const UpdateSettings& u, float scale) {
+void Model<Fp32Step>::update_params(const UpdateSettings& u) {
   plan_.run(
       "adamw", params_shape(c_),
-      AdamwArgs{params_, m_, v_, grads_, layout_.total, u.lr, u.beta1, u.beta2, u.eps, u.weight_decay, scale, u.step});
+      AdamwArgs{params_, m_, v_, grads_, norm_, layout_.total, u.lr, u.beta1, u.beta2, u.eps, u.weight_decay,
+                u.grad_clip, u.step});
 }
 
 // The fp32 master weights, m and v take the update; the bf16 parameters are the new
@@ -455,10 +461,10 @@ void Model<Fp32Step>::update_params(const UpdateSettings& u, float scale) {
 // backend and launch configuration, and on a resumed run, which derives the same seed),
 // or, with --rounding nearest, to nearest even.
 template <>
-void Model<Bf16Step>::update_params(const UpdateSettings& u, float scale) {
+void Model<Bf16Step>::update_params(const UpdateSettings& u) {
   plan_.run("adamw_bf16", params_shape(c_),
-            AdamwBf16Args{params_, master_, m_, v_, grads_, layout_.total, u.lr, u.beta1, u.beta2, u.eps,
-                          u.weight_decay, scale, u.step, u.rounding_seed, u.stochastic_rounding ? 1 : 0});
+            AdamwBf16Args{params_, master_, m_, v_, grads_, norm_, layout_.total, u.lr, u.beta1, u.beta2, u.eps,
+                          u.weight_decay, u.grad_clip, u.step, u.rounding_seed, u.stochastic_rounding ? 1 : 0});
 }
 
 }  // namespace

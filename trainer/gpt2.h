@@ -63,9 +63,14 @@ class Gpt2 {
   virtual void save_moments(float* m, float* v) const = 0;
   virtual std::size_t bytes_allocated() const = 0;
 
-  // Forward pass on B*T tokens; with targets, also the loss and the logits' gradient
-  // (written over the logits). Returns the mean loss (0 without targets).
-  virtual float forward(const int32_t* inputs, const int32_t* targets) = 0;
+  // Forward pass on B*T tokens; with targets, also the losses and the logits' gradient
+  // (written over the logits), left on the device: loss() reads them. Nothing of a
+  // training step (forward, backward, update) reads back from the device or waits for
+  // it, so that the step runs as one stream of launches (and can be captured as one
+  // CUDA graph); the step's loss and norm are read after it.
+  virtual void forward(const int32_t* inputs, const int32_t* targets) = 0;
+  // The mean loss of the last forward pass with targets (reads it back: synchronises).
+  virtual float loss() = 0;
   // The logits of the last forward pass without targets, or before the classifier ran
   // when capture_logits was set (host copy, B*T*Vp, widened to float).
   void capture_logits_next(bool on) { capture_ = on; }
@@ -79,7 +84,11 @@ class Gpt2 {
     std::size_t bytes = 0;
   };
   Memsets memsets() const { return memsets_; }
-  virtual float update(const UpdateSettings& u) = 0;   // returns the gradient norm before clipping
+  // The gradient norm, then AdamW with the gradients scaled by its clipping scale, both
+  // on the device.
+  virtual void update(const UpdateSettings& u) = 0;
+  // The gradient norm (before clipping) of the last update (reads it back: synchronises).
+  virtual float grad_norm() = 0;
   virtual void copy_gradients(float* host) const = 0;  // widened to float
 
  protected:

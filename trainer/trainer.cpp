@@ -507,7 +507,8 @@ StepTotals train_steps(Loop& l) {
     double sum = 0;
     for (int64_t i = 0; i < batches; ++i) {
       l.data.val->next(inputs.data(), targets.data());
-      sum += l.model.forward(inputs.data(), targets.data());
+      l.model.forward(inputs.data(), targets.data());
+      sum += l.model.loss();
     }
     return float(sum / double(batches));
   };
@@ -553,9 +554,10 @@ StepTotals train_steps(Loop& l) {
     l.plan.reset_op_time();
     const bool debug = step == 1 && !o.debug_state.empty();
     l.model.capture_logits_next(debug);
-    const float loss = l.model.forward(inputs.data(), targets.data());
+    l.model.forward(inputs.data(), targets.data());
     l.model.backward();
     if (debug) {
+      const float loss = l.model.loss();
       std::vector<float> grads(n_params);
       l.model.copy_gradients(grads.data());
       write_debug_state(o.debug_state, l.config, B, T, l.model.captured_logits(), loss, grads);
@@ -570,7 +572,9 @@ StepTotals train_steps(Loop& l) {
     u.step = step;
     u.rounding_seed = rounding_seed(o.seed, step);
     u.stochastic_rounding = o.rounding == "stochastic";
-    const float norm = l.model.update(u);  // synchronises (reads the norm back)
+    l.model.update(u);
+    // The step's results, read after it: the first reads wait for the whole step.
+    const float loss = l.model.loss(), norm = l.model.grad_norm();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // The step's time outside its ops: buffer zeroing, host plumbing, the gaps between
     // calls (measured where ops run synchronously: cpu, emu).

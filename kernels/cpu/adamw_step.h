@@ -5,6 +5,8 @@
 // SIMD loop.
 #include <cmath>
 
+#include "kernels/ops/adamw.h"
+
 namespace wb::cpu {
 
 struct AdamwStep {
@@ -12,7 +14,7 @@ struct AdamwStep {
   float inv_c1;       // 1 / (1 - beta1^t)
   float inv_sqrt_c2;  // 1 / sqrt(1 - beta2^t)
   float lr, decay;    // lr, lr * weight_decay
-  float eps, scale;   // eps, grad_scale
+  float eps, scale;   // eps, the clipping scale of the norm
 };
 
 template <class Args>
@@ -24,10 +26,10 @@ AdamwStep adamw_step(const Args& a) {
           a.lr,
           a.lr * a.weight_decay,
           a.eps,
-          a.grad_scale};
+          clip_scale(*a.grad_norm, a.grad_clip)};
 }
 
-// The new value of parameter p for gradient g (before grad_scale); m and v are updated.
+// The new value of parameter p for gradient g (before the scale); m and v are updated.
 [[gnu::always_inline]] inline float adamw_update(const AdamwStep& k, float p, float g, float& m, float& v) {
   g *= k.scale;
   const float mi = k.b1 * m + (1.0f - k.b1) * g;

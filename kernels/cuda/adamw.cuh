@@ -7,14 +7,16 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/ops/adamw.h"
 #include "kernels/stochastic_rounding.h"
 
 namespace wb::cuda::adamw {
 
 // What every element needs besides its own values; the bias corrections 1 - beta^t
-// are computed once on the host, in double.
+// are computed once on the host, in double. grad_scale is not known on the host (the
+// norm lives on the device): each kernel fills it in with scaled() as it starts.
 struct Step {
-  float lr, beta1, beta2, eps, weight_decay, grad_scale;
+  float lr, beta1, beta2, eps, weight_decay, grad_clip, grad_scale;
   float correction1, correction2;  // 1 - beta1^t, 1 - beta2^t
 };
 
@@ -26,9 +28,17 @@ inline Step step_of(const Args& a) {
           a.beta2,
           a.eps,
           a.weight_decay,
-          a.grad_scale,
+          a.grad_clip,
+          0.0f,  // set on the device by scaled()
           float(1.0 - std::pow(double(a.beta1), a.t)),
           float(1.0 - std::pow(double(a.beta2), a.t))};
+}
+
+// The step with its gradient scale, from the norm global_norm left in device memory
+// (every thread reads the same 4 bytes: one broadcast per warp).
+__device__ inline Step scaled(Step s, const float* grad_norm) {
+  s.grad_scale = clip_scale(*grad_norm, s.grad_clip);
+  return s;
 }
 
 // One element: the gradient scaled first, then the moments, then the parameter with

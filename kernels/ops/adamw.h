@@ -1,22 +1,36 @@
 #pragma once
 // adamw: one AdamW step with bias correction and decoupled weight decay; the
-// gradient is first multiplied by grad_scale (gradient clipping).
-//   g = grad * grad_scale;  m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
+// gradient is first multiplied by the clipping scale of the global gradient norm.
+//   g = grad * clip_scale(*grad_norm, grad_clip);  m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
 //   param -= lr * (m / (1-b1^t) / (sqrt(v / (1-b2^t)) + eps) + weight_decay * param)
+// The norm is read from device memory, where global_norm wrote it, not passed by value:
+// so the step never waits for the host between the norm and the update (nothing is read
+// back mid-step, and a captured CUDA graph of the step stays valid across steps).
 #include <cstdint>
 
 #include "kernels/bf16.h"
 #include "kernels/op.h"
+#include "kernels/stochastic_rounding.h"  // WB_HOST_DEVICE
 
 namespace wb {
+
+// The gradients' multiplier from the global norm, as torch.nn.utils.clip_grad_norm_:
+// clip / (norm + 1e-6) when that is below 1, else 1; 1 when clip is 0 (no clipping). In
+// float on every backend, so that each computes the same scale.
+WB_HOST_DEVICE inline float clip_scale(float norm, float clip) {
+  if (!(clip > 0.0f)) return 1.0f;
+  const float scale = clip / (norm + 1e-6f);
+  return scale < 1.0f ? scale : 1.0f;  // a NaN norm gives 1, as std::min(1.0f, NaN) did
+}
 
 struct AdamwArgs {
   float* params;       // (N), updated
   float* m;            // (N) first moment, updated
   float* v;            // (N) second moment, updated
   const float* grads;  // (N)
+  const float* grad_norm;  // (1) the global gradient norm (device memory, as global_norm wrote it)
   int64_t N;
-  float lr, beta1, beta2, eps, weight_decay, grad_scale;
+  float lr, beta1, beta2, eps, weight_decay, grad_clip;  // grad_clip: the clipping norm, 0 = off
   int t;  // step, from 1
 };
 
@@ -41,8 +55,9 @@ struct AdamwBf16Args {
   float* m;            // (N) first moment, updated
   float* v;            // (N) second moment, updated
   const bf16* grads;   // (N)
+  const float* grad_norm;  // (1) the global gradient norm (device memory, as global_norm_bf16 wrote it)
   int64_t N;
-  float lr, beta1, beta2, eps, weight_decay, grad_scale;
+  float lr, beta1, beta2, eps, weight_decay, grad_clip;  // grad_clip: the clipping norm, 0 = off
   int t;              // step, from 1
   uint32_t seed;      // of the stochastic rounding, one per step
   int stochastic;     // 1: stochastic rounding of params; 0: to nearest even

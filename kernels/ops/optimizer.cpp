@@ -17,7 +17,7 @@ Args with_step_scalars(Args a, const TensorTable& t) {
   a.beta2 = float(t.scalar("beta2"));
   a.eps = float(t.scalar("eps"));
   a.weight_decay = float(t.scalar("weight_decay"));
-  a.grad_scale = float(t.scalar("grad_scale"));
+  a.grad_clip = float(t.scalar("grad_clip"));
   a.t = int(t.scalar("t"));
   return a;
 }
@@ -28,6 +28,7 @@ AdamwArgs adamw_args(const TensorTable& t) {
   a.m = t.f32("m");
   a.v = t.f32("v");
   a.grads = t.f32("grads");
+  a.grad_norm = t.f32("grad_norm");
   return with_step_scalars(a, t);
 }
 
@@ -38,6 +39,7 @@ AdamwBf16Args adamw_bf16_args(const TensorTable& t) {
   a.m = t.f32("m");
   a.v = t.f32("v");
   a.grads = t.bfloat16("grads");
+  a.grad_norm = t.f32("grad_norm");
   a.seed = uint32_t(t.scalar("seed"));
   a.stochastic = int(t.scalar("stochastic"));
   return with_step_scalars(a, t);
@@ -60,9 +62,13 @@ std::vector<ScalarSpec> adamw_scalars() {
           constant("beta2", 0.999, "second-moment decay"),
           constant("eps", 1e-8, "added to sqrt(v_hat)"),
           constant("weight_decay", 0.1, "decoupled weight decay"),
-          constant("grad_scale", 0.5, "gradient multiplier from clipping"),
+          constant("grad_clip", 1.0, "the clipping norm: gradients scaled by min(1, grad_clip / (grad_norm + 1e-6))"),
           constant("t", 3, "step number, from 1")};
 }
+
+// The global gradient norm: below and above grad_clip (1.0) across seeds, so that both
+// the clipped and the unclipped step are checked.
+TensorSpec gradient_norm() { return input("grad_norm", "1", Init::uniform(0.25, 4.0)); }
 
 // The moments start where a few steps would have left them.
 TensorSpec first_moment() { return inout("m", "N", ops::elementwise(1e-8, 1e-5), Init::uniform(-0.1, 0.1)); }
@@ -72,10 +78,12 @@ TensorSpec second_moment() { return inout("v", "N", ops::elementwise(1e-9, 1e-5)
 
 const OpSpec& adamw_op() {
   static const OpSpec op = [] {
-    OpSpec o("adamw", "AdamW step with bias correction and weight decay; gradients scaled by grad_scale first");
+    OpSpec o("adamw",
+             "AdamW step with bias correction and weight decay; gradients first scaled by the clipping scale of the "
+             "global norm (read from device memory)");
     o.dims = {"N"};
     o.tensors = {inout("params", "N", ops::elementwise(1e-6, 1e-5)), first_moment(), second_moment(),
-                 input("grads", "N")};
+                 input("grads", "N"), gradient_norm()};
     o.scalars = adamw_scalars();
     o.flops = [](const Shape& s) { return 16.0 * s.N; };
     o.bind(&adamw_args);
@@ -97,7 +105,7 @@ const OpSpec& adamw_bf16_op() {
       return t;
     };
     o.tensors = {as_bf16(output("params", "N", one_ulp)), inout("master", "N", ops::elementwise(1e-6, 1e-5)),
-                 first_moment(), second_moment(), as_bf16(input("grads", "N"))};
+                 first_moment(), second_moment(), as_bf16(input("grads", "N")), gradient_norm()};
     o.scalars = adamw_scalars();
     o.scalars.push_back(constant("seed", 1234567, "of the stochastic rounding"));
     o.scalars.push_back(constant("stochastic", 1, "1: params rounded stochastically; 0: to nearest even"));

@@ -151,7 +151,10 @@ def adamw(t, s, k):
     # Resume at step t-1 with the given moments; step() makes it step t.
     opt.state[p] = {"step": torch.tensor(float(k["t"] - 1)), "exp_avg": t["m"].clone(),
                     "exp_avg_sq": t["v"].clone()}
-    p.grad = t["grads"] * k["grad_scale"]
+    # The clipping scale of the global norm, as torch.nn.utils.clip_grad_norm_ (in float32).
+    norm = t["grad_norm"].to(torch.float32).reshape(())
+    scale = torch.clamp(k["grad_clip"] / (norm + 1e-6), max=1.0) if k["grad_clip"] > 0 else torch.tensor(1.0)
+    p.grad = t["grads"] * scale.to(t["grads"].dtype)
     opt.step()
     state = opt.state[p]
     return {"params": p.detach(), "m": state["exp_avg"], "v": state["exp_avg_sq"]}

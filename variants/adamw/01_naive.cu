@@ -1,6 +1,6 @@
 // adamw, CUDA variant 1: the naive port, one thread per parameter.
 //
-// Idea: thread i scales its gradient by grad_scale, updates m[i] and v[i], and then
+// Idea: thread i scales its gradient by the clipping scale of the norm, updates m[i] and v[i], and then
 // params[i] with the bias-corrected moments and decoupled weight decay, in float. The
 // bias corrections 1 - beta^t are computed once on the host.
 // Why: the baseline of the ladder; every access already coalesces.
@@ -16,9 +16,11 @@ namespace {
 
 using cuda::adamw::Step;
 
-__global__ void adamw_naive(float* params, float* m, float* v, const float* grads, int64_t n, Step s) {
+__global__ void adamw_naive(float* params, float* m, float* v, const float* grads, const float* grad_norm, int64_t n,
+                            Step step) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
+  const Step s = cuda::adamw::scaled(step, grad_norm);
   float p = params[i], mi = m[i], vi = v[i];
   cuda::adamw::update(p, mi, vi, grads[i], s);
   params[i] = p;
@@ -28,8 +30,8 @@ __global__ void adamw_naive(float* params, float* m, float* v, const float* grad
 
 void launch(const AdamwArgs& a, const Launch& l) {
   const int block = l.block_size();
-  WB_LAUNCH(adamw_naive, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), a.params, a.m, a.v, a.grads, a.N,
-            cuda::adamw::step_of(a));
+  WB_LAUNCH(adamw_naive, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), a.params, a.m, a.v, a.grads, a.grad_norm,
+            a.N, cuda::adamw::step_of(a));
 }
 
 }  // namespace

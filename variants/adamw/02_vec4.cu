@@ -41,7 +41,8 @@ __device__ inline void update4(float4& p, float4& m, float4& v, const float4& g,
 // which 1024 threads could not launch with.
 template <int kVecs, int kMaxThreads>
 __global__ void __launch_bounds__(kMaxThreads)
-    adamw_vec4(float* params, float* m, float* v, const float* grads, int64_t n, Step s) {
+    adamw_vec4(float* params, float* m, float* v, const float* grads, const float* grad_norm, int64_t n, Step step) {
+  const Step s = cuda::adamw::scaled(step, grad_norm);
   const int64_t vecs = n / 4;
   const int64_t first = int64_t(blockIdx.x) * blockDim.x * kVecs + threadIdx.x;
   float4 g[kVecs], p[kVecs], mv[kVecs], vv[kVecs];
@@ -84,9 +85,9 @@ void launch_with(const AdamwArgs& a, const Launch& l) {
   const cudaStream_t s = cuda::stream(l);
   const Step step = cuda::adamw::step_of(a);
   if (block <= 512)
-    WB_LAUNCH(adamw_vec4<kVecs, 512>, grid, block, 0, s, a.params, a.m, a.v, a.grads, a.N, step);
+    WB_LAUNCH(adamw_vec4<kVecs, 512>, grid, block, 0, s, a.params, a.m, a.v, a.grads, a.grad_norm, a.N, step);
   else
-    WB_LAUNCH(adamw_vec4<kVecs, 1024>, grid, block, 0, s, a.params, a.m, a.v, a.grads, a.N, step);
+    WB_LAUNCH(adamw_vec4<kVecs, 1024>, grid, block, 0, s, a.params, a.m, a.v, a.grads, a.grad_norm, a.N, step);
 }
 
 void launch(const AdamwArgs& a, const Launch& l) {
@@ -106,7 +107,7 @@ void launch(const AdamwArgs& a, const Launch& l) {
 
 Variant adamw_cuda_2() {
   Variant v = Variant::of(&launch);
-  v.summary = "float4 accesses, `vecs` float4 per thread loaded before any update, grad_scale in the same pass";
+  v.summary = "float4 accesses, `vecs` float4 per thread loaded before any update, the clipping scale in the same pass";
   v.params = {block_size_param(), TuningParam{"vecs", {1, 2, 4}, 2}};
   return v;
 }

@@ -30,7 +30,9 @@ using Bf16x8 = cuda::Packed128<__nv_bfloat16>;
 using Floatx4 = cuda::Packed128<float>;
 
 __global__ void adamw_bf16_packed(__nv_bfloat16* params, float* master, float* m, float* v, const __nv_bfloat16* grads,
-                                  int64_t n8, int64_t n, Step s, uint32_t seed, int stochastic) {
+                                  const float* grad_norm, int64_t n8, int64_t n, Step step, uint32_t seed,
+                                  int stochastic) {
+  const Step s = cuda::adamw::scaled(step, grad_norm);
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n8) {
     const int64_t first = 8 * i;
@@ -70,7 +72,8 @@ void launch(const AdamwBf16Args& a, const Launch& l) {
   const int block = l.block_size();
   // n8 + 1 threads: the last one takes the tail (nothing to do when N % 8 == 0).
   WB_LAUNCH(adamw_bf16_packed, cuda::grid_for(n8 + 1, block), block, 0, cuda::stream(l), cuda::as_cuda(a.params),
-            a.master, a.m, a.v, cuda::as_cuda(a.grads), n8, a.N, cuda::adamw::step_of(a), a.seed, a.stochastic);
+            a.master, a.m, a.v, cuda::as_cuda(a.grads), a.grad_norm, n8, a.N, cuda::adamw::step_of(a), a.seed,
+            a.stochastic);
 }
 
 }  // namespace
