@@ -43,6 +43,21 @@ cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb
     return CUBLAS_STATUS_INVALID_VALUE;
   if (h->pointers == CUBLAS_POINTER_MODE_DEVICE && (!inside(alpha, 1) || !inside(beta, 1)))
     return fault(std::string(name) + ": alpha or beta is not in device memory (pointer mode device)");
+  if (::wb::emu::capturing()) {
+    // Recorded as a graph holds it: the handle's settings, and alpha and beta by value
+    // when they are host pointers (cuBLAS reads those at the call, not at replay).
+    cublasContext settings = *h;
+    const bool host = h->pointers == CUBLAS_POINTER_MODE_HOST;
+    const float a = host ? *alpha : 0.0f, b = host ? *beta : 0.0f;
+    ::wb::emu::record(name, [=]() mutable {
+      const cublasStatus_t status = gemm(&settings, ta, tb, m, n, k, host ? &a : alpha, A, lda, sa, B, ldb, sb,
+                                         host ? &b : beta, C, ldc, sc, batch, name);
+      return status == CUBLAS_STATUS_SUCCESS ? ::wb::emu::kSuccess
+                                             : ::wb::emu::sticky_error() ? ::wb::emu::sticky_error()
+                                                                          : int(::wb::emu::kLaunchFailure);
+    });
+    return CUBLAS_STATUS_SUCCESS;
+  }
   const long long a_span = ta == CUBLAS_OP_N ? span(m, k, lda) : span(k, m, lda);
   const long long b_span = tb == CUBLAS_OP_N ? span(k, n, ldb) : span(n, k, ldb);
   const long long c_span = span(m, n, ldc);
@@ -90,6 +105,20 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
     return CUBLAS_STATUS_INVALID_VALUE;
   if (h->pointers == CUBLAS_POINTER_MODE_DEVICE && (!inside(alpha, 1) || !inside(beta, 1)))
     return fault("cublasGemmEx: alpha or beta is not in device memory (pointer mode device)");
+  if (::wb::emu::capturing()) {
+    // As gemm() records it: the settings, and host-pointer alpha and beta, by value.
+    cublasContext settings = *h;
+    const bool host = h->pointers == CUBLAS_POINTER_MODE_HOST;
+    const float a = host ? *static_cast<const float*>(alpha) : 0.0f, b = host ? *static_cast<const float*>(beta) : 0.0f;
+    ::wb::emu::record("cublasGemmEx", [=]() mutable {
+      const cublasStatus_t status = cublasGemmEx(&settings, ta, tb, m, n, k, host ? &a : alpha, A, Atype, lda, B,
+                                                 Btype, ldb, host ? &b : beta, C, Ctype, ldc, compute, CUBLAS_GEMM_DEFAULT);
+      return status == CUBLAS_STATUS_SUCCESS ? ::wb::emu::kSuccess
+                                             : ::wb::emu::sticky_error() ? ::wb::emu::sticky_error()
+                                                                          : int(::wb::emu::kLaunchFailure);
+    });
+    return CUBLAS_STATUS_SUCCESS;
+  }
   const long long a_span = ta == CUBLAS_OP_N ? span(m, k, lda) : span(k, m, lda);
   const long long b_span = tb == CUBLAS_OP_N ? span(k, n, ldb) : span(n, k, ldb);
   const long long c_span = span(m, n, ldc);

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -285,6 +286,71 @@ class LaunchPlan {
 };
 // Whether a LaunchPlan is recording on this thread.
 bool planning();
+
+// ---------------------------------------------------------------------------------
+// CUDA-graph capture, as cudaStreamBeginCapture (cudaStreamCaptureModeThreadLocal),
+// cudaStreamEndCapture and cudaGraphLaunch do it. Between begin_capture() and
+// end_capture() on a thread, the stream operations that thread issues are recorded,
+// not run, with their arguments by value:
+//   kernel launches    the body owns copies of the kernel's arguments (WB_LAUNCH,
+//                      kernels/cuda/dialect.cuh), the work (set_work) is the one named
+//                      at capture; the configuration is checked when recorded, as
+//                      cudaLaunchKernel checks it in a capture;
+//   device memsets     cudaMemsetAsync (device_memset);
+//   device copies      cudaMemcpyAsync from device to device (device_memcpy);
+//   cuBLAS calls       the handle's settings, and alpha and beta when they are host
+//                      pointers, as they were at the call (emu/cublas.cpp).
+// Graph::replay() runs them in order, each with every check of a direct call (bounds,
+// canaries, barriers, races, poison). A LaunchPlan on the thread takes precedence.
+// What a captured step may not do throws CaptureError, whose message names the call and
+// the work: an allocation, a free, a synchronisation, a copy to the host, a copy from
+// (pageable) host memory. The capture is abandoned first: the recording is dropped and
+// the thread is no longer capturing, so the caller may go on (and capture again).
+struct CaptureError : std::logic_error {
+  using std::logic_error::logic_error;
+};
+class Graph {
+ public:
+  Graph() = default;
+  // How many operations it holds, and their names in order ("kernel add_bias_vec4
+  // (matmul_forward cuda/5 ...)", "cublasSgemm", "cudaMemsetAsync of 64 bytes").
+  std::size_t size() const { return operations_.size(); }
+  std::vector<std::string> operations() const;
+  // Runs the operations in order; stops at the first that fails and returns its error
+  // (a cudaError_t value: a refused configuration, or the sticky fault), else 0.
+  int replay() const;
+
+ private:
+  struct Operation {
+    std::string what;
+    std::function<int()> run;
+  };
+  std::vector<Operation> operations_;
+  friend Graph end_capture();
+  friend bool record(std::string what, std::function<int()> run);
+};
+// Starts capturing on this thread; CaptureError when it already is (captures do not nest).
+void begin_capture();
+// The recorded operations, and the thread no longer captures. CaptureError when it was
+// not capturing; after an abandoned capture, the message says what abandoned it.
+Graph end_capture();
+bool capturing();
+// When this thread is capturing, appends `run` (named `what`) to the recording and
+// returns true; otherwise returns false and the caller runs the operation itself.
+bool record(std::string what, std::function<int()> run);
+// When this thread is capturing: abandons the capture and throws CaptureError
+// "<call> inside a CUDA-graph capture (while running <work>): <why>". Else nothing.
+void refuse_in_capture(const std::string& call, const std::string& why);
+// The same without throwing, for the calls that cannot (a free): end_capture() throws
+// the message instead.
+void abandon_capture(const std::string& call, const std::string& why) noexcept;
+
+// cudaMemcpy and cudaMemcpyAsync (`call` names which, for messages; `synchronous`:
+// cudaMemcpy, which uses the legacy default stream). The kinds of cudaMemcpyKind; a
+// device side outside every device buffer is a memcheck fault. In a capture only an
+// asynchronous device-to-device copy is recorded; every other copy is refused.
+enum class CopyKind { host_to_host = 0, host_to_device = 1, device_to_host = 2, device_to_device = 3, by_address = 4 };
+int device_memcpy(void* dst, const void* src, std::size_t bytes, CopyKind kind, const char* call, bool synchronous);
 
 // Inside a kernel: the builtins of the calling thread (threadIdx, blockIdx, ...).
 struct Builtins {

@@ -290,6 +290,7 @@ using namespace internal;
 // Device memory, alignment and shared arrays, as the kernels and the runtime see them
 
 void* device_malloc(std::size_t bytes) {
+  refuse_in_capture("a device allocation", "a captured step may not allocate");
   Allocation a{nullptr, bytes};
   char* data = nullptr;
   if (kGuardPages) {
@@ -325,6 +326,7 @@ void* device_malloc(std::size_t bytes) {
 
 void device_free(void* p) noexcept {
   if (!p) return;
+  abandon_capture("a device free", "a captured step may not free device memory (cudaFree synchronises the device)");
   Context& c = context();
   std::lock_guard<std::mutex> lock(c.mutex);
   auto it = c.allocations.find(reinterpret_cast<std::uintptr_t>(p));
@@ -355,7 +357,54 @@ int device_memset(void* p, int value, std::size_t bytes) {
                "memcheck: cudaMemsetAsync of " + std::to_string(bytes) + " bytes outside every device buffer");
     return kIllegalAddress;
   }
+  // In a capture: checked now, and again when replayed (the buffer may be gone).
+  if (record("cudaMemsetAsync of " + std::to_string(bytes) + " bytes",
+             [p, value, bytes] { return device_memset(p, value, bytes); }))
+    return kSuccess;
   std::memset(p, value, bytes);
+  return kSuccess;
+}
+
+int device_memcpy(void* dst, const void* src, std::size_t bytes, CopyKind kind, const char* call, bool synchronous) {
+  if (planning()) return kSuccess;
+  if (kind == CopyKind::by_address)
+    kind = in_device_memory(src, 1) ? (in_device_memory(dst, 1) ? CopyKind::device_to_device : CopyKind::device_to_host)
+                                    : (in_device_memory(dst, 1) ? CopyKind::host_to_device : CopyKind::host_to_host);
+  if (capturing()) {
+    switch (kind) {
+      case CopyKind::device_to_host:
+        refuse_in_capture(call, "a device-to-host copy: a captured step may not copy to the host (reading the result "
+                                "needs a synchronisation after the replay)");
+        break;
+      case CopyKind::host_to_device:
+        refuse_in_capture(call, "a host-to-device copy from pageable host memory: a graph's memcpy node reads the host "
+                                "buffer when the graph is replayed, not when it was captured (upload before the "
+                                "capture, or from a buffer that stays put)");
+        break;
+      case CopyKind::host_to_host:
+        refuse_in_capture(call, "a host-to-host copy: not a stream operation a graph can hold");
+        break;
+      default:
+        if (synchronous)
+          refuse_in_capture(call, "cudaMemcpy runs on the legacy default stream, which a capture may not touch (use "
+                                  "cudaMemcpyAsync on the captured stream)");
+        break;
+    }
+  }
+  if (const int sticky = sticky_error()) return sticky;
+  if (bytes == 0) return kSuccess;
+  const bool src_device = kind == CopyKind::device_to_host || kind == CopyKind::device_to_device;
+  const bool dst_device = kind == CopyKind::host_to_device || kind == CopyKind::device_to_device;
+  if ((src_device && !in_device_memory(src, bytes)) || (dst_device && !in_device_memory(dst, bytes))) {
+    set_sticky(kIllegalAddress, std::string("memcheck: ") + call + " of " + std::to_string(bytes) + " bytes " +
+                                    (src_device && !in_device_memory(src, bytes) ? "from" : "to") +
+                                    " outside every device buffer");
+    return kIllegalAddress;
+  }
+  if (record(std::string(call) + " of " + std::to_string(bytes) + " bytes, device to device",
+             [dst, src, bytes, kind, call] { return device_memcpy(dst, src, bytes, kind, call, false); }))
+    return kSuccess;
+  std::memmove(dst, src, bytes);
   return kSuccess;
 }
 

@@ -5,6 +5,7 @@
 // scheduler runs its grid (scheduler.cpp).
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -89,6 +90,7 @@ std::string fault_message() {
 }
 
 void reset() {
+  abandon_capture("reset", "the emulated context was reset");
   Context& c = context();
   std::lock_guard<std::mutex> lock(c.mutex);
   c.sticky = kSuccess;
@@ -204,6 +206,84 @@ void LaunchPlan::record(const LaunchSpec& spec) {
 bool planning() { return tls_plan != nullptr; }
 
 namespace {
+// This thread's capture: whether it is on, what it recorded, and what abandoned the
+// last one (for end_capture's message).
+struct CaptureState {
+  bool active = false;
+  Graph graph;
+  std::string abandoned;
+};
+thread_local CaptureState tls_capture;
+
+std::string current_work() {
+  Context& c = context();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return c.work;
+}
+
+std::string capture_message(const std::string& call, const std::string& why) {
+  const std::string work = current_work();
+  return call + " inside a CUDA-graph capture (" + (work.empty() ? std::string("no work named") : "while running " + work) +
+         "): " + why;
+}
+}  // namespace
+
+std::vector<std::string> Graph::operations() const {
+  std::vector<std::string> names;
+  for (const Operation& op : operations_) names.push_back(op.what);
+  return names;
+}
+
+int Graph::replay() const {
+  for (const Operation& op : operations_)
+    if (const int code = op.run()) return code;
+  return kSuccess;
+}
+
+void begin_capture() {
+  if (tls_capture.active) refuse_in_capture("begin_capture", "captures do not nest");
+  tls_capture = CaptureState{};
+  tls_capture.active = true;
+}
+
+Graph end_capture() {
+  if (!tls_capture.active)
+    throw CaptureError(tls_capture.abandoned.empty()
+                           ? std::string("end_capture without begin_capture: this thread is not capturing")
+                           : "end_capture: the capture was abandoned: " + tls_capture.abandoned);
+  Graph g = std::move(tls_capture.graph);
+  tls_capture = CaptureState{};
+  return g;
+}
+
+bool capturing() { return tls_capture.active; }
+
+bool record(std::string what, std::function<int()> run) {
+  if (!tls_capture.active) return false;
+  tls_capture.graph.operations_.push_back(Graph::Operation{std::move(what), std::move(run)});
+  return true;
+}
+
+void abandon_capture(const std::string& call, const std::string& why) noexcept {
+  if (!tls_capture.active) return;
+  try {
+    std::string message = capture_message(call, why);
+    tls_capture = CaptureState{};
+    tls_capture.abandoned = std::move(message);
+  } catch (...) {
+    tls_capture = CaptureState{};
+  }
+}
+
+void refuse_in_capture(const std::string& call, const std::string& why) {
+  if (!tls_capture.active) return;
+  std::string message = capture_message(call, why);
+  tls_capture = CaptureState{};
+  tls_capture.abandoned = message;
+  throw CaptureError(message);
+}
+
+namespace {
 
 // The launch text up to its first top-level comma: the kernel as the launch spells it.
 std::string launched_name(const char* text) {
@@ -267,18 +347,53 @@ int check_configuration(const LaunchSpec& spec, const std::string& name, std::si
 
 }  // namespace
 
+namespace {
+
+// A launch's name for messages: the kernel, and the work it belongs to.
+std::string launch_name(const LaunchSpec& spec, const std::string& work) {
+  std::string name = kernel_name(spec);
+  if (!work.empty()) name += " (" + work + ")";
+  return name;
+}
+
+int run_launch(const LaunchSpec& spec, const std::function<void()>& body, const std::string& work);
+
+// A launch in a capture: its configuration checked now, then recorded with copies of
+// the spec's texts, the body (which owns the kernel's arguments) and the work.
+int record_launch(const LaunchSpec& spec, const std::function<void()>& body) {
+  if (const int sticky = sticky_error()) return sticky;
+  const std::string work = current_work();
+  const std::string name = launch_name(spec, work);
+  std::size_t limit = 0;
+  if (const int refused = check_configuration(spec, name, &limit)) return refused;
+  auto texts = std::make_shared<const std::pair<std::string, std::string>>(spec.text ? spec.text : "",
+                                                                           spec.file ? spec.file : "");
+  record("kernel " + name, [spec, texts, body, work]() {
+    LaunchSpec s = spec;
+    s.text = texts->first.c_str();
+    s.file = texts->second.c_str();
+    return run_launch(s, body, work);
+  });
+  return kSuccess;
+}
+
+}  // namespace
+
 int launch(const LaunchSpec& spec, const std::function<void()>& body) {
   if (tls_plan) {
     tls_plan->record(spec);
     return kSuccess;
   }
+  if (capturing()) return record_launch(spec, body);
+  return run_launch(spec, body, current_work());
+}
+
+namespace {
+
+int run_launch(const LaunchSpec& spec, const std::function<void()>& body, const std::string& work) {
   Context& c = context();
   if (const int sticky = sticky_error()) return sticky;
-  std::string name = kernel_name(spec);
-  {
-    std::lock_guard<std::mutex> lock(c.mutex);
-    if (!c.work.empty()) name += " (" + c.work + ")";
-  }
+  std::string name = launch_name(spec, work);
   std::size_t limit = 0;
   if (const int refused = check_configuration(spec, name, &limit)) return refused;
 
@@ -329,5 +444,7 @@ int launch(const LaunchSpec& spec, const std::function<void()>& body) {
   }
   return kSuccess;
 }
+
+}  // namespace
 
 }  // namespace wb::emu

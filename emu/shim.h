@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <string>
 #include <type_traits>
 
@@ -343,8 +344,84 @@ inline const char* cudaGetErrorString(cudaError_t e) {
   text = ::wb::emu::error_string(e);
   return text.c_str();
 }
-inline cudaError_t cudaDeviceSynchronize() { return cudaError_t(::wb::emu::sticky_error()); }
-inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaError_t(::wb::emu::sticky_error()); }
+// Inside a CUDA-graph capture (emu/emu.h) a synchronisation, an allocation, a free and
+// every copy but an asynchronous device-to-device one throw CaptureError, naming the call.
+inline constexpr const char* kCapturedSyncWhy = "a captured step may not synchronise (it runs as one graph)";
+inline cudaError_t cudaDeviceSynchronize() {
+  ::wb::emu::refuse_in_capture("cudaDeviceSynchronize", kCapturedSyncWhy);
+  return cudaError_t(::wb::emu::sticky_error());
+}
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) {
+  ::wb::emu::refuse_in_capture("cudaStreamSynchronize", kCapturedSyncWhy);
+  return cudaError_t(::wb::emu::sticky_error());
+}
+
+// Events order nothing in the emulator (its stream runs in order); only their
+// synchronisation means something here, and a capture refuses it.
+struct CUevent_st {
+  int unused = 0;
+};
+using cudaEvent_t = CUevent_st*;
+inline cudaError_t cudaEventCreate(cudaEvent_t* event) {
+  *event = new CUevent_st;
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  delete event;
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t = nullptr) { return cudaError_t(::wb::emu::sticky_error()); }
+inline cudaError_t cudaEventSynchronize(cudaEvent_t) {
+  ::wb::emu::refuse_in_capture("cudaEventSynchronize", kCapturedSyncWhy);
+  return cudaError_t(::wb::emu::sticky_error());
+}
+
+inline cudaError_t emu_allocate(void** p, std::size_t bytes, const char* call) {
+  ::wb::emu::refuse_in_capture(call, "a captured step may not allocate (allocate before the capture and reuse the buffers)");
+  if (const int sticky = ::wb::emu::sticky_error()) return cudaError_t(sticky);
+  try {
+    *p = ::wb::emu::device_malloc(bytes);
+  } catch (const std::bad_alloc&) {
+    return cudaErrorMemoryAllocation;
+  }
+  return cudaSuccess;
+}
+inline cudaError_t cudaMalloc(void** p, std::size_t bytes) { return emu_allocate(p, bytes, "cudaMalloc"); }
+template <class T>
+inline cudaError_t cudaMalloc(T** p, std::size_t bytes) {
+  return emu_allocate(reinterpret_cast<void**>(p), bytes, "cudaMalloc");
+}
+inline cudaError_t cudaMallocAsync(void** p, std::size_t bytes, cudaStream_t) {
+  return emu_allocate(p, bytes, "cudaMallocAsync");
+}
+template <class T>
+inline cudaError_t cudaMallocAsync(T** p, std::size_t bytes, cudaStream_t) {
+  return emu_allocate(reinterpret_cast<void**>(p), bytes, "cudaMallocAsync");
+}
+inline cudaError_t emu_free(void* p, const char* call) {
+  ::wb::emu::refuse_in_capture(call, "a captured step may not free device memory (cudaFree synchronises the device)");
+  ::wb::emu::device_free(p);
+  return cudaError_t(::wb::emu::sticky_error());
+}
+inline cudaError_t cudaFree(void* p) { return emu_free(p, "cudaFree"); }
+inline cudaError_t cudaFreeAsync(void* p, cudaStream_t) { return emu_free(p, "cudaFreeAsync"); }
+
+enum cudaMemcpyKind {
+  cudaMemcpyHostToHost = 0,
+  cudaMemcpyHostToDevice = 1,
+  cudaMemcpyDeviceToHost = 2,
+  cudaMemcpyDeviceToDevice = 3,
+  cudaMemcpyDefault = 4,
+};
+inline cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
+  return cudaError_t(
+      ::wb::emu::device_memcpy(dst, src, bytes, ::wb::emu::CopyKind(int(kind)), "cudaMemcpy", /*synchronous=*/true));
+}
+inline cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
+                                   cudaStream_t = nullptr) {
+  return cudaError_t(
+      ::wb::emu::device_memcpy(dst, src, bytes, ::wb::emu::CopyKind(int(kind)), "cudaMemcpyAsync", false));
+}
 inline cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaStream_t = nullptr) {
   return cudaError_t(::wb::emu::device_memset(p, value, bytes));
 }

@@ -46,8 +46,10 @@ template <class... Params, class... Args>
 void launch(const char* text, const char* file, int line, void (*kernel)(Params...), dim3 grid, dim3 block,
             std::size_t dynamic_shared, cudaStream_t, Args&&... args) {
   static_assert(sizeof...(Params) == sizeof...(Args), "a kernel launch passes one argument per parameter");
-  // Copied once, by value, as a launch does; each emulated thread calls the kernel on them.
-  const std::tuple<std::decay_t<Params>...> params(std::forward<Args>(args)...);
+  // Copied once, by value, as a launch does; each emulated thread calls the kernel on
+  // them. The body owns its copy (captured by value), so that a launch recorded in a
+  // CUDA-graph capture (emu/emu.h) can run after this call has returned.
+  std::tuple<std::decay_t<Params>...> params(std::forward<Args>(args)...);
   ::wb::emu::LaunchSpec spec;
   spec.text = text;
   spec.file = file;
@@ -56,7 +58,7 @@ void launch(const char* text, const char* file, int line, void (*kernel)(Params.
   spec.grid = grid;
   spec.block = block;
   spec.dynamic_shared = dynamic_shared;
-  ::wb::emu::launch(spec, [&] { std::apply(kernel, params); });
+  ::wb::emu::launch(spec, [kernel, params = std::move(params)] { std::apply(kernel, params); });
   check(cudaGetLastError(), text, file, line);
 }
 

@@ -23,6 +23,11 @@
 //   97 strided           correct, but every warp's accesses have a stride of 2 floats: 8
 //                        sectors a request where 4 would do (the counters gate's planted
 //                        regression, tests/emu/test_counters_gate.cpp).
+//   98 allocates         correct, but its launcher allocates a scratch buffer with
+//                        cudaMalloc on every call (the sum lands there, a device-to-device
+//                        cudaMemcpyAsync moves it to `out`, cudaFree releases it): legal in
+//                        an ordinary check, refused inside a CUDA-graph capture
+//                        (tests/emu/test_graph_capture.cpp).
 // And of residual_forward_bf16, bf16 faults that loose checks let through:
 //   90 truncates         rounds the fp32 sum toward zero (__float2bfloat16_rz) instead
 //                        of to nearest even: every value about half an ulp low in
@@ -263,6 +268,17 @@ __global__ void planted_strided(float* out, const float* inp1, const float* inp2
   if (j < n) out[j] = inp1[j] + inp2[j];
 }
 
+// A scratch buffer allocated and freed on every call: what a captured step may not do.
+void launch_allocates(const ResidualForwardArgs& a, const Launch& l) {
+  const int block = l.block_size();
+  float* scratch = nullptr;
+  WB_CHECK(cudaMalloc(&scratch, std::size_t(a.N) * sizeof(float)));
+  WB_LAUNCH(planted_naive, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), scratch, a.inp1, a.inp2, a.N);
+  WB_CHECK(cudaMemcpyAsync(a.out, scratch, std::size_t(a.N) * sizeof(float), cudaMemcpyDeviceToDevice,
+                           cuda::stream(l)));
+  WB_CHECK(cudaFree(scratch));
+}
+
 void launch_strided(const ResidualForwardArgs& a, const Launch& l) {
   const int block = l.block_size();
   WB_LAUNCH(planted_strided, cuda::grid_for((a.N + 63) / 64 * 64, block), block, 0, cuda::stream(l), a.out, a.inp1,
@@ -466,6 +482,8 @@ std::vector<Variant> planted() {
                     128),
           test_only(&launch_strided, "residual_forward", 97, "planted_strided",
                     "test only: correct, but every warp's accesses have a stride of 2 floats (uncoalesced)", 128),
+          test_only(&launch_allocates, "residual_forward", 98, "planted_allocates",
+                    "test only: correct, but cudaMalloc and cudaFree a scratch buffer on every launch", 128),
           layout,
           test_only(&launch_planted_shared_race, "residual_forward", 92, "planted_shared_race",
                     "test only: claims elements with a racy shared next++"),

@@ -4,6 +4,8 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,24 @@ int attribute(cudaDeviceAttr attr, int device) {
   return value;
 }
 
+// A captured step: the graph cudaStreamEndCapture gave and its instantiation.
+struct CudaGraph final : CapturedGraph {
+  explicit CudaGraph(cudaGraph_t g) : graph(g) {}
+  ~CudaGraph() override {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+  }
+  CudaGraph(const CudaGraph&) = delete;
+  CudaGraph& operator=(const CudaGraph&) = delete;
+  Backend backend() const override { return Backend::cuda; }
+  std::size_t size() const override {
+    std::size_t nodes = 0;
+    return cudaGraphGetNodes(graph, nullptr, &nodes) == cudaSuccess ? nodes : 0;
+  }
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+};
+
 class CudaExecutor final : public Executor {
  public:
   CudaExecutor() {
@@ -80,6 +100,7 @@ class CudaExecutor final : public Executor {
   }
 
   ~CudaExecutor() override {
+    if (capturing_) abandon("the executor's destructor", "the executor ended while capturing");
     libraries_.reset();
     cudaFree(flush_);
     cudaEventDestroy(start_);
@@ -91,27 +112,85 @@ class CudaExecutor final : public Executor {
   const DeviceInfo& device() const override { return info_; }
   ExecContext* context() override { return &ctx_; }
 
+  // Inside a capture (begin_capture) the calls a captured step may not make throw
+  // UsageError before CUDA sees them (CUDA would invalidate the capture and say less);
+  // poison and zero are memsets on the stream, which the capture records.
   void* allocate(std::size_t bytes) override {
+    refuse_in_capture("Executor::allocate", "a captured step may not allocate (allocate before the capture)");
     void* p = nullptr;
     WB_CHECK(cudaMalloc(&p, bytes));
     return p;
   }
-  void release(void* p) noexcept override { cudaFree(p); }
+  void release(void* p) noexcept override {
+    if (capturing_) abandon("Executor::release", "a captured step may not free device memory");
+    cudaFree(p);
+  }
   void to_device(void* dst, const void* src, std::size_t bytes) override {
+    refuse_in_capture("Executor::to_device",
+                      "a host-to-device copy from pageable host memory: a graph's memcpy node reads the host buffer "
+                      "when the graph is replayed, not when it was captured (upload before the capture)");
     WB_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
     WB_CHECK(cudaStreamSynchronize(stream_));
   }
   void to_host(void* dst, const void* src, std::size_t bytes) override {
+    refuse_in_capture("Executor::to_host",
+                      "a captured step may not copy to the host (read results after replay and synchronize)");
     WB_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
     WB_CHECK(cudaStreamSynchronize(stream_));
   }
   void poison(void* dst, std::size_t bytes) override { WB_CHECK(cudaMemsetAsync(dst, 0xFF, bytes, stream_)); }
   void zero(void* dst, std::size_t bytes) override { WB_CHECK(cudaMemsetAsync(dst, 0, bytes, stream_)); }
   void synchronize() override {
+    refuse_in_capture("Executor::synchronize", "a captured step may not synchronise (it runs as one graph)");
     WB_CHECK(cudaStreamSynchronize(stream_));
     WB_CHECK(cudaGetLastError());
   }
+  void working_on(const std::string& what) override { work_ = what; }
+
+  // Capture on the executor's stream in cudaStreamCaptureModeThreadLocal: the unsafe
+  // calls (cudaMalloc, a synchronisation, a legacy-stream copy) of this thread fail the
+  // capture; other threads are free to make theirs.
+  //
+  // cuBLAS in a capture: its handle must exist before it (cublasCreate allocates), and
+  // its workspace should be set explicitly (cublasSetWorkspace after cublasSetStream):
+  // with the default pool cuBLAS may allocate while captured, and a replay then reads a
+  // workspace cuBLAS owns. CudaLibraries::cublas() (kernels/cuda/libraries.cpp) sets
+  // none, and the fp32 cuBLAS variants call cublasSetStream on every launch
+  // (kernels/cuda/matmul.cuh), which resets the workspace to the default pool: a fixed
+  // workspace needs those calls gone or followed by cublasSetWorkspace.
+  std::optional<std::string> capture_unsupported() const override { return std::nullopt; }
+  void begin_capture() override {
+    if (capturing_) throw UsageError("begin_capture: the executor is already capturing (captures do not nest)");
+    libraries_->cublas();  // created outside the capture
+    libraries_->cublaslt();
+    WB_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    capturing_ = true;
+    abandoned_.reset();
+  }
+  std::unique_ptr<CapturedGraph> end_capture() override {
+    if (!capturing_)
+      throw UsageError(abandoned_ ? "end_capture: the capture was abandoned: " + *abandoned_
+                                  : std::string("end_capture without begin_capture: the executor is not capturing"));
+    capturing_ = false;
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
+    auto captured = std::make_unique<CudaGraph>(graph);  // owns the graph whatever happens next
+    WB_CHECK(ended);
+    WB_CHECK(cudaGraphInstantiate(&captured->exec, captured->graph, 0));
+    return captured;
+  }
+  void replay(const CapturedGraph& graph) override {
+    const auto* g = dynamic_cast<const CudaGraph*>(&graph);
+    if (!g)
+      throw UsageError("replay: a graph captured on the " + std::string(to_string(graph.backend())) +
+                       " backend cannot run on the cuda backend");
+    if (capturing_) throw UsageError("replay inside a CUDA-graph capture: a graph is replayed outside one");
+    WB_CHECK(cudaGraphLaunch(g->exec, stream_));
+  }
+  bool capturing() const override { return capturing_; }
+
   std::optional<std::string> lost() override {
+    if (capturing_) return lost_;  // a synchronisation would invalidate the capture
     if (!lost_) {
       // The stream's synchronisation returns a sticky error of any earlier launch; the
       // peek returns one that a failed call left without touching the stream.
@@ -124,6 +203,7 @@ class CudaExecutor final : public Executor {
   void flush_cache() override { WB_CHECK(cudaMemsetAsync(flush_, 0, flush_bytes_, stream_)); }
   std::size_t flush_bytes() const override { return flush_bytes_; }
   double time_launch(const std::function<void()>& launch) override {
+    refuse_in_capture("Executor::time_launch", "a captured step may not synchronise (timing waits for an event)");
     WB_CHECK(cudaEventRecord(start_, stream_));
     launch();
     WB_CHECK(cudaEventRecord(stop_, stream_));
@@ -187,6 +267,29 @@ class CudaExecutor final : public Executor {
   }
 
  private:
+  // "<call> inside a CUDA-graph capture (while running <work>): <why>".
+  std::string capture_message(const std::string& call, const std::string& why) const {
+    return call + " inside a CUDA-graph capture (" + (work_.empty() ? std::string("no work named") : "while running " + work_) +
+           "): " + why;
+  }
+  // Ends the capture on the stream and drops what it held; end_capture then says why.
+  void abandon(const std::string& call, const std::string& why) noexcept {
+    capturing_ = false;
+    try {
+      abandoned_ = capture_message(call, why);
+    } catch (...) {
+    }
+    cudaGraph_t graph = nullptr;
+    if (cudaStreamEndCapture(stream_, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+    (void)cudaGetLastError();  // an invalidated capture's error is not the next call's
+  }
+  // When capturing: abandons the capture and throws UsageError naming the call.
+  void refuse_in_capture(const std::string& call, const std::string& why) {
+    if (!capturing_) return;
+    abandon(call, why);
+    throw UsageError(abandoned_.value_or(call));
+  }
+
   // The shortest of `reps` timed runs after one warm-up.
   double best_of(const std::function<void()>& f, int reps) {
     f();
@@ -204,6 +307,9 @@ class CudaExecutor final : public Executor {
   void* flush_ = nullptr;
   std::size_t flush_bytes_ = 0;
   std::optional<std::string> lost_;  // once lost, lost for good
+  std::string work_;                 // working_on, for the capture's messages
+  bool capturing_ = false;
+  std::optional<std::string> abandoned_;  // what abandoned the last capture
 };
 
 }  // namespace

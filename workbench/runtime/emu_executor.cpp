@@ -2,7 +2,9 @@
 // device memory as checked host allocations, launches run at once on this machine's
 // cores. Never timed: emulation proves logic, not speed.
 #include <cstring>
+#include <memory>
 #include <stdexcept>
+#include <utility>
 
 #include "emu/emu.h"
 #include "kernels/errors.h"
@@ -10,6 +12,14 @@
 
 namespace wb {
 namespace {
+
+// The emulator's recording of a captured step (emu::Graph).
+struct EmuGraph final : CapturedGraph {
+  explicit EmuGraph(emu::Graph g) : graph(std::move(g)) {}
+  Backend backend() const override { return Backend::emu; }
+  std::size_t size() const override { return graph.size(); }
+  emu::Graph graph;
+};
 
 class EmuExecutor final : public Executor {
  public:
@@ -29,22 +39,74 @@ class EmuExecutor final : public Executor {
   const DeviceInfo& device() const override { return info_; }
   ExecContext* context() override { return &ctx_; }
 
-  void* allocate(std::size_t bytes) override { return emu::device_malloc(bytes); }
-  void release(void* p) noexcept override { emu::device_free(p); }
+  ~EmuExecutor() override {
+    if (emu::capturing()) emu::abandon_capture("the executor's destructor", "the executor ended while capturing");
+  }
+
+  // In a capture (begin_capture), the calls a captured step may not make throw
+  // emu::CaptureError (emu/emu.h), and poison and zero are recorded memsets.
+  void* allocate(std::size_t bytes) override {
+    emu::refuse_in_capture("Executor::allocate", "a captured step may not allocate (allocate before the capture)");
+    return emu::device_malloc(bytes);
+  }
+  void release(void* p) noexcept override {
+    emu::abandon_capture("Executor::release", "a captured step may not free device memory");
+    emu::device_free(p);
+  }
   void to_device(void* dst, const void* src, std::size_t bytes) override {
+    emu::refuse_in_capture("Executor::to_device",
+                           "a host-to-device copy from pageable host memory: a graph's memcpy node reads the host buffer "
+                           "when the graph is replayed, not when it was captured (upload before the capture)");
     check();
     std::memcpy(dst, src, bytes);
   }
   void to_host(void* dst, const void* src, std::size_t bytes) override {
+    emu::refuse_in_capture("Executor::to_host",
+                           "a captured step may not copy to the host (read results after replay and synchronize)");
     check();
     std::memcpy(dst, src, bytes);
   }
-  void poison(void* dst, std::size_t bytes) override { std::memset(dst, 0xFF, bytes); }
+  void poison(void* dst, std::size_t bytes) override {
+    if (emu::capturing()) return memset_in_capture(dst, 0xFF, bytes);
+    std::memset(dst, 0xFF, bytes);
+  }
   void zero(void* dst, std::size_t bytes) override {
+    if (emu::capturing()) return memset_in_capture(dst, 0, bytes);
     check();
     std::memset(dst, 0, bytes);
   }
-  void synchronize() override { check(); }
+  void synchronize() override {
+    emu::refuse_in_capture("Executor::synchronize", "a captured step may not synchronise (it runs as one graph)");
+    check();
+  }
+
+  std::optional<std::string> capture_unsupported() const override { return std::nullopt; }
+  void begin_capture() override {
+    if (emu::capturing()) throw UsageError("begin_capture: the executor is already capturing (captures do not nest)");
+    check();
+    emu::begin_capture();
+  }
+  std::unique_ptr<CapturedGraph> end_capture() override {
+    try {
+      return std::make_unique<EmuGraph>(emu::end_capture());
+    } catch (const emu::CaptureError& e) {
+      throw UsageError(e.what());
+    }
+  }
+  void replay(const CapturedGraph& graph) override {
+    const auto* g = dynamic_cast<const EmuGraph*>(&graph);
+    if (!g)
+      throw UsageError("replay: a graph captured on the " + std::string(to_string(graph.backend())) +
+                       " backend cannot run on the emu backend");
+    if (emu::capturing()) throw UsageError("replay inside a CUDA-graph capture: a graph is replayed outside one");
+    check();
+    if (const int code = g->graph.replay()) {
+      check();  // a fault: sticky, as after a direct launch
+      throw BackendError(std::string("replay of a captured graph: ") + emu::error_name(code) + ": " +
+                         emu::error_string(code));
+    }
+  }
+  bool capturing() const override { return emu::capturing(); }
   double time_launch(const std::function<void()>&) override {
     throw UsageError("the emu backend is never timed: emulation proves logic, not speed");
   }
@@ -103,6 +165,12 @@ class EmuExecutor final : public Executor {
   }
 
  private:
+  void memset_in_capture(void* dst, int value, std::size_t bytes) {
+    if (const int code = emu::device_memset(dst, value, bytes))
+      throw BackendError(std::string("a memset in a CUDA-graph capture: ") + emu::error_name(code) + ": " +
+                         emu::fault_message());
+  }
+
   // A fault makes the emulated context sticky, as on a GPU.
   void check() const {
     if (const int code = emu::sticky_error())

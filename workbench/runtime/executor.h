@@ -65,6 +65,19 @@ int compute_capability_number(const std::string& cc);
 
 std::string slugify(const std::string& name);
 
+// A captured step (Executor::begin_capture .. end_capture): the device operations issued
+// between the two, with every argument and pointer baked in, to be replayed as one
+// (Executor::replay) on the executor that captured it. Owned by the caller; opaque
+// (each backend keeps its own: a cudaGraphExec_t, the emulator's recording).
+class CapturedGraph {
+ public:
+  virtual ~CapturedGraph() = default;
+  virtual Backend backend() const = 0;
+  // How many operations it holds (kernel launches, memsets, copies, library calls);
+  // 0 where the backend does not say (cuda).
+  virtual std::size_t size() const = 0;
+};
+
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -138,6 +151,33 @@ class Executor {
   // device works, also after a refused launch configuration, which is not sticky. The
   // host never gets lost.
   virtual std::optional<std::string> lost() { return std::nullopt; }
+
+  // CUDA-graph capture, for a step run once and then replayed (trainer --cuda-graph).
+  // Between begin_capture() and end_capture() the launches, memsets, device-to-device
+  // copies and cuBLAS calls issued on this executor's stream by the calling thread are
+  // recorded, not run, with their arguments by value; replay() runs them again, in order,
+  // with the pointers of the capture. What a captured step may not do throws, naming the
+  // call and working_on()'s text, and ends the capture (nothing recorded is kept; the
+  // executor stays usable and may capture again): allocate, release, synchronize,
+  // to_host, to_device (pageable host memory is read at replay, not at capture), and in
+  // a variant cudaMalloc(Async), cudaFree(Async), cudaDeviceSynchronize,
+  // cudaStreamSynchronize, cudaEventSynchronize and every cudaMemcpy but an asynchronous
+  // device-to-device one. emu: emu::CaptureError (emu/emu.h); cuda: UsageError.
+  // Why this backend cannot capture (cpu: it runs on the calling thread, there is no
+  // stream to capture), or nullopt where it can (cuda, emu).
+  virtual std::optional<std::string> capture_unsupported() const {
+    return "CUDA-graph capture is not supported on the " + std::string(to_string(backend())) + " backend";
+  }
+  // Starts capturing; UsageError where capture_unsupported(), or when already capturing.
+  virtual void begin_capture();
+  // Ends the capture and returns what it recorded; UsageError when not capturing (the
+  // message says what abandoned an abandoned capture).
+  virtual std::unique_ptr<CapturedGraph> end_capture();
+  // Runs a graph this backend captured on the stream, asynchronously like a launch
+  // (synchronize() waits for it); UsageError inside a capture or for another backend's
+  // graph, BackendError when an operation of it fails.
+  virtual void replay(const CapturedGraph& graph);
+  virtual bool capturing() const { return false; }
 };
 
 // Throws DeviceUnavailable (with the runtime's own words) when the backend cannot run.

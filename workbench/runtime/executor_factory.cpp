@@ -32,6 +32,16 @@ void Executor::set_counting(bool on, uint64_t, bool) {
         std::string(to_string(backend())) + " backend does not (on a GPU, Nsight Compute does: docs/counters.md)");
 }
 
+void Executor::begin_capture() { throw UsageError(capture_unsupported().value_or("begin_capture: not implemented")); }
+
+std::unique_ptr<CapturedGraph> Executor::end_capture() {
+  throw UsageError(capture_unsupported().value_or("end_capture: not implemented"));
+}
+
+void Executor::replay(const CapturedGraph&) {
+  throw UsageError(capture_unsupported().value_or("replay: not implemented"));
+}
+
 std::unique_ptr<Executor> make_executor(Backend b) {
   if (b == Backend::cpu) return make_host_executor();
   if (b == Backend::emu) return make_emu_executor();
