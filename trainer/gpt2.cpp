@@ -162,10 +162,16 @@ class Model final : public Gpt2 {
     ex_.to_host(v, v_, layout_.total * sizeof(float));
   }
   std::size_t bytes_allocated() const override { return bytes_; }
-  void forward(const int32_t* inputs, const int32_t* targets) override;
+  void set_batch(const int32_t* inputs, const int32_t* targets) override {
+    const int64_t BT = int64_t(B_) * T_;
+    ex_.to_device(inputs_, inputs, BT * sizeof(int32_t));
+    if (targets) ex_.to_device(targets_, targets, BT * sizeof(int32_t));
+  }
+  void forward_launches(bool with_targets) override;
   float loss() override;
   void backward() override;
-  void update(const UpdateSettings& u) override;
+  void norm_launch() override;
+  void adamw_launch(const UpdateSettings& u) override;
   float grad_norm() override {
     float norm = 0;
     ex_.to_host(&norm, norm_, sizeof(float));
@@ -190,7 +196,6 @@ class Model final : public Gpt2 {
       for (int64_t i = 0; i < n; ++i) host[i] = to_float(narrow[i]);  // exact
     }
   }
-  void update_params(const UpdateSettings& u);
 
   Config c_;
   int B_, T_;
@@ -294,13 +299,11 @@ void Model<Step>::save_bf16_params(bf16* host) const {
 }
 
 template <class Step>
-void Model<Step>::forward(const int32_t* inputs, const int32_t* targets) {
+void Model<Step>::forward_launches(bool targets) {
   NvtxRange range("forward");
   const int B = B_, T = T_, C = c_.C, L = c_.L;
   const int64_t BT = int64_t(B) * T;
   auto p = [&](int tensor) { return params_ + layout_.offset[tensor]; };
-  ex_.to_device(inputs_, inputs, BT * sizeof(int32_t));
-  if (targets) ex_.to_device(targets_, targets, BT * sizeof(int32_t));
 
   plan_.run(op("encoder_forward"), vocab_shape(c_, B, T),
             typename Step::EncoderForward{encoded_, inputs_, p(wte), p(wpe), B, T, C});
@@ -438,18 +441,18 @@ void Model<Step>::backward() {
             typename Step::EncoderBackward{g(wte), g(wpe), dresidual_, inputs_, B, T, C});
 }
 
+// The norm in fp32 (of the widened bf16 gradients in bf16), left in norm_; AdamW reads
+// it there and scales each gradient by its clipping scale in fp32 (clip_scale, as
+// torch.nn.utils.clip_grad_norm_), so that the host never waits for it.
 template <class Step>
-void Model<Step>::update(const UpdateSettings& u) {
-  NvtxRange range("update");
-  // The norm in fp32 (of the widened bf16 gradients in bf16), left in norm_; AdamW reads
-  // it there and scales each gradient by its clipping scale in fp32 (clip_scale, as
-  // torch.nn.utils.clip_grad_norm_), so that the host never waits for it.
+void Model<Step>::norm_launch() {
+  NvtxRange range("norm");
   plan_.run(op("global_norm"), params_shape(c_), typename Step::GlobalNorm{norm_, grads_, layout_.total});
-  update_params(u);
 }
 
 template <>
-void Model<Fp32Step>::update_params(const UpdateSettings& u) {
+void Model<Fp32Step>::adamw_launch(const UpdateSettings& u) {
+  NvtxRange range("update");
   plan_.run(
       "adamw", params_shape(c_),
       AdamwArgs{params_, m_, v_, grads_, norm_, layout_.total, u.lr, u.beta1, u.beta2, u.eps, u.weight_decay,
@@ -461,7 +464,8 @@ void Model<Fp32Step>::update_params(const UpdateSettings& u) {
 // backend and launch configuration, and on a resumed run, which derives the same seed),
 // or, with --rounding nearest, to nearest even.
 template <>
-void Model<Bf16Step>::update_params(const UpdateSettings& u) {
+void Model<Bf16Step>::adamw_launch(const UpdateSettings& u) {
+  NvtxRange range("update");
   plan_.run("adamw_bf16", params_shape(c_),
             AdamwBf16Args{params_, master_, m_, v_, grads_, norm_, layout_.total, u.lr, u.beta1, u.beta2, u.eps,
                           u.weight_decay, u.grad_clip, u.step, u.rounding_seed, u.stochastic_rounding ? 1 : 0});

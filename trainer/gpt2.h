@@ -68,7 +68,15 @@ class Gpt2 {
   // training step (forward, backward, update) reads back from the device or waits for
   // it, so that the step runs as one stream of launches (and can be captured as one
   // CUDA graph); the step's loss and norm are read after it.
-  virtual void forward(const int32_t* inputs, const int32_t* targets) = 0;
+  void forward(const int32_t* inputs, const int32_t* targets) {
+    set_batch(inputs, targets);
+    forward_launches(targets != nullptr);
+  }
+  // The two halves of forward(): the batch copied to the device (before a captured step
+  // replays: a graph reads the device buffers, which keep their addresses), and the
+  // launches of the forward pass on it.
+  virtual void set_batch(const int32_t* inputs, const int32_t* targets) = 0;
+  virtual void forward_launches(bool with_targets) = 0;
   // The mean loss of the last forward pass with targets (reads it back: synchronises).
   virtual float loss() = 0;
   // The logits of the last forward pass without targets, or before the classifier ran
@@ -86,7 +94,14 @@ class Gpt2 {
   Memsets memsets() const { return memsets_; }
   // The gradient norm, then AdamW with the gradients scaled by its clipping scale, both
   // on the device.
-  virtual void update(const UpdateSettings& u) = 0;
+  void update(const UpdateSettings& u) {
+    norm_launch();
+    adamw_launch(u);
+  }
+  // Its two halves: the norm alone has no per-step argument (it can be captured with the
+  // step's graph); AdamW takes the step's learning rate, step number and rounding seed.
+  virtual void norm_launch() = 0;
+  virtual void adamw_launch(const UpdateSettings& u) = 0;
   // The gradient norm (before clipping) of the last update (reads it back: synchronises).
   virtual float grad_norm() = 0;
   virtual void copy_gradients(float* host) const = 0;  // widened to float

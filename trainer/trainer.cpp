@@ -487,6 +487,8 @@ struct Loop {
   const Config& config;
   Gpt2& model;
   KernelPlan& plan;
+  Executor& ex;
+  bool cuda_graph;
   TrainingData& data;
   StepLog& log;
   double peak_tflops;
@@ -544,6 +546,15 @@ StepTotals train_steps(Loop& l) {
   };
   l.resumed.reset();  // its parameters and moments are on the model now
 
+  // --cuda-graph: the step's forward, backward and gradient norm captured once, at the
+  // first step that reads nothing back in between (not a --debug-state step), and
+  // replayed at every step after the batch is copied in. AdamW is launched after the
+  // replay: its learning rate, step number and rounding seed change every step and a
+  // graph bakes its arguments in; it reads the norm from the device, so the host still
+  // waits for nothing until the step's loss and norm are read at its end. The graph's
+  // buffers keep their addresses (the model allocates them once) and the plan's
+  // workspace is allocated before the capture, which may not allocate.
+  std::unique_ptr<CapturedGraph> graph;
   StepTotals totals;
   totals.first_timed = l.first_step == o.steps ? l.first_step : l.first_step + 1;  // the first step warms up
   totals.selection_seconds.assign(l.plan.selections().size(), 0.0);
@@ -554,8 +565,22 @@ StepTotals train_steps(Loop& l) {
     l.plan.reset_op_time();
     const bool debug = step == 1 && !o.debug_state.empty();
     l.model.capture_logits_next(debug);
-    l.model.forward(inputs.data(), targets.data());
-    l.model.backward();
+    if (l.cuda_graph && !debug) {
+      l.model.set_batch(inputs.data(), targets.data());
+      if (!graph) {
+        l.ex.begin_capture();
+        l.model.forward_launches(true);
+        l.model.backward();
+        l.model.norm_launch();
+        graph = l.ex.end_capture();
+        std::cout << fmt::format("captured the step (forward, backward, gradient norm) as one CUDA graph{}\n",
+                                 graph->size() ? fmt::format(" of {} operations", graph->size()) : std::string());
+      }
+      l.ex.replay(*graph);
+    } else {
+      l.model.forward(inputs.data(), targets.data());
+      l.model.backward();
+    }
     if (debug) {
       const float loss = l.model.loss();
       std::vector<float> grads(n_params);
@@ -572,7 +597,10 @@ StepTotals train_steps(Loop& l) {
     u.step = step;
     u.rounding_seed = rounding_seed(o.seed, step);
     u.stochastic_rounding = o.rounding == "stochastic";
-    l.model.update(u);
+    if (l.cuda_graph && !debug)
+      l.model.adamw_launch(u);  // the norm was in the graph
+    else
+      l.model.update(u);
     // The step's results, read after it: the first reads wait for the whole step.
     const float loss = l.model.loss(), norm = l.model.grad_norm();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -646,6 +674,17 @@ void print_summary(const Options& o, const Config& config, const Gpt2& model, co
   }
 }
 
+// Whether the step runs as a CUDA graph (--cuda-graph, default on where the backend can
+// capture and is a GPU); UsageError for "on" where the backend cannot capture.
+bool use_cuda_graph(const Options& o, const Executor& ex) {
+  if (o.cuda_graph.empty()) return ex.backend() == Backend::cuda && !ex.capture_unsupported();
+  if (o.cuda_graph == "off") return false;
+  if (o.cuda_graph != "on") throw UsageError("--cuda-graph " + o.cuda_graph + ": give on or off");
+  if (const auto why = ex.capture_unsupported()) throw UsageError("--cuda-graph on: " + *why);
+  if (o.op_times) throw UsageError("--cuda-graph on: --op-times times op calls, and a replayed step has none");
+  return true;
+}
+
 // The trainer's differences from wb's exit codes: its own TrainingFailed (a non-finite
 // loss) is exit 1, and so is a failed backend call: for the trainer, the training failed.
 program::ExitPolicy exit_policy() {
@@ -700,6 +739,8 @@ int run(const Options& o, const Registry& reg) {
     return kOk;
   }
   KernelPlan& plan = *kernels.plan;
+  const bool graph = use_cuda_graph(o, *kernels.ex);
+  if (graph) plan.stop_timing_ops();  // a replayed step has no op calls to time
   const std::unique_ptr<Gpt2> built = make_gpt2(config, B, T, *kernels.ex, plan, storage);
   Gpt2& model = *built;
   model.load_params(source.params.data());
@@ -716,7 +757,8 @@ int run(const Options& o, const Registry& reg) {
 
   // The log, the steps, the model file and the summary.
   StepLog log(o, resumed);
-  Loop loop{o, config, model, plan, *data, log, peak, first_step, plan_fingerprint, resumed};
+  Loop loop{o,   config, model,      plan,           *kernels.ex, graph, *data,
+            log, peak,   first_step, plan_fingerprint, resumed};
   const StepTotals totals = train_steps(loop);
   if (!o.save.empty()) {
     // The parameters the forward pass reads: version 3 (fp32) or 5 (bf16, as llm.c
@@ -788,6 +830,10 @@ int main(int argc, char** argv) {
   app.add_option("--debug-state", o.debug_state, "write the logits, loss and gradients of the first step");
   app.add_flag("--op-times", o.op_times,
                "after the run, the time of every op call site per step (cpu and emu, where ops run synchronously)");
+  app.add_option("--cuda-graph", o.cuda_graph,
+                 "on: capture the step (forward, backward, gradient norm) once as a CUDA graph and replay it each "
+                 "step; off: launch op by op (default: on on cuda, off elsewhere; emu: on enforces the capture "
+                 "rules: nothing in the step may allocate, synchronise or read back)");
   app.add_flag("--print-plan", o.print_plan,
                "print which variant runs each op call (and the best.json entries left unused), then stop");
   app.add_option("--sample-every", o.sample_every, "print a text sample every N steps (0 = never)")

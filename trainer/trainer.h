@@ -29,6 +29,7 @@ struct Options {
   double peak_tflops = 0;  // 0: measure the device's GEMM ceiling
   std::string dump_workloads, debug_state;
   bool op_times = false;    // print where the op time of a step went, per op call site, after the run
+  std::string cuda_graph;   // on | off; "" = on on cuda, off elsewhere
   bool print_plan = false;  // print the kernel plan (and unused best.json entries), then stop
   std::string tokenizer;  // llm.c gpt2_tokenizer.bin, for samples
   int sample_every = 0, sample_len = 64;

@@ -1,6 +1,6 @@
 #pragma once
 // One source, two compilers. Every CUDA variant is compiled by nvcc for the GPU and by
-// the host compiler for the emulator (WB_EMU, kernels/emu/). The three things the two
+// the host compiler for the emulator (WB_EMU: emu/dialect.h). The three things the two
 // cannot spell alike go through these macros:
 //
 //   WB_LAUNCH(kernel, grid, block, dynamic_shared_bytes, stream, args...);
@@ -28,41 +28,7 @@
 
 #if WB_EMU
 
-#define WB_DEVICE_ONLY(launcher) nullptr
-#define WB_LAUNCH(...) ::wb::cuda::launch(#__VA_ARGS__, __FILE__, __LINE__, __VA_ARGS__)
-#define WB_SHARED(type, name, dims)                                                                   \
-  static const ::wb::emu::SharedDecl wb_shared_decl_##name{#name, __FILE__, __LINE__};               \
-  type(&name) dims = *static_cast<type(*) dims>(                                                      \
-      ::wb::emu::shared_array(wb_shared_decl_##name, sizeof(type dims), alignof(type)))
-#define WB_SHARED_ALIGNED(align, type, name, dims)                                                    \
-  static const ::wb::emu::SharedDecl wb_shared_decl_##name{#name, __FILE__, __LINE__};               \
-  type(&name) dims = *static_cast<type(*) dims>(                                                      \
-      ::wb::emu::shared_array(wb_shared_decl_##name, sizeof(type dims), align))
-#define WB_DYNAMIC_SHARED(type, name) type* const name = static_cast<type*>(::wb::emu::dynamic_shared())
-
-namespace wb::cuda {
-
-template <class... Params, class... Args>
-void launch(const char* text, const char* file, int line, void (*kernel)(Params...), dim3 grid, dim3 block,
-            std::size_t dynamic_shared, cudaStream_t, Args&&... args) {
-  static_assert(sizeof...(Params) == sizeof...(Args), "a kernel launch passes one argument per parameter");
-  // Copied once, by value, as a launch does; each emulated thread calls the kernel on
-  // them. The body owns its copy (captured by value), so that a launch recorded in a
-  // CUDA-graph capture (emu/emu.h) can run after this call has returned.
-  std::tuple<std::decay_t<Params>...> params(std::forward<Args>(args)...);
-  ::wb::emu::LaunchSpec spec;
-  spec.text = text;
-  spec.file = file;
-  spec.line = line;
-  spec.kernel = reinterpret_cast<const void*>(kernel);
-  spec.grid = grid;
-  spec.block = block;
-  spec.dynamic_shared = dynamic_shared;
-  ::wb::emu::launch(spec, [kernel, params = std::move(params)] { std::apply(kernel, params); });
-  check(cudaGetLastError(), text, file, line);
-}
-
-}  // namespace wb::cuda
+#include "emu/dialect.h"  // the macros and the emulated launch
 
 #else  // nvcc
 

@@ -604,5 +604,61 @@ TEST(Bf16, EmulatedCudaPlanAgreesWithTheCpuPlan) {
             << std::abs(double(flash[0].at("loss")) - double(cpu[0].at("loss"))) << "\n";
 }
 
+// --cuda-graph on the emulator: the step's forward, backward and norm captured once and
+// replayed each step (the capture rules enforced: nothing in it allocates, synchronises
+// or reads back, or the capture fails naming the call). On a deterministic plan the
+// replayed steps are the launched steps, bit for bit: losses, norms and the parameters
+// after three steps, in fp32 and in bf16 (whose AdamW, launched after the replay, takes
+// a new learning rate, step and rounding seed each step).
+TEST(CudaGraph, AReplayedStepIsTheLaunchedStepBitwiseOnTheEmulator) {
+  TempDir dir;
+  Config c = config_from_init("2,64,4");
+  c.V = 256, c.Vp = 256, c.maxT = 16;
+  write_checkpoint(dir / "model.bin", c, init_params(c, 5).data());
+  write_tokens(dir / "train.bin", hashed_tokens(2 * 16 * 3 + 1, 7, 256));
+  for (const std::string precision : {"fp32", "bf16"}) {
+    auto run = [&](const std::string& graph) {
+      const std::string name = precision + "_" + graph;
+      const Result r = testing::run_command(
+          std::string("OMP_NUM_THREADS=1 ") + WB_TRAINER,
+          "--backend emu --deterministic --model " + (dir / "model.bin") + " --train " + (dir / "train.bin") +
+              " -b 2 -t 16 --steps 3 --lr 1e-3 --warmup 2 --peak-tflops 1 --precision " + precision +
+              " --cuda-graph " + graph + " --log " + (dir / (name + ".jsonl")) + " --save " + (dir / (name + ".bin")));
+      EXPECT_EQ(r.code, 0) << r.output;
+      EXPECT_EQ(r.output.find("captured the step") != std::string::npos, graph == "on") << r.output;
+      return log_lines(dir / (name + ".jsonl"));
+    };
+    const auto launched = run("off"), replayed = run("on");
+    ASSERT_EQ(launched.size(), 3u);
+    ASSERT_EQ(replayed.size(), 3u);
+    for (std::size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(double(replayed[i].at("loss")), double(launched[i].at("loss"))) << precision << " step " << i + 1;
+      EXPECT_EQ(double(replayed[i].at("grad_norm")), double(launched[i].at("grad_norm")))
+          << precision << " step " << i + 1;
+    }
+    EXPECT_NE(double(launched[2].at("loss")), double(launched[0].at("loss"))) << "the parameters did not move";
+    std::ifstream a(dir / (precision + "_off.bin"), std::ios::binary), b(dir / (precision + "_on.bin"), std::ios::binary);
+    const std::string x((std::istreambuf_iterator<char>(a)), {}), y((std::istreambuf_iterator<char>(b)), {});
+    EXPECT_FALSE(x.empty());
+    EXPECT_TRUE(x == y) << precision << ": the parameters after three steps differ";
+  }
+}
+
+TEST(CudaGraph, OnIsRefusedWhereTheBackendCannotCaptureAndWithOpTimes) {
+  TempDir dir;
+  write_tokens(dir / "train.bin", iota_tokens(200, 64));
+  const std::string base = std::string("OMP_NUM_THREADS=1 ") + WB_TRAINER;
+  const std::string args = " --init 1,32,2 --train " + (dir / "train.bin") + " -b 2 -t 8 --steps 1 --peak-tflops 1";
+  Result r = testing::run_command(base, "--backend cpu --cuda-graph on" + args);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("not supported on the cpu backend"), std::string::npos) << r.output;
+  r = testing::run_command(base, "--backend emu --cuda-graph on --op-times" + args);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("a replayed step has none"), std::string::npos) << r.output;
+  r = testing::run_command(base, "--backend emu --cuda-graph maybe" + args);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("give on or off"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace wb::trainer

@@ -82,7 +82,9 @@ class KernelPlan {
   // The wall time spent inside run() since reset_op_time(), where a call returns when its
   // work is done (cpu, emu); on cuda a launch returns at once, and the ops are not timed.
   // selection_seconds()[i]: the part of it spent in the calls of selections()[i].
-  bool times_ops() const { return ex_.backend() != Backend::cuda; }
+  bool times_ops() const { return ex_.backend() != Backend::cuda && timing_; }
+  // No more timing (a step replayed as a CUDA graph calls no op).
+  void stop_timing_ops() { timing_ = false; }
   double op_seconds() const { return std::accumulate(selection_seconds_.begin(), selection_seconds_.end(), 0.0); }
   const std::vector<double>& selection_seconds() const { return selection_seconds_; }
   void reset_op_time() { selection_seconds_.assign(selections_.size(), 0.0); }
@@ -116,6 +118,7 @@ class KernelPlan {
   std::vector<UnusedEntry> unused_;
   Buffer workspace_;
   std::vector<double> selection_seconds_;
+  bool timing_ = true;
 };
 
 }  // namespace wb
