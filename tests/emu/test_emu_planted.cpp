@@ -282,10 +282,10 @@ TEST(PlantedFlashAttention, TheForwardPassesAndEachPlantedBugIsCaught) {
 // lose their own rows; a query stage read before its cp.async wait reads the emulator's
 // poison (NaNs). The third fault, dQ added into the fp32 accumulator without atomicAdd
 // (92), races across blocks only (each element of a block's dQ tile has one adding
-// thread), which the plain build does not see: its blocks run in parallel but the two
-// key tiles' additions to a row never overlap in time (checked: it passes here at tiny,
-// ragged and B=1 T=200 C=8 NH=2). The ThreadSanitizer pass reports it
-// (tests/emu/sanitized_controls.cpp, scenario flash_dq_without_atomics).
+// thread) and is not caught yet: the plain build's blocks run in parallel but the two
+// key tiles' additions to a row never overlap in time (it passes at tiny, ragged and
+// B=1 T=200 C=8 NH=2), and the ThreadSanitizer build misses races across blocks that
+// follow a __syncthreads (see tests/planted/planted_faults.cu).
 TEST(PlantedFlashAttentionBackward, TheBackwardPassesAndEachPlantedBugIsCaught) {
   const std::string out =
       check_fails("attention_backward_bf16", "--variants 91,93,94 --shapes tiny,ragged --seed 3 --isolate", {91});

@@ -85,10 +85,12 @@
 //                        accumulator with a plain read-add-write instead of atomicAdd:
 //                        the blocks of different key tiles that add into the same rows
 //                        lose updates when they run at once. A race across blocks only
-//                        (one adding thread per element in a block), which the plain
-//                        build's schedules do not show (it passes there); the
-//                        ThreadSanitizer pass reports it (tests/emu/sanitized_controls.cpp,
-//                        flash_dq_without_atomics);
+//                        (one adding thread per element in a block): NOT CAUGHT yet. The
+//                        plain build's schedules do not show it (its blocks' additions to
+//                        a row never overlap in time), and the ThreadSanitizer build did
+//                        not report it either: there a __syncthreads before a racing
+//                        write hides a race across blocks (a two-block kernel adding
+//                        out[i] += 1 is reported without the barrier, not with it);
 //   93 diagonal_query_tile_skipped  the dk/dv blocks start one query tile late,
 //                        skipping the tile that holds their diagonal: the keys' own
 //                        query rows (and, at tiny, all of them) give no dK and dV;
