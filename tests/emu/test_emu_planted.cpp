@@ -275,5 +275,39 @@ TEST(PlantedFlashAttention, TheForwardPassesAndEachPlantedBugIsCaught) {
   EXPECT_TRUE(contains(out, "48 not finite (first at 0: nan vs ")) << out;
 }
 
+// The backward faults of attention_backward_bf16 cuda/3's FlashAttention-2 kernels (at
+// key_tile 32 and query_tile 16): the correct copy (91) passes in both dq forms, and each
+// planted one is caught. Starting the dk/dv blocks one query tile late skips the tile
+// that holds their diagonal: at tiny (one tile) dK and dV stay zero, at ragged the keys
+// lose their own rows; a query stage read before its cp.async wait reads the emulator's
+// poison (NaNs). The third fault, dQ added into the fp32 accumulator without atomicAdd
+// (92), races across blocks only (each element of a block's dQ tile has one adding
+// thread) and is not caught yet: the plain build's blocks run in parallel but the two
+// key tiles' additions to a row never overlap in time (it passes at tiny, ragged and
+// B=1 T=200 C=8 NH=2), and the ThreadSanitizer build misses races across blocks that
+// follow a __syncthreads (see tests/planted/planted_faults.cu).
+TEST(PlantedFlashAttentionBackward, TheBackwardPassesAndEachPlantedBugIsCaught) {
+  const std::string out =
+      check_fails("attention_backward_bf16", "--variants 91,93,94 --shapes tiny,ragged --seed 3 --isolate", {91});
+  EXPECT_TRUE(contains(out, "emu/91 planted_flash_mma_backward           B=2 T=3 C=8 NH=2     2 ok")) << out;
+  EXPECT_TRUE(contains(out, "emu/91 planted_flash_mma_backward           B=3 T=43 C=168 NH=3  2 ok")) << out;
+  for (const char* form : {"dq_atomics=0", "dq_atomics=1"}) {
+    const std::string at_tiny = std::string(" block_size=64,") + form + " at B=2 T=3 C=8 NH=2: dqkv: ";
+    const std::string at_ragged = std::string(" block_size=64,") + form + " at B=3 T=43 C=168 NH=3: dqkv: ";
+    EXPECT_TRUE(contains(out, "INCORRECT attention_backward_bf16 emu/93 planted_diagonal_query_tile_skipped" + at_tiny))
+        << out;
+    EXPECT_TRUE(
+        contains(out, "INCORRECT attention_backward_bf16 emu/93 planted_diagonal_query_tile_skipped" + at_ragged))
+        << out;
+    EXPECT_TRUE(contains(out, "INCORRECT attention_backward_bf16 emu/94 planted_backward_reads_before_wait" + at_tiny +
+                                  "144 of 144 outside"))
+        << out;
+    EXPECT_TRUE(contains(out, "INCORRECT attention_backward_bf16 emu/94 planted_backward_reads_before_wait" +
+                                  at_ragged + "65016 of 65016 outside"))
+        << out;
+  }
+  EXPECT_TRUE(contains(out, "144 not finite (first at 0: nan vs ")) << out;
+}
+
 }  // namespace
 }  // namespace wb

@@ -81,6 +81,27 @@
 //                        g + 8's first keys and row g's last ones): a wrong P V;
 //   95 reads_before_wait  each key tile (and Q) is read before the cp.async wait that
 //                        lands it: the emulator's poison, NaNs.
+// And of attention_backward_bf16, the FlashAttention-2 backward of its cuda/3
+// (kernels/cuda/flash_attention_backward_mma.cuh) at key_tile 32 and query_tile 16 (two
+// dk/dv warps, several query tiles and refills at the ragged shape's T = 43):
+//   91 flash_mma_backward  correct, at dq_atomics 0 and 1: the control the three bugs
+//                        below are copies of;
+//   92 dq_without_atomics  dq_atomics=1 adds each block's dQ tile into the fp32
+//                        accumulator with a plain read-add-write instead of atomicAdd:
+//                        the blocks of different key tiles that add into the same rows
+//                        lose updates when they run at once. A race across blocks only
+//                        (one adding thread per element in a block): NOT CAUGHT yet. The
+//                        plain build's schedules do not show it (its blocks' additions to
+//                        a row never overlap in time), and the ThreadSanitizer build did
+//                        not report it either: there a __syncthreads before a racing
+//                        write hides a race across blocks (a two-block kernel adding
+//                        out[i] += 1 is reported without the barrier, not with it);
+//   93 diagonal_query_tile_skipped  the dk/dv blocks start one query tile late,
+//                        skipping the tile that holds their diagonal: the keys' own
+//                        query rows (and, at tiny, all of them) give no dK and dV;
+//   94 backward_reads_before_wait  each query stage (Q, dO, lse, D; and K and V with
+//                        the first) is read before the cp.async wait that lands it: the
+//                        emulator's poison, NaNs.
 // And of matmul_forward (TF32 tensor cores, wmma m16n16k8; one warp per 16x16 tile):
 //   90 assumes_fragment_layout  adds the bias into the accumulator fragment's x[i]
 //                        as if lane l held columns 2 * (l % 4) + (i & 1) + 8 * (i / 4)
@@ -93,10 +114,12 @@
 #include <mma.h>
 
 #include "kernels/cuda/adamw_master.cuh"
+#include "kernels/cuda/flash_attention_backward_mma.cuh"
 #include "kernels/cuda/flash_attention_forward.cuh"
 #include "kernels/cuda/libraries.h"
 #include "kernels/cuda/packed.cuh"
 #include "kernels/ops/adamw.h"
+#include "kernels/ops/attention_backward.h"
 #include "kernels/ops/attention_forward.h"
 #include "kernels/ops/fused_residual_layernorm_forward.h"
 #include "kernels/ops/layernorm_forward.h"
@@ -434,6 +457,16 @@ void launch_flash(const AttentionForwardBf16Args& a, const Launch& l) {
                                                 "attention_forward_bf16 (planted)");
 }
 
+// The backward at key_tile 32 and query_tile 16; kAtomicOnly: dq_atomics=1 whatever the
+// parameter says (the fault lives in that form).
+template <int kFault, bool kAtomicOnly>
+void launch_flash_backward(const AttentionBackwardBf16Args& a, const Launch& l) {
+  cuda::flash_attention_backward_mma::launch<kFault>(
+      cuda::as_cuda(a.dqkv), cuda::as_cuda(a.dout), cuda::as_cuda(a.qkv), cuda::as_cuda(a.out), a.lse, a.B, a.T, a.C,
+      a.NH, 32, 16, kAtomicOnly || l.get("dq_atomics") != 0, l.workspace, l.workspace_bytes, cuda::stream(l),
+      "attention_backward_bf16 (planted)");
+}
+
 // Every planted variant is a test-only CUDA variant of one op with a single block size;
 // what tells them apart is the op, the id, the name and the summary (and, for a few, a
 // workspace, a numeric class or a minimum compute capability).
@@ -464,6 +497,25 @@ Variant flash(int id, const char* name, const char* summary) {
   v.numeric = NumericClass::bf16;
   v.min_compute_capability = 80;
   v.requirements = {cuda::flash_attention_forward::head_size_requirement()};
+  return v;
+}
+
+// Two dk/dv warps (key_tile 32); dq_atomics 0 and 1, or 1 alone.
+template <int kFault, bool kAtomicOnly = false>
+Variant flash_mma_backward(int id, const char* name, const char* summary) {
+  Variant v =
+      test_only(&launch_flash_backward<kFault, kAtomicOnly>, "attention_backward_bf16", id, name, summary, 64);
+  v.numeric = NumericClass::bf16;
+  v.min_compute_capability = 80;
+  v.requirements = {cuda::flash_attention_forward::head_size_requirement()};
+  if (kAtomicOnly)
+    v.params.push_back(TuningParam{"dq_atomics", {1}, 1});
+  else
+    v.params.push_back(TuningParam{"dq_atomics", {0, 1}, 0});
+  v.deterministic = [](const ParamValues& p) { return p.get("dq_atomics") == 0; };
+  v.workspace = [](const Shape& s, const ParamValues& p) {
+    return cuda::flash_attention_backward_mma::workspace_bytes(s.B, s.T, s.C, s.NH, p.get("dq_atomics") != 0);
+  };
   return v;
 }
 
@@ -532,7 +584,18 @@ std::vector<Variant> planted() {
           flash<cuda::flash_attention_forward::kPFragmentMisplaced>(
               94, "planted_p_fragment_misplaced", "test only: P's A fragment with registers 1 and 2 swapped"),
           flash<cuda::flash_attention_forward::kReadsBeforeWait>(
-              95, "planted_reads_before_wait", "test only: a key tile read before its cp.async wait")};
+              95, "planted_reads_before_wait", "test only: a key tile read before its cp.async wait"),
+          flash_mma_backward<cuda::flash_attention_backward_mma::kNone>(
+              91, "planted_flash_mma_backward",
+              "test only: attention_backward_bf16 cuda/3's kernels at key_tile 32, query_tile 16, correct"),
+          flash_mma_backward<cuda::flash_attention_backward_mma::kDqWithoutAtomics, true>(
+              92, "planted_dq_without_atomics",
+              "test only: dQ added into the fp32 accumulator with a plain read-add-write, no atomicAdd"),
+          flash_mma_backward<cuda::flash_attention_backward_mma::kDiagonalTileSkipped>(
+              93, "planted_diagonal_query_tile_skipped",
+              "test only: the dk/dv blocks start one query tile late, past their diagonal"),
+          flash_mma_backward<cuda::flash_attention_backward_mma::kReadsBeforeWait>(
+              94, "planted_backward_reads_before_wait", "test only: a query stage read before its cp.async wait")};
 }
 
 }  // namespace

@@ -47,9 +47,10 @@ constexpr const char* kBf16Op = "attention_backward_bf16";
 // The emulated builds carry the CUDA variants' metadata with or without nvcc.
 TEST(AttentionBackwardBf16Variants, EmulatedLadderAndWorkspaces) {
   const Registry& reg = Registry::global();
-  EXPECT_EQ(testing::rungs(kBf16Op, Backend::emu), (std::vector<std::string>{"1 naive", "2 flash_tiled"}));
-  for (const Variant* v : reg.variants(kBf16Op, Backend::emu))
-    EXPECT_EQ(v->numeric, NumericClass::fp32) << v->name;  // fp32 arithmetic
+  EXPECT_EQ(testing::rungs(kBf16Op, Backend::emu),
+            (std::vector<std::string>{"1 naive", "2 flash_tiled", "3 flash_mma"}));
+  for (const Variant* v : reg.variants(kBf16Op, Backend::emu))  // fp32 arithmetic, but cuda/3's bf16 mma operands
+    EXPECT_EQ(v->numeric, v->id == 3 ? NumericClass::bf16 : NumericClass::fp32) << v->name;
 
   // The naive port sums in an fp32 copy of dqkv: 3 B*T*C floats.
   const Variant& naive = reg.variant(kBf16Op, Backend::emu, 1);
@@ -65,10 +66,25 @@ TEST(AttentionBackwardBf16Variants, EmulatedLadderAndWorkspaces) {
     EXPECT_EQ(flash.claims_deterministic(q), q.get("dq_atomics") == 0);
   }
   EXPECT_EQ(flash.skip_reason(parse_shape("B=3,T=37,C=75,NH=3"), flash.default_params()), "requires C / NH % 4 == 0");
+
+  // The tensor-core rung: the same workspace, heads up to 64 channels.
+  const Variant& mma = reg.variant(kBf16Op, Backend::emu, 3);
+  EXPECT_EQ(mma.default_params().describe(), "key_tile=64,query_tile=64,dq_atomics=0");
+  EXPECT_EQ(mma.all_params().size(), 12u);
+  EXPECT_EQ(mma.min_compute_capability, 80);
+  for (const ParamValues& q : mma.all_params()) {
+    const std::size_t dq = q.get("dq_atomics") ? 48 : 0;
+    EXPECT_EQ(mma.workspace_bytes(parse_shape("B=2,T=3,C=8,NH=2"), q), (12 + dq) * sizeof(float));
+    EXPECT_EQ(mma.claims_deterministic(q), q.get("dq_atomics") == 0);
+  }
+  EXPECT_EQ(mma.skip_reason(parse_shape("C=768,NH=6"), mma.default_params()),
+            "requires C / NH % 4 == 0 and C / NH <= 64");                                      // hs = 128
+  EXPECT_EQ(mma.skip_reason(parse_shape("llmc-dev"), mma.default_params()), std::nullopt);  // hs = 64
 }
 
 // hs = 8, T not a power of two and crossing a 32-row tile: every emulated
-// configuration against the reference port, each gradient within half an ulp of it.
+// configuration against the reference port, each gradient within its tolerance (half an
+// ulp of it for the fp32-arithmetic rungs; the bf16 class for cuda/3).
 TEST(AttentionBackwardBf16Variants, EmulatedVariantsMatchTheReferencePort) {
   const Registry& reg = Registry::global();
   auto ex = make_executor(Backend::emu);
@@ -77,7 +93,10 @@ TEST(AttentionBackwardBf16Variants, EmulatedVariantsMatchTheReferencePort) {
   o.check_launches = 1;
   for (const Variant* v : reg.variants(kBf16Op, Backend::emu)) {
     for (const ParamValues& p : v->all_params()) {
-      if (p.get("block_size") != 256) continue;
+      // The tiled rung at its one block size; the tensor-core rung at its smallest tiles
+      // (T = 37 crosses two key tiles and three query tiles), in both dq forms.
+      if (p.find("block_size") ? p.get("block_size") != 256 : p.get("key_tile") != 32 || p.get("query_tile") != 16)
+        continue;
       const Record r = session.evaluate(*v, p, o);
       EXPECT_EQ(r.status, Status::ok) << v->name << " " << p.describe() << ": " << r.reason;
       ASSERT_EQ(r.errors.size(), 1u);
