@@ -48,9 +48,11 @@ constexpr const char* kBf16Op = "attention_backward_bf16";
 TEST(AttentionBackwardBf16Variants, EmulatedLadderAndWorkspaces) {
   const Registry& reg = Registry::global();
   EXPECT_EQ(testing::rungs(kBf16Op, Backend::emu),
-            (std::vector<std::string>{"1 naive", "2 flash_tiled", "3 flash_mma"}));
-  for (const Variant* v : reg.variants(kBf16Op, Backend::emu))  // fp32 arithmetic, but cuda/3's bf16 mma operands
-    EXPECT_EQ(v->numeric, v->id == 3 ? NumericClass::bf16 : NumericClass::fp32) << v->name;
+            (std::vector<std::string>{"1 naive", "2 flash_tiled", "3 flash_mma", "4 cudnn_sdpa"}));
+  // fp32 arithmetic, but cuda/3's bf16 mma operands and cuDNN's (cuda/4, not emulated)
+  for (const Variant* v : reg.variants(kBf16Op, Backend::emu))
+    EXPECT_EQ(v->numeric, v->id >= 3 ? NumericClass::bf16 : NumericClass::fp32) << v->name;
+  EXPECT_EQ(reg.variant(kBf16Op, Backend::emu, 4).not_emulated, "needs cuDNN");
 
   // The naive port sums in an fp32 copy of dqkv: 3 B*T*C floats.
   const Variant& naive = reg.variant(kBf16Op, Backend::emu, 1);
@@ -92,6 +94,7 @@ TEST(AttentionBackwardBf16Variants, EmulatedVariantsMatchTheReferencePort) {
   EvalOptions o;
   o.check_launches = 1;
   for (const Variant* v : reg.variants(kBf16Op, Backend::emu)) {
+    if (!v->not_emulated.empty()) continue;  // cuDNN's
     for (const ParamValues& p : v->all_params()) {
       // The tiled rung at its one block size; the tensor-core rung at its smallest tiles
       // (T = 37 crosses two key tiles and three query tiles), in both dq forms.
