@@ -9,7 +9,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "kernels/cuda/runtime.h"
+// Included only by kernels/cuda/dialect.cuh, after kernels/cuda/runtime.h (cuda::check,
+// cudaStream_t), which emu/ may not include itself (ci/check_layers.py).
 
 #define WB_DEVICE_ONLY(launcher) nullptr
 #define WB_LAUNCH(...) ::wb::cuda::launch(#__VA_ARGS__, __FILE__, __LINE__, __VA_ARGS__)

@@ -553,9 +553,10 @@ TEST(Bf16, LossesStayWithinABoundOfFp32Over20Steps) {
 // norm; at step 1, before any update, the losses differed by 4.8e-7 (a model of the
 // same shape, seeds 1..4). The bounds are about 5x the worst seen (1e-5 at step 1).
 // That holds for a plan that rounds where the CPU plan does: attention_forward_bf16
-// cuda/2 here. The emulator's default plan runs cuda/4 (flash_mma), which also rounds
-// P to bf16 before P V, a rounding the CPU plan does not have: its losses are compared
-// within BOUND_P below instead.
+// and attention_backward_bf16 cuda/2 here. The emulator's default plan runs their
+// tensor-core rungs (flash_mma), which also round P (and, backward, dS) to bf16 as mma
+// operands, roundings the CPU plan does not have: its losses are compared within
+// BOUND_P below instead.
 // Emulation is slow (about 0.4 s a step here), hence the small model.
 TEST(Bf16, EmulatedCudaPlanAgreesWithTheCpuPlan) {
   TempDir dir;
@@ -564,8 +565,10 @@ TEST(Bf16, EmulatedCudaPlanAgreesWithTheCpuPlan) {
   write_checkpoint(dir / "model.bin", c, init_params(c, 3).data());
   write_tokens(dir / "train.bin", hashed_tokens(4 * 16 * 10 + 1, 200, 256));
   auto emu = make_executor(Backend::emu);
-  const std::string online_softmax = dir / "online_softmax.json";
-  write_best(best_for(*emu, {entry("attention_forward_bf16", parse_shape("B=4,T=16,C=64,NH=4"), 2)}), online_softmax);
+  const std::string cuda_core_attention = dir / "cuda_core_attention.json";
+  const Shape attention = parse_shape("B=4,T=16,C=64,NH=4");
+  write_best(best_for(*emu, {entry("attention_forward_bf16", attention, 2), entry("attention_backward_bf16", attention, 2)}),
+             cuda_core_attention);
   auto run = [&](const std::string& backend, const std::string& kernels, const std::string& name) {
     const Result r = testing::run_command(std::string("OMP_NUM_THREADS=1 ") + WB_TRAINER,
                                           "--backend " + backend + " --model " + (dir / "model.bin") + " --train " +
@@ -576,7 +579,7 @@ TEST(Bf16, EmulatedCudaPlanAgreesWithTheCpuPlan) {
     EXPECT_EQ(r.code, 0) << r.output;
     return log_lines(dir / (name + ".jsonl"));
   };
-  const auto cpu = run("cpu", "", "cpu"), same = run("emu", " --kernels " + online_softmax, "emu_online_softmax");
+  const auto cpu = run("cpu", "", "cpu"), same = run("emu", " --kernels " + cuda_core_attention, "emu_cuda_core_attention");
   ASSERT_EQ(cpu.size(), 10u);
   ASSERT_EQ(same.size(), 10u);
   double worst = 0, worst_norm = 0;
