@@ -293,6 +293,22 @@ struct Launch {
   std::mutex deferred_mutex;
   std::vector<char*> deferred_frees;
   std::vector<BlockSyncs*> deferred_syncs;
+  // racecheck across blocks (the plain build's interleaving pass): which block wrote
+  // each byte of global memory with a plain store in this launch, in 8-byte chunks, so
+  // that a plain store by another block to the same byte is a race. Nothing orders two
+  // blocks of one launch (a __syncthreads orders the threads of its own block only), so
+  // this is per launch and no barrier clears it; only the launch's end does. Sharded by
+  // address, as the blocks run in parallel.
+  struct WrittenChunk {
+    int32_t block[8] = {-1, -1, -1, -1, -1, -1, -1, -1};  // the writing block's linear index, per byte
+    const void* pc[8] = {};                               // and where it wrote it
+  };
+  struct WrittenShard {
+    std::mutex mutex;
+    std::unordered_map<std::uintptr_t, WrittenChunk> chunks;
+  };
+  static constexpr int kWrittenShards = 16;
+  WrittenShard written[kWrittenShards];
   // Counting on: every block's sites, summed; the device buffers as the launch began
   // ([begin, end), sorted), so that what is not device or shared memory (the kernel's
   // parameters, a local copy) is not counted.
@@ -317,10 +333,6 @@ struct AsyncQueue {
 // One per OS thread that runs blocks.
 struct Worker {
   fiber::StackPool stacks;
-  // ThreadSanitizer's fibers are costly to create (a thread state each): a pool, each
-  // block taking them in a rotated order so that thread t of two blocks rarely shares
-  // one (a shared fiber would order their accesses and hide a race between them).
-  std::vector<void*> tsan_fibers;
   fiber::context scheduler = nullptr;
   fiber::Sanitizer scheduler_san;
   const void* scheduler_stack = nullptr;  // ASan: the scheduler's stack
