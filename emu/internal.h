@@ -343,6 +343,14 @@ struct Worker {
   // block the worker has run and reset by the scheduler before each block: no fiber
   // allocates them, and only the emulator's uninstrumented code touches them.
   std::vector<AsyncQueue> async;
+  // ThreadSanitizer: the fibers the blocks' threads run on. A block never gets a fiber
+  // that a block of the same launch ran on (its history would order the two blocks:
+  // make_block); fibers are reused from one launch to the next, where the launch's end
+  // orders everything anyway. `used` holds this launch's, oldest first.
+  uint64_t tsan_launch = ~uint64_t(0);
+  std::vector<void*> tsan_free;
+  std::vector<void*> tsan_used;
+  std::size_t tsan_used_head = 0;  // over the cap: the oldest fibers recycled from here
 };
 
 // The worker that runs blocks on this OS thread; inline, so that every part of the
@@ -358,6 +366,9 @@ void run_grid(Launch& launch);
 
 // From a fiber back to its block's scheduler.
 inline WB_EMU_NO_TSAN void yield(Worker& w, Thread& t) {
+  // ThreadSanitizer: what the thread did so far comes before the launch's end, even if
+  // it is never resumed (a faulted block's threads are abandoned where they wait).
+  fiber::release(&w.block->launch->end_sync);
   fiber::before_switch(t.san, w.scheduler_san, w.scheduler_stack, w.scheduler_stack_size, false);
   const fiber::transfer tr = boost::context::detail::jump_fcontext(w.scheduler, nullptr);
   w.scheduler = tr.fctx;

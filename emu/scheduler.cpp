@@ -297,6 +297,45 @@ WB_EMU_NO_TSAN std::string watchdog_message(const Block& b) {
 // ---------------------------------------------------------------------------------
 // Blocks
 
+// ThreadSanitizer: a fiber for a thread of a block, never one that a thread of another
+// block of the same launch ran on. A TSan fiber keeps its history (its vector clock):
+// reused by a later block of the launch, as the worker's pool once did, it ordered that
+// block's thread after everything the fiber did before; and since a __syncthreads joins
+// the clocks of all the block's fibers, the first barrier ordered the block after every
+// earlier block on the worker, hiding any race across blocks behind a barrier. A barrier
+// must order the threads of its own block only, so blocks take fresh fibers (per launch
+// and block); fibers return to the pool when the launch ends, whose end orders
+// everything (the host acquires every thread's release). A fiber is not destroyed at
+// its block's end: TSan would hand its slot to the next fiber created, and a slot's new
+// owner counts as ordered after the old one. Past kMaxTsanFibers in one launch the
+// oldest of its fibers are destroyed and created anew (TSan tracks 256 fibers' slots at
+// once at most: races between blocks that far apart may be missed).
+constexpr std::size_t kMaxTsanFibers = 4096;
+
+WB_EMU_NO_TSAN void* tsan_fiber_for_block(Worker& w, const Launch& launch) {
+  if (w.tsan_launch != launch.number) {
+    w.tsan_launch = launch.number;
+    w.tsan_free.insert(w.tsan_free.end(), w.tsan_used.begin(), w.tsan_used.end());
+    w.tsan_used.clear();
+    w.tsan_used_head = 0;
+  }
+  void* f = nullptr;
+  if (!w.tsan_free.empty()) {
+    f = w.tsan_free.back();
+    w.tsan_free.pop_back();
+  } else if (w.tsan_used.size() < kMaxTsanFibers) {
+    f = fiber::create_tsan_fiber();
+  } else {
+    void*& oldest = w.tsan_used[w.tsan_used_head];
+    w.tsan_used_head = (w.tsan_used_head + 1) % w.tsan_used.size();
+    fiber::destroy_tsan_fiber(oldest);
+    oldest = fiber::create_tsan_fiber();
+    return oldest;
+  }
+  w.tsan_used.push_back(f);
+  return f;
+}
+
 // A block's threads, each at the entry of a fiber of its own, its warps, its dynamic
 // shared memory and the worker's cp.async queues for it. The worker runs it from now.
 WB_EMU_NO_TSAN void make_block(Worker& w, Launch& launch, long linear, Block& b) {
@@ -325,16 +364,7 @@ WB_EMU_NO_TSAN void make_block(Worker& w, Launch& launch, long linear, Block& b)
     t.builtins.grid_dim = spec.grid;
     t.stack = WB_EMU_TSAN ? w.stacks.fresh(std::size_t(i)) : w.stacks.get(std::size_t(i));
     t.ctx = boost::context::detail::make_fcontext(t.stack.top(), t.stack.size, &thread_entry);
-    // ThreadSanitizer: a fiber of its own for each thread of each block, never one a
-    // previous block's thread ran on. A TSan fiber keeps its history (its vector clock),
-    // so a fiber reused by a later block of the same launch made that block's thread
-    // ordered after everything the fiber did before; and since a __syncthreads joins
-    // the clocks of all of the block's fibers, the first barrier ordered a block after
-    // every earlier block on the worker, hiding a race across blocks behind any barrier.
-    // A barrier must order only its own block's threads: the block's fibers are created
-    // now (from the scheduler, which carries no block's history) and destroyed when it
-    // retires.
-    if (WB_EMU_TSAN) t.san.tsan_fiber = fiber::create_tsan_fiber();
+    if (WB_EMU_TSAN) t.san.tsan_fiber = tsan_fiber_for_block(w, launch);
     b.warps[t.warp].exists |= 1u << t.lane;
   }
   for (Warp& wp : b.warps) wp.live = wp.exists;
@@ -461,7 +491,6 @@ WB_EMU_NO_TSAN void retire_block(Worker& w, Launch& launch, Block& b) {
   fiber::acquire(&b.syncs->fault);  // a fault a thread recorded, with its message
   release_shared(b);
   if (WB_EMU_TSAN) {
-    for (Thread& t : b.threads) fiber::destroy_tsan_fiber(t.san.tsan_fiber);  // see make_block
     std::lock_guard<std::mutex> lock(launch.deferred_mutex);
     launch.deferred_syncs.push_back(b.syncs);
   } else {
