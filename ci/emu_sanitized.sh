@@ -6,8 +6,9 @@
 # Builds wb with the sanitizer into build-<flavour> (no CUDA, no tests), then
 #   1. runs the planted bugs of tests/emu/sanitized_controls.cpp: each must be reported
 #      by the sanitizer (address: reads past a shared array or a device buffer; thread:
-#      shared and global write races, a missing barrier, one in an mma.sync pipeline,
-#      a pipeline's refill issued before the barrier),
+#      shared and global write races, the latter also after a barrier in each block, a
+#      missing barrier, one in an mma.sync pipeline, a pipeline's refill issued before
+#      the barrier),
 #      the emulator's synccheck faults by the emulator with no sanitizer report, and
 #      the clean run must not report anything;
 #   2. runs `wb check --all --backend emu` (plus the options given, e.g. --block-sizes
@@ -58,6 +59,8 @@ if [ "$flavour" = thread ]; then
   expect shared_race "ThreadSanitizer: data race.*shared_write_race"
   expect missing_barrier "ThreadSanitizer: data race.*block_sum"
   expect global_race "ThreadSanitizer: data race.*global_write_race"
+  # A __syncthreads orders its own block's threads only: still a race across blocks.
+  expect global_race_after_barrier "ThreadSanitizer: data race.*global_write_race_after_barrier"
   # The race is between the cp.async landing (at the wait) and the ldmatrix read, both
   # in emu/tensor_core_instructions.h, inlined into the planted kernel.
   expect mma_missing_barrier "ThreadSanitizer: data race.*tensor_core"

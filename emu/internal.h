@@ -293,6 +293,22 @@ struct Launch {
   std::mutex deferred_mutex;
   std::vector<char*> deferred_frees;
   std::vector<BlockSyncs*> deferred_syncs;
+  // racecheck across blocks (the plain build's interleaving pass): which block wrote
+  // each byte of global memory with a plain store in this launch, in 8-byte chunks, so
+  // that a plain store by another block to the same byte is a race. Nothing orders two
+  // blocks of one launch (a __syncthreads orders the threads of its own block only), so
+  // this is per launch and no barrier clears it; only the launch's end does. Sharded by
+  // address, as the blocks run in parallel.
+  struct WrittenChunk {
+    int32_t block[8] = {-1, -1, -1, -1, -1, -1, -1, -1};  // the writing block's linear index, per byte
+    const void* pc[8] = {};                               // and where it wrote it
+  };
+  struct WrittenShard {
+    std::mutex mutex;
+    std::unordered_map<std::uintptr_t, WrittenChunk> chunks;
+  };
+  static constexpr int kWrittenShards = 16;
+  WrittenShard written[kWrittenShards];
   // Counting on: every block's sites, summed; the device buffers as the launch began
   // ([begin, end), sorted), so that what is not device or shared memory (the kernel's
   // parameters, a local copy) is not counted.
@@ -317,10 +333,6 @@ struct AsyncQueue {
 // One per OS thread that runs blocks.
 struct Worker {
   fiber::StackPool stacks;
-  // ThreadSanitizer's fibers are costly to create (a thread state each): a pool, each
-  // block taking them in a rotated order so that thread t of two blocks rarely shares
-  // one (a shared fiber would order their accesses and hide a race between them).
-  std::vector<void*> tsan_fibers;
   fiber::context scheduler = nullptr;
   fiber::Sanitizer scheduler_san;
   const void* scheduler_stack = nullptr;  // ASan: the scheduler's stack
@@ -331,6 +343,14 @@ struct Worker {
   // block the worker has run and reset by the scheduler before each block: no fiber
   // allocates them, and only the emulator's uninstrumented code touches them.
   std::vector<AsyncQueue> async;
+  // ThreadSanitizer: the fibers the blocks' threads run on. A block never gets a fiber
+  // that a block of the same launch ran on (its history would order the two blocks:
+  // make_block); fibers are reused from one launch to the next, where the launch's end
+  // orders everything anyway. `used` holds this launch's, oldest first.
+  uint64_t tsan_launch = ~uint64_t(0);
+  std::vector<void*> tsan_free;
+  std::vector<void*> tsan_used;
+  std::size_t tsan_used_head = 0;  // over the cap: the oldest fibers recycled from here
 };
 
 // The worker that runs blocks on this OS thread; inline, so that every part of the
@@ -346,6 +366,9 @@ void run_grid(Launch& launch);
 
 // From a fiber back to its block's scheduler.
 inline WB_EMU_NO_TSAN void yield(Worker& w, Thread& t) {
+  // ThreadSanitizer: what the thread did so far comes before the launch's end, even if
+  // it is never resumed (a faulted block's threads are abandoned where they wait).
+  fiber::release(&w.block->launch->end_sync);
   fiber::before_switch(t.san, w.scheduler_san, w.scheduler_stack, w.scheduler_stack_size, false);
   const fiber::transfer tr = boost::context::detail::jump_fcontext(w.scheduler, nullptr);
   w.scheduler = tr.fctx;

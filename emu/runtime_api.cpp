@@ -410,8 +410,11 @@ int run_launch(const LaunchSpec& spec, const std::function<void()>& body, const 
     std::lock_guard<std::mutex> lock(c.mutex);
     run.strict_sync = c.strict_sync;
     run.counting = c.counting;
-    if (run.counting) {
+    // The device buffers: what counting counts and what the racecheck across blocks of
+    // the interleaving pass watches (scheduler.cpp, check_cross_block_write).
+    if (run.counting || (run.schedule.interleave && reports_accesses()))
       for (const auto& [data, a] : c.allocations) run.device_ranges.emplace_back(data, data + a.bytes);
+    if (run.counting) {
       run.counted_blocks = sampled_blocks(uint64_t(g.x) * g.y * g.z, c.sample_blocks);
       run.only_sampled = c.only_sampled && !run.counted_blocks.empty();
     }

@@ -297,6 +297,45 @@ WB_EMU_NO_TSAN std::string watchdog_message(const Block& b) {
 // ---------------------------------------------------------------------------------
 // Blocks
 
+// ThreadSanitizer: a fiber for a thread of a block, never one that a thread of another
+// block of the same launch ran on. A TSan fiber keeps its history (its vector clock):
+// reused by a later block of the launch, as the worker's pool once did, it ordered that
+// block's thread after everything the fiber did before; and since a __syncthreads joins
+// the clocks of all the block's fibers, the first barrier ordered the block after every
+// earlier block on the worker, hiding any race across blocks behind a barrier. A barrier
+// must order the threads of its own block only, so blocks take fresh fibers (per launch
+// and block); fibers return to the pool when the launch ends, whose end orders
+// everything (the host acquires every thread's release). A fiber is not destroyed at
+// its block's end: TSan would hand its slot to the next fiber created, and a slot's new
+// owner counts as ordered after the old one. Past kMaxTsanFibers in one launch the
+// oldest of its fibers are destroyed and created anew (TSan tracks 256 fibers' slots at
+// once at most: races between blocks that far apart may be missed).
+constexpr std::size_t kMaxTsanFibers = 4096;
+
+WB_EMU_NO_TSAN void* tsan_fiber_for_block(Worker& w, const Launch& launch) {
+  if (w.tsan_launch != launch.number) {
+    w.tsan_launch = launch.number;
+    w.tsan_free.insert(w.tsan_free.end(), w.tsan_used.begin(), w.tsan_used.end());
+    w.tsan_used.clear();
+    w.tsan_used_head = 0;
+  }
+  void* f = nullptr;
+  if (!w.tsan_free.empty()) {
+    f = w.tsan_free.back();
+    w.tsan_free.pop_back();
+  } else if (w.tsan_used.size() < kMaxTsanFibers) {
+    f = fiber::create_tsan_fiber();
+  } else {
+    void*& oldest = w.tsan_used[w.tsan_used_head];
+    w.tsan_used_head = (w.tsan_used_head + 1) % w.tsan_used.size();
+    fiber::destroy_tsan_fiber(oldest);
+    oldest = fiber::create_tsan_fiber();
+    return oldest;
+  }
+  w.tsan_used.push_back(f);
+  return f;
+}
+
 // A block's threads, each at the entry of a fiber of its own, its warps, its dynamic
 // shared memory and the worker's cp.async queues for it. The worker runs it from now.
 WB_EMU_NO_TSAN void make_block(Worker& w, Launch& launch, long linear, Block& b) {
@@ -325,10 +364,7 @@ WB_EMU_NO_TSAN void make_block(Worker& w, Launch& launch, long linear, Block& b)
     t.builtins.grid_dim = spec.grid;
     t.stack = WB_EMU_TSAN ? w.stacks.fresh(std::size_t(i)) : w.stacks.get(std::size_t(i));
     t.ctx = boost::context::detail::make_fcontext(t.stack.top(), t.stack.size, &thread_entry);
-    if (WB_EMU_TSAN) {
-      while (w.tsan_fibers.size() < std::size_t(n)) w.tsan_fibers.push_back(fiber::create_tsan_fiber());
-      t.san.tsan_fiber = w.tsan_fibers[std::size_t((i + linear * 37 + launch.number * 11) % n)];
-    }
+    if (WB_EMU_TSAN) t.san.tsan_fiber = tsan_fiber_for_block(w, launch);
     b.warps[t.warp].exists |= 1u << t.lane;
   }
   for (Warp& wp : b.warps) wp.live = wp.exists;
@@ -584,6 +620,66 @@ WB_EMU_NO_TSAN void check_read(Worker& w, Block& b, Thread& t, const void* addre
   std::abort();  // a faulted block's threads are never resumed
 }
 
+// racecheck across blocks (the plain build's interleaving pass): a plain store to a byte
+// of a device buffer that another block of the launch stored to with a plain store is a
+// race, whatever barriers either block passed: a __syncthreads orders the threads of its
+// own block only, and nothing orders two blocks of one launch (a GPU may run them at
+// once or in any order), so the record is per launch (Launch::written), never cleared at
+// a barrier. Atomics are not recorded, so blocks adding with atomicAdd pass; blocks that
+// write the same bytes in different launches pass (each launch starts a new record). A
+// read-modify-write without an atomic (out[i] += 1 by two blocks) is a store by each.
+// Reads are not compared: a block may read what another wrote once a flag set with an
+// atomic says it is there.
+WB_EMU_NO_TSAN void check_cross_block_write(Worker& w, Block& b, Thread& t, const void* address,
+                                            std::size_t bytes, const void* pc) {
+  const char* a = static_cast<const char*>(address);
+  Launch& launch = *b.launch;
+  // Device buffers only: not shared memory, not the heap (a std::string in a kernel's
+  // fault path), both of which a later block may be given again once freed.
+  {
+    const auto& r = launch.device_ranges;  // sorted [begin, end) of the device buffers
+    const auto at = reinterpret_cast<std::uintptr_t>(a);
+    auto it = std::upper_bound(r.begin(), r.end(), std::make_pair(at, ~std::uintptr_t(0)));
+    if (bytes == 0 || it == r.begin() || at >= std::prev(it)->second) return;
+  }
+  const auto me = int32_t(b.linear);
+  const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(a);
+  const std::uintptr_t last = first + bytes - 1;
+  long other = -1;
+  const void* other_pc = nullptr;
+  std::uintptr_t at = 0;
+  for (std::uintptr_t chunk = first >> 3; chunk <= (last >> 3) && other < 0; ++chunk) {
+    Launch::WrittenShard& shard = launch.written[(chunk ^ (chunk >> 7)) % Launch::kWrittenShards];
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    Launch::WrittenChunk& c = shard.chunks[chunk];
+    for (int i = 0; i < 8; ++i) {
+      const std::uintptr_t byte = (chunk << 3) + std::uintptr_t(i);
+      if (byte < first || byte > last) continue;
+      if (c.block[i] >= 0 && c.block[i] != me && other < 0) {
+        other = c.block[i];
+        other_pc = c.pc[i];
+        at = byte;
+      }
+      c.block[i] = me;
+      c.pc[i] = pc;
+    }
+  }
+  if (other < 0) return;
+  const LaunchSpec& spec = *launch.spec;
+  const Dim3 other_idx{unsigned(other % spec.grid.x), unsigned((other / spec.grid.x) % spec.grid.y),
+                       unsigned(other / (long(spec.grid.x) * spec.grid.y))};
+  record_fault(b, Fault{kLaunchFailure,
+                        "racecheck: " + where(b, &t) + ": a plain write of " + std::to_string(bytes) + " bytes to " +
+                            describe_address(b, reinterpret_cast<const void*>(at)) + ", in " + code_location(pc) +
+                            ", races with block " + dim_text(other_idx) + "'s plain write of the same byte, in " +
+                            code_location(other_pc) +
+                            ": two blocks of one launch write one word with no atomic (a __syncthreads orders only "
+                            "its own block's threads, and nothing orders the blocks of a launch)"});
+  t.yielded_at_access = true;
+  yield(w, t);
+  std::abort();  // a faulted block's threads are never resumed
+}
+
 }  // namespace
 
 WB_EMU_NO_TSAN void on_access(const void* address, std::size_t bytes, Access kind, const void* pc) {
@@ -606,6 +702,7 @@ WB_EMU_NO_TSAN void on_access(const void* address, std::size_t bytes, Access kin
     case Access::volatile_write:
     case Access::atomic_write:
       if (kind != Access::read) t.quiet = 0;  // a write: progress
+      if (kind == Access::write && b.interleave && !counting) check_cross_block_write(*w, b, t, address, bytes, pc);
       if (counting) break;  // counting: every access yields, so that the lanes keep in step
       if (kind == Access::atomic_write || !b.interleave) return;
       b.rng ^= b.rng << 13;

@@ -120,6 +120,26 @@ __global__ void global_atomic_add(float* out) {
   if (threadIdx.x == 0) atomicAdd(out, 1.0f);
 }
 
+// The same two races with a __syncthreads before the write in each block: a barrier
+// orders the threads of its own block only, so the plain add is still a race across
+// blocks (and the atomic one still is not). The barrier once hid it from both builds'
+// racechecks (their synchronisation leaked from block to block).
+__global__ void global_write_race_after_barrier(float* out) {
+  __syncthreads();
+  if (threadIdx.x == 0) *out += 1.0f;
+}
+
+__global__ void global_atomic_add_after_barrier(float* out) {
+  __syncthreads();
+  if (threadIdx.x == 0) atomicAdd(out, 1.0f);
+}
+
+// Blocks writing the same word in launches of their own: ordered by the launches'
+// ends, no race.
+__global__ void global_write_by_block(float* out, int block) {
+  if (blockIdx.x == unsigned(block) && threadIdx.x == 0) *out += 1.0f;
+}
+
 // The halves of a warp shuffle under the full mask at two different calls: each half
 // waits for the other at its own call, forever (a deadlock).
 __global__ void whole_warp_shuffles_apart(float* out) {

@@ -6,6 +6,8 @@
 //     shared_race      threads write one shared word with no barrier    (TSan: race)
 //     missing_barrier  thread 0 reads words the others wrote, no barrier (TSan: race)
 //     global_race      two blocks add to one global word, no atomics     (TSan: race)
+//     global_race_after_barrier  the same, each block passing a __syncthreads first:
+//                      a barrier orders its own block's threads only       (TSan: race)
 //     mma_missing_barrier  the mma.sync pipeline of tests/planted/tensor_core_faults.cuh
 //                      without the __syncthreads between a stage's cp.async wait and
 //                      its ldmatrix reads: one warp's landing, the other's read  (TSan: race)
@@ -77,6 +79,8 @@ int main(int argc, char** argv) {
     WB_LAUNCH(block_sum, 1, kThreads, 0, nullptr, out, in, false);
   } else if (s == "global_race") {
     WB_LAUNCH(global_write_race, 2, 32, 0, nullptr, out);
+  } else if (s == "global_race_after_barrier") {
+    WB_LAUNCH(global_write_race_after_barrier, 2, 32, 0, nullptr, out);
   } else if (s == "mma_missing_barrier") {
     mma_pipeline<planted_tc::Bug::missing_barrier>();
   } else if (s == "mma_refill_before_barrier") {
@@ -85,6 +89,9 @@ int main(int argc, char** argv) {
     mma_pipeline<planted_tc::Bug::none>();
     WB_LAUNCH(block_sum, 1, kThreads, 0, nullptr, out, in, true);
     WB_LAUNCH(global_atomic_add, 2, 32, 0, nullptr, out);
+    WB_LAUNCH(global_atomic_add_after_barrier, 2, 32, 0, nullptr, out);
+    WB_LAUNCH(global_write_by_block, 2, 32, 0, nullptr, out, 0);  // one block each launch:
+    WB_LAUNCH(global_write_by_block, 2, 32, 0, nullptr, out, 1);  // ordered by the launch's end
     WB_LAUNCH(uninitialised_shared, 1, kThreads - 1, 0, nullptr, out);
     WB_LAUNCH(half_warp_sums, 1, kThreads, 0, nullptr, out, in);
     int* count = static_cast<int*>(emu::device_malloc(sizeof(int)));

@@ -164,6 +164,52 @@ TEST_F(EmuChecks, AtomicsAreExactAcrossParallelBlocks) {
   EXPECT_EQ(out.p[0], 1000.0f);
 }
 
+// racecheck across blocks: in the interleaving pass (wb check's second run) a plain
+// write by a block to bytes that another block of the launch wrote with a plain write
+// is a race, with or without a __syncthreads before it (a barrier orders its own
+// block's threads only); with atomicAdd, or with the blocks' writes in separate
+// launches, there is none.
+TEST_F(EmuChecks, PlainAddsToOneWordFromTwoBlocksAreARaceEvenAfterABarrier) {
+  if (!emu::reports_accesses()) GTEST_SKIP() << "this build does not report accesses (its racecheck is ThreadSanitizer's)";
+  emu::Schedule interleaved;
+  interleaved.interleave = true;
+  interleaved.shuffled = true;
+  interleaved.seed = 3;
+  for (const bool barrier : {false, true}) {
+    emu::reset();
+    emu::set_schedule(interleaved);
+    DeviceFloats out(1);
+    const std::string e = launch_error([&] {
+      if (barrier) {
+        WB_LAUNCH(global_write_race_after_barrier, 2, 32, 0, nullptr, out.p);
+      } else {
+        WB_LAUNCH(global_write_race, 2, 32, 0, nullptr, out.p);
+      }
+    });
+    SCOPED_TRACE(barrier ? "after a barrier" : "no barrier");
+    EXPECT_NE(e.find("cudaErrorLaunchFailure"), std::string::npos) << e;
+    EXPECT_NE(e.find("racecheck: kernel global_write_race"), std::string::npos) << e;
+    EXPECT_NE(e.find("a plain write of 4 bytes to "), std::string::npos) << e;
+    EXPECT_NE(e.find("(byte 0 of a device buffer of 4 bytes)"), std::string::npos) << e;
+    EXPECT_NE(e.find("'s plain write of the same byte, in emu_controls::global_write_race"), std::string::npos) << e;
+  }
+  emu::reset();
+}
+
+TEST_F(EmuChecks, AtomicAddsAndSeparateLaunchesAreNoRaceAcrossBlocks) {
+  emu::Schedule interleaved;
+  interleaved.interleave = true;
+  interleaved.shuffled = true;
+  interleaved.seed = 3;
+  emu::set_schedule(interleaved);
+  DeviceFloats out(1);
+  EXPECT_EQ(launch_error([&] { WB_LAUNCH(global_atomic_add_after_barrier, 2, 32, 0, nullptr, out.p); }), "");
+  EXPECT_EQ(launch_error([&] { WB_LAUNCH(global_atomic_add, 2, 32, 0, nullptr, out.p); }), "");
+  EXPECT_EQ(launch_error([&] { WB_LAUNCH(global_write_by_block, 2, 32, 0, nullptr, out.p, 0); }), "");
+  EXPECT_EQ(launch_error([&] { WB_LAUNCH(global_write_by_block, 2, 32, 0, nullptr, out.p, 1); }), "");
+  EXPECT_EQ(out.p[0], 6.0f);
+}
+
 // ---------------------------------------------------------------------------------
 // Correct CUDA passes (positive controls of the false faults)
 

@@ -282,13 +282,13 @@ TEST(PlantedFlashAttention, TheForwardPassesAndEachPlantedBugIsCaught) {
 // lose their own rows; a query stage read before its cp.async wait reads the emulator's
 // poison (NaNs). The third fault, dQ added into the fp32 accumulator without atomicAdd
 // (92), races across blocks only (each element of a block's dQ tile has one adding
-// thread) and is not caught yet: the plain build's blocks run in parallel but the two
-// key tiles' additions to a row never overlap in time (it passes at tiny, ragged and
-// B=1 T=200 C=8 NH=2), and the ThreadSanitizer build misses races across blocks that
-// follow a __syncthreads (see tests/planted/planted_faults.cu).
+// thread, after a __syncthreads): the plain build's interleaving pass reports it as a
+// racecheck fault at the ragged shape, where a row's dQ gets two key tiles' additions
+// (at tiny one key tile covers T = 3: no race, and it passes). The sanitized builds
+// report no plain accesses: there ThreadSanitizer reports the race instead.
 TEST(PlantedFlashAttentionBackward, TheBackwardPassesAndEachPlantedBugIsCaught) {
   const std::string out =
-      check_fails("attention_backward_bf16", "--variants 91,93,94 --shapes tiny,ragged --seed 3 --isolate", {91});
+      check_fails("attention_backward_bf16", "--variants 91,92,93,94 --shapes tiny,ragged --seed 3 --isolate", {91});
   EXPECT_TRUE(contains(out, "emu/91 planted_flash_mma_backward           B=2 T=3 C=8 NH=2     2 ok")) << out;
   EXPECT_TRUE(contains(out, "emu/91 planted_flash_mma_backward           B=3 T=43 C=168 NH=3  2 ok")) << out;
   for (const char* form : {"dq_atomics=0", "dq_atomics=1"}) {
@@ -307,6 +307,20 @@ TEST(PlantedFlashAttentionBackward, TheBackwardPassesAndEachPlantedBugIsCaught) 
         << out;
   }
   EXPECT_TRUE(contains(out, "144 not finite (first at 0: nan vs ")) << out;
+  if (emu::reports_accesses()) {
+    EXPECT_TRUE(contains(out, "INCORRECT attention_backward_bf16 emu/92 planted_dq_without_atomics block_size=64,"
+                              "dq_atomics=1 at B=3 T=43 C=168 NH=3: "))
+        << out;
+    EXPECT_TRUE(contains(out, "(emulator racecheck: kernel flash_dk_dv<32, 16, true, 1> (attention_backward_bf16 "
+                              "emu/92 block_size=64,dq_atomics=1), block ("))
+        << out;
+    EXPECT_TRUE(contains(out, "in cuda::flash_attention_backward_mma::flash_dk_dv<32, 16, true, 1> at "
+                              "kernels/cuda/flash_attention_backward_mma.cuh:"))
+        << out;
+    EXPECT_TRUE(contains(out, "'s plain write of the same byte, in ")) << out;
+    EXPECT_TRUE(contains(out, "emu/92 planted_dq_without_atomics           B=2 T=3 C=8 NH=2     1 ok"))
+        << "one key tile at tiny: no two blocks add to a row" << out;
+  }
 }
 
 }  // namespace

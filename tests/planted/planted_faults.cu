@@ -90,12 +90,11 @@
 //                        accumulator with a plain read-add-write instead of atomicAdd:
 //                        the blocks of different key tiles that add into the same rows
 //                        lose updates when they run at once. A race across blocks only
-//                        (one adding thread per element in a block): NOT CAUGHT yet. The
-//                        plain build's schedules do not show it (its blocks' additions to
-//                        a row never overlap in time), and the ThreadSanitizer build did
-//                        not report it either: there a __syncthreads before a racing
-//                        write hides a race across blocks (a two-block kernel adding
-//                        out[i] += 1 is reported without the barrier, not with it);
+//                        (one adding thread per element in a block), each add after a
+//                        __syncthreads: the plain build's interleaving pass reports it
+//                        (racecheck: a plain write to bytes another block of the launch
+//                        wrote) at the ragged shape, where a row spans two key tiles (at
+//                        tiny there is one key tile, one adding block per row, no race);
 //   93 diagonal_query_tile_skipped  the dk/dv blocks start one query tile late,
 //                        skipping the tile that holds their diagonal: the keys' own
 //                        query rows (and, at tiny, all of them) give no dK and dV;
