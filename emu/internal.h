@@ -347,10 +347,8 @@ struct Worker {
   // that a block of the same launch ran on (its history would order the two blocks:
   // make_block); fibers are reused from one launch to the next, where the launch's end
   // orders everything anyway. `used` holds this launch's, oldest first.
-  uint64_t tsan_launch = ~uint64_t(0);
-  std::vector<void*> tsan_free;
-  std::vector<void*> tsan_used;
-  std::size_t tsan_used_head = 0;  // over the cap: the oldest fibers recycled from here
+  std::vector<void*> tsan_sets[2];  // ThreadSanitizer fibers, one set per alternate block
+  int tsan_set = 0;
 };
 
 // The worker that runs blocks on this OS thread; inline, so that every part of the

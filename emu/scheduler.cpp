@@ -297,43 +297,23 @@ WB_EMU_NO_TSAN std::string watchdog_message(const Block& b) {
 // ---------------------------------------------------------------------------------
 // Blocks
 
-// ThreadSanitizer: a fiber for a thread of a block, never one that a thread of another
-// block of the same launch ran on. A TSan fiber keeps its history (its vector clock):
-// reused by a later block of the launch, as the worker's pool once did, it ordered that
-// block's thread after everything the fiber did before; and since a __syncthreads joins
-// the clocks of all the block's fibers, the first barrier ordered the block after every
-// earlier block on the worker, hiding any race across blocks behind a barrier. A barrier
-// must order the threads of its own block only, so blocks take fresh fibers (per launch
-// and block); fibers return to the pool when the launch ends, whose end orders
-// everything (the host acquires every thread's release). A fiber is not destroyed at
-// its block's end: TSan would hand its slot to the next fiber created, and a slot's new
-// owner counts as ordered after the old one. Past kMaxTsanFibers in one launch the
-// oldest of its fibers are destroyed and created anew (TSan tracks 256 fibers' slots at
-// once at most: races between blocks that far apart may be missed).
-constexpr std::size_t kMaxTsanFibers = 4096;
-
-WB_EMU_NO_TSAN void* tsan_fiber_for_block(Worker& w, const Launch& launch) {
-  if (w.tsan_launch != launch.number) {
-    w.tsan_launch = launch.number;
-    w.tsan_free.insert(w.tsan_free.end(), w.tsan_used.begin(), w.tsan_used.end());
-    w.tsan_used.clear();
-    w.tsan_used_head = 0;
-  }
-  void* f = nullptr;
-  if (!w.tsan_free.empty()) {
-    f = w.tsan_free.back();
-    w.tsan_free.pop_back();
-  } else if (w.tsan_used.size() < kMaxTsanFibers) {
-    f = fiber::create_tsan_fiber();
-  } else {
-    void*& oldest = w.tsan_used[w.tsan_used_head];
-    w.tsan_used_head = (w.tsan_used_head + 1) % w.tsan_used.size();
-    fiber::destroy_tsan_fiber(oldest);
-    oldest = fiber::create_tsan_fiber();
-    return oldest;
-  }
-  w.tsan_used.push_back(f);
-  return f;
+// ThreadSanitizer: the fibers of a block's threads. A TSan fiber keeps its history (its
+// vector clock): a fiber that ran a thread of an earlier block orders the next thread it
+// runs after everything that thread did; and since a __syncthreads joins the clocks of
+// all the block's fibers, one such fiber orders the whole block, after its first
+// barrier, after that earlier block, hiding a race between the two behind a barrier
+// (the worker's single pool once did that for every block it ran). A barrier must order
+// its own block only. So a worker keeps two sets of fibers and its blocks alternate
+// between them: a block never shares a fiber with the block the worker ran just before
+// it, and blocks on other workers never share one. A race between two blocks two apart
+// on one worker may still be hidden; fresh fibers for every block would close that too,
+// but thousands of live fibers make every barrier's clock join slower (the pass took
+// about 5x as long), and a destroyed fiber's slot passes its history to the next
+// fiber created.
+WB_EMU_NO_TSAN void* tsan_fiber_for_thread(Worker& w, int set, int thread) {
+  std::vector<void*>& fibers = w.tsan_sets[set];
+  while (fibers.size() <= std::size_t(thread)) fibers.push_back(fiber::create_tsan_fiber());
+  return fibers[std::size_t(thread)];
 }
 
 // A block's threads, each at the entry of a fiber of its own, its warps, its dynamic
@@ -350,6 +330,7 @@ WB_EMU_NO_TSAN void make_block(Worker& w, Launch& launch, long linear, Block& b)
   b.warps.resize((n + 31) / 32);
   b.live = n;
   w.block = &b;
+  if (WB_EMU_TSAN) w.tsan_set ^= 1;  // the other set than the worker's previous block
   b.syncs = new BlockSyncs;
   b.dynamic = allocate_with_canaries(spec.dynamic_shared, kSharedCanary, 16, &b.dynamic_raw);
   for (int i = 0; i < n; ++i) {
@@ -364,7 +345,7 @@ WB_EMU_NO_TSAN void make_block(Worker& w, Launch& launch, long linear, Block& b)
     t.builtins.grid_dim = spec.grid;
     t.stack = WB_EMU_TSAN ? w.stacks.fresh(std::size_t(i)) : w.stacks.get(std::size_t(i));
     t.ctx = boost::context::detail::make_fcontext(t.stack.top(), t.stack.size, &thread_entry);
-    if (WB_EMU_TSAN) t.san.tsan_fiber = tsan_fiber_for_block(w, launch);
+    if (WB_EMU_TSAN) t.san.tsan_fiber = tsan_fiber_for_thread(w, w.tsan_set, i);
     b.warps[t.warp].exists |= 1u << t.lane;
   }
   for (Warp& wp : b.warps) wp.live = wp.exists;
