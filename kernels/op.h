@@ -51,11 +51,13 @@ struct Extent {
 struct Init {
   enum class Kind { uniform, integers };
   Kind kind = Kind::uniform;
-  double lo = -1, hi = 1;  // uniform: [lo, hi)
+  double lo = -1, hi = 1;  // uniform: [lo, hi); integers without upper_dim: [lo, hi)
   std::string upper_dim;   // integers: [0, shape.get(upper_dim))
 
   static Init uniform(double lo, double hi) { return Init{Kind::uniform, lo, hi, ""}; }
   static Init integers_below(std::string dim) { return Init{Kind::integers, 0, 0, std::move(dim)}; }
+  // Integers in [lo, hi), whatever the shape (a step number, a seed); int32 range.
+  static Init integers_in(int64_t lo, int64_t hi) { return Init{Kind::integers, double(lo), double(hi), ""}; }
 };
 
 struct TensorSpec {

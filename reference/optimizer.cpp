@@ -15,12 +15,12 @@ struct AdamwStep {
 
   template <class Args>
   explicit AdamwStep(const Args& a)
-      : AdamwStep(a.lr, a.beta1, a.beta2, a.eps, a.weight_decay, clip_scale(*a.grad_norm, a.grad_clip), a.t) {}
-  // From the op's scalars and norm, as the argument structs hold them (in float).
+      : AdamwStep(*a.lr, a.beta1, a.beta2, a.eps, a.weight_decay, clip_scale(*a.grad_norm, a.grad_clip), *a.t) {}
+  // From the op's scalars and step tensors, as the argument structs hold them (in float).
   explicit AdamwStep(const TensorTable& t)
-      : AdamwStep(float(t.scalar("lr")), float(t.scalar("beta1")), float(t.scalar("beta2")), float(t.scalar("eps")),
+      : AdamwStep(*t.f32("lr"), float(t.scalar("beta1")), float(t.scalar("beta2")), float(t.scalar("eps")),
                   float(t.scalar("weight_decay")), clip_scale(*t.f32("grad_norm"), float(t.scalar("grad_clip"))),
-                  int(t.scalar("t"))) {}
+                  *t.i32("t")) {}
   AdamwStep(float lr_, float beta1, float beta2, float eps_, float weight_decay_, float grad_scale_, int t)
       : lr(lr_),
         b1(beta1),
@@ -60,7 +60,7 @@ void adamw_bf16(const AdamwBf16Args& a) {
   for (int64_t i = 0; i < a.N; ++i) {
     step.update(a.master[i], a.m[i], a.v[i], to_float(a.grads[i]));
     a.params[i] = a.stochastic
-                      ? bf16::from_bits(stochastic_round_bits(float_bits(a.master[i]), rounding_noise(i, a.seed)))
+                      ? bf16::from_bits(stochastic_round_bits(float_bits(a.master[i]), rounding_noise(i, uint32_t(*a.seed))))
                       : to_bf16(a.master[i]);
   }
 }

@@ -140,6 +140,14 @@ struct Bf16Step {
   using GlobalNorm = GlobalNormBf16Args;
 };
 
+// AdamW's values that change from step to step, in one device buffer that set_update
+// writes with one copy (kernels/ops/adamw.h: read from device memory).
+struct StepValues {
+  float lr;
+  int32_t step;
+  int32_t seed;  // the bits of the uint32 rounding seed
+};
+
 template <class Step>
 class Model final : public Gpt2 {
   using Float = typename Step::Float;
@@ -170,12 +178,21 @@ class Model final : public Gpt2 {
   void forward_launches(bool with_targets) override;
   float loss() override;
   void backward() override;
+  void set_update(const UpdateSettings& u) override {
+    const StepValues values{u.lr, u.step, int32_t(u.rounding_seed)};
+    ex_.to_device(step_values_, &values, sizeof values);
+  }
   void norm_launch() override;
   void adamw_launch(const UpdateSettings& u) override;
   float grad_norm() override {
     float norm = 0;
     ex_.to_host(&norm, norm_, sizeof(float));
     return norm;
+  }
+  StepResults results() override {
+    const int64_t BT = int64_t(B_) * T_;
+    ex_.to_host(host_losses_.data(), losses_, (BT + 1) * sizeof(float));  // the losses, then the norm
+    return {mean_loss(), host_losses_[BT]};
   }
   void copy_gradients(float* host) const override { to_host_widened(host, grads_, layout_.total); }
 
@@ -185,6 +202,12 @@ class Model final : public Gpt2 {
     buffers_.emplace_back(ex_, std::size_t(count) * sizeof(U));
     bytes_ += buffers_.back().bytes();
     return static_cast<U*>(buffers_.back().data());
+  }
+  float mean_loss() const {  // of the first B*T entries of host_losses_
+    const int64_t BT = int64_t(B_) * T_;
+    double sum = 0;
+    for (int64_t i = 0; i < BT; ++i) sum += host_losses_[i];
+    return float(sum / double(BT));
   }
   std::string op(const char* name) const { return std::string(name) + op_suffix(Step::storage); }
   void to_host_widened(float* host, const Float* x, int64_t n) const {
@@ -212,6 +235,7 @@ class Model final : public Gpt2 {
   Float *encoded_, *ln1_, *qkv_, *atty_, *attproj_, *residual2_, *ln2_, *fch_, *fch_gelu_, *fcproj_, *residual3_, *lnf_,
       *logits_;
   float *ln1_mean_, *ln1_rstd_, *lse_, *ln2_mean_, *ln2_rstd_, *lnf_mean_, *lnf_rstd_, *losses_, *norm_;
+  StepValues* step_values_;  // AdamW's values of this step, from set_update
   // Gradients of activations, reused across layers.
   Float *dresidual_, *dbtc_, *dfch_gelu_, *dfch_, *dqkv_;
   std::vector<float> host_losses_;
@@ -255,14 +279,16 @@ Model<Step>::Model(const Config& c, int B, int T, Executor& ex, KernelPlan& plan
   lnf_mean_ = alloc<float>(BT);
   lnf_rstd_ = alloc<float>(BT);
   logits_ = alloc<Float>(BT * c.Vp);
-  losses_ = alloc<float>(BT);
-  norm_ = alloc<float>(1);
+  losses_ = alloc<float>(BT + 1);  // the norm follows the losses: one read-back for both
+  norm_ = losses_ + BT;
+  step_values_ = alloc<StepValues>(1);
+  set_update(UpdateSettings{});  // never read uninitialised
   dresidual_ = alloc<Float>(BT * C);
   dbtc_ = alloc<Float>(BT * C);
   dfch_gelu_ = alloc<Float>(BT * 4 * C);
   dfch_ = alloc<Float>(BT * 4 * C);
   dqkv_ = alloc<Float>(BT * 3 * C);
-  host_losses_.resize(BT);
+  host_losses_.resize(BT + 1);
 }
 
 template <class Step>
@@ -366,9 +392,7 @@ template <class Step>
 float Model<Step>::loss() {
   const int64_t BT = int64_t(B_) * T_;
   ex_.to_host(host_losses_.data(), losses_, BT * sizeof(float));
-  double sum = 0;
-  for (float x : host_losses_) sum += x;
-  return float(sum / double(BT));
+  return mean_loss();
 }
 
 template <class Step>
@@ -455,8 +479,8 @@ void Model<Fp32Step>::adamw_launch(const UpdateSettings& u) {
   NvtxRange range("update");
   plan_.run(
       "adamw", params_shape(c_),
-      AdamwArgs{params_, m_, v_, grads_, norm_, layout_.total, u.lr, u.beta1, u.beta2, u.eps, u.weight_decay,
-                u.grad_clip, u.step});
+      AdamwArgs{params_, m_, v_, grads_, norm_, &step_values_->lr, &step_values_->step, layout_.total, u.beta1,
+                u.beta2, u.eps, u.weight_decay, u.grad_clip});
 }
 
 // The fp32 master weights, m and v take the update; the bf16 parameters are the new
@@ -467,8 +491,9 @@ template <>
 void Model<Bf16Step>::adamw_launch(const UpdateSettings& u) {
   NvtxRange range("update");
   plan_.run("adamw_bf16", params_shape(c_),
-            AdamwBf16Args{params_, master_, m_, v_, grads_, norm_, layout_.total, u.lr, u.beta1, u.beta2, u.eps,
-                          u.weight_decay, u.grad_clip, u.step, u.rounding_seed, u.stochastic_rounding ? 1 : 0});
+            AdamwBf16Args{params_, master_, m_, v_, grads_, norm_, &step_values_->lr, &step_values_->step,
+                          &step_values_->seed, layout_.total, u.beta1, u.beta2, u.eps, u.weight_decay, u.grad_clip,
+                          u.stochastic_rounding ? 1 : 0});
 }
 
 }  // namespace

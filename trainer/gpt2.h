@@ -31,6 +31,9 @@ std::vector<Workload> step_workloads(const Config& c, int B, int T, Storage stor
 // instead. Empty for the ops the step calls (PlanOptions::why_not_called).
 std::string why_the_step_skips(const std::string& op);
 
+// One AdamW step. lr, step and rounding_seed change from step to step and reach AdamW
+// through device memory (set_update); the others are the run's and are passed by value
+// (a captured step bakes them in).
 struct UpdateSettings {
   float lr = 3e-4f;
   float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
@@ -95,15 +98,27 @@ class Gpt2 {
   // The gradient norm, then AdamW with the gradients scaled by its clipping scale, both
   // on the device.
   void update(const UpdateSettings& u) {
+    set_update(u);
     norm_launch();
     adamw_launch(u);
   }
-  // Its two halves: the norm alone has no per-step argument (it can be captured with the
-  // step's graph); AdamW takes the step's learning rate, step number and rounding seed.
+  // Its parts. set_update copies the step's learning rate, step number and rounding seed
+  // to the device (before a captured step replays, like set_batch); norm_launch and
+  // adamw_launch take nothing that changes from step to step, so that both can be
+  // captured with the step's graph: adamw_launch passes u's fixed settings (betas, eps,
+  // weight decay, clipping norm, rounding mode) by value and reads the rest where
+  // set_update left it.
+  virtual void set_update(const UpdateSettings& u) = 0;
   virtual void norm_launch() = 0;
   virtual void adamw_launch(const UpdateSettings& u) = 0;
   // The gradient norm (before clipping) of the last update (reads it back: synchronises).
   virtual float grad_norm() = 0;
+  // The step's results -- loss() and grad_norm() -- in one read-back, the one wait of a
+  // training step.
+  struct StepResults {
+    float loss = 0, grad_norm = 0;
+  };
+  virtual StepResults results() = 0;
   virtual void copy_gradients(float* host) const = 0;  // widened to float
 
  protected:

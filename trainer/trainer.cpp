@@ -546,14 +546,16 @@ StepTotals train_steps(Loop& l) {
   };
   l.resumed.reset();  // its parameters and moments are on the model now
 
-  // --cuda-graph: the step's forward, backward and gradient norm captured once, at the
-  // first step that reads nothing back in between (not a --debug-state step), and
-  // replayed at every step after the batch is copied in. AdamW is launched after the
-  // replay: its learning rate, step number and rounding seed change every step and a
-  // graph bakes its arguments in; it reads the norm from the device, so the host still
-  // waits for nothing until the step's loss and norm are read at its end. The graph's
-  // buffers keep their addresses (the model allocates them once) and the plan's
-  // workspace is allocated before the capture, which may not allocate.
+  // --cuda-graph: the whole step -- forward, backward, gradient norm and AdamW --
+  // captured once, at the run's second step, and replayed at every step after the batch
+  // and AdamW's values of the step (learning rate, step number, rounding seed) are
+  // copied in: a graph bakes its arguments in, so what changes lives in device memory.
+  // The first step is launched: it builds what the variants build on first use (cuBLASLt
+  // heuristics, cuDNN graphs and plans), which a capture could not allocate, and it is
+  // the one step that may write --debug-state, which reads back mid-step. The host waits for
+  // nothing until the step's loss and norm are read at its end. The graph's buffers keep
+  // their addresses (the model allocates them once) and the plan's workspace is
+  // allocated before the capture, which may not allocate.
   std::unique_ptr<CapturedGraph> graph;
   StepTotals totals;
   totals.first_timed = l.first_step == o.steps ? l.first_step : l.first_step + 1;  // the first step warms up
@@ -565,28 +567,6 @@ StepTotals train_steps(Loop& l) {
     l.plan.reset_op_time();
     const bool debug = step == 1 && !o.debug_state.empty();
     l.model.capture_logits_next(debug);
-    if (l.cuda_graph && !debug) {
-      l.model.set_batch(inputs.data(), targets.data());
-      if (!graph) {
-        l.ex.begin_capture();
-        l.model.forward_launches(true);
-        l.model.backward();
-        l.model.norm_launch();
-        graph = l.ex.end_capture();
-        std::cout << fmt::format("captured the step (forward, backward, gradient norm) as one CUDA graph{}\n",
-                                 graph->size() ? fmt::format(" of {} operations", graph->size()) : std::string());
-      }
-      l.ex.replay(*graph);
-    } else {
-      l.model.forward(inputs.data(), targets.data());
-      l.model.backward();
-    }
-    if (debug) {
-      const float loss = l.model.loss();
-      std::vector<float> grads(n_params);
-      l.model.copy_gradients(grads.data());
-      write_debug_state(o.debug_state, l.config, B, T, l.model.captured_logits(), loss, grads);
-    }
     UpdateSettings u;
     u.lr = learning_rate(o, step);
     u.beta1 = o.beta1;
@@ -597,12 +577,36 @@ StepTotals train_steps(Loop& l) {
     u.step = step;
     u.rounding_seed = rounding_seed(o.seed, step);
     u.stochastic_rounding = o.rounding == "stochastic";
-    if (l.cuda_graph && !debug)
-      l.model.adamw_launch(u);  // the norm was in the graph
-    else
+    if (l.cuda_graph && step > l.first_step) {
+      // What changes from step to step goes to the device before the replay; the graph
+      // reads it there (the rest of u is the run's, baked in at the capture).
+      l.model.set_batch(inputs.data(), targets.data());
+      l.model.set_update(u);
+      if (!graph) {
+        l.ex.begin_capture();
+        l.model.forward_launches(true);
+        l.model.backward();
+        l.model.norm_launch();
+        l.model.adamw_launch(u);
+        graph = l.ex.end_capture();
+        std::cout << fmt::format(
+            "captured the step (forward, backward, gradient norm, AdamW) as one CUDA graph{} at step {}\n",
+            graph->size() ? fmt::format(" of {} operations", graph->size()) : std::string(), step);
+      }
+      l.ex.replay(*graph);
+    } else {
+      l.model.forward(inputs.data(), targets.data());
+      l.model.backward();
+      if (debug) {
+        const float loss = l.model.loss();
+        std::vector<float> grads(n_params);
+        l.model.copy_gradients(grads.data());
+        write_debug_state(o.debug_state, l.config, B, T, l.model.captured_logits(), loss, grads);
+      }
       l.model.update(u);
+    }
     // The step's results, read after it: the first reads wait for the whole step.
-    const float loss = l.model.loss(), norm = l.model.grad_norm();
+    const auto [loss, norm] = l.model.results();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // The step's time outside its ops: buffer zeroing, host plumbing, the gaps between
     // calls (measured where ops run synchronously: cpu, emu).

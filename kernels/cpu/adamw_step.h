@@ -21,10 +21,10 @@ template <class Args>
 AdamwStep adamw_step(const Args& a) {
   return {a.beta1,
           a.beta2,
-          float(1.0 / (1.0 - std::pow(double(a.beta1), a.t))),
-          float(1.0 / std::sqrt(1.0 - std::pow(double(a.beta2), a.t))),
-          a.lr,
-          a.lr * a.weight_decay,
+          float(1.0 / (1.0 - std::pow(double(a.beta1), *a.t))),
+          float(1.0 / std::sqrt(1.0 - std::pow(double(a.beta2), *a.t))),
+          *a.lr,
+          *a.lr * a.weight_decay,
           a.eps,
           clip_scale(*a.grad_norm, a.grad_clip)};
 }

@@ -1,6 +1,7 @@
 #pragma once
-// adamw: the per-element update shared by the fp32 and bf16 variants, the host-side
-// constants of one step, and the rounding of a bf16 parameter from its master weight.
+// adamw: the per-element update shared by the fp32 and bf16 variants, the constants of
+// one step (read on the device), and the rounding of a bf16 parameter from its master
+// weight.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -12,33 +13,46 @@
 
 namespace wb::cuda::adamw {
 
-// What every element needs besides its own values; the bias corrections 1 - beta^t
-// are computed once on the host, in double. grad_scale is not known on the host (the
-// norm lives on the device): each kernel fills it in with scaled() as it starts.
+// What a kernel is launched with: the run's constants by value, and where this step's
+// values are (device memory, which the host may rewrite between replays of a captured
+// step: nothing of the step is baked into the launch).
+struct StepInputs {
+  float beta1, beta2, eps, weight_decay, grad_clip;
+  const float* grad_norm;  // where global_norm wrote it
+  const float* lr;
+  const int32_t* t;
+  const int32_t* seed;  // adamw_bf16 only; nullptr for adamw
+};
+
+// What every element needs, resolved on the device by step_at() as a kernel starts
+// (every thread reads the same few bytes: one broadcast per warp; the two double powers
+// cost a few dozen instructions per thread against a memory-bound update).
 struct Step {
-  float lr, beta1, beta2, eps, weight_decay, grad_clip, grad_scale;
+  float lr, beta1, beta2, eps, weight_decay, grad_scale;
   float correction1, correction2;  // 1 - beta1^t, 1 - beta2^t
+  uint32_t seed;                   // of the stochastic rounding (adamw_bf16)
 };
 
 // From AdamwArgs or AdamwBf16Args.
-template <class Args>
-inline Step step_of(const Args& a) {
-  return {a.lr,
-          a.beta1,
-          a.beta2,
-          a.eps,
-          a.weight_decay,
-          a.grad_clip,
-          0.0f,  // set on the device by scaled()
-          float(1.0 - std::pow(double(a.beta1), a.t)),
-          float(1.0 - std::pow(double(a.beta2), a.t))};
+inline StepInputs inputs_of(const AdamwArgs& a) {
+  return {a.beta1, a.beta2, a.eps, a.weight_decay, a.grad_clip, a.grad_norm, a.lr, a.t, nullptr};
+}
+inline StepInputs inputs_of(const AdamwBf16Args& a) {
+  return {a.beta1, a.beta2, a.eps, a.weight_decay, a.grad_clip, a.grad_norm, a.lr, a.t, a.seed};
 }
 
-// The step with its gradient scale, from the norm global_norm left in device memory
-// (every thread reads the same 4 bytes: one broadcast per warp).
-__device__ inline Step scaled(Step s, const float* grad_norm) {
-  s.grad_scale = clip_scale(*grad_norm, s.grad_clip);
-  return s;
+// This step's constants from its values in device memory.
+__device__ inline Step step_at(const StepInputs& in) {
+  const int t = *in.t;
+  return {*in.lr,
+          in.beta1,
+          in.beta2,
+          in.eps,
+          in.weight_decay,
+          clip_scale(*in.grad_norm, in.grad_clip),
+          bias_correction(in.beta1, t),
+          bias_correction(in.beta2, t),
+          in.seed ? uint32_t(*in.seed) : 0u};
 }
 
 // One element: the gradient scaled first, then the moments, then the parameter with

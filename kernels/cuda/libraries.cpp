@@ -53,6 +53,7 @@ CudaLibraries::CudaLibraries(cudaStream_t stream) : stream_(stream) {}
 CudaLibraries::~CudaLibraries() {
   // Destructors must not throw: errors on teardown are ignored.
   if (cublas_) cublasDestroy(cublas_);
+  if (cublas_workspace_) cudaFree(cublas_workspace_);
   if (cublaslt_) cublasLtDestroy(cublaslt_);
 #if WB_HAVE_CUDNN
   if (cudnn_) cudnnDestroy(cudnn_);
@@ -62,7 +63,13 @@ CudaLibraries::~CudaLibraries() {
 cublasHandle_t CudaLibraries::cublas() {
   if (!cublas_) {
     WB_CHECK(cublasCreate(&cublas_));
-    WB_CHECK(cublasSetStream(cublas_, stream_));
+    WB_CHECK(cublasSetStream(cublas_, stream_));  // resets the workspace: set it after
+    int device = 0, major = 0;
+    WB_CHECK(cudaGetDevice(&device));
+    WB_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    cublas_workspace_bytes_ = major >= 9 ? std::size_t(32) << 20 : std::size_t(4) << 20;
+    WB_CHECK(cudaMalloc(&cublas_workspace_, cublas_workspace_bytes_));
+    WB_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_, cublas_workspace_bytes_));
   }
   return cublas_;
 }

@@ -50,6 +50,12 @@ EmuLibraries& libraries(const Launch& launch);
 
 namespace wb {
 
+// One context's handles, each bound to its stream when created. cuBLAS gets a fixed
+// workspace of its own (32 MiB on Hopper, 4 MiB before: NVIDIA's sizes for its largest
+// kernels) instead of its default pool, so that a captured CUDA graph never has cuBLAS
+// allocate inside the capture, and a replay reads a workspace whose address cannot
+// change. Nothing may call cublasSetStream on the handle afterwards: it resets the
+// workspace to the pool (the handle is on the launches' stream already).
 class CudaLibraries {
  public:
   explicit CudaLibraries(cudaStream_t stream);
@@ -67,6 +73,8 @@ class CudaLibraries {
  private:
   cudaStream_t stream_;
   cublasHandle_t cublas_ = nullptr;
+  void* cublas_workspace_ = nullptr;
+  std::size_t cublas_workspace_bytes_ = 0;
   cublasLtHandle_t cublaslt_ = nullptr;
 #if WB_HAVE_CUDNN
   cudnnHandle_t cudnn_ = nullptr;

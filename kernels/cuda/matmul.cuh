@@ -76,11 +76,12 @@ inline std::optional<std::string> register_tile_limit(const Shape& s, const Para
 //   out^T (OC x rows) = weight (OC x C) @ inp^T (C x rows)
 // where weight is the column-major (C x OC) array it is stored as, transposed
 // (CUBLAS_OP_T, ld C), and inp is the column-major (C x rows) array, as is (ld C). The
-// handle is shared by every variant: the math mode is set to CUBLAS_DEFAULT_MATH on
-// every call, which keeps SGEMM off the TF32 tensor cores (the fp32 class).
+// handle is shared by every variant and already on the launch's stream (no
+// cublasSetStream here: it would reset the fixed workspace a CUDA graph needs,
+// kernels/cuda/libraries.h); the math mode is set to CUBLAS_DEFAULT_MATH on every call,
+// which keeps SGEMM off the TF32 tensor cores (the fp32 class).
 inline void sgemm_fp32(const Launch& l, float* out, const float* inp, const float* weight, int rows, int C, int OC) {
   cublasHandle_t handle = cuda::libraries(l).cublas();
-  WB_CHECK(cublasSetStream(handle, cuda::stream(l)));
   WB_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
   const float alpha = 1.0f, beta = 0.0f;
   WB_CHECK(cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, OC, rows, C, &alpha, weight, C, inp, C, &beta, out, OC));

@@ -3,9 +3,14 @@
 // gradient is first multiplied by the clipping scale of the global gradient norm.
 //   g = grad * clip_scale(*grad_norm, grad_clip);  m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
 //   param -= lr * (m / (1-b1^t) / (sqrt(v / (1-b2^t)) + eps) + weight_decay * param)
-// The norm is read from device memory, where global_norm wrote it, not passed by value:
-// so the step never waits for the host between the norm and the update (nothing is read
-// back mid-step, and a captured CUDA graph of the step stays valid across steps).
+// What changes from one step to the next -- the norm, where global_norm wrote it, the
+// learning rate, the step number t (and adamw_bf16's rounding seed) -- is read from
+// device memory, not passed by value (as torch.optim.AdamW's capturable form keeps its
+// step on the device): the step never waits for the host between the norm and the
+// update, and a captured CUDA graph of the whole step, AdamW included, stays valid from
+// one step to the next (the trainer writes the new values before each replay). What a
+// run holds fixed -- the betas, eps, weight decay and clipping norm -- is by value.
+#include <cmath>
 #include <cstdint>
 
 #include "kernels/bf16.h"
@@ -23,15 +28,22 @@ WB_HOST_DEVICE inline float clip_scale(float norm, float clip) {
   return scale < 1.0f ? scale : 1.0f;  // a NaN norm gives 1, as std::min(1.0f, NaN) did
 }
 
+// The bias correction 1 - beta^t of a moment at step t, in double (beta^t is within
+// float rounding of 1 for beta2 = 0.999 and small t: a float power would cancel to a
+// few correct bits), rounded once to float. The same on every backend, so that each
+// divides by the same correction.
+WB_HOST_DEVICE inline float bias_correction(float beta, int t) { return float(1.0 - pow(double(beta), double(t))); }
+
 struct AdamwArgs {
   float* params;       // (N), updated
   float* m;            // (N) first moment, updated
   float* v;            // (N) second moment, updated
   const float* grads;  // (N)
   const float* grad_norm;  // (1) the global gradient norm (device memory, as global_norm wrote it)
+  const float* lr;         // (1) this step's learning rate (device memory)
+  const int32_t* t;        // (1) this step's number, from 1 (device memory)
   int64_t N;
-  float lr, beta1, beta2, eps, weight_decay, grad_clip;  // grad_clip: the clipping norm, 0 = off
-  int t;  // step, from 1
+  float beta1, beta2, eps, weight_decay, grad_clip;  // grad_clip: the clipping norm, 0 = off
 };
 
 const OpSpec& adamw_op();
@@ -56,10 +68,11 @@ struct AdamwBf16Args {
   float* v;            // (N) second moment, updated
   const bf16* grads;   // (N)
   const float* grad_norm;  // (1) the global gradient norm (device memory, as global_norm_bf16 wrote it)
+  const float* lr;         // (1) this step's learning rate (device memory)
+  const int32_t* t;        // (1) this step's number, from 1 (device memory)
+  const int32_t* seed;     // (1) this step's seed of the stochastic rounding, its bits a uint32 (device memory)
   int64_t N;
-  float lr, beta1, beta2, eps, weight_decay, grad_clip;  // grad_clip: the clipping norm, 0 = off
-  int t;              // step, from 1
-  uint32_t seed;      // of the stochastic rounding, one per step
+  float beta1, beta2, eps, weight_decay, grad_clip;  // grad_clip: the clipping norm, 0 = off
   int stochastic;     // 1: stochastic rounding of params; 0: to nearest even
 };
 

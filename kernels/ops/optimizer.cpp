@@ -8,17 +8,18 @@
 namespace wb {
 namespace {
 
-// The scalars of one AdamW step, the same in AdamwArgs and AdamwBf16Args.
+// The scalars and step values of one AdamW step, the same in AdamwArgs and AdamwBf16Args.
 template <class Args>
 Args with_step_scalars(Args a, const TensorTable& t) {
   a.N = t.shape().N;
-  a.lr = float(t.scalar("lr"));
+  a.grad_norm = t.f32("grad_norm");
+  a.lr = t.f32("lr");
+  a.t = t.i32("t");
   a.beta1 = float(t.scalar("beta1"));
   a.beta2 = float(t.scalar("beta2"));
   a.eps = float(t.scalar("eps"));
   a.weight_decay = float(t.scalar("weight_decay"));
   a.grad_clip = float(t.scalar("grad_clip"));
-  a.t = int(t.scalar("t"));
   return a;
 }
 
@@ -28,7 +29,6 @@ AdamwArgs adamw_args(const TensorTable& t) {
   a.m = t.f32("m");
   a.v = t.f32("v");
   a.grads = t.f32("grads");
-  a.grad_norm = t.f32("grad_norm");
   return with_step_scalars(a, t);
 }
 
@@ -39,8 +39,7 @@ AdamwBf16Args adamw_bf16_args(const TensorTable& t) {
   a.m = t.f32("m");
   a.v = t.f32("v");
   a.grads = t.bfloat16("grads");
-  a.grad_norm = t.f32("grad_norm");
-  a.seed = uint32_t(t.scalar("seed"));
+  a.seed = t.i32("seed");
   a.stochastic = int(t.scalar("stochastic"));
   return with_step_scalars(a, t);
 }
@@ -57,18 +56,30 @@ ScalarSpec constant(std::string name, double value, std::string doc) {
 }
 
 std::vector<ScalarSpec> adamw_scalars() {
-  return {constant("lr", 1e-3, "learning rate"),
-          constant("beta1", 0.9, "first-moment decay"),
+  return {constant("beta1", 0.9, "first-moment decay"),
           constant("beta2", 0.999, "second-moment decay"),
           constant("eps", 1e-8, "added to sqrt(v_hat)"),
           constant("weight_decay", 0.1, "decoupled weight decay"),
-          constant("grad_clip", 1.0, "the clipping norm: gradients scaled by min(1, grad_clip / (grad_norm + 1e-6))"),
-          constant("t", 3, "step number, from 1")};
+          constant("grad_clip", 1.0, "the clipping norm: gradients scaled by min(1, grad_clip / (grad_norm + 1e-6))")};
 }
 
-// The global gradient norm: below and above grad_clip (1.0) across seeds, so that both
-// the clipped and the unclipped step are checked.
-TensorSpec gradient_norm() { return input("grad_norm", "1", Init::uniform(0.25, 4.0)); }
+// What changes from step to step, in device memory (kernels/ops/adamw.h): the global
+// gradient norm, below and above grad_clip (1.0) across seeds, so that both the clipped
+// and the unclipped step are checked; the learning rate; the step number, from the first
+// step (the largest bias corrections) to late ones.
+std::vector<TensorSpec> step_values() {
+  TensorSpec t = input("t", "1", Init::integers_in(1, 20000));
+  t.dtype = DType::i32;
+  return {input("grad_norm", "1", Init::uniform(0.25, 4.0)), input("lr", "1", Init::uniform(1e-4, 3e-3)), t};
+}
+
+// adamw_bf16's seed of the stochastic rounding, any 31-bit value.
+TensorSpec rounding_seed() {
+  TensorSpec s = input("seed", "1", Init::integers_in(0, int64_t(1) << 31));
+  s.dtype = DType::i32;
+  return s;
+}
+
 
 // The moments start where a few steps would have left them.
 TensorSpec first_moment() { return inout("m", "N", ops::elementwise(1e-8, 1e-5), Init::uniform(-0.1, 0.1)); }
@@ -83,7 +94,8 @@ const OpSpec& adamw_op() {
              "global norm (read from device memory)");
     o.dims = {"N"};
     o.tensors = {inout("params", "N", ops::elementwise(1e-6, 1e-5)), first_moment(), second_moment(),
-                 input("grads", "N"), gradient_norm()};
+                 input("grads", "N")};
+    for (TensorSpec& s : step_values()) o.tensors.push_back(std::move(s));
     o.scalars = adamw_scalars();
     o.flops = [](const Shape& s) { return 16.0 * s.N; };
     o.bind(&adamw_args);
@@ -105,9 +117,10 @@ const OpSpec& adamw_bf16_op() {
       return t;
     };
     o.tensors = {as_bf16(output("params", "N", one_ulp)), inout("master", "N", ops::elementwise(1e-6, 1e-5)),
-                 first_moment(), second_moment(), as_bf16(input("grads", "N")), gradient_norm()};
+                 first_moment(), second_moment(), as_bf16(input("grads", "N"))};
+    for (TensorSpec& s : step_values()) o.tensors.push_back(std::move(s));
+    o.tensors.push_back(rounding_seed());
     o.scalars = adamw_scalars();
-    o.scalars.push_back(constant("seed", 1234567, "of the stochastic rounding"));
     o.scalars.push_back(constant("stochastic", 1, "1: params rounded stochastically; 0: to nearest even"));
     o.flops = [](const Shape& s) { return 18.0 * s.N; };
     o.bind(&adamw_bf16_args);

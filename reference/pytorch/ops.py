@@ -146,10 +146,11 @@ def fused_classifier(t, s, k):
 
 def adamw(t, s, k):
     p = t["params"].clone().requires_grad_()
-    opt = torch.optim.AdamW([p], lr=k["lr"], betas=(k["beta1"], k["beta2"]), eps=k["eps"],
+    # The learning rate and the step number are tensors of the op (device memory in wb).
+    opt = torch.optim.AdamW([p], lr=float(t["lr"].reshape(())), betas=(k["beta1"], k["beta2"]), eps=k["eps"],
                             weight_decay=k["weight_decay"])
     # Resume at step t-1 with the given moments; step() makes it step t.
-    opt.state[p] = {"step": torch.tensor(float(k["t"] - 1)), "exp_avg": t["m"].clone(),
+    opt.state[p] = {"step": torch.tensor(float(int(t["t"].reshape(())) - 1)), "exp_avg": t["m"].clone(),
                     "exp_avg_sq": t["v"].clone()}
     # The clipping scale of the global norm, as torch.nn.utils.clip_grad_norm_ (in float32).
     norm = t["grad_norm"].to(torch.float32).reshape(())

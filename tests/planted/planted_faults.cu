@@ -338,19 +338,19 @@ void launch_fused_normalises_unrounded(const FusedResidualLayernormForwardBf16Ar
 }
 
 __global__ void planted_adamw_truncates_params(__nv_bfloat16* params, float* master, float* m, float* v,
-                                               const __nv_bfloat16* grads, const float* grad_norm, int64_t n,
-                                               cuda::adamw::Step step) {
+                                               const __nv_bfloat16* grads, int64_t n,
+                                               cuda::adamw::StepInputs in) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const cuda::adamw::Step s = cuda::adamw::scaled(step, grad_norm);
+  const cuda::adamw::Step s = cuda::adamw::step_at(in);
   // the bug: toward zero, whatever the seed says
   params[i] = __float2bfloat16_rz(cuda::adamw::update_master(master, m, v, grads[i], i, s));
 }
 
 void launch_adamw_truncates_params(const AdamwBf16Args& a, const Launch& l) {
   WB_LAUNCH(planted_adamw_truncates_params, cuda::grid_for(a.N, kPlantedBlock), kPlantedBlock, 0, cuda::stream(l),
-            cuda::as_cuda(a.params), a.master, a.m, a.v, cuda::as_cuda(a.grads), a.grad_norm, a.N,
-            cuda::adamw::step_of(a));
+            cuda::as_cuda(a.params), a.master, a.m, a.v, cuda::as_cuda(a.grads), a.N,
+            cuda::adamw::inputs_of(a));
 }
 
 __global__ void planted_bias_bf16_rounds_twice(__nv_bfloat16* dbias, const __nv_bfloat16* dout, int rows, int OC) {

@@ -2,7 +2,7 @@
 //
 // Idea: thread i scales its gradient by the clipping scale of the norm, updates m[i] and v[i], and then
 // params[i] with the bias-corrected moments and decoupled weight decay, in float. The
-// bias corrections 1 - beta^t are computed once on the host.
+// step's values (norm, learning rate, t) are read from device memory by every thread.
 // Why: the baseline of the ladder; every access already coalesces.
 // Limits: 32-bit accesses to four arrays (seven memory instructions per element) and
 // a single element per thread.
@@ -15,12 +15,13 @@ namespace wb::variants {
 namespace {
 
 using cuda::adamw::Step;
+using cuda::adamw::StepInputs;
 
-__global__ void adamw_naive(float* params, float* m, float* v, const float* grads, const float* grad_norm, int64_t n,
-                            Step step) {
+__global__ void adamw_naive(float* params, float* m, float* v, const float* grads, int64_t n,
+                            StepInputs in) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const Step s = cuda::adamw::scaled(step, grad_norm);
+  const Step s = cuda::adamw::step_at(in);
   float p = params[i], mi = m[i], vi = v[i];
   cuda::adamw::update(p, mi, vi, grads[i], s);
   params[i] = p;
@@ -30,8 +31,8 @@ __global__ void adamw_naive(float* params, float* m, float* v, const float* grad
 
 void launch(const AdamwArgs& a, const Launch& l) {
   const int block = l.block_size();
-  WB_LAUNCH(adamw_naive, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), a.params, a.m, a.v, a.grads, a.grad_norm,
-            a.N, cuda::adamw::step_of(a));
+  WB_LAUNCH(adamw_naive, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), a.params, a.m, a.v, a.grads, a.N,
+            cuda::adamw::inputs_of(a));
 }
 
 }  // namespace

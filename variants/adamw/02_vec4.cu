@@ -28,6 +28,7 @@ namespace wb::variants {
 namespace {
 
 using cuda::adamw::Step;
+using cuda::adamw::StepInputs;
 using cuda::adamw::update;
 
 __device__ inline void update4(float4& p, float4& m, float4& v, const float4& g, const Step& s) {
@@ -41,8 +42,8 @@ __device__ inline void update4(float4& p, float4& m, float4& v, const float4& g,
 // which 1024 threads could not launch with.
 template <int kVecs, int kMaxThreads>
 __global__ void __launch_bounds__(kMaxThreads)
-    adamw_vec4(float* params, float* m, float* v, const float* grads, const float* grad_norm, int64_t n, Step step) {
-  const Step s = cuda::adamw::scaled(step, grad_norm);
+    adamw_vec4(float* params, float* m, float* v, const float* grads, int64_t n, StepInputs in) {
+  const Step s = cuda::adamw::step_at(in);
   const int64_t vecs = n / 4;
   const int64_t first = int64_t(blockIdx.x) * blockDim.x * kVecs + threadIdx.x;
   float4 g[kVecs], p[kVecs], mv[kVecs], vv[kVecs];
@@ -83,11 +84,11 @@ void launch_with(const AdamwArgs& a, const Launch& l) {
   const int64_t vecs = a.N / 4;
   const unsigned grid = vecs > 0 ? cuda::grid_for(vecs, int64_t(block) * kVecs) : 1u;
   const cudaStream_t s = cuda::stream(l);
-  const Step step = cuda::adamw::step_of(a);
+  const StepInputs in = cuda::adamw::inputs_of(a);
   if (block <= 512)
-    WB_LAUNCH(adamw_vec4<kVecs, 512>, grid, block, 0, s, a.params, a.m, a.v, a.grads, a.grad_norm, a.N, step);
+    WB_LAUNCH(adamw_vec4<kVecs, 512>, grid, block, 0, s, a.params, a.m, a.v, a.grads, a.N, in);
   else
-    WB_LAUNCH(adamw_vec4<kVecs, 1024>, grid, block, 0, s, a.params, a.m, a.v, a.grads, a.grad_norm, a.N, step);
+    WB_LAUNCH(adamw_vec4<kVecs, 1024>, grid, block, 0, s, a.params, a.m, a.v, a.grads, a.N, in);
 }
 
 void launch(const AdamwArgs& a, const Launch& l) {

@@ -20,20 +20,21 @@ namespace wb::variants {
 namespace {
 
 using cuda::adamw::Step;
+using cuda::adamw::StepInputs;
 
 __global__ void adamw_bf16_naive(__nv_bfloat16* params, float* master, float* m, float* v, const __nv_bfloat16* grads,
-                                 const float* grad_norm, int64_t n, Step step, uint32_t seed, int stochastic) {
+                                 int64_t n, StepInputs in, int stochastic) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const Step s = cuda::adamw::scaled(step, grad_norm);
+  const Step s = cuda::adamw::step_at(in);
   const float p = cuda::adamw::update_master(master, m, v, grads[i], i, s);
-  params[i] = cuda::adamw::round_param(p, i, seed, stochastic);
+  params[i] = cuda::adamw::round_param(p, i, s.seed, stochastic);
 }
 
 void launch(const AdamwBf16Args& a, const Launch& l) {
   const int block = l.block_size();
   WB_LAUNCH(adamw_bf16_naive, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), cuda::as_cuda(a.params), a.master,
-            a.m, a.v, cuda::as_cuda(a.grads), a.grad_norm, a.N, cuda::adamw::step_of(a), a.seed, a.stochastic);
+            a.m, a.v, cuda::as_cuda(a.grads), a.N, cuda::adamw::inputs_of(a), a.stochastic);
 }
 
 }  // namespace

@@ -26,13 +26,13 @@ namespace wb::variants {
 namespace {
 
 using cuda::adamw::Step;
+using cuda::adamw::StepInputs;
 using Bf16x8 = cuda::Packed128<__nv_bfloat16>;
 using Floatx4 = cuda::Packed128<float>;
 
 __global__ void adamw_bf16_packed(__nv_bfloat16* params, float* master, float* m, float* v, const __nv_bfloat16* grads,
-                                  const float* grad_norm, int64_t n8, int64_t n, Step step, uint32_t seed,
-                                  int stochastic) {
-  const Step s = cuda::adamw::scaled(step, grad_norm);
+                                  int64_t n8, int64_t n, StepInputs in, int stochastic) {
+  const Step s = cuda::adamw::step_at(in);
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n8) {
     const int64_t first = 8 * i;
@@ -49,7 +49,7 @@ __global__ void adamw_bf16_packed(__nv_bfloat16* params, float* master, float* m
     for (int k = 0; k < 8; ++k) {
       float& pk = p[k / 4][k % 4];
       cuda::adamw::update(pk, mv[k / 4][k % 4], vv[k / 4][k % 4], __bfloat162float(g[k]), s);
-      out[k] = cuda::adamw::round_param(pk, first + k, seed, stochastic);
+      out[k] = cuda::adamw::round_param(pk, first + k, s.seed, stochastic);
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -61,7 +61,7 @@ __global__ void adamw_bf16_packed(__nv_bfloat16* params, float* master, float* m
   } else if (i == n8) {
     for (int64_t j = 8 * n8; j < n; ++j) {  // the N % 8 tail
       const float p = cuda::adamw::update_master(master, m, v, grads[j], j, s);
-      params[j] = cuda::adamw::round_param(p, j, seed, stochastic);
+      params[j] = cuda::adamw::round_param(p, j, s.seed, stochastic);
     }
   }
 }
@@ -72,8 +72,7 @@ void launch(const AdamwBf16Args& a, const Launch& l) {
   const int block = l.block_size();
   // n8 + 1 threads: the last one takes the tail (nothing to do when N % 8 == 0).
   WB_LAUNCH(adamw_bf16_packed, cuda::grid_for(n8 + 1, block), block, 0, cuda::stream(l), cuda::as_cuda(a.params),
-            a.master, a.m, a.v, cuda::as_cuda(a.grads), a.grad_norm, n8, a.N, cuda::adamw::step_of(a), a.seed,
-            a.stochastic);
+            a.master, a.m, a.v, cuda::as_cuda(a.grads), n8, a.N, cuda::adamw::inputs_of(a), a.stochastic);
 }
 
 }  // namespace

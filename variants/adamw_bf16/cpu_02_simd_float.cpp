@@ -40,7 +40,7 @@ void adamw_bf16_simd(const AdamwBf16Args& a, const Launch& l) {
   float* __restrict m = a.m;
   float* __restrict v = a.v;
   const uint16_t* __restrict grads = cpu::bits_of(a.grads);
-  const uint32_t seed_mix = mix32(a.seed ^ 0x9E3779B9u);  // as rounding_noise
+  const uint32_t seed_mix = mix32(uint32_t(*a.seed) ^ 0x9E3779B9u);  // as rounding_noise
   constexpr int64_t kBlock = int64_t(1) << 32;
   for (int64_t first = 0; first < a.N; first += kBlock) {
     const int64_t end = a.N - first < kBlock ? a.N : first + kBlock;

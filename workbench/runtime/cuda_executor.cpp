@@ -151,18 +151,19 @@ class CudaExecutor final : public Executor {
   // calls (cudaMalloc, a synchronisation, a legacy-stream copy) of this thread fail the
   // capture; other threads are free to make theirs.
   //
-  // cuBLAS in a capture: its handle must exist before it (cublasCreate allocates), and
-  // its workspace should be set explicitly (cublasSetWorkspace after cublasSetStream):
-  // with the default pool cuBLAS may allocate while captured, and a replay then reads a
-  // workspace cuBLAS owns. CudaLibraries::cublas() (kernels/cuda/libraries.cpp) sets
-  // none, and the fp32 cuBLAS variants call cublasSetStream on every launch
-  // (kernels/cuda/matmul.cuh), which resets the workspace to the default pool: a fixed
-  // workspace needs those calls gone or followed by cublasSetWorkspace.
+  // The libraries in a capture: their handles exist before it (cublasCreate and
+  // cudnnCreate allocate), and cuBLAS has a fixed workspace (CudaLibraries::cublas(),
+  // kernels/cuda/libraries.h), so that it never allocates while captured. What the
+  // variants build on first use -- cuBLASLt heuristics, cuDNN graphs and plans -- is
+  // built by a step launched before the capture: the trainer captures its second step.
   std::optional<std::string> capture_unsupported() const override { return std::nullopt; }
   void begin_capture() override {
     if (capturing_) throw UsageError("begin_capture: the executor is already capturing (captures do not nest)");
     libraries_->cublas();  // created outside the capture
     libraries_->cublaslt();
+#if WB_HAVE_CUDNN
+    libraries_->cudnn();
+#endif
     WB_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
     capturing_ = true;
     abandoned_.reset();

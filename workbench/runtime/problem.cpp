@@ -94,9 +94,11 @@ void fill_inputs(const HostTensors& t, uint64_t seed, const Registry& registry) 
     }
     Rng rng(seed, spec.name);
     if (spec.init.kind == Init::Kind::integers) {
-      const int64_t upper = t.shape.get(spec.init.upper_dim);
+      const bool by_dim = !spec.init.upper_dim.empty();
+      const int64_t lo = by_dim ? 0 : int64_t(spec.init.lo);
+      const int64_t upper = by_dim ? t.shape.get(spec.init.upper_dim) : int64_t(spec.init.hi) - lo;
       auto* p = static_cast<int32_t*>(data);
-      for (int64_t k = 0; k < n; ++k) p[k] = int32_t(rng.below(upper));
+      for (int64_t k = 0; k < n; ++k) p[k] = int32_t(lo + int64_t(rng.below(upper)));
     } else if (spec.dtype == DType::bf16) {
       auto* p = static_cast<bf16*>(data);
       for (int64_t k = 0; k < n; ++k) p[k] = to_bf16(float(rng.uniform(spec.init.lo, spec.init.hi)));
