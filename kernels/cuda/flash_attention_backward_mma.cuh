@@ -78,6 +78,8 @@ namespace wb::cuda::flash_attention_backward_mma {
 
 using flash_attention_forward::kHead;
 using flash_attention_forward::kLd;
+using flash_attention_forward::times_rows_transposed;
+using flash_attention_forward::zero;
 constexpr int kStages = 2;
 
 // A kernel template parameter (an int, as the forward's).
@@ -123,34 +125,6 @@ __device__ inline void copy_floats(float* dst, const float* src, int T, int firs
     const bool inside = first + i < T;
     tc::cp_async_ca<4>(dst + i, inside ? src + first + i : src, inside ? 4 : 0);
   }
-}
-
-// A fresh m16n8 accumulator array.
-template <int kN>
-__device__ inline void zero(float (&acc)[kN][4]) {
-#pragma unroll
-  for (int j = 0; j < kN; ++j)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) acc[j][e] = 0.0f;
-}
-
-// acc[j] (16 x 8, j < kN) += A (16 x kHead, four k16 A fragments) times the kN * 8
-// rows of `rows` (row r at rows + r * kLd) as B's columns: A rows^T.
-template <int kN>
-__device__ inline void times_rows_transposed(float (&acc)[kN][4], const uint32_t (&a)[kHead / 16][4],
-                                             const __nv_bfloat16* rows, int quad, int row) {
-  static_assert(kN % 2 == 0, "ldmatrix x4 loads two n8 fragments");
-#pragma unroll
-  for (int kk = 0; kk < kHead / 16; ++kk)
-#pragma unroll
-    for (int jj = 0; jj < kN / 2; ++jj) {
-      // Matrices (rows 0-7, channels 0-7), (0-7, 8-15), (8-15, 0-7), (8-15, 8-15).
-      uint32_t r[4];
-      tc::ldmatrix_x4(r, rows + (jj * 16 + (quad / 2) * 8 + row) * kLd + kk * 16 + (quad % 2) * 8);
-      const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-      tc::mma_m16n8k16_bf16(acc[2 * jj], a[kk], b0, acc[2 * jj]);
-      tc::mma_m16n8k16_bf16(acc[2 * jj + 1], a[kk], b1, acc[2 * jj + 1]);
-    }
 }
 
 // acc[j] (16 x 8 channels, j < kHead / 8) += X (16 x 16 kSteps, its C fragments x[2kk]

@@ -64,6 +64,35 @@ enum Fault : int {
   kReadsBeforeWait = 4,      // a tile is read before the cp.async wait that lands it
 };
 
+// A fresh m16n8 accumulator array (the forward's S, the backward's S, Sᵀ, dP, dPᵀ).
+template <int kN>
+__device__ inline void zero(float (&acc)[kN][4]) {
+#pragma unroll
+  for (int j = 0; j < kN; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[j][e] = 0.0f;
+}
+
+// acc[j] (16 x 8, j < kN) += A (16 x kHead, four k16 A fragments) times the kN * 8
+// rows of `rows` (row r at rows + r * kLd) as B's columns: A rows^T. The forward's
+// S = Q Kᵀ, and the backward's S, Sᵀ = K Qᵀ, dP and dPᵀ.
+template <int kN>
+__device__ inline void times_rows_transposed(float (&acc)[kN][4], const uint32_t (&a)[kHead / 16][4],
+                                             const __nv_bfloat16* rows, int quad, int row) {
+  static_assert(kN % 2 == 0, "ldmatrix x4 loads two n8 fragments");
+#pragma unroll
+  for (int kk = 0; kk < kHead / 16; ++kk)
+#pragma unroll
+    for (int jj = 0; jj < kN / 2; ++jj) {
+      // Matrices (rows 0-7, channels 0-7), (0-7, 8-15), (8-15, 0-7), (8-15, 8-15).
+      uint32_t r[4];
+      tc::ldmatrix_x4(r, rows + (jj * 16 + (quad / 2) * 8 + row) * kLd + kk * 16 + (quad % 2) * 8);
+      const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+      tc::mma_m16n8k16_bf16(acc[2 * jj], a[kk], b0, acc[2 * jj]);
+      tc::mma_m16n8k16_bf16(acc[2 * jj + 1], a[kk], b1, acc[2 * jj + 1]);
+    }
+}
+
 // The A fragment of P for keys 16kk..16kk+15 from the C fragments s[2kk] (keys 8 (2kk)
 // + 2t, +1 of rows g and g + 8) and s[2kk + 1] (the next eight keys): a[0] row g and
 // a[1] row g + 8 of the first eight keys, a[2] and a[3] of the next eight, each a pair of
@@ -196,22 +225,8 @@ __global__ void flash_forward(__nv_bfloat16* out, float* lse, const __nv_bfloat1
     const __nv_bfloat16* const vt = vs(tile % stages);
 
     float s[kS][4];
-#pragma unroll
-    for (int j = 0; j < kS; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) s[j][e] = 0.0f;
-#pragma unroll
-    for (int kk = 0; kk < kHead / 16; ++kk)
-#pragma unroll
-      for (int jj = 0; jj < kS / 2; ++jj) {
-        // K rows are B's columns (n): matrices (keys 0-7, channels 0-7), (0-7, 8-15),
-        // (8-15, 0-7), (8-15, 8-15): b of fragment 2jj, then of 2jj + 1.
-        uint32_t r[4];
-        tc::ldmatrix_x4(r, kt + (jj * 16 + (quad / 2) * 8 + row) * kLd + kk * 16 + (quad % 2) * 8);
-        const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-        tc::mma_m16n8k16_bf16(s[2 * jj], qa[kk], b0, s[2 * jj]);
-        tc::mma_m16n8k16_bf16(s[2 * jj + 1], qa[kk], b1, s[2 * jj + 1]);
-      }
+    zero(s);
+    times_rows_transposed(s, qa, kt, quad, row);  // S = Q Kᵀ: K's rows are B's columns
 
     // Scale, mask on the tiles that reach past the warp's first row, and take each
     // row's max over its quad.
