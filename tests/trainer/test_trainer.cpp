@@ -508,6 +508,17 @@ std::vector<int32_t> hashed_tokens(int n, int distinct, int V) {
   return t;
 }
 
+// The small model the emulated trainer tests run (emulation takes about 0.4 s a step
+// at B=4 T=16): 2 layers, 64 wide, 4 heads, V = Vp = 256, maxT = 16, initialised with
+// init_seed, in dir/model.bin; `tokens` of hashed_tokens(tokens, distinct, 256) in
+// dir/train.bin.
+void write_small_model(const TempDir& dir, uint64_t init_seed, int tokens, int distinct) {
+  Config c = config_from_init("2,64,4");
+  c.V = 256, c.Vp = 256, c.maxT = 16;
+  write_checkpoint(dir / "model.bin", c, init_params(c, init_seed).data());
+  write_tokens(dir / "train.bin", hashed_tokens(tokens, distinct, 256));
+}
+
 // llm.c's bf16 step trains as the fp32 one does: over 20 AdamW steps of a 2-layer,
 // 64-wide model with GPT-2's vocabulary (B=4 T=32, lr 1e-3, 512 distinct tokens), the
 // loss falls from 10.8 to 9.4 in both, and the bf16 losses stay within 0.01 of the fp32
@@ -560,10 +571,7 @@ TEST(Bf16, LossesStayWithinABoundOfFp32Over20Steps) {
 // Emulation is slow (about 0.4 s a step here), hence the small model.
 TEST(Bf16, EmulatedCudaPlanAgreesWithTheCpuPlan) {
   TempDir dir;
-  Config c = config_from_init("2,64,4");
-  c.V = 256, c.Vp = 256, c.maxT = 16;
-  write_checkpoint(dir / "model.bin", c, init_params(c, 3).data());
-  write_tokens(dir / "train.bin", hashed_tokens(4 * 16 * 10 + 1, 200, 256));
+  write_small_model(dir, 3, 4 * 16 * 10 + 1, 200);
   auto emu = make_executor(Backend::emu);
   const std::string cuda_core_attention = dir / "cuda_core_attention.json";
   const Shape attention = parse_shape("B=4,T=16,C=64,NH=4");
@@ -618,10 +626,7 @@ TEST(Bf16, EmulatedCudaPlanAgreesWithTheCpuPlan) {
 // replayed parameters off the launched ones.
 TEST(CudaGraph, AReplayedStepIsTheLaunchedStepBitwiseOnTheEmulator) {
   TempDir dir;
-  Config c = config_from_init("2,64,4");
-  c.V = 256, c.Vp = 256, c.maxT = 16;
-  write_checkpoint(dir / "model.bin", c, init_params(c, 5).data());
-  write_tokens(dir / "train.bin", hashed_tokens(2 * 16 * 3 + 1, 7, 256));
+  write_small_model(dir, 5, 2 * 16 * 3 + 1, 7);
   for (const std::string precision : {"fp32", "bf16"}) {
     auto run = [&](const std::string& graph) {
       const std::string name = precision + "_" + graph;
