@@ -558,7 +558,10 @@ StepTotals train_steps(Loop& l) {
   // allocated before the capture, which may not allocate.
   std::unique_ptr<CapturedGraph> graph;
   StepTotals totals;
-  totals.first_timed = l.first_step == o.steps ? l.first_step : l.first_step + 1;  // the first step warms up
+  // The first step warms up; with --cuda-graph the second is captured (and instantiated)
+  // as it runs: the timed steps are the replayed ones, where the run has any.
+  const int warmup_steps = l.cuda_graph ? 2 : 1;
+  totals.first_timed = std::min(l.first_step + warmup_steps, o.steps);
   totals.selection_seconds.assign(l.plan.selections().size(), 0.0);
   for (int step = l.first_step; step <= o.steps; ++step) {
     NvtxRange range("step");
@@ -577,6 +580,7 @@ StepTotals train_steps(Loop& l) {
     u.step = step;
     u.rounding_seed = rounding_seed(o.seed, step);
     u.stochastic_rounding = o.rounding == "stochastic";
+    bool captured_now = false;  // this step was captured (its time includes the capture)
     if (l.cuda_graph && step > l.first_step) {
       // What changes from step to step goes to the device before the replay; the graph
       // reads it there (the rest of u is the run's, baked in at the capture).
@@ -589,6 +593,7 @@ StepTotals train_steps(Loop& l) {
         l.model.norm_launch();
         l.model.adamw_launch(u);
         graph = l.ex.end_capture();
+        captured_now = true;
         std::cout << fmt::format(
             "captured the step (forward, backward, gradient norm, AdamW) as one CUDA graph{} at step {}\n",
             graph->size() ? fmt::format(" of {} operations", graph->size()) : std::string(), step);
@@ -642,6 +647,7 @@ StepTotals train_steps(Loop& l) {
                           {"lr", u.lr},
                           {"grad_norm", norm},
                           {"memsets", l.model.memsets().count}};
+      if (l.cuda_graph) line["graph"] = step == l.first_step ? "launched" : captured_now ? "captured" : "replayed";
       if (l.plan.times_ops()) {
         line["op_ms"] = op_s * 1e3;
         line["outside_ms"] = outside_s * 1e3;

@@ -5,7 +5,8 @@
 #   probe    nvidia-smi, the libraries found, `wb device` (ceilings)
 #   check    `wb check OP --backend cuda` for every op, 8 ops at a time (one process per op,
 #            so a device-losing fault costs that op only; a failing op is rerun --isolate)
-#   trainer  GPT-2 124M (d12), B=4, T=1024, default variants, fp32, tf32 and bf16
+#   trainer  GPT-2 124M (d12), B=4, T=1024, default variants, fp32, tf32 and bf16 (each one
+#            CUDA graph), and bf16 again launched kernel by kernel with --op-times
 #   sweep    every (op, shape) of the trainer's step at B=4, T=1024, one process and one
 #            report per (op, shape), the cheap references first
 #   best     `wb best` over those reports into a copy of results/best.json
@@ -107,6 +108,9 @@ if has trainer; then
   train default-fp32 60
   train default-tf32 60 --precision tf32
   train default-bf16 60 --precision bf16
+  # The same step launched kernel by kernel, each op timed by CUDA events: against
+  # default-bf16 (one CUDA graph, the default on cuda), the launch gaps the graph closes.
+  train launched-bf16 60 --precision bf16 --cuda-graph off --op-times
   pack
 fi
 

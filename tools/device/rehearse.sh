@@ -63,7 +63,7 @@ for op in residual_forward layernorm_forward_bf16; do
   [[ -s "$r/check/$op.json" ]] || fail "no check report of $op"
   grep -qx "check $op rc=0" "$r/check/rc.txt" || fail "check $op: $(grep "check $op" "$r/check/rc.txt")"
 done
-for run in default-fp32 default-tf32 default-bf16 best-fp32 best-tf32 best-bf16; do
+for run in default-fp32 default-tf32 default-bf16 launched-bf16 best-fp32 best-tf32 best-bf16; do
   grep -q "^trainer $run rc=0: summary: 8 steps" <<<"$summary" || fail "trainer $run did not run 8 steps"
 done
 workloads=$(ls "$tmp/device/workloads" | wc -l)
@@ -180,4 +180,4 @@ grep -q "^### regression gate against .*: passed" "$tmp/ci/second.md" || fail "g
 grep -q "^| .*residual_forward" "$tmp/ci/second.md" || fail "gpu_ci.sh: the gate's table is not in the summary"
 echo "gpu_ci.sh rehearsed in $((SECONDS - ci_start)) s (check in emulation, gate on the CPU, with and without a baseline)"
 echo "rehearsal passed in $((SECONDS - start)) s: bundle $(du -h "$tmp/device/bundle.tar.xz" | cut -f1) (xz -0)," \
-  "checks of 2 ops in emulation, $swept + $bf16_swept sweeps and 6 trainer runs on the CPU, $files files back"
+  "checks of 2 ops in emulation, $swept + $bf16_swept sweeps and 7 trainer runs on the CPU, $files files back"

@@ -155,7 +155,8 @@ def mean_after_first(jsonl):
             j = json.loads(l)
         except ValueError:
             continue
-        if "ms" in j and j.get("step", 0) >= 2:
+        # Step 1 warms up; with --cuda-graph the captured step includes the capture.
+        if "ms" in j and j.get("step", 0) >= 2 and j.get("graph") != "captured":
             ms.append(j["ms"])
     return (sum(ms) / len(ms), len(ms)) if ms else (None, 0)
 
@@ -165,13 +166,15 @@ def trainers_section(core, anchors, lines, missing):
               "ms/step averaged over steps 2.. (PyTorch: the steps after its warm-up). "
               "Ratio = the anchor's ms / wb's: below 1, the anchor is faster.", ""]
     wb = {}
-    for name in ["default-fp32", "best-fp32", "default-tf32", "best-tf32", "default-bf16", "best-bf16"]:
+    for name in ["default-fp32", "best-fp32", "default-tf32", "best-tf32", "default-bf16", "launched-bf16", "best-bf16"]:
         path = os.path.join(core, "trainer", f"{name}.jsonl") if core else ""
         if path and os.path.exists(path):
             ms, n = mean_after_first(path)
             if ms is not None:
                 prec = name.split("-")[1]
                 flags = ("" if prec == "fp32" else f" --precision {prec}") + (" --kernels best.json" if name.startswith("best") else "")
+                if name.startswith("launched"):  # the default plan, kernel by kernel: the gap the graph closes
+                    flags += " --cuda-graph off --op-times"
                 wb[name] = (ms, n, f"core.sh train {name}: trainer --backend cuda $MODEL_ARGS --steps 8{flags} (trainer/{name}.log)")
                 continue
         missing.append(f"wb trainer {name} (core.sh trainer/{name}.jsonl)")
