@@ -562,7 +562,7 @@ StepTotals train_steps(Loop& l) {
     NvtxRange range("step");
     l.data.train->next(inputs.data(), targets.data());
     const auto start = std::chrono::steady_clock::now();
-    l.plan.reset_op_time();
+    l.plan.begin_op_times();
     const bool debug = step == 1 && !o.debug_state.empty();
     l.model.capture_logits_next(debug);
     if (l.cuda_graph && !debug) {
@@ -604,8 +604,10 @@ StepTotals train_steps(Loop& l) {
     // The step's results, read after it: the first reads wait for the whole step.
     const float loss = l.model.loss(), norm = l.model.grad_norm();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    // The step's time outside its ops: buffer zeroing, host plumbing, the gaps between
-    // calls (measured where ops run synchronously: cpu, emu).
+    // The ops' times, read now that the read-back waited for the step; the rest of the
+    // step is outside them: buffer zeroing, host plumbing, the gaps between the calls
+    // (on cuda: between and around the kernels, the end-of-step read-back included).
+    l.plan.collect_op_times();
     const double op_s = l.plan.op_seconds(), outside_s = seconds - op_s;
     if (!std::isfinite(loss)) throw TrainingFailed("the loss is not finite at step " + std::to_string(step));
     totals.loss = loss;
