@@ -9,9 +9,9 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <stdexcept>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 

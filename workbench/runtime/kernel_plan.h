@@ -150,10 +150,10 @@ class KernelPlan {
   std::vector<UnusedEntry> unused_;
   Buffer workspace_;
   std::vector<double> selection_seconds_;
-  bool timing_ = true;        // until stop_timing_ops()
-  bool timing_step_ = false;  // between begin_op_times() and collect_op_times()
-  std::unique_ptr<Markers> markers_;           // two per call of a step
-  std::vector<std::size_t> timed_selection_;   // [k]: the selection of the step's k-th timed call
+  bool timing_ = true;                        // until stop_timing_ops()
+  bool timing_step_ = false;                  // between begin_op_times() and collect_op_times()
+  std::unique_ptr<Markers> markers_;          // two per call of a step
+  std::vector<std::size_t> timed_selection_;  // [k]: the selection of the step's k-th timed call
   std::size_t timed_calls_ = 0;
 };
 
