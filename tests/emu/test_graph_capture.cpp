@@ -2,8 +2,9 @@
 // replay over emu/emu.h's recording): what a captured step records is what a direct run
 // does, bit for bit; a replay runs the kernels again with the pointers and arguments of
 // the capture; what a captured step may not do (allocate, synchronise, copy to the host,
-// copy from pageable host memory) throws, naming the call and the work, and leaves the
-// executor usable; the emulated cuBLAS is recorded too. The cpu backend cannot capture.
+// copy from pageable host memory, record a timing marker) throws, naming the call and the
+// work, and leaves the executor usable; the emulated cuBLAS is recorded too. The cpu
+// backend cannot capture.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -184,6 +185,7 @@ TEST_F(GraphCapture, ReplayRerunsWithTheArgumentsOfTheCapture) {
 TEST_F(GraphCapture, ForbiddenCallsThrowNamingTheCallAndTheWork) {
   float* buffer = empty(16);
   std::vector<float> host(16, 1.0f);
+  const auto markers = ex_->make_markers(1);  // made before the capture, as a timed step's are
   struct Forbidden {
     const char* call;
     const char* why;
@@ -195,6 +197,7 @@ TEST_F(GraphCapture, ForbiddenCallsThrowNamingTheCallAndTheWork) {
       {"Executor::to_host", "may not copy to the host", [&] { ex_->to_host(host.data(), buffer, 64); }},
       {"Executor::to_device", "pageable host memory", [&] { ex_->to_device(buffer, host.data(), 64); }},
       {"a device allocation", "may not allocate", [&] { emu::device_free(emu::device_malloc(64)); }},
+      {"Markers::record", "may not record a timing marker", [&] { markers->record(0); }},
   };
   for (const Forbidden& f : calls) {
     ex_->working_on("residual_forward emu/1 block_size=256");

@@ -223,31 +223,67 @@ TEST_F(Command, TrainsLogsAndSaves) {
 }
 
 // --op-times: every op call site of the step with its share, and the rows add up to the
-// op time the log reports for the same steps.
+// op time the log reports for the same steps, as does the summary's op time against the
+// step time; on cpu and on emu, whose ops the plan times with the host's clock.
 TEST_F(Command, OpTimesAccountForTheOpTimeOfTheSteps) {
-  const Result r = trainer(base_ + "--steps 3 --op-times --log " + (dir_ / "log.jsonl"));
-  ASSERT_EQ(r.code, 0) << r.output;
-  const std::size_t at = r.output.find("time per op call site (steps 2..3):");
-  ASSERT_NE(at, std::string::npos) << r.output;
-  const std::string table = r.output.substr(at);
-  for (const char* op : {"encoder_forward", "matmul_backward", "attention_backward", "global_norm", "adamw"})
-    EXPECT_NE(table.find(op), std::string::npos) << op << "\n" << table;
-  const std::size_t all = table.find("(all ops)");
-  ASSERT_NE(all, std::string::npos) << table;
-  std::istringstream row(table.substr(all + 9, table.find('\n', all) - all - 9));
-  double ms_per_step = 0, percent = 0;
-  row >> ms_per_step >> percent;
-  std::ifstream log(dir_ / "log.jsonl");
-  double op_ms = 0, ms = 0;
-  int step = 0;
-  for (std::string line; std::getline(log, line);) {
-    const nlohmann::json j = nlohmann::json::parse(line);
-    if (++step == 1) continue;  // the warm-up step, as in the table
-    op_ms += double(j.at("op_ms")) / 2;
-    ms += double(j.at("ms")) / 2;
+  for (const std::string backend : {"cpu", "emu"}) {
+    SCOPED_TRACE(backend);
+    const std::string log_path = dir_ / (backend + "_log.jsonl");
+    const std::string args = "--backend " + backend + base_.substr(std::string("--backend cpu").size());
+    const Result r = trainer(args + "--steps 3 --op-times --log " + log_path);
+    ASSERT_EQ(r.code, 0) << r.output;
+    const std::size_t at = r.output.find("time per op call site (steps 2..3):");
+    ASSERT_NE(at, std::string::npos) << r.output;
+    const std::string table = r.output.substr(at);
+    for (const char* op : {"encoder_forward", "matmul_backward", "attention_backward", "global_norm", "adamw"})
+      EXPECT_NE(table.find(op), std::string::npos) << op << "\n" << table;
+    const std::size_t all = table.find("(all ops)");
+    ASSERT_NE(all, std::string::npos) << table;
+    std::istringstream row(table.substr(all + 9, table.find('\n', all) - all - 9));
+    double ms_per_step = 0, percent = 0;
+    row >> ms_per_step >> percent;
+    // The rows add up to their sum (rounded to 0.01 ms each).
+    double rows = 0;
+    int row_count = 0;
+    std::istringstream lines(table.substr(0, table.rfind('\n', all)));  // up to the sum's row
+    std::string line;
+    std::getline(lines, line);  // the title
+    std::getline(lines, line);  // the header
+    for (; std::getline(lines, line); ++row_count) {
+      std::istringstream fields(line);
+      std::vector<std::string> f;
+      for (std::string x; fields >> x;) f.push_back(x);
+      ASSERT_GE(f.size(), 3u) << line;
+      rows += std::stod(f[f.size() - 2]);
+    }
+    EXPECT_GT(row_count, 10) << table;
+    EXPECT_NEAR(rows, ms_per_step, 0.005 * row_count + 0.005) << table;
+
+    std::ifstream log(log_path);
+    double op_ms = 0, ms = 0;
+    int step = 0;
+    for (std::string l; std::getline(log, l);) {
+      const nlohmann::json j = nlohmann::json::parse(l);
+      if (++step == 1) continue;  // the warm-up step, as in the table
+      op_ms += double(j.at("op_ms")) / 2;
+      ms += double(j.at("ms")) / 2;
+    }
+    EXPECT_EQ(step, 3);
+    EXPECT_NEAR(ms_per_step, op_ms, 0.006) << table;
+    EXPECT_NEAR(percent, 100.0 * op_ms / ms, 0.06) << table;
+
+    // The summary: "op time: <op> of <step> ms/step (<share>%); time outside the ops: ...".
+    const std::size_t summary = r.output.find("op time: ");
+    ASSERT_NE(summary, std::string::npos) << r.output;
+    std::istringstream said(r.output.substr(summary + 9));
+    double said_op = 0, said_step = 0;
+    std::string of;
+    said >> said_op >> of >> said_step;
+    EXPECT_EQ(of, "of");
+    EXPECT_NEAR(said_op, op_ms, 0.006) << r.output.substr(summary, 200);
+    EXPECT_NEAR(said_step, ms, 0.006) << r.output.substr(summary, 200);
+    EXPECT_NE(r.output.find("; time outside the ops: ", summary), std::string::npos) << r.output.substr(summary, 200);
   }
-  EXPECT_NEAR(ms_per_step, op_ms, 0.006) << table;
-  EXPECT_NEAR(percent, 100.0 * op_ms / ms, 0.06) << table;
 }
 
 // A log line that cannot be written (a full disk: /dev/full takes the open and fails
@@ -659,6 +695,24 @@ TEST(CudaGraph, AReplayedStepIsTheLaunchedStepBitwiseOnTheEmulator) {
     EXPECT_FALSE(x.empty());
     EXPECT_TRUE(x == y) << precision << ": the parameters after three steps differ";
   }
+}
+
+// On cuda --op-times alone launches the step op by op (the graph is only the default),
+// says so, and times the kernels with CUDA events: the table and the summary, which
+// names the rest of the step for what it is there.
+TEST(CudaGraph, OpTimesAloneTurnsTheDefaultGraphOffOnCuda) {
+  if (auto why = cuda_unavailable_reason()) GTEST_SKIP() << "no usable CUDA device: " << *why;
+  TempDir dir;
+  write_tokens(dir / "train.bin", iota_tokens(200, 64));
+  const Result r = testing::run_command(WB_TRAINER, "--backend cuda --init 1,32,2 --train " + (dir / "train.bin") +
+                                                        " -b 2 -t 8 --steps 3 --peak-tflops 1 --op-times");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("notice: --op-times launches the step op by op"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("captured the step"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("; between and around the kernels: "), std::string::npos) << r.output;
+  const std::size_t at = r.output.find("time per op call site (steps 2..3):");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(all ops)", at), std::string::npos) << r.output;
 }
 
 TEST(CudaGraph, OnIsRefusedWhereTheBackendCannotCaptureAndWithOpTimes) {

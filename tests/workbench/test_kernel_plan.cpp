@@ -1,13 +1,17 @@
 // The kernel plan (workbench/runtime/kernel_plan.h) as the trainer builds it: the
 // workloads of a GPT-2 step, the choice of each call's variant from best.json by
 // precision, device section and instruction-set level, the fallbacks with their
-// notices, and --deterministic.
+// notices, --deterministic, and the timing of each call of a step (op times).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -361,6 +365,113 @@ TEST(Plan, FallsBackPerOpAndHonoursDeterministic) {
   EXPECT_NE(repeatable.at("layernorm_backward", btc).variant, atomics);
   EXPECT_NE(notices.str().find("not deterministic"), std::string::npos) << notices.str();
   EXPECT_NE(notices.str().find("whose report saw two runs differ"), std::string::npos) << notices.str();
+}
+
+// An executor that runs everything on the cpu one, but whose markers are a counter:
+// record() is one tick, so a call's time, from the marker before it to the one after,
+// is exactly one tick, and a selection's time is the number of its calls timed.
+class TickingExecutor final : public Executor {
+ public:
+  Backend backend() const override { return cpu_->backend(); }
+  const DeviceInfo& device() const override { return cpu_->device(); }
+  ExecContext* context() override { return cpu_->context(); }
+  void* allocate(std::size_t bytes) override { return cpu_->allocate(bytes); }
+  void release(void* p) noexcept override { cpu_->release(p); }
+  void to_device(void* dst, const void* src, std::size_t bytes) override { cpu_->to_device(dst, src, bytes); }
+  void to_host(void* dst, const void* src, std::size_t bytes) override { cpu_->to_host(dst, src, bytes); }
+  void poison(void* dst, std::size_t bytes) override { cpu_->poison(dst, bytes); }
+  void zero(void* dst, std::size_t bytes) override { cpu_->zero(dst, bytes); }
+  void synchronize() override { cpu_->synchronize(); }
+  double time_launch(const std::function<void()>& launch) override { return cpu_->time_launch(launch); }
+  Ceilings measure_ceilings() override { return cpu_->measure_ceilings(); }
+  std::unique_ptr<Markers> make_markers(std::size_t n) override {
+    made += n;
+    return std::make_unique<Ticks>(n);
+  }
+  std::size_t made = 0;  // markers made, in all
+
+ private:
+  struct Ticks final : Markers {
+    explicit Ticks(std::size_t n) : Markers(n), at(n) {}
+    void record(std::size_t i) override {
+      check_index(i, "Markers::record");
+      at[i] = ++clock;
+      recorded_[i] = true;
+    }
+    double seconds_between(std::size_t i, std::size_t j) override {
+      check_recorded(i, j);
+      return double(at[j] - at[i]);
+    }
+    std::vector<int64_t> at;
+    int64_t clock = 0;
+  };
+  std::unique_ptr<Executor> cpu_ = make_executor(Backend::cpu);
+};
+
+// Op times (KernelPlan::begin_op_times .. collect_op_times): the plan makes its markers
+// once, two per call its workloads count; each call of a step is timed on its own
+// selection, step after step; calls outside the pair (a validation pass) are not timed;
+// a step that makes more calls than counted is wb's bug, std::logic_error before the
+// call runs; after stop_timing_ops() nothing is timed.
+TEST(Plan, OpTimesTimeEveryCallOfAStepOnItsSelection) {
+  TickingExecutor ex;
+  const Config c = config_from_init("1,32,2");
+  std::ostringstream notices;
+  KernelPlan plan(Registry::global(), ex, PlanOptions{}, nullptr, step_workloads(c, 2, 8), notices);
+  std::size_t calls = 0;
+  for (const Selection& s : plan.selections()) calls += std::size_t(s.calls);
+  EXPECT_EQ(ex.made, 2 * calls);
+  const std::unique_ptr<Gpt2> model = make_gpt2(c, 2, 8, ex, plan, Storage::fp32);
+  model->load_params(init_params(c, 1).data());
+  std::vector<int32_t> inputs(16), targets(16);
+  for (int i = 0; i < 16; ++i) inputs[i] = i, targets[i] = i + 1;
+  auto step = [&] {
+    model->forward(inputs.data(), targets.data());
+    model->backward();
+    model->update(UpdateSettings{});
+  };
+
+  ASSERT_TRUE(plan.times_ops());
+  step();  // before begin_op_times: not timed
+  EXPECT_EQ(plan.timed_calls(), 0u);
+  EXPECT_EQ(plan.op_seconds(), 0.0);
+  for (int round = 0; round < 2; ++round) {  // the same markers, step after step
+    plan.begin_op_times();
+    step();
+    EXPECT_TRUE(std::isfinite(model->loss()));
+    EXPECT_EQ(plan.timed_calls(), calls) << round;
+    plan.collect_op_times();
+    for (std::size_t i = 0; i < plan.selections().size(); ++i) {
+      const Selection& s = plan.selections()[i];
+      EXPECT_EQ(plan.selection_seconds()[i], double(s.calls)) << s.op->name << " " << s.op->describe_shape(s.shape);
+    }
+    EXPECT_EQ(plan.op_seconds(), double(calls));
+    plan.collect_op_times();  // once collected, the step's times stand
+    EXPECT_EQ(plan.op_seconds(), double(calls));
+    model->forward(inputs.data(), targets.data());  // a validation pass after the step
+    EXPECT_EQ(plan.timed_calls(), calls);
+  }
+  EXPECT_EQ(ex.made, 2 * calls);  // none made during the steps
+
+  plan.begin_op_times();
+  step();
+  try {
+    model->forward(inputs.data(), targets.data());
+    ADD_FAILURE() << "a call beyond the " << calls << " the workloads count was timed";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("encoder_forward: the step made more op calls than the " +
+                                         std::to_string(calls) + " its workloads count"),
+              std::string::npos)
+        << e.what();
+  }
+
+  plan.stop_timing_ops();  // a step replayed as a CUDA graph
+  EXPECT_FALSE(plan.times_ops());
+  plan.begin_op_times();
+  step();
+  EXPECT_EQ(plan.timed_calls(), 0u);
+  plan.collect_op_times();
+  EXPECT_EQ(plan.op_seconds(), 0.0);
 }
 
 }  // namespace

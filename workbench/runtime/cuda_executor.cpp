@@ -201,6 +201,7 @@ class CudaExecutor final : public Executor {
     }
     return lost_;
   }
+  std::unique_ptr<Markers> make_markers(std::size_t n) override { return std::make_unique<EventMarkers>(*this, n); }
   void flush_cache() override { WB_CHECK(cudaMemsetAsync(flush_, 0, flush_bytes_, stream_)); }
   std::size_t flush_bytes() const override { return flush_bytes_; }
   double time_launch(const std::function<void()>& launch) override {
@@ -268,6 +269,57 @@ class CudaExecutor final : public Executor {
   }
 
  private:
+  // Markers as CUDA events on the executor's stream, all created here, before the work
+  // they time: a step then allocates nothing and creates nothing. Nested, for the
+  // stream and the capture's refusal.
+  class EventMarkers final : public Markers {
+   public:
+    EventMarkers(CudaExecutor& ex, std::size_t n) : Markers(n), ex_(ex) {
+      events_.reserve(n);
+      try {
+        for (std::size_t i = 0; i < n; ++i) {
+          cudaEvent_t e = nullptr;
+          WB_CHECK(cudaEventCreate(&e));
+          events_.push_back(e);
+        }
+      } catch (...) {
+        destroy();
+        throw;
+      }
+    }
+    ~EventMarkers() override { destroy(); }
+    void record(std::size_t i) override {
+      check_index(i, "Markers::record");
+      // A captured event record would become a node of the graph, timing its replays
+      // where no one reads them: refused, like the captured step's other host-side calls.
+      ex_.refuse_in_capture("Markers::record",
+                            "a captured step may not record a timing marker (a replayed graph has no op calls to "
+                            "time; time a step launched op by op)");
+      WB_CHECK(cudaEventRecord(events_[i], ex_.stream_));
+      recorded_[i] = true;
+    }
+    double seconds_between(std::size_t i, std::size_t j) override {
+      check_recorded(i, j);
+      ex_.refuse_in_capture("Markers::seconds_between",
+                            "a captured step may not synchronise (reading a marker waits for it)");
+      // Both are done once a synchronisation after them returned; otherwise this waits,
+      // rather than failing with cudaErrorNotReady.
+      WB_CHECK(cudaEventSynchronize(events_[i]));
+      WB_CHECK(cudaEventSynchronize(events_[j]));
+      float ms = 0;
+      WB_CHECK(cudaEventElapsedTime(&ms, events_[i], events_[j]));
+      return double(ms) * 1e-3;
+    }
+
+   private:
+    void destroy() noexcept {
+      for (cudaEvent_t e : events_) cudaEventDestroy(e);
+      events_.clear();
+    }
+    CudaExecutor& ex_;
+    std::vector<cudaEvent_t> events_;
+  };
+
   // "<call> inside a CUDA-graph capture (while running <work>): <why>".
   std::string capture_message(const std::string& call, const std::string& why) const {
     return call + " inside a CUDA-graph capture (" + (work_.empty() ? std::string("no work named") : "while running " + work_) +

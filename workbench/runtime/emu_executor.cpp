@@ -21,6 +21,24 @@ struct EmuGraph final : CapturedGraph {
   emu::Graph graph;
 };
 
+// The emulator runs a launch before it returns, so its markers are the steady clock's;
+// what it adds is the capture's refusal, as for the executor's other calls.
+class EmuMarkers final : public SteadyClockMarkers {
+ public:
+  using SteadyClockMarkers::SteadyClockMarkers;
+  void record(std::size_t i) override {
+    emu::refuse_in_capture("Markers::record",
+                           "a captured step may not record a timing marker (a replayed graph has no op calls to "
+                           "time; time a step launched op by op)");
+    SteadyClockMarkers::record(i);
+  }
+  double seconds_between(std::size_t i, std::size_t j) override {
+    emu::refuse_in_capture("Markers::seconds_between",
+                           "a captured step may not synchronise (reading a marker waits for it)");
+    return SteadyClockMarkers::seconds_between(i, j);
+  }
+};
+
 class EmuExecutor final : public Executor {
  public:
   EmuExecutor() {
@@ -107,6 +125,7 @@ class EmuExecutor final : public Executor {
     }
   }
   bool capturing() const override { return emu::capturing(); }
+  std::unique_ptr<Markers> make_markers(std::size_t n) override { return std::make_unique<EmuMarkers>(n); }
   double time_launch(const std::function<void()>&) override {
     throw UsageError("the emu backend is never timed: emulation proves logic, not speed");
   }

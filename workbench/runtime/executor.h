@@ -2,12 +2,14 @@
 // Where variants run: host memory and the calling thread (cpu), or a CUDA device and
 // a stream (cuda). The harness allocates, copies, poisons and times through this
 // interface and never touches the CUDA runtime itself.
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kernels/exec_context.h"
 #include "kernels/types.h"
@@ -78,6 +80,49 @@ class CapturedGraph {
   virtual std::size_t size() const = 0;
 };
 
+// A pool of timing points on an executor's stream (Executor::make_markers), made before
+// the work it times so that the work allocates nothing: record(i) puts marker i in the
+// stream's order, where it is reached when everything issued before it is done, and
+// seconds_between(i, j) is the time from marker i to marker j once both are reached. On
+// cuda a marker is a CUDA event, and seconds_between waits for j (read them after the
+// synchronisation that ends the timed work, so that the wait costs nothing); on cpu and
+// emu a call returns when its work is done, and a marker is the steady clock when it is
+// recorded. Inside a CUDA-graph capture record and seconds_between are refused, like the
+// other calls a captured step may not make: a replayed graph would record no time the
+// host can read. Owned by the caller; it must not outlive the executor.
+class Markers {
+ public:
+  explicit Markers(std::size_t n) : recorded_(n, false) {}
+  virtual ~Markers() = default;
+  Markers(const Markers&) = delete;
+  Markers& operator=(const Markers&) = delete;
+  std::size_t size() const { return recorded_.size(); }
+  // Records marker i (again, if it was: a pool is reused step after step);
+  // std::logic_error when i >= size().
+  virtual void record(std::size_t i) = 0;
+  // Seconds from marker i to marker j (negative when j was recorded first);
+  // std::logic_error when either is out of range or was never recorded.
+  virtual double seconds_between(std::size_t i, std::size_t j) = 0;
+
+ protected:
+  // The checks of the two calls, which are a bug of the caller when they fail.
+  void check_index(std::size_t i, const char* call) const;
+  void check_recorded(std::size_t i, std::size_t j) const;
+  std::vector<bool> recorded_;
+};
+
+// The markers of a backend whose calls return when their work is done (cpu, emu): the
+// steady clock at record().
+class SteadyClockMarkers : public Markers {
+ public:
+  explicit SteadyClockMarkers(std::size_t n) : Markers(n), at_(n) {}
+  void record(std::size_t i) override;
+  double seconds_between(std::size_t i, std::size_t j) override;
+
+ private:
+  std::vector<std::chrono::steady_clock::time_point> at_;
+};
+
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -102,6 +147,9 @@ class Executor {
   // Seconds one launch takes: CUDA events around it on the stream, a steady clock on
   // the host.
   virtual double time_launch(const std::function<void()>& launch) = 0;
+  // A pool of n timing points on this executor's stream (Markers above); on cuda it
+  // creates n CUDA events, so make it before the work it times, not inside it.
+  virtual std::unique_ptr<Markers> make_markers(std::size_t n) { return std::make_unique<SteadyClockMarkers>(n); }
   // Measures the device's copy bandwidth and matrix throughput (seconds of work).
   virtual Ceilings measure_ceilings() = 0;
   // The matrix ceiling of one numeric class, and fp32's where the class has none here

@@ -1,3 +1,5 @@
+#include <stdexcept>
+
 #include "kernels/errors.h"
 #include "workbench/runtime/executor.h"
 
@@ -17,6 +19,31 @@ std::optional<std::string> cuda_unavailable_reason() {
 #else
   return std::string("this wb was built without CUDA (nvcc was not found when it was configured)");
 #endif
+}
+
+void Markers::check_index(std::size_t i, const char* call) const {
+  if (i >= recorded_.size())
+    throw std::logic_error(std::string(call) + ": marker " + std::to_string(i) + " of a pool of " +
+                           std::to_string(recorded_.size()));
+}
+
+void Markers::check_recorded(std::size_t i, std::size_t j) const {
+  check_index(i, "Markers::seconds_between");
+  check_index(j, "Markers::seconds_between");
+  for (std::size_t k : {i, j})
+    if (!recorded_[k])
+      throw std::logic_error("Markers::seconds_between: marker " + std::to_string(k) + " was never recorded");
+}
+
+void SteadyClockMarkers::record(std::size_t i) {
+  check_index(i, "Markers::record");
+  at_[i] = std::chrono::steady_clock::now();
+  recorded_[i] = true;
+}
+
+double SteadyClockMarkers::seconds_between(std::size_t i, std::size_t j) {
+  check_recorded(i, j);
+  return std::chrono::duration<double>(at_[j] - at_[i]).count();
 }
 
 void Executor::set_strict_sync(bool strict) {

@@ -138,6 +138,10 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, const PlanOptions& o, 
     selections_.push_back(s);
   }
   workspace_ = Buffer(ex, workspace);
+  std::size_t calls = 0;
+  for (const Selection& s : selections_) calls += std::size_t(std::max(s.calls, 0));
+  timed_selection_.assign(calls, 0);
+  markers_ = ex.make_markers(2 * calls);  // before any step: on cuda, CUDA events
   selection_seconds_.assign(selections_.size(), 0.0);
 
   if (section_) {
@@ -168,6 +172,13 @@ std::size_t KernelPlan::index_of(const std::string& op, const Shape& shape) cons
 
 const Selection& KernelPlan::at(const std::string& op, const Shape& shape) const {
   return selections_[index_of(op, shape)];
+}
+
+void KernelPlan::collect_op_times() {
+  if (!timing_step_) return;
+  timing_step_ = false;
+  for (std::size_t k = 0; k < timed_calls_; ++k)
+    selection_seconds_[timed_selection_[k]] += markers_->seconds_between(2 * k, 2 * k + 1);
 }
 
 void KernelPlan::print_times(std::ostream& out, const std::vector<double>& seconds, int steps,

@@ -9,14 +9,14 @@
 // announced, and every entry of the section the step does not run is listed with the
 // reason. The plan then runs the calls through the registry. It knows nothing of the
 // model: the trainer gives the workloads and why its step never calls some ops.
-#include <chrono>
+#include <functional>
+#include <memory>
 #include <numeric>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <typeinfo>
 #include <vector>
-
-#include <functional>
 
 #include "kernels/registry.h"
 #include "workbench/runtime/best.h"
@@ -73,22 +73,54 @@ class KernelPlan {
     launch.workspace = workspace_.data();
     launch.workspace_bytes = workspace_.bytes();
     launch.ctx = ex_.context();
-    if (!times_ops()) return s.variant->run(&args, launch);
-    const auto start = std::chrono::steady_clock::now();
+    if (!timing_step_) return s.variant->run(&args, launch);
+    // A marker pair around the call; the cursor moves only once both are recorded.
+    const std::size_t k = timed_calls_;
+    if (k == timed_selection_.size())
+      throw std::logic_error(op + ": the step made more op calls than the " + std::to_string(k) +
+                             " its workloads count (the plan's markers are sized from them)");
+    markers_->record(2 * k);
     s.variant->run(&args, launch);
-    selection_seconds_[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    markers_->record(2 * k + 1);
+    timed_selection_[k] = i;
+    timed_calls_ = k + 1;
   }
 
-  // The wall time spent inside run() since reset_op_time(), where a call returns when its
-  // work is done (cpu, emu); on cuda a launch returns at once, and the ops are not timed.
-  // selection_seconds()[i]: the part of it spent in the calls of selections()[i].
-  bool times_ops() const { return ex_.backend() != Backend::cuda && timing_; }
-  // No more timing (a step replayed as a CUDA graph calls no op).
-  void stop_timing_ops() { timing_ = false; }
+  // Op times: how long each op call of a step took, on every backend. Between
+  // begin_op_times() and collect_op_times() run() records a marker (Executor::
+  // make_markers) before and after each call: on cuda CUDA events on the stream, so a
+  // call's time runs from the GPU reaching the marker before its launches to the one
+  // after them; on cpu and emu, whose calls return when their work is done, the steady
+  // clock. The markers are made once, for the calls a step makes (Selection::calls, over
+  // all selections); a step that makes more is std::logic_error. Calls outside the pair
+  // (a validation pass, a sample) are not timed.
+  bool times_ops() const { return timing_; }
+  // No more timing, and the markers are released (a step replayed as a CUDA graph calls
+  // no op; a marker cannot be recorded inside a capture).
+  void stop_timing_ops() {
+    timing_ = false;
+    timing_step_ = false;
+    markers_.reset();
+  }
+  // Starts timing a step's calls (a no-op after stop_timing_ops()); the times of the
+  // last step are forgotten.
+  void begin_op_times() {
+    selection_seconds_.assign(selections_.size(), 0.0);
+    timed_calls_ = 0;
+    timing_step_ = timing_;
+  }
+  // Ends the step's timing and adds each call's time to its selection's: call it after
+  // the synchronisation that ends the step (the trainer's read-back of the loss and
+  // norm), where on cuda reading the markers waits for nothing.
+  void collect_op_times();
+  // The time of the op calls of the last step collected; selection_seconds()[i]: the
+  // part of it spent in the calls of selections()[i].
   double op_seconds() const { return std::accumulate(selection_seconds_.begin(), selection_seconds_.end(), 0.0); }
   const std::vector<double>& selection_seconds() const { return selection_seconds_; }
-  void reset_op_time() { selection_seconds_.assign(selections_.size(), 0.0); }
+  // The calls timed since begin_op_times().
+  std::size_t timed_calls() const { return timed_calls_; }
 
+  Backend backend() const { return ex_.backend(); }
   const Selection& at(const std::string& op, const Shape& shape) const;  // std::logic_error when not planned
   const std::vector<Selection>& selections() const { return selections_; }
   // The best.json section the plan runs (nullptr: none given, or none fits), and how it
@@ -118,7 +150,11 @@ class KernelPlan {
   std::vector<UnusedEntry> unused_;
   Buffer workspace_;
   std::vector<double> selection_seconds_;
-  bool timing_ = true;
+  bool timing_ = true;                        // until stop_timing_ops()
+  bool timing_step_ = false;                  // between begin_op_times() and collect_op_times()
+  std::unique_ptr<Markers> markers_;          // two per call of a step
+  std::vector<std::size_t> timed_selection_;  // [k]: the selection of the step's k-th timed call
+  std::size_t timed_calls_ = 0;
 };
 
 }  // namespace wb
