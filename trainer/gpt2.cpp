@@ -184,11 +184,6 @@ class Model final : public Gpt2 {
   }
   void norm_launch() override;
   void adamw_launch(const UpdateSettings& u) override;
-  float grad_norm() override {
-    float norm = 0;
-    ex_.to_host(&norm, norm_, sizeof(float));
-    return norm;
-  }
   StepResults results() override {
     const int64_t BT = int64_t(B_) * T_;
     ex_.to_host(host_losses_.data(), losses_, (BT + 1) * sizeof(float));  // the losses, then the norm

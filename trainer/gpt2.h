@@ -111,10 +111,8 @@ class Gpt2 {
   virtual void set_update(const UpdateSettings& u) = 0;
   virtual void norm_launch() = 0;
   virtual void adamw_launch(const UpdateSettings& u) = 0;
-  // The gradient norm (before clipping) of the last update (reads it back: synchronises).
-  virtual float grad_norm() = 0;
-  // The step's results -- loss() and grad_norm() -- in one read-back, the one wait of a
-  // training step.
+  // The step's results -- its mean loss (as loss()) and the gradient norm before
+  // clipping -- in one read-back, the one wait of a training step.
   struct StepResults {
     float loss = 0, grad_norm = 0;
   };

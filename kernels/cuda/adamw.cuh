@@ -41,6 +41,11 @@ inline StepInputs inputs_of(const AdamwBf16Args& a) {
   return {a.beta1, a.beta2, a.eps, a.weight_decay, a.grad_clip, a.grad_norm, a.lr, a.t, a.seed};
 }
 
+// The bias correction 1 - beta^t of a moment at step t, in double as the host computes
+// it (beta^t is within float rounding of 1 for beta2 = 0.999 and small t: a float power
+// would cancel to a few correct bits), rounded once to float.
+__device__ inline float bias_correction(float beta, int t) { return float(1.0 - pow(double(beta), double(t))); }
+
 // This step's constants from its values in device memory.
 __device__ inline Step step_at(const StepInputs& in) {
   const int t = *in.t;

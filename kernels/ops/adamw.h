@@ -10,7 +10,6 @@
 // update, and a captured CUDA graph of the whole step, AdamW included, stays valid from
 // one step to the next (the trainer writes the new values before each replay). What a
 // run holds fixed -- the betas, eps, weight decay and clipping norm -- is by value.
-#include <cmath>
 #include <cstdint>
 
 #include "kernels/bf16.h"
@@ -27,12 +26,6 @@ WB_HOST_DEVICE inline float clip_scale(float norm, float clip) {
   const float scale = clip / (norm + 1e-6f);
   return scale < 1.0f ? scale : 1.0f;  // a NaN norm gives 1, as std::min(1.0f, NaN) did
 }
-
-// The bias correction 1 - beta^t of a moment at step t, in double (beta^t is within
-// float rounding of 1 for beta2 = 0.999 and small t: a float power would cancel to a
-// few correct bits), rounded once to float. The same on every backend, so that each
-// divides by the same correction.
-WB_HOST_DEVICE inline float bias_correction(float beta, int t) { return float(1.0 - pow(double(beta), double(t))); }
 
 struct AdamwArgs {
   float* params;       // (N), updated
