@@ -22,7 +22,7 @@ struct ReferenceFactory {
 
 struct SourceHash {
   const char* path;
-  const char* sha256;
+  const char* sha256;  // the identity
 };
 
 const std::vector<VariantFactory>& variant_factories();
@@ -30,8 +30,8 @@ const std::vector<VariantFactory>& variant_factories();
 // declarations sit in the emulator's namespace; emu/shim.h).
 const std::vector<VariantFactory>& emu_variant_factories();
 const std::vector<ReferenceFactory>& reference_factories();
-// Hashes of every variant and reference file (with the project headers they include),
-// taken when the table was generated.
+// The identity of every variant and reference file (base/source_identity.h), taken
+// when the build wrote the table (source_identities.cpp, by wb_identity).
 const std::vector<SourceHash>& source_hashes();
 
 }  // namespace wb

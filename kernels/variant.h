@@ -101,7 +101,10 @@ struct Variant {
   // rounding is half an ulp beyond the fp32 tolerance.
   std::function<void(const TensorTable&)> truth;
   std::string source;       // file, relative to the repository (set by the registry)
-  std::string source_hash;  // SHA-256 of that file at build time (set by the registry)
+  // Its identity (base/source_identity.h): the SHA-256 of the code the device build
+  // compiles for it, normalised; what a device verification is keyed to (set by the
+  // registry from the table wb_identity writes at build time).
+  std::string source_hash;
 
   // A variant running fn, an implementation taking the op's argument struct. A CUDA
   // variant the emulator cannot run passes no fn in the emulator's build

@@ -13,7 +13,7 @@
 #include <cstdint>
 
 #include "kernels/bf16.h"
-#include "kernels/op.h"
+#include "kernels/op_fwd.h"
 #include "kernels/stochastic_rounding.h"  // WB_HOST_DEVICE
 
 namespace wb {

@@ -1,5 +1,6 @@
 #pragma once
 // Every op of the catalogue: its argument struct and spec accessor.
+#include "kernels/op.h"
 #include "kernels/ops/adamw.h"
 #include "kernels/ops/attention_backward.h"
 #include "kernels/ops/attention_forward.h"

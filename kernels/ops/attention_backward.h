@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "kernels/bf16.h"
-#include "kernels/op.h"
+#include "kernels/op_fwd.h"
 
 namespace wb {
 

@@ -2,7 +2,7 @@
 // crossentropy_forward: losses[b,t] = -log(probs[b, t, targets[b,t]]).
 #include <cstdint>
 
-#include "kernels/op.h"
+#include "kernels/op_fwd.h"
 
 namespace wb {
 

@@ -4,7 +4,7 @@
 //   the padded columns V..Vp are left as they are.
 #include <cstdint>
 
-#include "kernels/op.h"
+#include "kernels/op_fwd.h"
 
 namespace wb {
 

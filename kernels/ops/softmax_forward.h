@@ -3,7 +3,7 @@
 // columns V..Vp of probs are written as 0.
 #include <cstdint>
 
-#include "kernels/op.h"
+#include "kernels/op_fwd.h"
 
 namespace wb {
 

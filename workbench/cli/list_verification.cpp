@@ -46,6 +46,9 @@ VerificationIndex VerificationIndex::scan(const std::string& results_dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(results_dir, ec)) return index;
+  // (op, variant, hash a report recorded) -> the identity of the code it was measured on
+  // (tools/rekey.py), for reports older than identities.
+  std::map<std::tuple<std::string, int, std::string>, std::string> rekeyed;
   for (fs::recursive_directory_iterator it(results_dir, ec), end; it != end && !ec; it.increment(ec)) {
     if (!it->is_regular_file() || it->path().extension() != ".json") continue;
     const std::string path = it->path().string();
@@ -59,6 +62,16 @@ VerificationIndex VerificationIndex::scan(const std::string& results_dir) {
     }
     if (!j.is_object()) continue;
     const std::string schema = j.value("schema", "");
+    if (schema == kRekeySchema) {
+      try {
+        for (const auto& r : j.at("rekeyed"))
+          rekeyed[{r.at("op").get<std::string>(), r.at("variant").get<int>(), r.at("source_hash").get<std::string>()}] =
+              r.at("identity").get<std::string>();
+      } catch (const nlohmann::json::exception& e) {
+        index.warnings_.push_back(path + ": malformed re-key file (" + e.what() + "), passed over");
+      }
+      continue;
+    }
     if (schema != kReportSchema && schema != kReportSchemaV1) continue;  // best.json and others
     try {
       const Report r = report_from_json(j, path);
@@ -74,6 +87,12 @@ VerificationIndex VerificationIndex::scan(const std::string& results_dir) {
       index.warnings_.push_back(std::string(e.what()) + ", passed over");
     }
   }
+  for (auto* where : {&index.device_, &index.emulated_})
+    for (auto& [key, seen] : *where)
+      for (Seen& s : seen) {
+        const auto it = rekeyed.find({std::get<0>(key), std::get<1>(key), s.hash});
+        if (it != rekeyed.end()) s.hash = it->second;
+      }
   return index;
 }
 

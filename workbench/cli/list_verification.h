@@ -1,6 +1,7 @@
 #pragma once
-// What the committed reports under results/ say about a CUDA variant with the source
-// it has now (reports record each variant's source hash):
+// What the committed reports under results/ say about a CUDA variant with the code it
+// has now (reports record each variant's identity, base/source_identity.h; reports older
+// than identities are re-keyed by a wb.rekey file beside them, tools/rekey.py):
 //   on a device  "verified on <device> <date>" when a device's report holds it correct
 //                at that hash and no record of that hash is incorrect; "incorrect on
 //                <device> <date>" when one is; "changed since verified"; "not yet run
@@ -16,6 +17,8 @@
 #include "kernels/variant.h"
 
 namespace wb {
+
+inline constexpr const char* kRekeySchema = "wb.rekey/1";
 
 struct Verification {
   enum class State { verified, incorrect, changed, never };
@@ -35,8 +38,8 @@ struct Emulation {
 
 class VerificationIndex {
  public:
-  // Reads every wb.report file below `results_dir`; files that are not reports are
-  // passed over, malformed ones noted in warnings().
+  // Reads every wb.report and wb.rekey file below `results_dir`; files that are neither
+  // are passed over, malformed ones noted in warnings().
   static VerificationIndex scan(const std::string& results_dir);
 
   Verification status(const Variant& v) const;  // on a device (cuda records)

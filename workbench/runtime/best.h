@@ -41,7 +41,7 @@ struct BestEntry {
   double stddev_s = 0;
   bool deterministic = true;  // its report saw two runs give bitwise equal outputs
   std::string report;         // the report the winning record came from
-  std::string source_hash;    // of the variant when it was measured
+  std::string source_hash;    // the variant's identity when it was measured
   std::string note;           // why it won, or which faster variant it was kept over
 
   std::string shape_text() const { return describe(shape, dims); }

@@ -34,7 +34,7 @@ struct Record {
   std::string variant_name;
   NumericClass numeric = NumericClass::fp32;
   std::string source;       // variant file, relative to the repository
-  std::string source_hash;  // its SHA-256 when this binary was built
+  std::string source_hash;  // its identity when this binary was built (base/source_identity.h)
   ParamValues params;
   std::vector<std::string> dims;  // the op's dims, in order
   Shape shape;
