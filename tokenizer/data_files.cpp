@@ -20,16 +20,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Why curl failed; where the likely cause is no network, it asks.
 std::string curl_failure(int code) {
   switch (code) {
     case 6:
-      return "could not resolve the host";
+      return "could not resolve the host; is there a network here?";
     case 7:
-      return "could not connect";
+      return "could not connect; is there a network here?";
     case 22:
       return "the server answered with an HTTP error";
     case 28:
-      return "timed out";
+      return "timed out; is there a network here?";
     case 35:
     case 60:
       return "TLS failed";
@@ -134,7 +135,7 @@ void download_file(const std::string& url, const fs::path& path, const std::stri
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (code != 0) {
     remove_quietly(part);
-    throw error("cannot download " + url + " (" + curl_failure(code) + "; is there a network here?)");
+    throw error("cannot download " + url + " (" + curl_failure(code) + ")");
   }
   try {
     if (!sha256.empty()) {
