@@ -41,10 +41,7 @@ print(f"capped_pass: {len(r['records'])} records, none failed; bf16 ceiling abse
 PY
 
 step "the trainer, fp32 and bf16, on the committed best.json"
-text=../shared/data/tinyshakespeare.txt
-input=()
-[[ -f $text ]] && input=(--input "$text")
-"$build/prepare_data" tinyshakespeare "${input[@]}" --vocab ../shared/data/gpt2 --out "$work/data" >/dev/null
+"$build/prepare_data" tinyshakespeare --out "$work/data" >/dev/null  # the data looked up, or downloaded
 for precision in fp32 bf16; do
   "${capped[@]}" "$build/trainer" --backend cpu --kernels=results/best.json --precision "$precision" \
     --init 2,64,2 -b 2 -t 32 --steps 3 --lr 1e-3 --train "$work/data/tiny_shakespeare_train.bin" \

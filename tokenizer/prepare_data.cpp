@@ -1,14 +1,12 @@
 // prepare_data: GPT-2 tokenization on the command line. Prepares TinyShakespeare as
-// llm.c's token files (downloading the text when no --input is given), writes llm.c's
-// gpt2_tokenizer.bin, and encodes or decodes a text. Exit codes: 0 ok, 2 bad usage or
-// input (missing or malformed files, failed download, unwritable output), 1 a bug.
-#include <spawn.h>
-#include <sys/wait.h>
-
+// llm.c's token files, writes llm.c's gpt2_tokenizer.bin, and encodes or decodes a text.
+// The text and the vocabulary not given (--input, --vocab) are looked up and, where
+// nothing holds them, downloaded and checked against their pinned SHA-256
+// (tokenizer/data_files.h). Exit codes: 0 ok, 2 bad usage or input (missing or malformed
+// files, failed download, a checksum that does not match, unwritable output), 1 a bug.
 #include <CLI/CLI.hpp>
-#include <cerrno>
+#include <algorithm>
 #include <charconv>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <iterator>
@@ -18,12 +16,12 @@
 
 #include "kernels/exit_codes.h"
 #include "tokenizer/bpe.h"
+#include "tokenizer/data_files.h"
 #include "tokenizer/dataset.h"
 #include "tokenizer/io.h"
+#include "tokenizer/sha256.h"
 #include "tokenizer/token_file.h"
 #include "tokenizer/tokenizer_file.h"
-
-extern char** environ;
 
 namespace wb::tokenizer {
 namespace {
@@ -40,84 +38,109 @@ void make_folder(const fs::path& dir) {
   if (!fs::is_directory(dir, ec)) throw error("the output folder " + dir.string() + " is not a folder");
 }
 
-std::string curl_failure(int code) {
-  switch (code) {
-    case 6:
-      return "could not resolve the host";
-    case 7:
-      return "could not connect";
-    case 22:
-      return "the server answered with an HTTP error";
-    case 28:
-      return "timed out";
-    case 35:
-    case 60:
-      return "TLS failed";
-    default:
-      return "curl exit code " + std::to_string(code);
-  }
-}
-
-// Downloads url to path with curl (no shell in between); throws error on failure.
-void download(const std::string& url, const fs::path& path) {
-  const fs::path part = path.string() + ".part";
-  const std::string part_name = part.string();
-  std::vector<std::string> args = {"curl", "--fail",     "--silent", "--show-error", "--location", "--connect-timeout",
-                                   "20",   "--max-time", "300",      "--output",     part_name,    url};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::cout << "downloading " << url << "\n" << std::flush;
-  pid_t pid = 0;
-  const int spawn_error = posix_spawnp(&pid, "curl", nullptr, nullptr, argv.data(), environ);
-  if (spawn_error != 0) {
-    throw error("cannot download " + url + ": cannot run curl (" + std::strerror(spawn_error) +
-                "); install curl, or pass the text with --input FILE");
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw error("cannot download " + url + ": waiting for curl failed");
-  }
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (code != 0) {
-    std::error_code ignored;
-    fs::remove(part, ignored);
-    throw error("cannot download " + url + " (" + curl_failure(code) +
-                "; is there a network here?). Pass the text with --input FILE instead, e.g. "
-                "--input ../shared/data/tinyshakespeare.txt");
-  }
-  std::error_code ec;
-  fs::rename(part, path, ec);
-  if (ec) throw error("cannot write " + path.string() + ": " + ec.message());
-}
-
 struct options {
   std::string input;
   std::string vocab;
   std::string out;
   std::string url = kTinyShakespeareUrl;
+  std::string vocab_url = kGpt2VocabUrl;
+  bool url_given = false;        // --url on the command line
+  bool vocab_url_given = false;  // --vocab-url on the command line
+  std::vector<std::string> sha256;
   std::string tokenizer_file;
 };
 
-int cmd_tinyshakespeare(const options& o) {
-  bpe_tokenizer tokenizer = bpe_tokenizer::load(o.vocab);
-  const fs::path out = o.out;
-  fs::path input = o.input;
-  std::string text;
-  if (o.input.empty()) {
-    make_folder(out);
-    input = out / "tinyshakespeare.txt";
-    std::error_code ec;
-    if (fs::is_regular_file(input, ec)) {
-      std::cout << "using " << input.string() << ", downloaded before\n";
-    } else {
-      download(o.url, input);
+// The build's data cache (CMake's WB_DATA_DIR), with its ".." resolved for messages.
+fs::path data_cache() {
+  const std::string cache = WB_DATA_CACHE;
+  return cache.empty() ? fs::path() : fs::path(cache).lexically_normal();
+}
+
+// The pinned files, with the sources and checksums the command line overrides.
+struct files {
+  data_file text = tinyshakespeare_file();
+  data_file encoder = encoder_json_file();
+  data_file merges = vocab_bpe_file();
+};
+
+files pinned(const options& o) {
+  files f;
+  f.text.url = o.url;
+  std::string base = o.vocab_url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  f.encoder.url = base + "/encoder.json";
+  f.merges.url = base + "/vocab.bpe";
+  for (const std::string& given : o.sha256) {
+    const std::size_t eq = given.find('=');
+    const std::string name = given.substr(0, eq), hex = eq == std::string::npos ? "" : given.substr(eq + 1);
+    data_file* file = name == f.text.name      ? &f.text
+                      : name == f.encoder.name ? &f.encoder
+                      : name == f.merges.name  ? &f.merges
+                                               : nullptr;
+    if (!file || !is_sha256_hex(hex)) {
+      const std::string usage =
+          "--sha256 takes NAME=HEX, NAME one of tinyshakespeare.txt, encoder.json, vocab.bpe and HEX 64 hexadecimal "
+          "digits";
+      throw error(usage + " (got '" + given + "')");
     }
-    text = read_file(input, "text");
-  } else {
-    text = read_file(input, "text");
-    make_folder(out);
+    file->sha256.clear();
+    for (const char c : hex) file->sha256 += static_cast<char>(c >= 'A' && c <= 'F' ? c - 'A' + 'a' : c);
   }
+  return f;
+}
+
+// How to provide the files where there is no network, for the message of a file that
+// could not be found or downloaded.
+std::string offline_hint(const files& f) {
+  std::string hint = "To work offline, fetch these where there is a network into one folder, under these names:";
+  for (const data_file* file : {&f.text, &f.encoder, &f.merges}) {
+    hint += "\n  " + file->relative + std::string(22 - std::min<std::size_t>(file->relative.size(), 21), ' ') +
+            file->url + "\n  " + std::string(22, ' ') + "sha256 " + file->sha256;
+  }
+  return hint + "\nthen set WB_DATA to that folder, or pass --input FILE and --vocab DIR (used unchecked).";
+}
+
+// The lookup for a command that writes into `out` (downloads land there), or for one
+// that writes nothing (encode, decode: no download, nothing logged to standard output).
+data_lookup lookup_for(const files& f, const fs::path& out, bool url_given) {
+  data_lookup l;
+  l.wb_data = wb_data_from_environment();
+  l.cache = data_cache();
+  l.download = out;
+  l.url_given = url_given;
+  l.log = out.empty() ? nullptr : &std::cout;
+  if (out.empty()) {
+    l.offline_hint =
+        "Pass --vocab DIR (a folder holding encoder.json and vocab.bpe), or set WB_DATA to a folder holding "
+        "gpt2/encoder.json and gpt2/vocab.bpe; 'prepare_data tokenizer --out DIR' downloads them into DIR/gpt2.";
+  } else {
+    l.offline_hint = offline_hint(f);
+  }
+  return l;
+}
+
+// The vocabulary: --vocab as given, else encoder.json and vocab.bpe each looked up
+// (and, for a command with an output folder, downloaded into OUT/gpt2).
+bpe_tokenizer load_vocabulary(const options& o, const fs::path& out) {
+  if (!o.vocab.empty()) return bpe_tokenizer::load(o.vocab);
+  const files f = pinned(o);
+  const data_lookup l = lookup_for(f, out, o.vocab_url_given);
+  const fs::path encoder = find_data_file(f.encoder, l);
+  const fs::path merges = find_data_file(f.merges, l);
+  return bpe_tokenizer::load(encoder, merges);
+}
+
+int cmd_tinyshakespeare(const options& o) {
+  const fs::path out = o.out;
+  if (o.vocab.empty() || o.input.empty()) make_folder(out);  // downloads land in it
+  bpe_tokenizer tokenizer = load_vocabulary(o, out);
+  fs::path input = o.input;
+  if (input.empty()) {
+    const files f = pinned(o);
+    input = find_data_file(f.text, lookup_for(f, out, o.url_given));
+  }
+  const std::string text = read_file(input, "text");
+  make_folder(out);
   const token_split split = tinyshakespeare_tokens(text, tokenizer);
   std::cout << "read " << text.size() << " bytes from " << input.string() << ": " << split_sections(text, "\n\n").size()
             << " sections, " << split.val.size() + split.train.size() << " tokens\n";
@@ -134,7 +157,8 @@ int cmd_tinyshakespeare(const options& o) {
 }
 
 int cmd_tokenizer(const options& o) {
-  const bpe_tokenizer tokenizer = bpe_tokenizer::load(o.vocab);
+  if (o.vocab.empty()) make_folder(o.out);  // downloads land in it
+  const bpe_tokenizer tokenizer = load_vocabulary(o, o.out);
   make_folder(o.out);
   const fs::path path = fs::path(o.out) / "gpt2_tokenizer.bin";
   write_tokenizer_file(path, tokenizer);
@@ -155,7 +179,7 @@ void write_stdout(const std::string& bytes) {
 }
 
 int cmd_encode(const options& o) {
-  bpe_tokenizer tokenizer = bpe_tokenizer::load(o.vocab);
+  bpe_tokenizer tokenizer = load_vocabulary(o, {});
   const std::vector<token_id> ids = tokenizer.encode(read_input(o.input));
   std::string line;
   for (std::size_t k = 0; k < ids.size(); ++k) {
@@ -200,14 +224,14 @@ std::vector<token_id> parse_ids(const std::string& text, std::size_t vocab_size)
 }
 
 int cmd_decode(const options& o) {
-  if (o.vocab.empty() == o.tokenizer_file.empty()) {
-    throw error("decode needs exactly one of --vocab DIR and --tokenizer FILE");
+  if (!o.vocab.empty() && !o.tokenizer_file.empty()) {
+    throw error("decode takes one of --vocab DIR and --tokenizer FILE, not both");
   }
   if (!o.tokenizer_file.empty()) {
     const token_table table = token_table::read(o.tokenizer_file);
     write_stdout(table.decode(parse_ids(read_input(o.input), table.size())));
   } else {
-    const bpe_tokenizer tokenizer = bpe_tokenizer::load(o.vocab);
+    const bpe_tokenizer tokenizer = load_vocabulary(o, {});
     write_stdout(tokenizer.decode(parse_ids(read_input(o.input), tokenizer.vocab_size())));
   }
   return kOk;
@@ -217,36 +241,52 @@ int run(int argc, char** argv) {
   CLI::App app{"prepare_data: GPT-2 byte-level BPE tokenization and llm.c data files."};
   app.require_subcommand(1);
   app.footer(
-      "Exit codes: 0 ok, 2 bad usage or input (missing or malformed files, failed download, unwritable output).\n"
+      "Data: a text or vocabulary not given with --input or --vocab is looked up in $WB_DATA (a folder holding\n"
+      "tinyshakespeare.txt, gpt2/encoder.json, gpt2/vocab.bpe), then in the build's data cache (" +
+      (data_cache().empty() ? std::string("none") : data_cache().string()) +
+      ",\nused where it exists), then in OUT (an earlier download), else downloaded into OUT; every file looked up\n"
+      "or downloaded must have its pinned SHA-256.\n"
+      "Exit codes: 0 ok, 2 bad usage or input (missing or malformed files, failed download, a checksum that does\n"
+      "not match, unwritable output).\n"
       "Examples:\n"
-      "  prepare_data tinyshakespeare --input ../shared/data/tinyshakespeare.txt --vocab ../shared/data/gpt2 "
-      "--out data\n"
-      "  echo 'Hello world' | prepare_data encode --vocab ../shared/data/gpt2\n"
+      "  prepare_data tinyshakespeare --out data\n"
+      "  WB_DATA=/mnt/offline prepare_data tinyshakespeare --out data\n"
+      "  prepare_data tinyshakespeare --input my.txt --vocab data/gpt2 --out data\n"
+      "  echo 'Hello world' | prepare_data encode --vocab data/gpt2\n"
       "  echo '15496 995' | prepare_data decode --tokenizer data/gpt2_tokenizer.bin");
-  const std::string vocab_help = "folder holding encoder.json and vocab.bpe";
+  const std::string vocab_help = "folder holding encoder.json and vocab.bpe, used as it is (default: looked up)";
+  const std::string sha256_help =
+      "the SHA-256 a looked-up or downloaded file must have instead of the pinned one (NAME: tinyshakespeare.txt, "
+      "encoder.json, vocab.bpe): for a mirror or a test's server";
+  const std::string vocab_url_help =
+      "download the vocabulary from URL/encoder.json and URL/vocab.bpe rather than look it up";
   options o;
 
   auto* shakespeare = app.add_subcommand(
       "tinyshakespeare",
       "write tiny_shakespeare_val.bin, tiny_shakespeare_train.bin (llm.c token files) and gpt2_tokenizer.bin");
-  shakespeare->add_option("--input", o.input,
-                          "the text (default: OUT/tinyshakespeare.txt, downloaded from --url unless it is there)");
-  shakespeare->add_option("--vocab", o.vocab, vocab_help)->required();
-  shakespeare->add_option("--out", o.out, "output folder (created if missing)")->required();
-  shakespeare->add_option("--url", o.url, "where to download the text when --input is not given")
-      ->capture_default_str();
+  shakespeare->add_option("--input", o.input, "the text, used as it is (default: TinyShakespeare, looked up)");
+  shakespeare->add_option("--vocab", o.vocab, vocab_help);
+  shakespeare->add_option("--out", o.out, "output folder (created if missing; downloads land in it)")->required();
+  CLI::Option* url = shakespeare->add_option("--url", o.url, "download the text from URL rather than look it up")
+                         ->capture_default_str();
+  CLI::Option* vocab_url = shakespeare->add_option("--vocab-url", o.vocab_url, vocab_url_help)->capture_default_str();
+  shakespeare->add_option("--sha256", o.sha256, sha256_help)->type_name("NAME=HEX");
 
   auto* tokenizer = app.add_subcommand("tokenizer", "write gpt2_tokenizer.bin (llm.c's tokenizer file) only");
-  tokenizer->add_option("--vocab", o.vocab, vocab_help)->required();
-  tokenizer->add_option("--out", o.out, "output folder (created if missing)")->required();
+  tokenizer->add_option("--vocab", o.vocab, vocab_help);
+  tokenizer->add_option("--out", o.out, "output folder (created if missing; downloads land in it)")->required();
+  CLI::Option* tokenizer_vocab_url =
+      tokenizer->add_option("--vocab-url", o.vocab_url, vocab_url_help)->capture_default_str();
+  tokenizer->add_option("--sha256", o.sha256, sha256_help)->type_name("NAME=HEX");
 
   auto* encode = app.add_subcommand("encode", "print the token ids of a text");
   encode->add_option("file", o.input, "the text (default or '-': standard input)");
-  encode->add_option("--vocab", o.vocab, vocab_help)->required();
+  encode->add_option("--vocab", o.vocab, vocab_help + "; never downloaded here");
 
   auto* decode = app.add_subcommand("decode", "read token ids (white space or commas between them), print the text");
   decode->add_option("file", o.input, "the ids (default or '-': standard input)");
-  decode->add_option("--vocab", o.vocab, vocab_help);
+  decode->add_option("--vocab", o.vocab, vocab_help + "; never downloaded here");
   decode->add_option("--tokenizer", o.tokenizer_file, "a gpt2_tokenizer.bin instead of --vocab");
 
   const auto is_command = [&](const std::string& name) {
@@ -268,6 +308,9 @@ int run(int argc, char** argv) {
     std::cerr << "prepare_data: error: " << e.what() << "\nRun 'prepare_data --help' for the commands.\n";
     return kBadInput;
   }
+  pinned(o);  // a bad --sha256 is bad usage, whether or not a file is looked up
+  o.url_given = url->count() > 0;
+  o.vocab_url_given = vocab_url->count() > 0 || tokenizer_vocab_url->count() > 0;
 
   if (*shakespeare) return cmd_tinyshakespeare(o);
   if (*tokenizer) return cmd_tokenizer(o);

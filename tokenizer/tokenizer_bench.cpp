@@ -3,7 +3,10 @@
 //
 //   build/tokenizer_bench [--input FILE] [--vocab DIR] [Google Benchmark flags]
 //
-// Defaults: TinyShakespeare and the GPT-2 vocabulary under ../shared/data. Cases:
+// Defaults: TinyShakespeare and the GPT-2 vocabulary in $WB_DATA (a data folder: a
+// prepare_data --out folder that downloaded them is one), else in the build's offline
+// data cache (WB_DATA_DIR, by default ../shared/data); the benchmark never downloads.
+// Cases:
 //   load         parse encoder.json and vocab.bpe
 //   pretokenize  the regex split alone
 //   encode_cold  encode the whole text with an empty piece cache (a first encoding)
@@ -12,6 +15,7 @@
 //   decode       ids back to the text
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -25,8 +29,14 @@ namespace {
 
 using namespace wb::tokenizer;
 
-std::string g_input = std::string(WB_DATA_DIR) + "/tinyshakespeare.txt";
-std::string g_vocab = std::string(WB_DATA_DIR) + "/gpt2";
+// $WB_DATA when set, else the build's data cache.
+std::string data_folder() {
+  const char* env = std::getenv("WB_DATA");
+  return env && *env ? env : WB_DATA_DIR;
+}
+
+std::string g_input = data_folder() + "/tinyshakespeare.txt";
+std::string g_vocab = data_folder() + "/gpt2";
 
 const std::string& text() {
   static const std::string t = read_file(g_input, "text");
@@ -122,10 +132,13 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    std::cout << "input " << g_input << ": " << text().size() << " bytes; vocabulary " << g_vocab << ": "
-              << tokenizer().vocab_size() << " tokens\n";
+    const std::size_t bytes = text().size(), tokens = tokenizer().vocab_size();  // before printing: they may throw
+    std::cout << "input " << g_input << ": " << bytes << " bytes; vocabulary " << g_vocab << ": " << tokens
+              << " tokens\n";
   } catch (const error& e) {
-    std::cerr << "tokenizer_bench: error: " << e.what() << "\n";
+    std::cerr << "tokenizer_bench: error: " << e.what()
+              << "\n(pass --input FILE and --vocab DIR, or set WB_DATA to a folder holding tinyshakespeare.txt and "
+                 "gpt2/: 'prepare_data tinyshakespeare --out DIR' downloads them into DIR)\n";
     return 2;
   }
   benchmark::RegisterBenchmark("load", load)->Unit(benchmark::kMillisecond);

@@ -50,8 +50,7 @@ export OMP_NUM_THREADS=$threads OMP_PROC_BIND=false
 # The tokens, and the model every contender starts from (wb's d12 init, saved unchanged:
 # one step at learning rate 0).
 if [[ ! -f $work/data/tiny_shakespeare_train.bin ]]; then
-  input=(); [[ -f ../shared/data/tinyshakespeare.txt ]] && input=(--input ../shared/data/tinyshakespeare.txt)
-  "$build/prepare_data" tinyshakespeare "${input[@]}" --vocab ../shared/data/gpt2 --out "$work/data" >/dev/null
+  "$build/prepare_data" tinyshakespeare --out "$work/data" >/dev/null  # the data looked up, or downloaded
 fi
 train=$work/data/tiny_shakespeare_train.bin
 if [[ ! -f $work/model.bin ]]; then

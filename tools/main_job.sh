@@ -24,9 +24,9 @@ else
 fi
 
 # Train: tokens into out/data, then a few steps on the kernels of results/best.json.
-text=../shared/data/tinyshakespeare.txt
-input=()
-if [[ -f "$text" ]]; then input=(--input "$text"); fi  # else prepare_data downloads it
-"$build/prepare_data" tinyshakespeare "${input[@]}" --vocab ../shared/data/gpt2 --out out/data
+# prepare_data takes TinyShakespeare and GPT-2's vocabulary from $WB_DATA, the build's
+# offline data cache or an earlier download in out/data, else downloads them there, each
+# checked against its pinned SHA-256 (trainer/README.md, "Where the data comes from").
+"$build/prepare_data" tinyshakespeare --out out/data
 "$build/trainer" --kernels=results/best.json --init 4,128,4 -b 4 -t 64 --steps 10 --lr 1e-3 \
   --train out/data/tiny_shakespeare_train.bin --val out/data/tiny_shakespeare_val.bin --val-every 10

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tests/support/test_helpers.h"
+#include "tests/support/tiny_vocabulary.h"
 #include "trainer/data.h"
 #include "trainer/model.h"
 
@@ -88,14 +89,16 @@ TEST(WriteFailure, TrainerSave) {
   expect_clean_failure(r, dir, save, "the previous model\n");
 }
 
+// A vocabulary written here (the real one lives outside the repository): any byte of
+// the tokenizer file fails the same way.
 TEST(WriteFailure, PrepareData) {
-  TempDir dir;
+  TempDir dir, vocab;
+  testing::write_tiny_vocabulary(vocab.path());
   const std::string out = dir / "gpt2_tokenizer.bin";
   const std::string folder = fs::path(out).parent_path().string();
   std::ofstream(out) << "the previous tokenizer\n";
-  expect_clean_failure(
-      limited(WB_PREPARE_DATA, "tokenizer --vocab " + std::string(WB_DATA_DIR) + "/gpt2 --out " + folder), dir, out,
-      "the previous tokenizer\n");
+  expect_clean_failure(limited(WB_PREPARE_DATA, "tokenizer --vocab " + vocab.path().string() + " --out " + folder), dir,
+                       out, "the previous tokenizer\n");
 }
 
 }  // namespace

@@ -14,7 +14,7 @@ namespace wb::tokenizer::test {
 std::optional<std::string> missing_data() {
   for (const fs::path& p : {data_dir() / "tinyshakespeare.txt", vocab_dir() / "encoder.json", vocab_dir() / "vocab.bpe",
                             vocab_dir() / "tokenizer_cases.json"}) {
-    if (!fs::is_regular_file(p)) return p.string() + " is absent (set WB_DATA_DIR when configuring)";
+    if (!fs::is_regular_file(p)) return p.string() + " is absent (configure with -DWB_DATA_DIR=DIR to use a copy)";
   }
   return std::nullopt;
 }
@@ -80,10 +80,11 @@ std::string q(const fs::path& path) {
   return quoted + "'";
 }
 
-run_result prepare_data(const std::string& args) {
+run_result prepare_data(const std::string& args, const std::string& environment) {
   const temp_dir dir;
   const fs::path err = dir / "stderr";
-  const wb::testing::Result r = wb::testing::run_shell(q(PREPARE_DATA) + " " + args + " 2>" + q(err));
+  const std::string command = (environment.empty() ? "" : environment + " ") + q(PREPARE_DATA);
+  const wb::testing::Result r = wb::testing::run_shell(command + " " + args + " 2>" + q(err));
   return {r.code, r.output, read_bytes(err)};
 }
 

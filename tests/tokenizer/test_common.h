@@ -18,13 +18,14 @@ namespace fs = std::filesystem;
 inline fs::path data_dir() { return WB_DATA_DIR; }
 inline fs::path vocab_dir() { return data_dir() / "gpt2"; }
 
-// Why the shared data cannot be used, or nothing.
+// Why the offline data (WB_DATA_DIR, by default ../shared/data) cannot be used, or
+// nothing. Tests that need the real vocabulary or text skip with this reason.
 std::optional<std::string> missing_data();
 
 #define WB_REQUIRE_DATA()                                          \
   do {                                                             \
     if (const auto why_ = ::wb::tokenizer::test::missing_data()) { \
-      GTEST_SKIP() << "needs the shared data: " << *why_;          \
+      GTEST_SKIP() << "needs the offline data: " << *why_;         \
     }                                                              \
   } while (0)
 
@@ -63,8 +64,9 @@ struct run_result {
   std::string err;  // standard error
 };
 
-// Runs prepare_data with the arguments (shell syntax, so "< file" works).
-run_result prepare_data(const std::string& args);
+// Runs prepare_data with the arguments (shell syntax, so "< file" works), under
+// `environment` when given: a prefix such as "env -u WB_DATA" or "WB_DATA=/x".
+run_result prepare_data(const std::string& args, const std::string& environment = "");
 
 // Quotes a path for the shell.
 std::string q(const fs::path& path);

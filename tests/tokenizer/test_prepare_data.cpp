@@ -161,9 +161,10 @@ TEST(PrepareData, InvalidUtf8RoundTrips) {
 
 TEST(PrepareDataErrors, Usage) {
   EXPECT_FAILS_WITH(prepare_data(""), "A subcommand is required");
-  EXPECT_FAILS_WITH(prepare_data("tinyshakespeare --out x"), "--vocab is required");
+  EXPECT_FAILS_WITH(prepare_data("tinyshakespeare --vocab x"), "--out is required");
   EXPECT_FAILS_WITH(prepare_data("frobnicate"), "unknown command 'frobnicate' (commands: tinyshakespeare");
-  EXPECT_FAILS_WITH(prepare_data("decode < /dev/null"), "exactly one of --vocab DIR and --tokenizer FILE");
+  EXPECT_FAILS_WITH(prepare_data("decode --vocab x --tokenizer y < /dev/null"),
+                    "decode takes one of --vocab DIR and --tokenizer FILE, not both");
   EXPECT_EQ(prepare_data("--help").code, 0);
 }
 
@@ -213,11 +214,11 @@ TEST(PrepareDataErrors, UnwritableOutput) {
 TEST(PrepareDataErrors, DownloadFails) {
   WB_REQUIRE_DATA();
   // Nothing listens on the loopback's port 9: as when there is no network, the command
-  // must say so and point to --input.
+  // must say so and say how to work offline (test_data_files.cpp has the rest).
   const temp_dir dir;
   EXPECT_FAILS_WITH(prepare_data("tinyshakespeare " + vocab_arg() + " --out " + q(dir.path()) +
                                  " --url https://127.0.0.1:9/input.txt"),
-                    "Pass the text with --input FILE");
+                    "or pass --input FILE and --vocab DIR");
   EXPECT_FALSE(fs::exists(dir / "tinyshakespeare.txt"));
 }
 

@@ -41,8 +41,11 @@ done
 tar -C "$out/stage" -cf - . | xz -T2 "-${XZ_LEVEL:-6}" >"$out/bundle.tar.xz"
 rm -rf "$out/stage"
 
-"$build/prepare_data" tinyshakespeare --input ../shared/data/tinyshakespeare.txt --vocab ../shared/data/gpt2 \
-  --out "$out/data" >/dev/null
+# The text and the vocabulary come from $WB_DATA or the build's offline data cache (../shared/data
+# where this machine has one), else are downloaded into $out/data; only the token files and
+# gpt2_tokenizer.bin travel, so a download is removed from the bundle.
+"$build/prepare_data" tinyshakespeare --out "$out/data" >/dev/null
+rm -rf "$out/data/tinyshakespeare.txt" "$out/data/gpt2"
 "$build/trainer" --backend cpu $model_args --dump-workloads "$out/workloads.json" >/dev/null
 "$build/wb" list 2>/dev/null | grep -E '^[a-z_0-9]+ +\[' >"$out/ops.txt"
 # One file per (op, shape), numbered by the size of the shape (a proxy for the cost of its
