@@ -85,4 +85,11 @@ std::string sha256_hex(std::string_view text) {
   return s.hex();
 }
 
+bool is_sha256_hex(std::string_view text) {
+  if (text.size() != 64) return false;
+  for (const char c : text)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return false;
+  return true;
+}
+
 }  // namespace wb

@@ -1,7 +1,7 @@
 #pragma once
 // SHA-256 (FIPS 180-4) of bytes, as 64 lowercase hex digits: the identity of a variant's
-// code (base/source_identity.h) and the checksums of downloaded data. Written here so
-// that nothing below the runtime needs a crypto library.
+// code (base/source_identity.h) and the checksums of the data files prepare_data finds
+// or downloads (tokenizer/data_files.h). Written here: wb links no crypto library.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -26,5 +26,8 @@ class Sha256 {
 };
 
 std::string sha256_hex(std::string_view text);
+
+// Whether text is a SHA-256 in hexadecimal (64 digits, either case).
+bool is_sha256_hex(std::string_view text);
 
 }  // namespace wb

@@ -11,7 +11,7 @@
 
 #include "tokenizer/dataset.h"
 #include "tokenizer/io.h"
-#include "tokenizer/sha256.h"
+#include "base/sha256.h"
 
 extern char** environ;
 

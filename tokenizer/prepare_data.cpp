@@ -19,7 +19,7 @@
 #include "tokenizer/data_files.h"
 #include "tokenizer/dataset.h"
 #include "tokenizer/io.h"
-#include "tokenizer/sha256.h"
+#include "base/sha256.h"
 #include "tokenizer/token_file.h"
 #include "tokenizer/tokenizer_file.h"
 

@@ -12,8 +12,6 @@
 #include <sstream>
 #include <string>
 
-#include "base/sha256.h"
-
 namespace wb::identity {
 namespace {
 
@@ -114,18 +112,6 @@ void launch(const ScaleArgs& a) {
 }
 }
 )");
-}
-
-TEST(Sha256, KnownDigests) {
-  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  // 56 bytes: the padding needs a block of its own.
-  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
-            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  Sha256 million;
-  const std::string a(1000, 'a');
-  for (int i = 0; i < 1000; ++i) million.update(a);
-  EXPECT_EQ(million.hex(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
 TEST(SourceIdentity, CoversTheVariantItsHeadersAndTheHostCodeBesideThem) {
