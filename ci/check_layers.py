@@ -2,17 +2,24 @@
 """Checks that includes point down the layers, and that the trainer links no wb
 command or timing code.
 
-Layers, lowest first (../shared/DESIGN.md, "Layout"):
-  emu/                           the SIMT emulator: it stands in for the CUDA runtime and
-                                 knows no op
-  kernels/                       the op catalogue, registry, CUDA helpers
-  variants/, reference/          the implementations (neither includes the other)
+Layers, lowest first (docs/architecture.md):
+  base/                          what every room may use: bf16, errors, exit codes, files,
+                                 text, the CPU's instruction sets, SHA-256 and identities;
+                                 it knows no op and no device
+  emu/, tokenizer/               the SIMT emulator (it stands in for the CUDA runtime and
+                                 knows no op) and the GPT-2 tokenizer: base/ only
+  contract/                      the op contract: ops' argument structs and specs,
+                                 variants, the registry, shapes
+  device/                        device primitives that know no op (CUDA runtime and
+                                 dialect, packed loads, reductions, tensor-core PTX,
+                                 cuBLAS/cuBLASLt/cuDNN plumbing; CPU threads, SIMD,
+                                 oneDNN); under WB_EMU the dialect reaches the emulator
+  variants/, reference/          the implementations and each op family's kernels
+                                 (neither includes the other)
   workbench/runtime/             executors, harness, reports, best.json
   workbench/cli/, trainer/       the wb program and the trainer (neither includes the other)
-tokenizer/ is a library beside them that may only use kernels/ (files.h,
-file_header.h, errors.h; prepare_data exit_codes.h); the trainer links it. No room
-includes tools/: nothing a build depends on lives there. tests/ may include anything.
-Exit 1 with one line per violation.
+No room includes tools/: nothing a build depends on lives there. tests/ may include
+anything. Exit 1 with one line per violation; there are no exceptions.
 
   check_layers.py --root REPO [--trainer build/trainer]
 """
@@ -24,29 +31,24 @@ import sys
 
 # folder prefix -> the prefixes its files may include (their own folder included)
 ALLOWED = {
-    # The emulator's bf16 conversions are wb's own (kernels/bf16.h), so that the host,
-    # the emulator and the reference round the same way bit for bit: its one include
-    # from above.
-    "emu/": ["emu/", "kernels/bf16.h"],
-    "kernels/": ["kernels/"],
-    # The device helpers that have an emulated form (the tensor-core instructions, the
-    # libraries) include it under WB_EMU: kernels/cuda/ may reach the emulator below.
-    "kernels/cuda/": ["kernels/", "emu/"],
-    "variants/": ["kernels/", "variants/"],
-    "reference/": ["kernels/", "reference/"],
-    "workbench/runtime/": ["emu/emu.h", "emu/symbols.h", "kernels/", "workbench/runtime/"],
-    "workbench/cli/": ["kernels/", "workbench/runtime/", "workbench/cli/"],
-    "trainer/": ["kernels/", "workbench/runtime/", "trainer/", "tokenizer/"],
-    # the library writes files through kernels/files.h; prepare_data, a program, shares
-    # wb's exit codes (kernels/exit_codes.h)
-    "tokenizer/": ["kernels/files.h", "kernels/file_header.h", "kernels/errors.h", "kernels/exit_codes.h",
-                   "tokenizer/"],
+    "base/": ["base/"],
+    "emu/": ["base/", "emu/"],
+    "tokenizer/": ["base/", "tokenizer/"],
+    "contract/": ["base/", "contract/"],
+    "device/": ["base/", "emu/", "contract/", "device/"],
+    # A variant includes its op's argument header, never the harness's description of
+    # the op (contract/op.h): its identity must not follow the harness (docs/identity.md).
+    "variants/": ["base/", "contract/", "device/", "variants/"],
+    "reference/": ["base/", "contract/", "device/cpu/", "reference/"],
+    "workbench/runtime/": ["base/", "emu/emu.h", "emu/symbols.h", "contract/", "device/", "workbench/runtime/"],
+    "workbench/cli/": ["base/", "contract/", "device/", "workbench/runtime/", "workbench/cli/"],
+    "trainer/": ["base/", "contract/", "device/", "workbench/runtime/", "trainer/", "tokenizer/"],
+    "cmake/": ["base/", "contract/"],
 }
-# kernels/cuda/libraries.h reaches the emulator's cuBLAS (under WB_EMU) through its old
-# path, kernels/emu/ (emu/compat/kernels/emu/cublas.h says why): only kernels/cuda/ may.
-OLD_EMU_PATH = "kernels/emu/"
-OLD_EMU_PATH_USERS = "kernels/cuda/"
-PROJECT_ROOTS = ("emu/", "kernels/", "variants/", "reference/", "workbench/", "trainer/", "tokenizer/", "tools/", "tests/")
+# What a variant must not include although it is in a room below it.
+FORBIDDEN = {"variants/": ["contract/op.h"]}
+PROJECT_ROOTS = ("base/", "emu/", "contract/", "device/", "variants/", "reference/", "workbench/", "trainer/",
+                 "tokenizer/", "tools/", "tests/", "cmake/")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 SOURCES = (".h", ".cuh", ".cpp", ".cu", ".in")
 
@@ -76,9 +78,8 @@ def check_includes(root):
             target = m.group(1)
             if not target.startswith(PROJECT_ROOTS):
                 continue  # system or generated header
-            if target.startswith(OLD_EMU_PATH):
-                if not rel.startswith(OLD_EMU_PATH_USERS):
-                    problems.append(f"{rel}:{number}: includes {target}: the emulator is emu/")
+            if any(target == bad for bad in FORBIDDEN.get(layer, [])):
+                problems.append(f"{rel}:{number}: includes {target}, which {layer} must not see")
                 continue
             if not any(target.startswith(ok) for ok in ALLOWED[layer]):
                 problems.append(f"{rel}:{number}: includes {target}, which is not below {layer} "

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/bf16.h"
+#include "base/bf16.h"
 
 namespace wb {
 inline namespace emu_build {

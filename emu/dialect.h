@@ -1,5 +1,5 @@
 #pragma once
-// The emulator's side of kernels/cuda/dialect.cuh (WB_EMU): the macros that spell a
+// The emulator's side of device/cuda/dialect.cuh (WB_EMU): the macros that spell a
 // launch and shared memory for the host compiler, and the checked emulated launch.
 // It lives under emu/ because the emulator is test machinery: a variant's source hash
 // (cmake/GenerateRegistry.cmake) leaves out emu/, so that editing this file does not
@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <utility>
 
-// Included only by kernels/cuda/dialect.cuh, after kernels/cuda/runtime.h (cuda::check,
+// Included only by device/cuda/dialect.cuh, after device/cuda/runtime.h (cuda::check,
 // cudaStream_t), which emu/ may not include itself (ci/check_layers.py).
 
 #define WB_DEVICE_ONLY(launcher) nullptr

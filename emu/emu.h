@@ -263,7 +263,7 @@ int launch(const LaunchSpec& spec, const std::function<void()>& body);
 // A configuration's launches, listed without running them: while a LaunchPlan lives on
 // a thread, launch() records each launch and returns success, and device memsets and
 // the emulated cuBLAS calls do nothing, so that the pointers may be placeholders. The
-// launch limits known at build time (kernels/launch_resources.h) are checked on it.
+// launch limits known at build time (contract/launch_resources.h) are checked on it.
 struct PlannedLaunch {
   const void* kernel = nullptr;
   std::string text;  // the launch's source text
@@ -293,7 +293,7 @@ bool planning();
 // end_capture() on a thread, the stream operations that thread issues are recorded,
 // not run, with their arguments by value:
 //   kernel launches    the body owns copies of the kernel's arguments (WB_LAUNCH,
-//                      kernels/cuda/dialect.cuh), the work (set_work) is the one named
+//                      device/cuda/dialect.cuh), the work (set_work) is the one named
 //                      at capture; the configuration is checked when recorded, as
 //                      cudaLaunchKernel checks it in a capture;
 //   device memsets     cudaMemsetAsync (device_memset);

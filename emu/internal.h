@@ -8,7 +8,9 @@
 //   memory.cpp       the context, device and shared memory with their canaries and
 //                    guard pages, and the reports of a fault in memory
 //   scheduler.cpp    threads on fibers, blocks and their barriers, the watchdog, the
-//                    grid's blocks on the workers, the reports of accesses
+//                    grid's blocks on the workers
+//   access_checks.cpp  the reports of accesses: memcheck of reads, racecheck across
+//                    blocks, the counters' and the scheduler's turn at each access
 //   warp.cpp         warp collectives: shuffles, votes, __syncwarp, matches
 //   tensor_core.cpp  warp matrix functions and the tensor-core instructions' side
 //                    (emu/tensor_core_state.h)
@@ -361,6 +363,9 @@ Worker& worker();
 // Runs every block of a launch, one worker per OS thread, until the grid has ended
 // (or a block faulted): the blocks in parallel, or in the schedule's order.
 void run_grid(Launch& launch);
+
+// The block's first fault wins; recorded by a thread inside its fiber (scheduler.cpp).
+void record_fault(Block& b, Fault f);
 
 // From a fiber back to its block's scheduler.
 inline WB_EMU_NO_TSAN void yield(Worker& w, Thread& t) {

@@ -6,7 +6,7 @@
 // include this file, so a variant's `#include <cuda_runtime.h>` works unchanged.
 //
 // Everything lives in an inline namespace, wb::emu_build: the variants' own
-// `namespace wb::variants { ... }` and kernels/cuda's `namespace wb::cuda` then open
+// `namespace wb::variants { ... }` and device/cuda's `namespace wb::cuda` then open
 // wb::emu_build::variants and wb::emu_build::cuda, so that one binary can hold a
 // variant compiled by nvcc and the same variant compiled for the emulator without a
 // clash of names. (A namespace-definition finds a namespace of an inline namespace
@@ -42,7 +42,7 @@ namespace cuda {}
 #define __launch_bounds__(...)
 #define __align__(n) alignas(n)
 // __shared__ is deliberately undefined: shared memory is declared through
-// WB_SHARED / WB_DYNAMIC_SHARED (kernels/cuda/dialect.cuh), so that every block gets
+// WB_SHARED / WB_DYNAMIC_SHARED (device/cuda/dialect.cuh), so that every block gets
 // its own checked copy.
 
 #define WB_EMU_SITE \

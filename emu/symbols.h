@@ -1,6 +1,6 @@
 #pragma once
 // The names of emulated kernels, as the table of compiled kernels holds them
-// (kernels/launch_resources.h): a kernel compiled for the emulator is a host function,
+// (contract/launch_resources.h): a kernel compiled for the emulator is a host function,
 // and the program's own symbol table (.symtab of /proc/self/exe, with the file
 // symbols that precede each translation unit's local symbols) names it and its file.
 #include <optional>
@@ -31,7 +31,7 @@ std::string code_location(const void* pc);
 
 // The source lines of the instruction before the return address `pc`, innermost first:
 // its own line, then the lines of the functions it is inlined into, up to the kernel
-// ("kernels/cuda/device_utils.cuh:41", "variants/op/NN_name.cu:76"), without the
+// ("device/cuda/device_utils.cuh:41", "variants/op/NN_name.cu:76"), without the
 // emulator's own lines; empty where code_location has no line. Cached per address.
 std::vector<std::string> source_lines(const void* pc);
 

@@ -1,5 +1,5 @@
 #pragma once
-// The emulator's model of the tensor-core instructions of kernels/cuda/tensor_core_ptx.cuh
+// The emulator's model of the tensor-core instructions of device/cuda/tensor_core_ptx.cuh
 // (which documents each function and the PTX fragment layouts; this file has the same
 // signatures plus the call site, taken by default arguments), run lane by lane on the
 // emulator (emu/emu.h).

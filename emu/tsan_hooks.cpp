@@ -1,6 +1,6 @@
 // The emulator's runtime behind the compiler's ThreadSanitizer instrumentation. In the
 // plain build the kernels compiled for the emulator are instrumented
-// (-fsanitize=thread at compile time only, kernels/CMakeLists.txt): before each memory
+// (-fsanitize=thread at compile time only, contract/CMakeLists.txt): before each memory
 // access that may touch memory shared between threads, the compiler calls one of the
 // entry points below (__tsan_read4, __tsan_volatile_write8, __tsan_atomic32_fetch_add,
 // ...). No sanitizer runtime is linked: these definitions take its place, as the Linux

@@ -1,8 +1,8 @@
 // CPU reference of adamw and global_norm.
 #include <cmath>
 
-#include "kernels/ops/adamw.h"
-#include "kernels/stochastic_rounding.h"
+#include "base/stochastic_rounding.h"
+#include "contract/ops/adamw.h"
 #include "reference/reference.h"
 
 namespace wb::reference {

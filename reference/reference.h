@@ -6,8 +6,8 @@
 // the generated registry table lists (cmake/GenerateRegistry.cmake).
 #include <vector>
 
-#include "kernels/ops/all.h"
-#include "kernels/variant.h"
+#include "contract/ops/all.h"
+#include "contract/variant.h"
 
 namespace wb::reference {
 

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <system_error>
 
-#include "kernels/files.h"
+#include "base/files.h"
 #include "tokenizer/common.h"
 
 namespace wb::tokenizer {

@@ -8,14 +8,14 @@
 #include <string>
 #include <string_view>
 
-#include "kernels/file_header.h"
+#include "base/file_header.h"
 
 namespace wb::tokenizer {
 
 // The bytes of a file; `what` says what the file is for in the message of the error.
 std::string read_file(const std::filesystem::path& path, std::string_view what = "file");
 
-// Writes bytes to path through kernels/files.h (a temporary file beside it, flushed and
+// Writes bytes to path through base/files.h (a temporary file beside it, flushed and
 // renamed into place), so that a failed write leaves no half-written file.
 void write_file(const std::filesystem::path& path, std::string_view bytes);
 
@@ -24,7 +24,7 @@ void write_file(const std::filesystem::path& path, std::string_view bytes);
 // exactly which bytes were wrong.
 std::string escape_bytes(std::string_view bytes);
 
-// The 1024-byte header of an llm.c file (kernels/file_header.h), its errors as
+// The 1024-byte header of an llm.c file (base/file_header.h), its errors as
 // wb::tokenizer::error.
 std::array<std::int32_t, 256> llmc_header(std::string_view bytes, const FileHeaderFormat& format,
                                           const std::string& where);

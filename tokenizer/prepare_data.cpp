@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "kernels/exit_codes.h"
+#include "base/exit_codes.h"
+#include "base/sha256.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/data_files.h"
 #include "tokenizer/dataset.h"
 #include "tokenizer/io.h"
-#include "base/sha256.h"
 #include "tokenizer/token_file.h"
 #include "tokenizer/tokenizer_file.h"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The error study behind the bf16 ops' tolerances (their headers in kernels/ops/ quote
+# The error study behind the bf16 ops' tolerances (their headers in contract/ops/ quote
 # it): every bf16 op checked in emulation (the CUDA ladder) and on the CPU (the reference
 # port) at the check shapes over seeds 1..N, then, per op and tensor, the largest share
 # of its tolerance any variant used and the largest |mean signed error| in ulps of the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs a command as a CPU of a lower instruction-set level would, on any x86-64 machine:
-# wb's own rungs and its device slug through WB_CPU_ISA (kernels/cpu/isa.h), oneDNN's
+# wb's own rungs and its device slug through WB_CPU_ISA (base/cpu_isa.h), oneDNN's
 # kernels through ONEDNN_MAX_CPU_ISA, OpenBLAS's through OPENBLAS_CORETYPE (its
 # DYNAMIC_ARCH build picks them when it loads, before wb could say anything). Capped
 # at avx2, a machine with AVX-512 runs what a CPU with AVX2 and FMA but no AVX-512 runs

@@ -25,7 +25,7 @@ each, with the reason given by --why). A variant that used anything more of it w
 not compile today, since today's variants include only the new one.
 
   tools/rekey.py --reports results/nvidia-h200/check --identity build/wb_identity \
-      --out results/nvidia-h200/rekey.json [--substitute kernels/op.h=kernels/op_fwd.h --why "..."]
+      --out results/nvidia-h200/rekey.json [--substitute contract/op.h=contract/op_fwd.h --why "..."]
 """
 import argparse
 import datetime

@@ -2,7 +2,7 @@
 
 #include <numeric>
 
-#include "kernels/errors.h"
+#include "base/errors.h"
 #include "tokenizer/token_file.h"
 
 namespace wb::trainer {

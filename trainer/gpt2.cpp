@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "kernels/errors.h"
-#include "kernels/ops/all.h"  // every op's argument struct
+#include "base/errors.h"
+#include "contract/ops/all.h"  // every op's argument struct
 
 namespace wb::trainer {
 namespace {
@@ -141,7 +141,7 @@ struct Bf16Step {
 };
 
 // AdamW's values that change from step to step, in one device buffer that set_update
-// writes with one copy (kernels/ops/adamw.h: read from device memory).
+// writes with one copy (contract/ops/adamw.h: read from device memory).
 struct StepValues {
   float lr;
   int32_t step;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/bf16.h"
+#include "base/bf16.h"
 #include "trainer/model.h"
 #include "workbench/runtime/buffers.h"
 #include "workbench/runtime/executor.h"

@@ -8,10 +8,10 @@
 #include <limits>
 #include <memory>
 
-#include "kernels/checked.h"
-#include "kernels/errors.h"
-#include "kernels/file_header.h"
-#include "kernels/files.h"
+#include "base/checked.h"
+#include "base/errors.h"
+#include "base/file_header.h"
+#include "base/files.h"
 #include "workbench/runtime/rng.h"
 
 namespace wb::trainer {

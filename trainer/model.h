@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/bf16.h"
+#include "base/bf16.h"
 
 namespace wb::trainer {
 

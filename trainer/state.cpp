@@ -6,10 +6,10 @@
 #include <fstream>
 #include <system_error>
 
-#include "kernels/checked.h"
-#include "kernels/errors.h"
-#include "kernels/file_header.h"
-#include "kernels/files.h"
+#include "base/checked.h"
+#include "base/errors.h"
+#include "base/file_header.h"
+#include "base/files.h"
 
 namespace wb::trainer {
 namespace {

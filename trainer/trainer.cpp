@@ -17,12 +17,12 @@
 #include <optional>
 #include <stdexcept>
 
-#include "kernels/cpu/isa.h"
-#include "kernels/errors.h"
-#include "kernels/exit_codes.h"
-#include "kernels/files.h"
-#include "kernels/registry.h"
-#include "kernels/stochastic_rounding.h"
+#include "base/cpu_isa.h"
+#include "base/errors.h"
+#include "base/exit_codes.h"
+#include "base/files.h"
+#include "base/stochastic_rounding.h"
+#include "contract/registry.h"
 #include "tokenizer/tokenizer_file.h"
 #include "trainer/data.h"
 #include "trainer/gpt2.h"

@@ -3,7 +3,7 @@
 #include <optional>
 #include <string>
 
-#include "kernels/registry.h"
+#include "contract/registry.h"
 
 namespace wb::trainer {
 

@@ -1,6 +1,6 @@
 #pragma once
 // The emulator's stand-in for CUDA's cuda_bf16.h: __nv_bfloat16 and __nv_bfloat162 with
-// CUDA's semantics bit for bit, built on wb's own conversions (kernels/bf16.h).
+// CUDA's semantics bit for bit, built on wb's own conversions (base/bf16.h).
 //   conversions   __float2bfloat16 (and _rn, _rz, _rd, _ru), __bfloat162float,
 //                 __float2bfloat162_rn, __floats2bfloat162_rn, __float22bfloat162_rn,
 //                 __bfloat1622float2, __low2float, __high2float, __low2bfloat16,
@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/bf16.h"
+#include "base/bf16.h"
 #include "emu/shim.h"
 
 namespace wb {

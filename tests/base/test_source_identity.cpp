@@ -66,7 +66,7 @@ class Tree {
 // A variant in the project's shape: a kernel, a shared device header with host code
 // beside it, the op's argument header, the dialect with an emulator branch.
 void write_variant(Tree& t) {
-  t.write("kernels/cuda/dialect.cuh", R"(#pragma once
+  t.write("device/cuda/dialect.cuh", R"(#pragma once
 // The two compilers.
 #if WB_EMU
 #include "emu/dialect.h"
@@ -75,21 +75,21 @@ void write_variant(Tree& t) {
 #endif
 )");
   t.write("emu/dialect.h", "#pragma once\n#define WB_LAUNCH(...) emulate(__FILE__, __LINE__, __VA_ARGS__)\n");
-  t.write("kernels/cuda/helper.cuh", R"(#pragma once
+  t.write("device/cuda/helper.cuh", R"(#pragma once
 #include <cstdint>
-#include "kernels/cuda/dialect.cuh"
+#include "device/cuda/dialect.cuh"
 namespace wb::cuda {
 constexpr int kWarp = 32;  // lanes
 void check_launch(const char* what);
 __device__ inline float twice(float x) { return 2.0f * x; }
 }
 )");
-  t.write("kernels/cuda/helper.cpp", R"(#include "kernels/cuda/helper.cuh"
+  t.write("device/cuda/helper.cpp", R"(#include "device/cuda/helper.cuh"
 namespace wb::cuda {
 void check_launch(const char* what) { if (!what) throw 1; }
 }
 )");
-  t.write("kernels/ops/scale.h", R"(#pragma once
+  t.write("contract/ops/scale.h", R"(#pragma once
 namespace wb {
 struct ScaleArgs { float* out; const float* inp; int n; };
 constexpr float kScaleEps = 1e-5f;
@@ -98,8 +98,8 @@ constexpr float kScaleEps = 1e-5f;
   t.write("variants/scale/01_naive.cu", R"(// scale, CUDA variant 1: the naive port.
 #include <cstddef>
 
-#include "kernels/cuda/helper.cuh"
-#include "kernels/ops/scale.h"
+#include "device/cuda/helper.cuh"
+#include "contract/ops/scale.h"
 
 namespace wb::variants {
 __global__ void scale(float* out, const float* inp, int n) {
@@ -120,9 +120,9 @@ TEST(SourceIdentity, CoversTheVariantItsHeadersAndTheHostCodeBesideThem) {
   Config c;
   c.root = t.root();
   const Identity id = of("variants/scale/01_naive.cu", c);
-  const std::vector<std::string> expected = {"variants/scale/01_naive.cu", "kernels/cuda/helper.cuh",
-                                             "kernels/cuda/dialect.cuh", "kernels/ops/scale.h",
-                                             "kernels/cuda/helper.cpp"};
+  const std::vector<std::string> expected = {"variants/scale/01_naive.cu", "device/cuda/helper.cuh",
+                                             "device/cuda/dialect.cuh", "contract/ops/scale.h",
+                                             "device/cuda/helper.cpp"};
   EXPECT_EQ(id.files, expected);
   EXPECT_EQ(id.hash.size(), 64u);
   EXPECT_EQ(id.normalised.find("emulate"), std::string::npos) << "the emulator's branch is not the device's code";
@@ -133,21 +133,23 @@ TEST(SourceIdentity, AMovedHeaderAnEditedCommentAndReformattedCodeKeepIt) {
   write_variant(t);
   const std::string before = t.id("variants/scale/01_naive.cu");
 
-  t.move("kernels/cuda/helper.cuh", "device/helper.cuh");
-  t.move("kernels/cuda/helper.cpp", "device/helper.cpp");
-  t.edit("variants/scale/01_naive.cu", "\"kernels/cuda/helper.cuh\"", "\"device/helper.cuh\"");
-  t.edit("device/helper.cpp", "\"kernels/cuda/helper.cuh\"", "\"device/helper.cuh\"");
+  // The helper moves beside its rungs, as an op family's kernels do.
+  t.move("device/cuda/helper.cuh", "variants/scale/helper.cuh");
+  t.move("device/cuda/helper.cpp", "variants/scale/helper.cpp");
+  t.edit("variants/scale/01_naive.cu", "\"device/cuda/helper.cuh\"", "\"variants/scale/helper.cuh\"");
+  t.edit("variants/scale/helper.cpp", "\"device/cuda/helper.cuh\"", "\"variants/scale/helper.cuh\"");
   // Include sorting follows paths: the moved header now comes after the op's.
-  t.edit("variants/scale/01_naive.cu", "#include \"device/helper.cuh\"\n#include \"kernels/ops/scale.h\"",
-         "#include \"kernels/ops/scale.h\"\n#include \"device/helper.cuh\"");
+  t.edit("variants/scale/01_naive.cu",
+         "#include \"variants/scale/helper.cuh\"\n#include \"contract/ops/scale.h\"",
+         "#include \"contract/ops/scale.h\"\n#include \"variants/scale/helper.cuh\"");
   t.edit("variants/scale/01_naive.cu", "// scale, CUDA variant 1: the naive port.",
          "// scale, CUDA variant 1: the naive port of the CPU loop,\n// one thread per element.");
   t.edit("variants/scale/01_naive.cu", "if (i < n) out[i] = cuda::twice(inp[i]) + kScaleEps;",
          "if (i < n)\n    out[i] = cuda::twice(inp[i])  +  kScaleEps; /* one store */");
-  t.edit("device/helper.cuh", "constexpr int kWarp = 32;  // lanes", "constexpr int kWarp=32;");
+  t.edit("variants/scale/helper.cuh", "constexpr int kWarp = 32;  // lanes", "constexpr int kWarp=32;");
   // The emulator is test machinery, never run on a device.
   t.edit("emu/dialect.h", "emulate(", "emulate_checked(");
-  t.edit("kernels/cuda/dialect.cuh", "#include \"emu/dialect.h\"", "#include \"emu/dialect.h\"  // moved");
+  t.edit("device/cuda/dialect.cuh", "#include \"emu/dialect.h\"", "#include \"emu/dialect.h\"  // moved");
   EXPECT_EQ(t.id("variants/scale/01_naive.cu"), before);
 }
 
@@ -160,10 +162,10 @@ TEST(SourceIdentity, AChangedConstantInTheKernelAHeaderOrTheHostCodeBesideOneCha
   const Edit edits[] = {
       {"variants/scale/01_naive.cu", "(a.n + 255) / 256, 256", "(a.n + 127) / 128, 128"},  // the launcher
       {"variants/scale/01_naive.cu", "if (i < n)", "if (i <= n)"},                          // the kernel
-      {"kernels/ops/scale.h", "1e-5f", "1e-6f"},                                            // the op's constant
-      {"kernels/cuda/helper.cuh", "2.0f * x", "3.0f * x"},                                  // a device helper
-      {"kernels/cuda/helper.cpp", "throw 1", "throw 2"},                                    // host code beside it
-      {"kernels/cuda/dialect.cuh", "launch(__FILE__", "launch_async(__FILE__"},             // the device branch
+      {"contract/ops/scale.h", "1e-5f", "1e-6f"},                                            // the op's constant
+      {"device/cuda/helper.cuh", "2.0f * x", "3.0f * x"},                                  // a device helper
+      {"device/cuda/helper.cpp", "throw 1", "throw 2"},                                    // host code beside it
+      {"device/cuda/dialect.cuh", "launch(__FILE__", "launch_async(__FILE__"},             // the device branch
   };
   for (const Edit& e : edits) {
     Tree t;
@@ -176,7 +178,7 @@ TEST(SourceIdentity, AChangedConstantInTheKernelAHeaderOrTheHostCodeBesideOneCha
 
 TEST(SourceIdentity, AConditionTheConfigurationDoesNotDecideKeepsEveryBranch) {
   Tree t;
-  t.write("kernels/cuda/mma.cuh", R"(#pragma once
+  t.write("device/cuda/mma.cuh", R"(#pragma once
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 __device__ inline int mma() { return 1; }
 #else
@@ -189,7 +191,7 @@ int cudnn_or_emu();
 int never();
 #endif
 )");
-  t.write("variants/op/01_x.cu", "#include \"kernels/cuda/mma.cuh\"\nint x() { return mma(); }\n");
+  t.write("variants/op/01_x.cu", "#include \"device/cuda/mma.cuh\"\nint x() { return mma(); }\n");
   Config c;
   c.root = t.root();
   const Identity id = of("variants/op/01_x.cu", c);
@@ -198,7 +200,7 @@ int never();
   EXPECT_NE(id.normalised.find("cudnn_or_emu"), std::string::npos) << "WB_HAVE_CUDNN is not decided";
   EXPECT_EQ(id.normalised.find("never"), std::string::npos) << "!WB_EMU && 0 is decided: false";
   const std::string before = id.hash;
-  t.edit("kernels/cuda/mma.cuh", "return 0", "return 2");  // the branch a device below sm_80 compiles
+  t.edit("device/cuda/mma.cuh", "return 0", "return 2");  // the branch a device below sm_80 compiles
   EXPECT_NE(t.id("variants/op/01_x.cu"), before);
 }
 
@@ -238,29 +240,30 @@ TEST(SourceIdentity, AnUnreadableFileOrUnbalancedConditionalIsAnError) {
 TEST(SourceIdentity, OnTheRepositorysOwnVariants) {
   Tree t;
   const fs::path source(WB_SOURCE_DIR);
-  for (const char* room : {"base", "kernels", "variants"})
+  for (const char* room : {"base", "contract", "device", "variants"})
     fs::copy(source / room, t.root() / room, fs::copy_options::recursive);
   const std::string layernorm = "variants/layernorm_forward/06_vec4_registers.cu";
   const std::string gelu = "variants/gelu_forward/02_vec4.cu";
   const std::string l0 = t.id(layernorm), g0 = t.id(gelu);
 
   // Move the op header of layernorm_forward, as a reorganisation would.
-  t.move("kernels/ops/layernorm_forward.h", "kernels/contract/layernorm_forward.h");
+  t.move("contract/ops/layernorm_forward.h", "contract/layernorm/forward.h");
   for (const auto& entry : fs::recursive_directory_iterator(t.root())) {
     if (!entry.is_regular_file()) continue;
     const std::string rel = fs::relative(entry.path(), t.root()).generic_string();
     std::string text = t.read(rel);
-    for (std::size_t at; (at = text.find("\"kernels/ops/layernorm_forward.h\"")) != std::string::npos;)
-      text.replace(at, 33, "\"kernels/contract/layernorm_forward.h\"");
+    const std::string from = "\"contract/ops/layernorm_forward.h\"";
+    for (std::size_t at; (at = text.find(from)) != std::string::npos;)
+      text.replace(at, from.size(), "\"contract/layernorm/forward.h\"");
     t.write(rel, text);
   }
-  t.edit("kernels/contract/layernorm_forward.h", "#pragma once\n", "#pragma once\n// A comment added here.\n");
+  t.edit("contract/layernorm/forward.h", "#pragma once\n", "#pragma once\n// A comment added here.\n");
   EXPECT_EQ(t.id(layernorm), l0);
   EXPECT_EQ(t.id(gelu), g0);
 
-  const std::string eps = t.read("kernels/contract/layernorm_forward.h");
+  const std::string eps = t.read("contract/layernorm/forward.h");
   ASSERT_NE(eps.find("kLayernormEps = 1e-5f"), std::string::npos);
-  t.edit("kernels/contract/layernorm_forward.h", "kLayernormEps = 1e-5f", "kLayernormEps = 1e-6f");
+  t.edit("contract/layernorm/forward.h", "kLayernormEps = 1e-5f", "kLayernormEps = 1e-6f");
   EXPECT_NE(t.id(layernorm), l0);
   EXPECT_EQ(t.id(gelu), g0);
 }

@@ -1,14 +1,14 @@
 // Prints wb's bf16 conversions of float bit patterns, for tests/python/test_bf16.py to
 // hold against PyTorch: for each hexadecimal float bit pattern on standard input, a
 // line "<bits> <host rn> <host rz> <host rd> <host ru> <emu rn> <emu rz> <emu rd> <emu ru>"
-// (kernels/bf16.h on the host, then the emulator's CUDA intrinsics of
+// (base/bf16.h on the host, then the emulator's CUDA intrinsics of
 // emu/include/cuda_bf16.h), each a hexadecimal bf16 bit pattern.
 #include <cuda_bf16.h>  // the emulator's: this file is compiled for the emulator
 
 #include <cinttypes>
 #include <cstdio>
 
-#include "kernels/bf16.h"
+#include "base/bf16.h"
 
 int main() {
   unsigned long long in = 0;

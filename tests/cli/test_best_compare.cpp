@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "kernels/errors.h"
+#include "base/errors.h"
 #include "tests/support/json_near.h"
 #include "tests/support/not_integers.h"
 #include "tests/support/report_fixtures.h"

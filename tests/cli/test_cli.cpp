@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "kernels/launch_resources.h"
-#include "kernels/registry.h"
+#include "contract/launch_resources.h"
+#include "contract/registry.h"
 #include "tests/support/test_helpers.h"
 #include "workbench/runtime/executor.h"
 #include "workbench/runtime/report.h"

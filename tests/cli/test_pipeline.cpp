@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "emu/emu.h"
-#include "kernels/errors.h"
 #include "tests/planted/planted.h"
 #include "workbench/cli/options.h"
 #include "workbench/cli/pipeline.h"

@@ -9,7 +9,7 @@
 #include <map>
 #include <set>
 
-#include "kernels/registry.h"
+#include "contract/registry.h"
 #include "tests/support/json_near.h"
 #include "tests/support/report_fixtures.h"
 #include "tests/support/test_helpers.h"

@@ -3,8 +3,8 @@
 // (and a correct twin where it helps), compiled for the emulator. Shared by the
 // GoogleTest suite (test_emu_checks.cpp, plain build) and the sanitized control
 // programs (sanitized_controls.cpp, built with ThreadSanitizer and AddressSanitizer).
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
 #include "emu/shim.h"  // first: this file is CUDA source compiled for the emulator
 
 #include <cooperative_groups.h>

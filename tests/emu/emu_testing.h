@@ -7,8 +7,8 @@
 #include <cstddef>
 #include <string>
 
+#include "base/errors.h"
 #include "emu/emu.h"
-#include "kernels/errors.h"
 
 namespace wb::emu_testing {
 

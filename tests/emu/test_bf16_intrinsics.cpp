@@ -1,14 +1,14 @@
 // The emulator's bf16 intrinsics (emu/include/cuda_bf16.h) against exact
 // arithmetic: each operation on bf16 values is computed exactly and rounded once to
 // nearest even, ties to even; the two-lane forms act per lane; conversions are
-// kernels/bf16.h's (held against PyTorch by tests/python/test_bf16.py).
+// base/bf16.h's (held against PyTorch by tests/python/test_bf16.py).
 #include <cuda_bf16.h>  // the emulator's: this file is compiled for the emulator
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 
-#include "kernels/bf16.h"
+#include "base/bf16.h"
 
 namespace wb {
 namespace {

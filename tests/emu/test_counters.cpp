@@ -3,8 +3,8 @@
 // without padding, a half-warp branch, a 64-bit shared load, ldmatrix's rows with and
 // without bank conflicts, cp.async's two requests. Compiled for the emulator
 // (WB_EMU); the plain build only (the sanitized ones report no accesses).
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
 #include "emu/shim.h"  // first: this file is CUDA source compiled for the emulator
 
 #include <gtest/gtest.h>
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "device/cuda/tensor_core_ptx.cuh"
 #include "emu/emu.h"
-#include "kernels/cuda/tensor_core_ptx.cuh"
 #include "tests/emu/emu_testing.h"
 
 namespace wb::emu_counters {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "emu/emu.h"
-#include "kernels/errors.h"
 #include "tests/emu/controls.h"  // first: CUDA source compiled for the emulator
 #include "tests/emu/emu_testing.h"
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "emu/emu.h"
-#include "tests/support/test_helpers.h"
 #include "tests/planted/planted.h"
+#include "tests/support/test_helpers.h"
 #include "workbench/runtime/report.h"
 
 namespace wb {
@@ -315,7 +315,7 @@ TEST(PlantedFlashAttentionBackward, TheBackwardPassesAndEachPlantedBugIsCaught) 
                               "emu/92 block_size=64,dq_atomics=1), block ("))
         << out;
     EXPECT_TRUE(contains(out, "in cuda::flash_attention_backward_mma::flash_dk_dv<32, 16, true, 1> at "
-                              "kernels/cuda/flash_attention_backward_mma.cuh:"))
+                              "variants/attention/flash_attention_backward_mma.cuh:"))
         << out;
     EXPECT_TRUE(contains(out, "'s plain write of the same byte, in ")) << out;
     EXPECT_TRUE(contains(out, "emu/92 planted_dq_without_atomics           B=2 T=3 C=8 NH=2     1 ok"))

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
+#include "contract/ops/layernorm_forward.h"
+#include "contract/ops/matmul_forward.h"
+#include "contract/ops/residual_forward.h"
 #include "emu/emu.h"
-#include "kernels/errors.h"
-#include "kernels/ops/layernorm_forward.h"
-#include "kernels/ops/matmul_forward.h"
-#include "kernels/ops/residual_forward.h"
 #include "tests/planted/planted.h"
 #include "workbench/runtime/executor.h"
 

@@ -1,11 +1,11 @@
 // The emulator's tensor-core instructions (emu/tensor_core_instructions.h, the interface of
-// kernels/cuda/tensor_core_ptx.cuh): mma.sync m16n8k16 bf16 against a plain fp32 matmul,
+// device/cuda/tensor_core_ptx.cuh): mma.sync m16n8k16 bf16 against a plain fp32 matmul,
 // with the fragments packed here from the PTX ISA's per-lane formulas; every ldmatrix
 // form against its formula; cp.async's poison before the wait, data after, groups,
 // zero-fill and wait_all; every fault of a misused instruction, each naming the call
 // and the lane or thread; and the schedule that shows a pipeline's refill issued
 // before the barrier. Compiled for the emulator (WB_EMU).
-#include "kernels/cuda/dialect.cuh"
+#include "device/cuda/dialect.cuh"
 #include "emu/shim.h"  // first: this file is CUDA source compiled for the emulator
 
 #include <gtest/gtest.h>
@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "device/cuda/tensor_core_ptx.cuh"
 #include "emu/emu.h"
-#include "kernels/cuda/tensor_core_ptx.cuh"
 #include "tests/emu/emu_testing.h"
 #include "tests/planted/tensor_core_faults.cuh"
 

@@ -2,7 +2,7 @@
 // against a reference computed in double, for every class of float; the fragment
 // layouts drawn per seed; loads and stores that round-trip; mma_sync against a plain
 // fp32 matmul; and the faults of a misused call. Compiled for the emulator (WB_EMU).
-#include "kernels/cuda/dialect.cuh"
+#include "device/cuda/dialect.cuh"
 #include "emu/shim.h"  // first: this file is CUDA source compiled for the emulator
 
 #include <gtest/gtest.h>
@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "emu/emu.h"
-#include "kernels/errors.h"
 #include "tests/emu/emu_testing.h"
 
 namespace wb::emu_wmma {

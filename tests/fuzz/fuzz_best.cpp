@@ -3,7 +3,7 @@
 // is written back with to_json and must read again with as many sections and entries.
 #include <string>
 
-#include "kernels/errors.h"
+#include "base/errors.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "workbench/runtime/best.h"
 

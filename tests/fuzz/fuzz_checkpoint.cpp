@@ -5,7 +5,7 @@
 #include <sstream>
 #include <string>
 
-#include "kernels/errors.h"
+#include "base/errors.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "trainer/model.h"
 

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/errors.h"
+#include "base/errors.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {

@@ -4,7 +4,7 @@
 // back with to_json and must read again.
 #include <string>
 
-#include "kernels/errors.h"
+#include "base/errors.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "workbench/runtime/report.h"
 

@@ -1,10 +1,10 @@
-// The shape parser (kernels/shape.h: parse_shape), as `wb run --shape TEXT` calls it.
+// The shape parser (contract/shape.h: parse_shape), as `wb run --shape TEXT` calls it.
 // A parsed shape has every dim positive, and written back as "B=..,T=..,..." with every
 // dim it parses to itself.
 #include <string>
 
-#include "kernels/errors.h"
-#include "kernels/shape.h"
+#include "base/errors.h"
+#include "contract/shape.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {

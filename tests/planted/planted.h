@@ -3,7 +3,7 @@
 // them beside every variant of this build's own.
 #include <vector>
 
-#include "kernels/registry.h"
+#include "contract/registry.h"
 
 std::vector<wb::Variant> planted_cpu_variants();  // cpu/90 dies by SIGSEGV
 std::vector<wb::Variant> planted_emu_variants();  // emu/90 faults out of bounds, emu/91 is correct

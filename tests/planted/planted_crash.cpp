@@ -4,8 +4,8 @@
 #include <csignal>
 #include <vector>
 
-#include "kernels/ops/residual_forward.h"
-#include "kernels/variant.h"
+#include "contract/ops/residual_forward.h"
+#include "contract/variant.h"
 
 namespace {
 

@@ -69,7 +69,7 @@
 //                        shuffled or interleaved schedule at the wide shape; a race the
 //                        ThreadSanitizer pass reports, ci/emu_sanitized.sh thread).
 // And of attention_forward_bf16, the FlashAttention-2 kernel of its cuda/4
-// (kernels/cuda/flash_attention_forward.cuh) at query_tile 32, key_tile 16 and two
+// (variants/attention/flash_attention_forward.cuh) at query_tile 32, key_tile 16 and two
 // stages (several key tiles and refills at the ragged shape's T = 43):
 //   91 flash_mma         correct: the control the four bugs below are copies of;
 //   92 diagonal_tile_skipped  a warp skips the key tile that holds its diagonal, as if it
@@ -82,7 +82,7 @@
 //   95 reads_before_wait  each key tile (and Q) is read before the cp.async wait that
 //                        lands it: the emulator's poison, NaNs.
 // And of attention_backward_bf16, the FlashAttention-2 backward of its cuda/3
-// (kernels/cuda/flash_attention_backward_mma.cuh) at key_tile 32 and query_tile 16 (two
+// (variants/attention/flash_attention_backward_mma.cuh) at key_tile 32 and query_tile 16 (two
 // dk/dv warps, several query tiles and refills at the ragged shape's T = 43):
 //   91 flash_mma_backward  correct, at dq_atomics 0 and 1: the control the three bugs
 //                        below are copies of;
@@ -107,25 +107,25 @@
 //                        (one GPU's layout). CUDA leaves the layout unspecified: the
 //                        emulator draws it per run, and the bias lands in the wrong
 //                        columns. (On a GPU it passes only where the guess is right.)
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
 #include <cuda_bf16.h>
 #include <mma.h>
 
-#include "kernels/cuda/adamw_master.cuh"
-#include "kernels/cuda/flash_attention_backward_mma.cuh"
-#include "kernels/cuda/flash_attention_forward.cuh"
-#include "kernels/cuda/libraries.h"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/ops/adamw.h"
-#include "kernels/ops/attention_backward.h"
-#include "kernels/ops/attention_forward.h"
-#include "kernels/ops/fused_residual_layernorm_forward.h"
-#include "kernels/ops/layernorm_forward.h"
-#include "kernels/ops/matmul_backward_bias.h"
-#include "kernels/ops/matmul_forward.h"
-#include "kernels/ops/residual_forward.h"
+#include "contract/ops/adamw.h"
+#include "contract/ops/attention_backward.h"
+#include "contract/ops/attention_forward.h"
+#include "contract/ops/fused_residual_layernorm_forward.h"
+#include "contract/ops/layernorm_forward.h"
+#include "contract/ops/matmul_backward_bias.h"
+#include "contract/ops/matmul_forward.h"
+#include "contract/ops/residual_forward.h"
+#include "device/cuda/libraries.h"
+#include "device/cuda/packed.cuh"
 #include "tests/planted/tensor_core_faults.cuh"
+#include "variants/adamw/adamw_master.cuh"
+#include "variants/attention/flash_attention_backward_mma.cuh"
+#include "variants/attention/flash_attention_forward.cuh"
 
 namespace wb::variants {
 namespace {

@@ -37,8 +37,8 @@
 
 #include <cstdint>
 
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/tensor_core_ptx.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/tensor_core_ptx.cuh"
 
 namespace wb::planted_tc {
 

@@ -1,6 +1,6 @@
 """wb's bf16 conversions against PyTorch's, for every class of float.
 
-Runs tests/bf16/bf16_probe (kernels/bf16.h on the host, and the emulator's CUDA
+Runs tests/bf16/bf16_probe (base/bf16.h on the host, and the emulator's CUDA
 intrinsics) on float bit patterns of every class -- zeros, subnormals, normals, the
 largest finite values and those that round to infinity, infinities, quiet and
 signalling NaNs of both signs, exact ties at bf16 precision in both directions, and a

@@ -24,16 +24,19 @@ def main():
     assert ok.returncode == 0, ok.stdout + ok.stderr
 
     planted = {
-        "kernels/op.h": '#include "reference/reference.h"\n',            # kernels reaching up
+        "contract/op.h": '#include "reference/reference.h"\n',            # the contract reaching up
+        "contract/variant.cpp": '#include "device/cpu/onednn.h"\n',       # the contract asking a device room
+        "base/files.cpp": '#include "contract/shape.h"\n',                # the ground floor knowing an op
+        "device/cuda/runtime.h": '#include "variants/matmul/matmul.cuh"\n',  # a primitive knowing an op family
         "variants/x/01_a.cu": '#include "workbench/runtime/harness.h"\n',  # a variant calling the runtime
+        "variants/x/03_c.cu": '#include "contract/op.h"\n',               # a variant seeing the harness's op spec
         "workbench/runtime/x.cpp": '#include "workbench/cli/commands.h"\n',  # runtime using the CLI
         "trainer/x.cpp": '#include "workbench/cli/pipeline_timing.h"\n',  # trainer using the timing engine
         "reference/x.cpp": '#include "variants/x/common.cuh"\n',           # siblings
         "trainer/y.cpp": '#include "tools/x/helper.h"\n',                 # a build depending on tools/
-        "tokenizer/x.cpp": '#include "workbench/runtime/report.h"\n',    # the tokenizer reaching up
-        "emu/x.cpp": '#include "kernels/registry.h"\n',                   # the emulator knowing the ops
-        "kernels/x.cpp": '#include "emu/emu.h"\n',                         # kernels calling the emulator
-        "variants/x/02_b.cu": '#include "kernels/emu/shim.h"\n',           # the emulator's old path
+        "tokenizer/x.cpp": '#include "contract/registry.h"\n',            # the tokenizer reaching up
+        "emu/x.cpp": '#include "contract/registry.h"\n',                   # the emulator knowing the ops
+        "emu/y.cpp": '#include "device/cuda/runtime.h"\n',                 # the emulator using what sits on it
     }
     for rel, line in planted.items():
         with tempfile.TemporaryDirectory() as tmp:

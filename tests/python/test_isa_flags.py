@@ -2,7 +2,7 @@
 """No instruction a binary's host may lack: wb's build has no -march, -mtune=native or
 instruction-set flag (-mavx2, -mfma, -mavx512f, ...) in any compile command, host
 compiler and nvcc's host side alike. The ISA-specific rungs sit behind target attributes
-and a run-time check (kernels/cpu/target.h), so the binaries run on any x86-64 CPU; the
+and a run-time check (device/cpu/target.h), so the binaries run on any x86-64 CPU; the
 GPU campaign's bundle is built on one machine and runs on another's CPU.
 
 Reads the build's compile_commands.json (CMAKE_EXPORT_COMPILE_COMMANDS). The check
@@ -70,7 +70,7 @@ def main():
             bad.append(f"{entry['file']}: {' '.join(flags)}")
     if bad:
         print("instruction-set flags in the build (use a target attribute and a run-time check, "
-              "kernels/cpu/target.h):")
+              "device/cpu/target.h):")
         print("\n".join(bad))
         return 1
     print(f"{len(commands)} compile commands, no instruction-set flag")

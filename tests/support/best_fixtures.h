@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/registry.h"
-#include "kernels/shape.h"
+#include "contract/registry.h"
+#include "contract/shape.h"
 #include "workbench/runtime/best.h"
 #include "workbench/runtime/executor.h"
 

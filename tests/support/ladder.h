@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/registry.h"
+#include "contract/registry.h"
 
 namespace wb::testing {
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/shape.h"
+#include "contract/shape.h"
 #include "tests/support/test_helpers.h"
 #include "workbench/runtime/executor.h"
 #include "workbench/runtime/report.h"

@@ -11,7 +11,7 @@
 #include <functional>
 #include <string>
 
-#include "kernels/errors.h"
+#include "base/errors.h"
 
 namespace wb::testing {
 

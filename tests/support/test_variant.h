@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "kernels/variant.h"
+#include "contract/variant.h"
 
 namespace wb::testing {
 

@@ -14,18 +14,18 @@
 #include <set>
 #include <sstream>
 
-#include "kernels/errors.h"
-#include "kernels/registry.h"
+#include "base/errors.h"
+#include "contract/registry.h"
 #include "tests/support/best_fixtures.h"
 #include "tests/support/not_integers.h"
 #include "tests/support/test_helpers.h"
 #include "trainer/data.h"
 #include "trainer/gpt2.h"
-#include "workbench/runtime/kernel_plan.h"
 #include "trainer/model.h"
 #include "trainer/trainer.h"
 #include "workbench/runtime/best.h"
 #include "workbench/runtime/executor.h"
+#include "workbench/runtime/kernel_plan.h"
 #include "workbench/runtime/workloads.h"
 
 namespace wb::trainer {

@@ -19,7 +19,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "kernels/files.h"
+#include "base/files.h"
 #include "tests/support/test_helpers.h"
 #include "trainer/data.h"
 #include "trainer/model.h"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/registry.h"
+#include "contract/registry.h"
 #include "tests/support/ladder.h"
 #include "workbench/runtime/executor.h"
 #include "workbench/runtime/harness.h"

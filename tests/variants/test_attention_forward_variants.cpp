@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/ops/attention_forward.h"
-#include "kernels/registry.h"
+#include "contract/ops/attention_forward.h"
+#include "contract/registry.h"
 #include "reference/reference.h"
 #include "tests/support/ladder.h"
 

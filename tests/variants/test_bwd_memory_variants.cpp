@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/registry.h"
+#include "contract/registry.h"
 
 namespace wb {
 namespace {

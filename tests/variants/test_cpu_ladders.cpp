@@ -15,14 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/bf16_lanes.h"
-#include "kernels/cpu/capabilities.h"
-#include "kernels/cpu/target.h"
-#include "kernels/ops/encoder_backward.h"
-#include "kernels/ops/gelu_backward.h"
-#include "kernels/ops/gelu_forward.h"
-#include "kernels/ops/residual_forward.h"
-#include "kernels/registry.h"
+#include "contract/cpu_capabilities.h"
+#include "contract/ops/encoder_backward.h"
+#include "contract/ops/gelu_backward.h"
+#include "contract/ops/gelu_forward.h"
+#include "contract/ops/residual_forward.h"
+#include "contract/registry.h"
+#include "device/cpu/bf16_lanes.h"
+#include "device/cpu/target.h"
 #include "reference/reference.h"
 #include "workbench/runtime/buffers.h"
 #include "workbench/runtime/problem.h"
@@ -250,7 +250,7 @@ TEST(CpuLadders, ResidualForwardIsCorrectInPlace) {
   expect_correct_in_place<ResidualForwardArgs>("residual_forward", a, b, [](float x, float y) { return x + y; });
 }
 
-// The bf16 rungs convert with kernels/cpu/bf16_lanes.h: the bits of to_bf16 (ties to
+// The bf16 rungs convert with device/cpu/bf16_lanes.h: the bits of to_bf16 (ties to
 // even, the carry up to infinity, canonical NaN) over a sweep of float bit patterns
 // that hits every exponent and both signs, plus the edges. (All 2^32 patterns agree
 // too, checked once by hand; too slow for every test run.)

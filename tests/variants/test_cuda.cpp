@@ -5,11 +5,11 @@
 #include <type_traits>
 #include <utility>
 
-#include "kernels/registry.h"
+#include "contract/registry.h"
 #include "workbench/runtime/executor.h"
 #include "workbench/runtime/harness.h"
 #if WB_HAVE_CUDA
-#include "kernels/cuda/cublaslt.h"
+#include "device/cuda/cublaslt.h"
 #endif
 
 namespace wb {

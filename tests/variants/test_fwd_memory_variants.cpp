@@ -11,14 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "kernels/errors.h"
-#include "kernels/ops/encoder_forward.h"
-#include "kernels/ops/fused_classifier.h"
-#include "kernels/ops/fused_residual_layernorm_forward.h"
-#include "kernels/ops/gelu_forward.h"
-#include "kernels/ops/residual_forward.h"
-#include "kernels/ops/softmax_forward.h"
-#include "kernels/registry.h"
+#include "base/errors.h"
+#include "contract/ops/encoder_forward.h"
+#include "contract/ops/fused_classifier.h"
+#include "contract/ops/fused_residual_layernorm_forward.h"
+#include "contract/ops/gelu_forward.h"
+#include "contract/ops/residual_forward.h"
+#include "contract/ops/softmax_forward.h"
+#include "contract/registry.h"
 #include "workbench/runtime/executor.h"
 
 namespace wb {
@@ -148,7 +148,7 @@ TEST(FwdMemoryVariants, OnlyTheUnfusedClassifierNeedsAWorkspace) {
 // A 128-bit variant given a pointer that is not 16-byte aligned says so before it
 // touches the device (so this runs without one).
 // Misaligned pointers are a configuration the variant cannot run: wb::Unsupported, which
-// the harness reports as skipped with the reason (kernels/errors.h).
+// the harness reports as skipped with the reason (base/errors.h).
 TEST(FwdMemoryVariants, VectorisedVariantsRejectMisalignedPointers) {
   alignas(16) static float host[64] = {};
   float* odd = host + 1;

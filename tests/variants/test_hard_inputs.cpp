@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/ops/softmax_forward.h"
-#include "kernels/registry.h"
+#include "contract/ops/softmax_forward.h"
+#include "contract/registry.h"
 #include "tests/support/test_variant.h"
 #include "workbench/runtime/executor.h"
 #include "workbench/runtime/harness.h"

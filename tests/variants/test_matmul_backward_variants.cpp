@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/registry.h"
+#include "contract/registry.h"
 #include "tests/support/ladder.h"
 
 namespace wb {

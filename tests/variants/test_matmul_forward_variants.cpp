@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/registry.h"
-#include "kernels/shape.h"
+#include "contract/registry.h"
+#include "contract/shape.h"
 #include "tests/support/ladder.h"
 
 namespace wb {

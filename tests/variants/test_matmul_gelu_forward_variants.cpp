@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "kernels/ops/gelu_forward.h"
-#include "kernels/ops/matmul_forward.h"
-#include "kernels/ops/matmul_gelu_forward.h"
-#include "kernels/registry.h"
+#include "contract/ops/gelu_forward.h"
+#include "contract/ops/matmul_forward.h"
+#include "contract/ops/matmul_gelu_forward.h"
+#include "contract/registry.h"
 #include "tests/support/ladder.h"
 #include "workbench/runtime/executor.h"
 
@@ -102,7 +102,7 @@ void expect_fused_equals_unfused(Backend backend, int fused_id, int matmul_id, i
 }
 
 // The CPU rung: matmul_forward cpu/3's bias broadcast and sgemm, and the GELU of
-// gelu_forward cpu/4 (kernels/cpu/gelu.h, compiled for x86-64-v3).
+// gelu_forward cpu/4 (variants/gelu/gelu.h, compiled for x86-64-v3).
 TEST(MatmulGeluForwardVariants, CpuRungStoresWhatTheUnfusedPairStores) {
   const Variant& gelu = Registry::global().variant("gelu_forward", Backend::cpu, 4);
   if (gelu.skip_reason(Shape{}, gelu.default_params())) GTEST_SKIP() << "this CPU cannot run gelu_forward cpu/4";
@@ -112,7 +112,7 @@ TEST(MatmulGeluForwardVariants, CpuRungStoresWhatTheUnfusedPairStores) {
 }
 
 // In emulation: the register-tiled kernel is shared with matmul_forward cuda/3 and the
-// GELU with gelu_forward (kernels/cuda/gelu.cuh); the cuBLAS variant's SGEMM
+// GELU with gelu_forward (variants/gelu/gelu.cuh); the cuBLAS variant's SGEMM
 // and bias are matmul_forward cuda/5's (emulated cuBLAS: OpenBLAS, column-major).
 TEST(MatmulGeluForwardVariants, EmulatedVariantsStoreWhatTheUnfusedPairStores) {
   for (bool with_bias : {true, false})

@@ -1,4 +1,4 @@
-// One "cannot run here" path (kernels/errors.h, Unsupported): a variant that cannot run
+// One "cannot run here" path (base/errors.h, Unsupported): a variant that cannot run
 // a problem -- tensors off the 16-byte boundary its vector accesses need, a shape
 // beyond the kernels it instantiates -- is reported as skipped with the reason, never
 // as incorrect, and never by faulting. The emulator faults on a misaligned vector
@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "kernels/errors.h"
-#include "kernels/registry.h"
+#include "base/errors.h"
+#include "contract/registry.h"
 #include "workbench/runtime/executor.h"
 #include "workbench/runtime/harness.h"
 

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "kernels/errors.h"
-#include "kernels/registry.h"
-#include "kernels/text.h"
+#include "base/errors.h"
+#include "base/text.h"
+#include "contract/registry.h"
 #include "workbench/runtime/can_run.h"
 #include "workbench/runtime/executor.h"
 

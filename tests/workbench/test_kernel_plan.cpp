@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/errors.h"
-#include "kernels/registry.h"
+#include "base/errors.h"
+#include "contract/registry.h"
 #include "tests/support/best_fixtures.h"
 #include "tests/support/test_helpers.h"
 #include "trainer/gpt2.h"

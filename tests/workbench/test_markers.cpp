@@ -11,8 +11,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/errors.h"
 #include "emu/emu.h"
-#include "kernels/errors.h"
 #include "workbench/runtime/executor.h"
 
 namespace wb {

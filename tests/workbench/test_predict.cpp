@@ -6,9 +6,9 @@
 
 #include <cmath>
 
+#include "base/errors.h"
+#include "contract/registry.h"
 #include "emu/emu.h"
-#include "kernels/errors.h"
-#include "kernels/registry.h"
 #include "workbench/runtime/predict.h"
 
 namespace wb {

@@ -13,8 +13,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "kernels/errors.h"
-#include "kernels/registry.h"
+#include "base/errors.h"
+#include "contract/registry.h"
 #include "tests/support/not_integers.h"
 #include "tests/support/test_helpers.h"
 #include "trainer/data.h"

@@ -4,12 +4,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tests/support/json_near.h"
-#include "kernels/errors.h"
-#include "kernels/registry.h"
+#include "base/errors.h"
+#include "contract/registry.h"
 #include "tests/support/brief_timing.h"
-#include "workbench/cli/pipeline_timing.h"
+#include "tests/support/json_near.h"
 #include "workbench/cli/list_verification.h"
+#include "workbench/cli/pipeline_timing.h"
 #include "workbench/runtime/harness.h"
 #include "workbench/runtime/report.h"
 

@@ -7,9 +7,9 @@
 #include <random>
 #include <vector>
 
-#include "kernels/bf16.h"
-#include "kernels/errors.h"
-#include "kernels/registry.h"
+#include "base/bf16.h"
+#include "base/errors.h"
+#include "contract/registry.h"
 #include "reference/reference.h"
 #include "tests/support/brief_timing.h"
 #include "tests/support/test_variant.h"

@@ -42,10 +42,10 @@ itself is not touched.
 Site lines are named as the emulator names them (workbench/runtime/counters.cpp,
 site_name): frames outside the source tree (CUDA's headers, as the emulator drops
 emu/) are dropped; then the variant's own file, else a file under variants/, else the
-innermost line outside kernels/cuda/device_utils.cuh, dialect.cuh and
-kernels/bf16.h. Tensor-core instructions (LDSM, LDGSTS) are named by the line that
+innermost line outside device/cuda/device_utils.cuh, dialect.cuh and
+base/bf16.h. Tensor-core instructions (LDSM, LDGSTS) are named by the line that
 calls the wrapper (the emulator's __builtin_FILE/__builtin_LINE): the innermost frame
-outside kernels/cuda/tensor_core_ptx.cuh.
+outside device/cuda/tensor_core_ptx.cuh.
 
 Standard library only; runs c++filt (binutils) to demangle where present.
 """
@@ -67,8 +67,8 @@ from launch_resources import short_name as reduced_kernel_name  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-SKIPPED_HELPERS = ("kernels/cuda/device_utils.cuh", "kernels/cuda/dialect.cuh", "kernels/bf16.h")
-TENSOR_CORE_WRAPPERS = ("kernels/cuda/tensor_core_ptx.cuh",)
+SKIPPED_HELPERS = ("device/cuda/device_utils.cuh", "device/cuda/dialect.cuh", "base/bf16.h")
+TENSOR_CORE_WRAPPERS = ("device/cuda/tensor_core_ptx.cuh",)
 
 # ---------------------------------------------------------------------------------
 # Getting the cubin

@@ -6,10 +6,10 @@
 // Why: the baseline of the ladder; every access already coalesces.
 // Limits: 32-bit accesses to four arrays (seven memory instructions per element) and
 // a single element per thread.
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/adamw.h"
-#include "kernels/cuda/adamw.cuh"
+#include "contract/ops/adamw.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/adamw/adamw.cuh"
 
 namespace wb::variants {
 namespace {

@@ -18,11 +18,11 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/adamw.h"
-#include "kernels/cuda/adamw.cuh"
+#include "contract/ops/adamw.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/adamw/adamw.cuh"
 
 namespace wb::variants {
 namespace {

@@ -14,10 +14,10 @@
 // to 1e-6 + 1e-5 |ref| and the moments to 1e-5 relative.
 // Limits: with N in the millions the pass is bound by memory bandwidth; more threads
 // help only until the socket's bandwidth is used.
-#include "kernels/cpu/adamw_step.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/adamw.h"
-#include "kernels/variant.h"
+#include "contract/ops/adamw.h"
+#include "contract/variant.h"
+#include "device/cpu/threads.h"
+#include "variants/adamw/adamw_step.h"
 
 namespace wb::variants {
 namespace {

@@ -1,7 +1,7 @@
 // adamw_bf16, CUDA variant 1: the naive port, one thread per parameter.
 //
 // Idea: thread i widens its bf16 gradient, updates its fp32 master weight and moments
-// as adamw's variants update params, m and v (kernels/cuda/adamw.cuh), and writes the
+// as adamw's variants update params, m and v (variants/adamw/adamw.cuh), and writes the
 // bf16 parameter rounded from the new master weight: stochastically, from the hash of
 // (i, seed), or to nearest even.
 // Why: the baseline of the bf16 ladder; every access already coalesces.
@@ -10,11 +10,11 @@
 
 #include <cstdint>
 
-#include "kernels/cuda/adamw_master.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/adamw.h"
+#include "contract/ops/adamw.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/adamw/adamw_master.cuh"
 
 namespace wb::variants {
 namespace {

@@ -3,7 +3,7 @@
 // Idea: thread i < N/8 owns parameters 8i..8i+7: one 128-bit streaming load of its
 // eight bf16 gradients (read once), two 128-bit loads each of the master weights, m and
 // v (Packed128<float>), all issued before any arithmetic; then the eight updates in
-// fp32 (kernels/cuda/adamw.cuh), and the results leave as two 128-bit stores per fp32
+// fp32 (variants/adamw/adamw.cuh), and the results leave as two 128-bit stores per fp32
 // tensor and one of the eight rounded bf16 parameters. One extra thread, i == N/8,
 // updates the N % 8 tail one by one, so every N is supported. The stochastic rounding
 // keys on the element index, so the bits equal variant 1's.
@@ -16,11 +16,11 @@
 
 #include <cstdint>
 
-#include "kernels/cuda/adamw_master.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/adamw.h"
+#include "contract/ops/adamw.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/adamw/adamw_master.cuh"
 
 namespace wb::variants {
 namespace {

@@ -6,7 +6,7 @@
 // m, v and the master weight updated in fp32 as adamw cpu/2 updates params, m and v;
 // then params[i] from the new master weight, stochastically rounded with the bits of
 // stochastic_round_bits(float_bits(master), rounding_noise(i, seed)) as the contract
-// says (kernels/stochastic_rounding.h), or with stochastic == 0 rounded to nearest even:
+// says (base/stochastic_rounding.h), or with stochastic == 0 rounded to nearest even:
 // both as one branch-free comparison of the dropped half with a threshold. rounding_noise's hash
 // of the high half of i and the seed is the same for 2^32 consecutive indices: it is
 // taken once per such block, so the loop hashes only the low half.
@@ -22,12 +22,12 @@
 // instruction (pmulld is SSE4.1), dominate.
 // Limits: 20 bytes per element moved (master, m, v read and written, grads, params):
 // memory-bound at large N.
-#include "kernels/cpu/adamw_step.h"
-#include "kernels/cpu/bf16_lanes.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/adamw.h"
-#include "kernels/stochastic_rounding.h"
-#include "kernels/variant.h"
+#include "base/stochastic_rounding.h"
+#include "contract/ops/adamw.h"
+#include "contract/variant.h"
+#include "device/cpu/bf16_lanes.h"
+#include "device/cpu/threads.h"
+#include "variants/adamw/adamw_step.h"
 
 namespace wb::variants {
 namespace {

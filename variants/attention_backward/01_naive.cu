@@ -17,10 +17,10 @@
 // work.
 #include <cmath>
 
-#include "kernels/cuda/attention_backward_naive.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/attention_backward.h"
+#include "contract/ops/attention_backward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/attention/attention_backward_naive.cuh"
 
 namespace wb::variants {
 namespace {

@@ -28,11 +28,11 @@
 #include <cmath>
 #include <cstddef>
 
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/libraries.h"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/attention_backward.h"
+#include "contract/ops/attention_backward.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/libraries.h"
+#include "device/cuda/runtime.h"
 #include "variants/attention_forward/heads.cuh"
 
 namespace wb::variants {

@@ -36,13 +36,13 @@
 // memory per block, as sm_80 and sm_90 have); with tile 64, ptxas gives the kernels
 // 146-250 registers, so one block (8 warps) per SM -- tile 32 trades reuse for
 // occupancy, the sweep decides. Loads are not double-buffered.
-// The kernels live in kernels/cuda/flash_attention_backward.cuh, templated on the
+// The kernels live in variants/attention/flash_attention_backward.cuh, templated on the
 // storage: attention_backward_bf16 cuda/2 runs the same ones on bf16 tensors.
 #include <cstddef>
 
-#include "kernels/cuda/flash_attention_backward.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/attention_backward.h"
+#include "contract/ops/attention_backward.h"
+#include "device/cuda/runtime.h"
+#include "variants/attention/flash_attention_backward.cuh"
 
 namespace wb::variants {
 namespace {

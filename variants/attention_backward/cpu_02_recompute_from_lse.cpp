@@ -7,7 +7,7 @@
 // with D_t = dout_t . out_t. A second pass over the same keys applies them:
 // dq_t += scale * ds k_t2, dk_t2 += scale * ds q_t, dv_t2 += p dout_t. dq, dk and dv
 // of the head accumulate in float buffers of T x hs, written into dqkv at the end.
-// No T x T buffer exists. (kernels/cpu/attention_head.h, which the bf16 rung shares.)
+// No T x T buffer exists. (variants/attention/attention_head.h, which the bf16 rung shares.)
 // Why it should beat variant 1 (the reference): the reference computes in double and
 // recomputes the score with a fresh strided walk per pair; here every dot product and
 // every axpy runs over hs contiguous floats that the compiler vectorises, and the row
@@ -18,9 +18,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "kernels/cpu/attention_head.h"
-#include "kernels/ops/attention_backward.h"
-#include "kernels/variant.h"
+#include "contract/ops/attention_backward.h"
+#include "contract/variant.h"
+#include "variants/attention/attention_head.h"
 
 namespace wb::variants {
 namespace {

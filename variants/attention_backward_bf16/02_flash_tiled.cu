@@ -2,7 +2,7 @@
 // attention_backward cuda/3 on bf16 storage, scores recomputed tile by tile from q, k
 // and the fp32 lse, no T x T buffer.
 //
-// Idea: the same kernels as attention_backward cuda/3 (kernels/cuda/
+// Idea: the same kernels as attention_backward cuda/3 (variants/attention/
 // flash_attention_backward.cuh, templated on the storage): row_dots computes
 // D_t = dout_t . out_t in fp32 from the widened rows; flash_dk_dv (one block per key
 // tile) and flash_dq (one block per query tile, dq_atomics=0) load their q, k, v and
@@ -30,10 +30,10 @@
 #include <cstddef>
 #include <string>
 
-#include "kernels/cuda/flash_attention_backward.cuh"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/attention_backward.h"
+#include "contract/ops/attention_backward.h"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/attention/flash_attention_backward.cuh"
 
 namespace wb::variants {
 namespace {

@@ -24,7 +24,7 @@
 //      the workspace, which a last kernel rounds into dqkv (cuda/2's narrow_dq); one
 //      kernel fewer, but not deterministic (the order of the atomics varies).
 // Every gradient is accumulated in fp32 and rounded to bf16 once, when stored
-// (kernels/cuda/flash_attention_backward_mma.cuh has the details).
+// (variants/attention/flash_attention_backward_mma.cuh has the details).
 // Numerics: P and dS are rounded to bf16 as the mma's A (and, for dQ's atomic form, A
 // through shared memory) operands, so each gradient may be off by about 2^-9 of its
 // terms relative beyond one rounding: the bf16 numeric class, whose tolerance for dqkv
@@ -41,10 +41,10 @@
 // 8-byte aligned. dk, dv and dq are stored straight from the accumulators, a 4-byte pair
 // per lane. Shared memory: up to 64 KiB (dk/dv, key_tile 64, query_tile 64, dq_atomics
 // 1) and 54 KiB (dq kernel, 64 and 64).
-#include "kernels/cuda/flash_attention_backward_mma.cuh"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/attention_backward.h"
+#include "contract/ops/attention_backward.h"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/attention/flash_attention_backward_mma.cuh"
 
 namespace wb::variants {
 namespace {

@@ -6,7 +6,7 @@
 // build, which leaves it out) on a machine without one. Its first `wb check` on a
 // device is its first test.
 //
-// Idea: the backward graph of kernels/cuda/cudnn_sdpa.h (the pattern cuDNN's fused
+// Idea: the backward graph of device/cuda/cudnn_sdpa.h (the pattern cuDNN's fused
 // SDPA backward engine recognises, as cudnn-frontend's SDPA backward node expands it)
 // on the views the forward uses: Q, K^T and V^T are strided views into the bf16 qkv
 // (element offsets 0, C, 2C, row stride 3C), dQ, dK and dV the same views into dqkv,
@@ -41,13 +41,13 @@
 #include <cstdint>
 #include <string>
 
-#include "kernels/cuda/cudnn_sdpa.h"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/libraries.h"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/errors.h"
-#include "kernels/ops/attention_backward.h"
+#include "base/errors.h"
+#include "contract/ops/attention_backward.h"
+#include "device/cuda/cudnn_sdpa.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/libraries.h"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

@@ -3,9 +3,9 @@
 //
 // Idea: per (batch, head) -- the OpenMP work items -- widen the head's q, k, v, dout and
 // out rows (by shifts of their bits) into contiguous fp32 buffers, run the fp32 rung's
-// row-by-row backward from lse on them (kernels/cpu/attention_head.h): dq, dk and dv
+// row-by-row backward from lse on them (variants/attention/attention_head.h): dq, dk and dv
 // accumulate in fp32 over all query rows, and each is rounded once to nearest even into
-// dqkv (kernels/cpu/bf16_lanes.h), as the contract asks.
+// dqkv (device/cpu/bf16_lanes.h), as the contract asks.
 // Why it should beat the reference port: the port recomputes each score with a strided
 // walk in double; here every dot product and axpy runs over hs contiguous floats.
 // Measure: build/wb run attention_backward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768,NH=12
@@ -16,10 +16,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/cpu/attention_head.h"
-#include "kernels/cpu/bf16_lanes.h"
-#include "kernels/ops/attention_backward.h"
-#include "kernels/variant.h"
+#include "contract/ops/attention_backward.h"
+#include "contract/variant.h"
+#include "device/cpu/bf16_lanes.h"
+#include "variants/attention/attention_head.h"
 
 namespace wb::variants {
 namespace {

@@ -12,9 +12,9 @@
 // warp with very different amounts of work (row t does t + 1 keys).
 #include <cmath>
 
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/attention_forward.h"
+#include "contract/ops/attention_forward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
 #include "variants/attention_forward/common.cuh"
 
 namespace wb::variants {

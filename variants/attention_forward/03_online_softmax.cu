@@ -17,9 +17,9 @@
 // memory or registers: that is variant 4); scoring reads 32 different key rows per load
 // instruction (uncoalesced, hs/4 float4 loads per lane and chunk); 2 warp reductions and
 // up to 32 shuffles per chunk. Head size at most 256 (8 channels per lane).
-#include "kernels/cuda/attention_online_rows.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/attention_forward.h"
+#include "contract/ops/attention_forward.h"
+#include "device/cuda/runtime.h"
+#include "variants/attention/attention_online_rows.cuh"
 
 namespace wb::variants {
 namespace {

@@ -29,10 +29,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/attention_forward.h"
+#include "contract/ops/attention_forward.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
 #include "variants/attention_forward/common.cuh"
 
 namespace wb::variants {

@@ -1,7 +1,7 @@
 // attention_forward, CUDA variant 5: cuDNN fused scaled-dot-product attention (bf16).
 //
 // Idea: hand the whole op to cuDNN's fused flash-attention engine through the cuDNN 9
-// backend (graph) API (kernels/cuda/cudnn_sdpa.h: the graph, the engine choice, the
+// backend (graph) API (device/cuda/cudnn_sdpa.h: the graph, the engine choice, the
 // plan cache, the launch; shared with attention_forward_bf16 cuda/3). A conversion
 // kernel copies the fused qkv to bf16 in the workspace, unchanged in layout, so that
 // Q, K and V are strided views of it:
@@ -34,12 +34,12 @@
 #include <cstdint>
 #include <string>
 
-#include "kernels/cuda/cudnn_sdpa.h"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/libraries.h"
-#include "kernels/cuda/runtime.h"
-#include "kernels/errors.h"
-#include "kernels/ops/attention_forward.h"
+#include "base/errors.h"
+#include "contract/ops/attention_forward.h"
+#include "device/cuda/cudnn_sdpa.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/libraries.h"
+#include "device/cuda/runtime.h"
 #include "variants/attention_forward/common.cuh"
 
 namespace wb::variants {

@@ -9,8 +9,8 @@
 
 #include <cstdint>
 
-#include "kernels/math_constants.h"
-#include "kernels/ops/attention_forward.h"
+#include "base/math_constants.h"
+#include "contract/ops/attention_forward.h"
 
 namespace wb::variants::attention {
 

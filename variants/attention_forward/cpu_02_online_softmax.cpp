@@ -4,7 +4,7 @@
 // unnormalised output accumulator; walk the keys 0..t in blocks of 64: score the block
 // (SIMD dot products, scaled), take its max, rescale l and the accumulator once by
 // exp(m_old - m_new), then add exp(s - m_new) * v for the block (SIMD over channels).
-// At the end out = acc / l and lse = m + log(l) (kernels/cpu/attention_head.h, which the
+// At the end out = acc / l and lse = m + log(l) (variants/attention/attention_head.h, which the
 // bf16 rung shares). OpenMP splits the (b, h) pairs.
 // Why it should beat variant 1: the reference recomputes nothing but works in double
 // and walks each row three times (scores, sum, p*v) through a row-long buffer; here
@@ -15,9 +15,9 @@
 // B*NH pairs, so small batches leave cores idle.
 #include <vector>
 
-#include "kernels/cpu/attention_head.h"
-#include "kernels/ops/attention_forward.h"
-#include "kernels/variant.h"
+#include "contract/ops/attention_forward.h"
+#include "contract/variant.h"
+#include "variants/attention/attention_head.h"
 
 namespace wb::variants {
 namespace {

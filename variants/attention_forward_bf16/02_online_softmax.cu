@@ -15,10 +15,10 @@
 // Limits: k and v are re-read from cache by every query row (no reuse through shared
 // memory), 32 different key rows per load instruction when scoring, head size at most
 // 256 (8 channels per lane).
-#include "kernels/cuda/attention_online_rows.cuh"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/attention_forward.h"
+#include "contract/ops/attention_forward.h"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/attention/attention_online_rows.cuh"
 
 namespace wb::variants {
 namespace {

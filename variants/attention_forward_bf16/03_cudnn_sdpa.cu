@@ -5,7 +5,7 @@
 // build, which leaves it out) on a machine without one. Its first `wb check` on a
 // device is its first test.
 //
-// Idea: attention_forward cuda/5's cuDNN SDPA graph (kernels/cuda/cudnn_sdpa.h: causal
+// Idea: attention_forward cuda/5's cuDNN SDPA graph (device/cuda/cudnn_sdpa.h: causal
 // mask, Stats = lse, the engine choice and the plan cache) without its conversions:
 // with bf16 storage, Q, K and V are strided views straight into the bf16 qkv input (at
 // element offsets 0, C and 2C, row stride 3C), O is written straight into out (B, T,
@@ -24,13 +24,13 @@
 #include <cstdint>
 #include <string>
 
-#include "kernels/cuda/cudnn_sdpa.h"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/libraries.h"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/errors.h"
-#include "kernels/ops/attention_forward.h"
+#include "base/errors.h"
+#include "contract/ops/attention_forward.h"
+#include "device/cuda/cudnn_sdpa.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/libraries.h"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

@@ -13,7 +13,7 @@
 // rounded to bf16 as P's A fragments (no trip through shared memory) and V loaded by
 // ldmatrix .trans. Tiles above a warp's diagonal are neither computed nor, past the
 // block's last row, loaded. lse is fp32 (natural log), as variants 1 and 2 write it
-// (kernels/cuda/flash_attention_forward.cuh has the details).
+// (variants/attention/flash_attention_forward.cuh has the details).
 // Numerics: P is rounded to bf16 before P V (the mma's A operand), while the row sum l
 // adds the unrounded fp32 p: each weight is off by up to 2^-9 of itself, so out may be
 // off by about 2^-9 of max |v| beyond one rounding. Hence the bf16 numeric class, whose
@@ -29,10 +29,10 @@
 // channels: a kernel built for GPT-2's head size), compute capability 8.0; qkv 8-byte
 // aligned (16-byte chunks when hs % 8 == 0 and qkv is 16-byte aligned). out is stored
 // straight from the accumulators, a 4-byte pair per lane (not staged for 16-byte stores).
-#include "kernels/cuda/flash_attention_forward.cuh"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/attention_forward.h"
+#include "contract/ops/attention_forward.h"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/attention/flash_attention_forward.cuh"
 
 namespace wb::variants {
 namespace {

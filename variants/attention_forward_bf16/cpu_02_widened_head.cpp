@@ -3,9 +3,9 @@
 //
 // Idea: per (batch, head) -- the OpenMP work items -- widen the head's q, k and v rows
 // (T x hs each, by shifts of their bits) into contiguous fp32 buffers, run the fp32
-// rung's online softmax over blocks of 64 keys on them (kernels/cpu/attention_head.h)
+// rung's online softmax over blocks of 64 keys on them (variants/attention/attention_head.h)
 // into an fp32 output buffer, and round each output once to nearest even
-// (kernels/cpu/bf16_lanes.h); lse stays fp32.
+// (device/cpu/bf16_lanes.h); lse stays fp32.
 // Why it should beat the reference port: the port computes in double with a row-long
 // score buffer and three passes per row; here the fp32 rung's single pass with SIMD
 // dot products and axpys, on rows that are contiguous after the widening.
@@ -16,10 +16,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/cpu/attention_head.h"
-#include "kernels/cpu/bf16_lanes.h"
-#include "kernels/ops/attention_forward.h"
-#include "kernels/variant.h"
+#include "contract/ops/attention_forward.h"
+#include "contract/variant.h"
+#include "device/cpu/bf16_lanes.h"
+#include "variants/attention/attention_head.h"
 
 namespace wb::variants {
 namespace {

@@ -7,9 +7,9 @@
 // Limits: the accesses to probs are scattered gathers (one 32-byte sector per row);
 // at GPT-2 sizes (B*T = 8192 values) the kernel lasts a few microseconds, dominated
 // by launch and memory latency rather than bandwidth.
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/crossentropy_forward.h"
+#include "contract/ops/crossentropy_forward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

@@ -10,9 +10,9 @@
 // columns that do not start on a multiple of the warp, so warps straddle rows.
 #include <cstdint>
 
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/crossentropy_softmax_backward.h"
+#include "contract/ops/crossentropy_softmax_backward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

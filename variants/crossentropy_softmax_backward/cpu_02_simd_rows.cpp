@@ -12,9 +12,9 @@
 // float rounded once to float, then one float add); at the target it rounds twice
 // instead of once, an error of about one ulp of dloss.
 // Limits: memory-bound (probs read, dlogits read and written); padding untouched.
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/crossentropy_softmax_backward.h"
-#include "kernels/variant.h"
+#include "contract/ops/crossentropy_softmax_backward.h"
+#include "contract/variant.h"
+#include "device/cpu/threads.h"
 
 namespace wb::variants {
 namespace {

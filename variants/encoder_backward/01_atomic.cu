@@ -10,9 +10,9 @@
 // deterministic. Frequent tokens serialise on the same addresses. 32-bit accesses.
 #include <cstdint>
 
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/encoder_backward.h"
+#include "contract/ops/encoder_backward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

@@ -28,11 +28,11 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/cuda/token_runs.cuh"
-#include "kernels/ops/encoder_backward.h"
+#include "contract/ops/encoder_backward.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/encoder_backward/token_runs.cuh"
 
 namespace wb::variants {
 namespace {

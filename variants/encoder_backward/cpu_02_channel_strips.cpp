@@ -14,9 +14,9 @@
 // Limits: C/64 strips (12 at GPT-2's width) is the most parallelism there is.
 #include <algorithm>
 
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/encoder_backward.h"
-#include "kernels/variant.h"
+#include "contract/ops/encoder_backward.h"
+#include "contract/variant.h"
+#include "device/cpu/threads.h"
 
 namespace wb::variants {
 namespace {

@@ -6,7 +6,7 @@
 // first position of its token (it scans the positions before it), and otherwise sums
 // dout[., c] over bt and every later position of the same token, in position order, in
 // fp32, and writes dwte[token, c] = bf16(old + sum). A second kernel, thread (t, c),
-// sums dout[b, t, c] over b and rounds dwpe[t, c] once (kernels/cuda/token_runs.cuh's
+// sums dout[b, t, c] over b and rounds dwpe[t, c] once (variants/encoder_backward/token_runs.cuh's
 // accumulate_positions).
 // Why: the baseline of the bf16 ladder: no atomics (a bf16 atomicAdd per position
 // would round at every addition), deterministic, and the loads of dout coalesce along c.
@@ -17,11 +17,11 @@
 
 #include <cstdint>
 
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/cuda/token_runs.cuh"
-#include "kernels/ops/encoder_backward.h"
+#include "contract/ops/encoder_backward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/encoder_backward/token_runs.cuh"
 
 namespace wb::variants {
 namespace {

@@ -1,6 +1,6 @@
 // encoder_backward_bf16, CUDA variant 2: deterministic, positions bucketed by token.
 //
-// Idea: encoder_backward cuda/2 on bf16 storage (kernels/cuda/token_runs.cuh): the
+// Idea: encoder_backward cuda/2 on bf16 storage (variants/encoder_backward/token_runs.cuh): the
 // positions sorted by (token, position) in the workspace with a bucketed histogram,
 // scan, scatter and in-bucket rank; then one block per run of a token and 32 channels
 // sums dout over the run in fp32 (slices, then slice sums in order) and rounds the
@@ -18,11 +18,11 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/cuda/token_runs.cuh"
-#include "kernels/ops/encoder_backward.h"
+#include "contract/ops/encoder_backward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/encoder_backward/token_runs.cuh"
 
 namespace wb::variants {
 namespace {

@@ -12,7 +12,7 @@
 // strips in position order into 64 fp32 accumulators (bf16 widened by shifts, a SIMD
 // loop) and rounds the dwte strip once from its old value widened plus the sum; then
 // threads take the positions t and do the same for dwpe[t] over b in order. Rounding to
-// nearest even by integer arithmetic (kernels/cpu/bf16_lanes.h; to_bf16's bits).
+// nearest even by integer arithmetic (device/cpu/bf16_lanes.h; to_bf16's bits).
 // Why it should beat the reference port: the port's thread owns single channels, walks
 // the rows with stride C and sums every token through a std::map of doubles (a tree
 // lookup per element); here the grouping is done once for all channels and every
@@ -37,10 +37,10 @@
 #include <numeric>
 #include <vector>
 
-#include "kernels/cpu/bf16_lanes.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/encoder_backward.h"
-#include "kernels/variant.h"
+#include "contract/ops/encoder_backward.h"
+#include "contract/variant.h"
+#include "device/cpu/bf16_lanes.h"
+#include "device/cpu/threads.h"
 
 namespace wb::variants {
 namespace {

@@ -5,9 +5,9 @@
 // Why: the baseline the ladder starts from; plainly correct.
 // Limits: neighbouring threads touch addresses C floats apart, so no access coalesces,
 // and only B*T threads exist, each walking a whole row serially.
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/encoder_forward.h"
+#include "contract/ops/encoder_forward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

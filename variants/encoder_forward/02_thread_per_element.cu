@@ -7,9 +7,9 @@
 // are C times more threads to hide the memory latency.
 // Limits: 32-bit accesses (one load instruction per float), and a 64-bit division and
 // remainder per element to recover (b,t,c).
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/encoder_forward.h"
+#include "contract/ops/encoder_forward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

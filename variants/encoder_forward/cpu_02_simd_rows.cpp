@@ -10,9 +10,9 @@
 // this rung adds is the thread count, which the sweep can lower where B*T rows are
 // too few to pay for waking threads (or where the cores are shared).
 // Limits: pure data movement (a gather of B*T rows of wte): bound by memory.
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/encoder_forward.h"
-#include "kernels/variant.h"
+#include "contract/ops/encoder_forward.h"
+#include "contract/variant.h"
+#include "device/cpu/threads.h"
 
 namespace wb::variants {
 namespace {

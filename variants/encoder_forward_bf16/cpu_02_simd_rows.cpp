@@ -2,7 +2,7 @@
 //
 // Idea: rows (b, t) over a tunable number of threads; each row one restrict-qualified
 // SIMD loop that widens its wte and wpe rows by shifts, adds in fp32 (exact for two
-// bf16) and rounds once to nearest even by integer arithmetic (kernels/cpu/
+// bf16) and rounds once to nearest even by integer arithmetic (device/cpu/
 // bf16_lanes.h: to_bf16's bits without its branches).
 // Why it should beat the reference port: the port's to_bf16 per element keeps its
 // loop scalar; here eight bf16 pairs go through a few vector instructions, with half
@@ -10,10 +10,10 @@
 // Measure: OMP_NUM_THREADS=1 build/wb run encoder_forward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768,V=50257
 // for N = 1, 2 and encoder_forward --variant 2 (figures: results/cpu-amd-epyc-avx512bf16/README.md).
 // Limits: bound by memory: a gathered wte row per position.
-#include "kernels/cpu/bf16_lanes.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/encoder_forward.h"
-#include "kernels/variant.h"
+#include "contract/ops/encoder_forward.h"
+#include "contract/variant.h"
+#include "device/cpu/bf16_lanes.h"
+#include "device/cpu/threads.h"
 
 namespace wb::variants {
 namespace {

@@ -15,10 +15,10 @@
 // memory; kernel 3 needs a 64-bit division per element. Workspace: 2 floats per row.
 #include <stdexcept>
 
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/fused_classifier.h"
+#include "contract/ops/fused_classifier.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

@@ -13,11 +13,11 @@
 // statistics never leave the chip.
 // Limits: scalar 32-bit accesses; the second read hits L2 only while
 // (rows in flight) x Vp x 4 bytes fits in it (see fused_classifier cuda/3).
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/fused_classifier.h"
-#include "kernels/cuda/online_softmax.cuh"
+#include "contract/ops/fused_classifier.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/softmax/online_softmax.cuh"
 
 namespace wb::variants {
 namespace {

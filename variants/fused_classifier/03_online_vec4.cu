@@ -19,11 +19,11 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/fused_classifier.h"
-#include "kernels/cuda/online_softmax.cuh"
+#include "contract/ops/fused_classifier.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/softmax/online_softmax.cuh"
 
 namespace wb::variants {
 namespace {

@@ -11,13 +11,13 @@
 // Accuracy: the sum is accumulated in double, so loss and probabilities keep the
 // float rounding of expf only (about 1e-7 relative).
 // Limits: expf is a call, so every pass but the last stays scalar (variant 3). Passes 1
-// and 2 are softmax_forward cpu/2's too (expf_shifted, kernels/cpu/softmax_row.h).
+// and 2 are softmax_forward cpu/2's too (expf_shifted, variants/softmax/softmax_row.h).
 #include <cmath>
 
-#include "kernels/cpu/softmax_row.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/fused_classifier.h"
-#include "kernels/variant.h"
+#include "contract/ops/fused_classifier.h"
+#include "contract/variant.h"
+#include "device/cpu/threads.h"
+#include "variants/softmax/softmax_row.h"
 
 namespace wb::variants {
 namespace {

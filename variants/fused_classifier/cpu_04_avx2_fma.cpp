@@ -2,7 +2,7 @@
 //
 // Idea: the same three passes over each row (max; e = exp(x - max) in place, summed in
 // float lanes per block of 256 into a double; scale by dloss / sum and subtract dloss
-// at the target), in a function compiled for x86-64-v3 (kernels/cpu/target.h): eight
+// at the target), in a function compiled for x86-64-v3 (device/cpu/target.h): eight
 // float lanes instead of the baseline build's four, the polynomial's multiply-adds
 // fused. Threads take whole rows and call that function on each.
 // Why it should beat variant 3: at GPT-2's vocabulary the exp pass is most of the time
@@ -12,11 +12,11 @@
 // terms per lane, blocks added in double.
 // Limits: skipped on CPUs without AVX2 and FMA, and in builds for other
 // architectures; still three trips through each row.
-#include "kernels/cpu/softmax_row.h"
-#include "kernels/cpu/target.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/fused_classifier.h"
-#include "kernels/variant.h"
+#include "contract/ops/fused_classifier.h"
+#include "contract/variant.h"
+#include "device/cpu/target.h"
+#include "device/cpu/threads.h"
+#include "variants/softmax/softmax_row.h"
 
 namespace wb::variants {
 namespace {

@@ -3,7 +3,7 @@
 //
 // Idea: fused_classifier cuda/2 on bf16 logits: the block's threads stride over the
 // row, widening each logit and building the online (max, sum of exp) in fp32
-// (kernels/cuda/online_softmax.cuh), merged across the block; thread 0 writes the fp32
+// (variants/softmax/online_softmax.cuh), merged across the block; thread 0 writes the fp32
 // loss from the target's logit (read before the merge, whose barrier orders it before
 // any overwrite); then a second pass writes each dlogit, rounded once to bf16, over its
 // logit, and zeros over the padding.
@@ -13,11 +13,11 @@
 
 #include <cstdint>
 
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/online_softmax.cuh"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/fused_classifier.h"
+#include "contract/ops/fused_classifier.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/softmax/online_softmax.cuh"
 
 namespace wb::variants {
 namespace {

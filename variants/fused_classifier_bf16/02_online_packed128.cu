@@ -15,11 +15,11 @@
 
 #include <cstdint>
 
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/online_softmax.cuh"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/fused_classifier.h"
+#include "contract/ops/fused_classifier.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/softmax/online_softmax.cuh"
 
 namespace wb::variants {
 namespace {

@@ -3,11 +3,11 @@
 //
 // Idea: each thread takes whole rows (OpenMP, `threads` of them) and widens a row's V
 // bf16 logits by shifts into its own fp32 buffer (200 KB at GPT-2's vocabulary: L2);
-// then the fp32 rung's passes over the buffer (kernels/cpu/softmax_row.h): the max as a
+// then the fp32 rung's passes over the buffer (variants/softmax/softmax_row.h): the max as a
 // SIMD max-reduction, e = exp(x - max) in place through the inline polynomial exp, summed
 // in fp32 lanes over blocks of 256 and the blocks in double. The loss, max + log(sum) -
 // x[target], is fp32; each dlogit e * dloss / sum (minus dloss at the target) is rounded
-// once to nearest even by integer arithmetic (kernels/cpu/bf16_lanes.h) over the bf16
+// once to nearest even by integer arithmetic (device/cpu/bf16_lanes.h) over the bf16
 // logits; the padding Vp - V is written as zeros.
 // Why it should beat the reference port: the port takes two double exps per logit in
 // scalar loops and rounds through the branching to_bf16; here every pass runs in
@@ -21,11 +21,11 @@
 // Limits: the row's trips through L2; the baseline build's SSE is four fp32 lanes.
 #include <vector>
 
-#include "kernels/cpu/bf16_lanes.h"
-#include "kernels/cpu/softmax_row.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/fused_classifier.h"
-#include "kernels/variant.h"
+#include "contract/ops/fused_classifier.h"
+#include "contract/variant.h"
+#include "device/cpu/bf16_lanes.h"
+#include "device/cpu/threads.h"
+#include "variants/softmax/softmax_row.h"
 
 namespace wb::variants {
 namespace {

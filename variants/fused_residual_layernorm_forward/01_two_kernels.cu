@@ -3,18 +3,18 @@
 // Idea: what the step does without fusion. A residual kernel (one thread per
 // element) writes residual = inp1 + inp2; then a layernorm kernel (one warp per row,
 // mean, variance around it, normalise; layernorm_forward cuda/3's kernel, from
-// kernels/cuda/layernorm_warp_per_row.cuh) reads the residual back and writes
+// variants/layernorm/layernorm_warp_per_row.cuh) reads the residual back and writes
 // normed, mean and rstd.
 // Why: the baseline the fused variants are measured against; each kernel is simple
 // and coalesced.
 // Limits: two launches, and the residual makes a round trip through memory (written
 // by the first kernel, read back by the second: 3 row reads in the layernorm kernel,
 // the first from DRAM or L2). Scalar 32-bit accesses.
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/fused_residual_layernorm_forward.h"
-#include "kernels/cuda/layernorm_warp_per_row.cuh"
+#include "contract/ops/fused_residual_layernorm_forward.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/layernorm/layernorm_warp_per_row.cuh"
 
 namespace wb::variants {
 namespace {

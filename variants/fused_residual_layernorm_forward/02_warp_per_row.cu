@@ -9,11 +9,11 @@
 // read back from DRAM: inp1 and inp2 are read once, residual and normed written once.
 // Limits: three passes over the row (the second and third from cache), scalar 32-bit
 // accesses, statistics through two dependent warp reductions.
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/fused_residual_layernorm_forward.h"
-#include "kernels/ops/layernorm_forward.h"
+#include "contract/ops/fused_residual_layernorm_forward.h"
+#include "contract/ops/layernorm_forward.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

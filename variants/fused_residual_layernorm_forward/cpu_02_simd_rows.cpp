@@ -12,10 +12,10 @@
 // Accuracy: as layernorm_forward cpu/2, float sums of C/4 terms per lane, far below
 // the tolerances for rows of magnitude one.
 // Limits: one row per loop iteration: B*T rows must outnumber the threads.
-#include "kernels/cpu/layernorm_row.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/fused_residual_layernorm_forward.h"
-#include "kernels/variant.h"
+#include "contract/ops/fused_residual_layernorm_forward.h"
+#include "contract/variant.h"
+#include "device/cpu/threads.h"
+#include "variants/layernorm/layernorm_row.h"
 
 namespace wb::variants {
 namespace {

@@ -18,13 +18,13 @@
 
 #include <string>
 
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/layernorm.cuh"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/fused_residual_layernorm_forward.h"
-#include "kernels/ops/layernorm_forward.h"
+#include "contract/ops/fused_residual_layernorm_forward.h"
+#include "contract/ops/layernorm_forward.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/layernorm/layernorm.cuh"
 
 namespace wb::variants {
 namespace {

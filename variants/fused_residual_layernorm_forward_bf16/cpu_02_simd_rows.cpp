@@ -6,7 +6,7 @@
 // even into residual, and keeps the widened ROUNDED residual in the thread's fp32
 // buffer (in L1): the op normalises the stored bf16 residual, the values
 // layernorm_backward reads back. Then layernorm_forward_bf16 cpu/2's row loops over the
-// buffer (kernels/cpu/layernorm_row_bf16.h): fp32 statistics, each output rounded once.
+// buffer (variants/layernorm/layernorm_row_bf16.h): fp32 statistics, each output rounded once.
 // Why it should beat the reference port: the port runs double arithmetic one scalar
 // element at a time; here every loop is fp32 vector lanes, and the residual is never
 // read back from memory.
@@ -17,10 +17,10 @@
 // for N = 1, 2 and fused_residual_layernorm_forward --variant 2 (figures:
 // results/cpu-amd-epyc-avx512bf16/README.md).
 // Limits: B*T rows must outnumber the threads.
-#include "kernels/cpu/layernorm_row_bf16.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/fused_residual_layernorm_forward.h"
-#include "kernels/variant.h"
+#include "contract/ops/fused_residual_layernorm_forward.h"
+#include "contract/variant.h"
+#include "device/cpu/threads.h"
+#include "variants/layernorm/layernorm_row_bf16.h"
 
 namespace wb::variants {
 namespace {

@@ -6,10 +6,10 @@
 // every access already coalesces; this is close to what an elementwise op can do.
 // Limits: one 32-bit load per tensor and thread: four times the load and store
 // instructions of a 128-bit access, and one element of work per thread.
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/gelu.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/gelu_backward.h"
+#include "contract/ops/gelu_backward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/gelu/gelu.cuh"
 
 namespace wb::variants {
 namespace {

@@ -12,11 +12,11 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/gelu.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/gelu_backward.h"
+#include "contract/ops/gelu_backward.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/gelu/gelu.cuh"
 
 namespace wb::variants {
 namespace {

@@ -12,10 +12,10 @@
 // stays near ulp(1), far under the op's 1e-5 floor.
 #include <cmath>
 
-#include "kernels/cpu/threads.h"
-#include "kernels/math_constants.h"
-#include "kernels/ops/gelu_backward.h"
-#include "kernels/variant.h"
+#include "base/math_constants.h"
+#include "contract/ops/gelu_backward.h"
+#include "contract/variant.h"
+#include "device/cpu/threads.h"
 
 namespace wb::variants {
 namespace {

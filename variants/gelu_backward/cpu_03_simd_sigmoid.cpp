@@ -2,7 +2,7 @@
 //
 // Idea: with s = sigmoid(2u) = (1 + tanh u) / 2, u = sqrt(2/pi) (x + 0.044715 x^3),
 //   gelu'(x) = (1 + tanh u)/2 + x/2 (1 - tanh^2 u) u'(x) = s + 2 x s (1 - s) u'(x),
-// and s and 1 - s come together from kernels/cpu/simd_math.h's sigmoid_pair (an inline
+// and s and 1 - s come together from device/cpu/simd_math.h's sigmoid_pair (an inline
 // polynomial exp, no call), each to full relative precision: 1 - tanh^2 is never formed
 // as a difference. The loop is `omp parallel for simd`: threads take contiguous chunks,
 // each chunk runs in SIMD registers.
@@ -12,10 +12,10 @@
 // the inputs [-4, 4]) the derivative is within about 2e-6 relative, under the op's
 // 1e-5 + 1e-5 |ref|. No overflow for any x: the exponential is of -|2u|.
 // Limits: 4-wide SSE in the baseline x86-64 build; bound by arithmetic on few cores.
-#include "kernels/cpu/gelu.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/gelu_backward.h"
-#include "kernels/variant.h"
+#include "contract/ops/gelu_backward.h"
+#include "contract/variant.h"
+#include "device/cpu/threads.h"
+#include "variants/gelu/gelu.h"
 
 namespace wb::variants {
 namespace {

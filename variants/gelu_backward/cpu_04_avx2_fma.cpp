@@ -1,7 +1,7 @@
 // gelu_backward, CPU variant 4: variant 3 compiled for AVX2 and FMA.
 //
 // Idea: the same loop, s (1 + 2 x (1 - s) u') * dout with s = sigmoid(2u) from the
-// inline polynomial exp, in a function compiled for x86-64-v3 (kernels/cpu/target.h):
+// inline polynomial exp, in a function compiled for x86-64-v3 (device/cpu/target.h):
 // eight float lanes instead of the baseline build's four, every multiply-add fused into
 // one instruction. Threads take blocks of 16384 elements (static, contiguous runs) and
 // call that function on each.
@@ -12,11 +12,11 @@
 // Limits: skipped on CPUs without AVX2 and FMA, and in builds for other architectures.
 #include <algorithm>
 
-#include "kernels/cpu/gelu.h"
-#include "kernels/cpu/target.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/gelu_backward.h"
-#include "kernels/variant.h"
+#include "contract/ops/gelu_backward.h"
+#include "contract/variant.h"
+#include "device/cpu/target.h"
+#include "device/cpu/threads.h"
+#include "variants/gelu/gelu.h"
 
 namespace wb::variants {
 namespace {

@@ -1,16 +1,16 @@
 // gelu_backward_bf16, CUDA variant 1: one thread per element, the naive port.
 //
 // Idea: thread i widens inp[i] and dout[i], computes gelu'(inp) * dout in fp32
-// (kernels/cuda/gelu.cuh) and rounds it once to nearest even.
+// (variants/gelu/gelu.cuh) and rounds it once to nearest even.
 // Why: the baseline of the bf16 ladder; already coalesced.
 // Limits: one 16-bit access per tensor and element.
 #include <cuda_bf16.h>
 
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/gelu.cuh"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/gelu_backward.h"
+#include "contract/ops/gelu_backward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/gelu/gelu.cuh"
 
 namespace wb::variants {
 namespace {

@@ -1,9 +1,9 @@
 // gelu_backward_bf16, CPU variant 2: gelu_backward cpu/3's SIMD loop on bf16 bits.
 //
 // Idea: widen inp and dout by shifts of their bits; the derivative in fp32 through
-// sigmoid(2u) and its complement from the inline polynomial exp (kernels/cpu/
+// sigmoid(2u) and its complement from the inline polynomial exp (device/cpu/
 // simd_math.h): gelu'(x) = s (1 + 2 x (1 - s) du/dx) with s = sigmoid(2u); the product
-// with dout rounded once to nearest even by integer arithmetic (kernels/cpu/
+// with dout rounded once to nearest even by integer arithmetic (device/cpu/
 // bf16_lanes.h). One `omp parallel for simd` loop over static chunks. No restrict:
 // dinp[i] depends on inp[i] and dout[i] alone, so an in-place call is safe.
 // Why it should beat the reference port: the port's tanh call and branching to_bf16 keep
@@ -14,11 +14,11 @@
 // for N = 1, 2 and gelu_backward --variant 2 (fp32, tanhf) (figures:
 // results/cpu-amd-epyc-avx512bf16/README.md).
 // Limits: bound by arithmetic in the baseline SSE build on few cores.
-#include "kernels/cpu/bf16_lanes.h"
-#include "kernels/cpu/gelu.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/gelu_backward.h"
-#include "kernels/variant.h"
+#include "contract/ops/gelu_backward.h"
+#include "contract/variant.h"
+#include "device/cpu/bf16_lanes.h"
+#include "device/cpu/threads.h"
+#include "variants/gelu/gelu.h"
 
 namespace wb::variants {
 namespace {

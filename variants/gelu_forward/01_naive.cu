@@ -5,10 +5,10 @@
 // threads touch neighbouring floats.
 // Limits: one 32-bit load and store instruction per element and 64-bit index
 // arithmetic per element.
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/gelu_forward.h"
-#include "kernels/cuda/gelu.cuh"
+#include "contract/ops/gelu_forward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/gelu/gelu.cuh"
 
 namespace wb::variants {
 namespace {

@@ -12,10 +12,10 @@
 // stays below 0.5 |x| ulp(1), under the op's 1e-5 floor for the inputs of a GELU.
 #include <cmath>
 
-#include "kernels/cpu/threads.h"
-#include "kernels/math_constants.h"
-#include "kernels/ops/gelu_forward.h"
-#include "kernels/variant.h"
+#include "base/math_constants.h"
+#include "contract/ops/gelu_forward.h"
+#include "contract/variant.h"
+#include "device/cpu/threads.h"
 
 namespace wb::variants {
 namespace {

@@ -2,7 +2,7 @@
 //
 // Idea: 0.5 (1 + tanh u) = sigmoid(2u), so gelu(x) = x * sigmoid(2u) with
 // u = sqrt(2/pi) (x + 0.044715 x^3), and the sigmoid comes from the inline fast_exp of
-// kernels/cpu/simd_math.h (arithmetic and bit operations only). The loop is
+// device/cpu/simd_math.h (arithmetic and bit operations only). The loop is
 // `omp parallel for simd`: threads take contiguous chunks, each chunk runs in SIMD
 // registers.
 // Why it should beat variant 2: tanhf is a call per element and keeps the loop scalar;
@@ -15,10 +15,10 @@
 // Limits: the baseline x86-64 build has 4-wide SSE only; the polynomial costs about
 // fifteen vector operations per four elements, so at large N the loop is bound by
 // arithmetic, not memory, on few cores.
-#include "kernels/cpu/gelu.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/gelu_forward.h"
-#include "kernels/variant.h"
+#include "contract/ops/gelu_forward.h"
+#include "contract/variant.h"
+#include "device/cpu/threads.h"
+#include "variants/gelu/gelu.h"
 
 namespace wb::variants {
 namespace {

@@ -1,7 +1,7 @@
 // gelu_forward, CPU variant 4: variant 3 compiled for AVX2 and FMA.
 //
 // Idea: the same loop, x * sigmoid(2u) through the inline polynomial exp, in a
-// function compiled for x86-64-v3 (kernels/cpu/target.h): eight float lanes instead
+// function compiled for x86-64-v3 (device/cpu/target.h): eight float lanes instead
 // of the baseline build's four, and every multiply-add of the polynomial fused into
 // one instruction. Threads take blocks of 16384 elements (static, contiguous runs)
 // and call that function on each.
@@ -14,11 +14,11 @@
 // architectures; AVX-512 (x86-64-v4) is not tried.
 #include <algorithm>
 
-#include "kernels/cpu/gelu.h"
-#include "kernels/cpu/target.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/gelu_forward.h"
-#include "kernels/variant.h"
+#include "contract/ops/gelu_forward.h"
+#include "contract/variant.h"
+#include "device/cpu/target.h"
+#include "device/cpu/threads.h"
+#include "variants/gelu/gelu.h"
 
 namespace wb::variants {
 namespace {

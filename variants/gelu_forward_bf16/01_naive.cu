@@ -1,16 +1,16 @@
 // gelu_forward_bf16, CUDA variant 1: one thread per element, the naive port.
 //
-// Idea: thread i widens inp[i], takes the GELU in fp32 (tanhf, kernels/cuda/gelu.cuh)
+// Idea: thread i widens inp[i], takes the GELU in fp32 (tanhf, variants/gelu/gelu.cuh)
 // and rounds it once to nearest even.
 // Why: the baseline of the bf16 ladder; already coalesced.
 // Limits: one 16-bit load and store per element.
 #include <cuda_bf16.h>
 
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/gelu.cuh"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/gelu_forward.h"
+#include "contract/ops/gelu_forward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/gelu/gelu.cuh"
 
 namespace wb::variants {
 namespace {

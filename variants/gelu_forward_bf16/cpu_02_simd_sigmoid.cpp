@@ -2,8 +2,8 @@
 //
 // Idea: widen each bf16 by a shift of its bits, take the GELU in fp32 as
 // x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3), through the inline polynomial exp
-// of kernels/cpu/simd_math.h (kernels/cpu/gelu.h), and round once to nearest even with
-// integer arithmetic (kernels/cpu/bf16_lanes.h). One `omp parallel for simd` loop:
+// of device/cpu/simd_math.h (variants/gelu/gelu.h), and round once to nearest even with
+// integer arithmetic (device/cpu/bf16_lanes.h). One `omp parallel for simd` loop:
 // threads take contiguous chunks, each chunk runs in vector lanes. No restrict: out[i]
 // depends on inp[i] alone, so an in-place call is safe.
 // Why it should beat the reference port: the port calls tanh and the branching to_bf16
@@ -17,11 +17,11 @@
 // results/cpu-amd-epyc-avx512bf16/README.md).
 // Limits: about fifteen vector operations per four elements in the baseline SSE build:
 // bound by arithmetic on few cores, not by the halved bytes.
-#include "kernels/cpu/bf16_lanes.h"
-#include "kernels/cpu/gelu.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/gelu_forward.h"
-#include "kernels/variant.h"
+#include "contract/ops/gelu_forward.h"
+#include "contract/variant.h"
+#include "device/cpu/bf16_lanes.h"
+#include "device/cpu/threads.h"
+#include "variants/gelu/gelu.h"
 
 namespace wb::variants {
 namespace {

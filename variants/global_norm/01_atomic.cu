@@ -9,11 +9,11 @@
 // Limits: float atomics land in an order that changes from run to run, so the last
 // bits of the result do too (not deterministic). Three operations on the stream
 // (memset, reduce, sqrt). 32-bit loads.
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/global_norm.h"
-#include "kernels/cuda/reduction.cuh"
+#include "contract/ops/global_norm.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/reduction.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

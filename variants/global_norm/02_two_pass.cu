@@ -16,12 +16,12 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/norm_finish.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/global_norm.h"
-#include "kernels/cuda/reduction.cuh"
+#include "contract/ops/global_norm.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/reduction.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/global_norm/norm_finish.cuh"
 
 namespace wb::variants {
 namespace {

@@ -17,10 +17,10 @@
 // Limits: workspace of one double per chunk (N / 256 bytes); memory-bound at large N.
 #include <cmath>
 
-#include "kernels/cpu/chunked_squares.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/global_norm.h"
-#include "kernels/variant.h"
+#include "contract/ops/global_norm.h"
+#include "contract/variant.h"
+#include "device/cpu/threads.h"
+#include "variants/global_norm/chunked_squares.h"
 
 namespace wb::variants {
 namespace {

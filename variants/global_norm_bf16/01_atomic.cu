@@ -10,12 +10,12 @@
 // deterministic); 16-bit loads, three operations on the stream.
 #include <cuda_bf16.h>
 
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/reduction.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/global_norm.h"
+#include "contract/ops/global_norm.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/reduction.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

@@ -10,9 +10,9 @@
 // Limits: kernel 1 does not coalesce (threads C floats apart) and runs only B*T
 // threads; kernel 2 runs only C threads, each a long sequential sum; inp and dout are
 // read three times in all.
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/layernorm_backward.h"
+#include "contract/ops/layernorm_backward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

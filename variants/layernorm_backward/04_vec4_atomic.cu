@@ -12,8 +12,8 @@
 // C % 4 == 0 and C <= 1024, as variant 3.
 #include <string>
 
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/layernorm_backward.h"
+#include "contract/ops/layernorm_backward.h"
+#include "device/cuda/runtime.h"
 #include "variants/layernorm_backward/common.cuh"
 
 namespace wb::variants {

@@ -15,10 +15,10 @@
 // partials are added in block order, so every thread count gives the same bits.
 // Accuracy: a block's partials add 16 rows in float; blocks add in double.
 // Limits: workspace of 2 C floats per block of rows (98 KB at B*T=256, C=768).
-#include "kernels/cpu/layernorm_backward_blocks.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/layernorm_backward.h"
-#include "kernels/variant.h"
+#include "contract/ops/layernorm_backward.h"
+#include "contract/variant.h"
+#include "device/cpu/threads.h"
+#include "variants/layernorm/layernorm_backward_blocks.h"
 
 namespace wb::variants {
 

@@ -12,10 +12,10 @@
 // read three times in all.
 #include <cuda_bf16.h>
 
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/layernorm_backward.h"
+#include "contract/ops/layernorm_backward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

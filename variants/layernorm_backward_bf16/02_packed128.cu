@@ -25,12 +25,12 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/layernorm.cuh"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/layernorm_backward.h"
+#include "contract/ops/layernorm_backward.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/layernorm/layernorm.cuh"
 
 namespace wb::variants {
 namespace {

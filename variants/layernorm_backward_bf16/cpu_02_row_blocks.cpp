@@ -10,7 +10,7 @@
 // every block is done, threads take tiles of 64 channels, add the partials of all
 // blocks in block order (in double), and round each dweight and dbias once from its
 // old value widened plus that sum in fp32, as the contract says. Rounding by integer
-// arithmetic (kernels/cpu/bf16_lanes.h).
+// arithmetic (device/cpu/bf16_lanes.h).
 // Why it should beat the reference port: the port runs double arithmetic element by
 // element and reads inp and dout a second time down the columns (stride C) for
 // dweight and dbias; here each row is read once, contiguously, in vector lanes.
@@ -21,10 +21,10 @@
 // for N = 1, 2 and layernorm_backward --variant 2 (figures:
 // results/cpu-amd-epyc-avx512bf16/README.md).
 // Limits: workspace of 2 C floats per block of rows (98 KB at B*T=256, C=768).
-#include "kernels/cpu/layernorm_backward_blocks.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/layernorm_backward.h"
-#include "kernels/variant.h"
+#include "contract/ops/layernorm_backward.h"
+#include "contract/variant.h"
+#include "device/cpu/threads.h"
+#include "variants/layernorm/layernorm_backward_blocks.h"
 
 namespace wb::variants {
 

@@ -5,8 +5,8 @@
 // Why: the baseline the ladder starts from; plainly correct.
 // Limits: neighbouring threads read addresses C floats apart, so no load coalesces,
 // and only B*T threads exist: slow for any realistic C.
-#include "kernels/cuda/layernorm_naive.cuh"
-#include "kernels/ops/layernorm_forward.h"
+#include "contract/ops/layernorm_forward.h"
+#include "variants/layernorm/layernorm_naive.cuh"
 
 namespace wb::variants {
 

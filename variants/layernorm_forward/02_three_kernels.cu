@@ -7,10 +7,10 @@
 // over one row) and the normalisation runs B*T*C threads instead of B*T.
 // Limits: three launches, and the row is read three times from memory, the
 // statistics round-trip through global memory.
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/layernorm_forward.h"
+#include "contract/ops/layernorm_forward.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

@@ -3,18 +3,18 @@
 // Idea: the 32 lanes of a warp stride over one row (coalesced), and the mean and the
 // variance are reduced with register shuffles: no shared memory, no __syncthreads,
 // one launch. A block of block_size threads handles block_size/32 rows. The kernel
-// lives in kernels/cuda/layernorm_warp_per_row.cuh (fused_residual_layernorm_forward cuda/1
+// lives in variants/layernorm/layernorm_warp_per_row.cuh (fused_residual_layernorm_forward cuda/1
 // runs it too).
 // Why it should beat variant 2: one launch instead of three and no round trip of the
 // statistics through global memory; the second and third reads of the row mostly hit
 // L1/L2.
 // Limits: still three passes over the row (mean, variance, output) and scalar
 // 32-bit loads.
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/layernorm_forward.h"
-#include "kernels/cuda/layernorm_warp_per_row.cuh"
+#include "contract/ops/layernorm_forward.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/layernorm/layernorm_warp_per_row.cuh"
 
 namespace wb::variants {
 namespace {

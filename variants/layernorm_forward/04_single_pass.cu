@@ -7,10 +7,10 @@
 // Limits: E[x^2] - mean^2 cancels when |mean| is large against the spread of the row
 // (harmless for GPT-2's activations in fp32, but less robust than two passes); the
 // variance is clamped at 0. Scalar loads.
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/layernorm_forward.h"
+#include "contract/ops/layernorm_forward.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

@@ -8,10 +8,10 @@
 // Limits: two __syncthreads-bound reductions per row; with C = 768 a large block
 // leaves most threads with one or two elements; three passes over the row (the
 // second and third hit L1).
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/layernorm_forward.h"
+#include "contract/ops/layernorm_forward.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

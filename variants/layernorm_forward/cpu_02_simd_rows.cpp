@@ -13,10 +13,10 @@
 // relative); a row whose mean is large against its spread would lose digits in the
 // second pass's float deviations before the reference's double ones.
 // Limits: one row per loop iteration: B*T rows must outnumber the threads.
-#include "kernels/cpu/layernorm_row.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/layernorm_forward.h"
-#include "kernels/variant.h"
+#include "contract/ops/layernorm_forward.h"
+#include "contract/variant.h"
+#include "device/cpu/threads.h"
+#include "variants/layernorm/layernorm_row.h"
 
 namespace wb::variants {
 namespace {

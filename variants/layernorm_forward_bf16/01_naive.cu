@@ -6,8 +6,8 @@
 // Why: the baseline of the bf16 ladder; plainly correct.
 // Limits: neighbouring threads read addresses C values apart, so no load coalesces, and
 // only B*T threads exist: slow for any realistic C.
-#include "kernels/cuda/layernorm_naive.cuh"
-#include "kernels/ops/layernorm_forward.h"
+#include "contract/ops/layernorm_forward.h"
+#include "variants/layernorm/layernorm_naive.cuh"
 
 namespace wb::variants {
 

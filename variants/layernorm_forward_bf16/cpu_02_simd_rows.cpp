@@ -4,7 +4,7 @@
 // Idea: each thread takes whole rows (OpenMP, `threads` of them) and widens a row's C
 // bf16 values by shifts into its own fp32 buffer (3 KB at GPT-2's width, in L1); then
 // the three SIMD loops of the fp32 rung over it (sum, squared deviations, normalisation:
-// kernels/cpu/layernorm_row_bf16.h), each output rounded once to nearest even by integer
+// variants/layernorm/layernorm_row_bf16.h), each output rounded once to nearest even by integer
 // arithmetic. mean and rstd stay fp32.
 // Why it should beat the reference port: the port accumulates in double one scalar
 // element at a time and rounds through the branching to_bf16; here every loop runs in
@@ -17,10 +17,10 @@
 // results/cpu-amd-epyc-avx512bf16/README.md); the widening pass and the roundings cost it
 // against the fp32 rung.
 // Limits: one row per loop iteration: B*T rows must outnumber the threads.
-#include "kernels/cpu/layernorm_row_bf16.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/layernorm_forward.h"
-#include "kernels/variant.h"
+#include "contract/ops/layernorm_forward.h"
+#include "contract/variant.h"
+#include "device/cpu/threads.h"
+#include "variants/layernorm/layernorm_row_bf16.h"
 
 namespace wb::variants {
 namespace {

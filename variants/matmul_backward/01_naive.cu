@@ -14,9 +14,9 @@
 // the FMA peak; dweight's dot products run over all B*T rows serially.
 #include <cstdint>
 
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/matmul_backward.h"
+#include "contract/ops/matmul_backward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

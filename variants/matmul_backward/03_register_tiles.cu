@@ -35,9 +35,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/matmul_backward.h"
+#include "contract/ops/matmul_backward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

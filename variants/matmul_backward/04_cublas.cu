@@ -17,9 +17,9 @@
 // variant does not install one of its own); it declares none.
 #include <cublas_v2.h>
 
-#include "kernels/cuda/libraries.h"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/matmul_backward.h"
+#include "contract/ops/matmul_backward.h"
+#include "device/cuda/libraries.h"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

@@ -24,12 +24,12 @@
 #include <string>
 #include <tuple>
 
-#include "kernels/cuda/cublaslt.h"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/libraries.h"
-#include "kernels/cuda/runtime.h"
-#include "kernels/errors.h"
-#include "kernels/ops/matmul_backward.h"
+#include "base/errors.h"
+#include "contract/ops/matmul_backward.h"
+#include "device/cuda/cublaslt.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/libraries.h"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

@@ -14,8 +14,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "kernels/ops/matmul_backward.h"
-#include "kernels/variant.h"
+#include "contract/ops/matmul_backward.h"
+#include "contract/variant.h"
 
 namespace wb::variants {
 namespace {

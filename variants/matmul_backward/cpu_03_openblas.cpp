@@ -9,8 +9,8 @@
 // it, sharing wb's OpenMP team); no workspace.
 #include <cblas.h>
 
-#include "kernels/ops/matmul_backward.h"
-#include "kernels/variant.h"
+#include "contract/ops/matmul_backward.h"
+#include "contract/variant.h"
 
 namespace wb::variants {
 namespace {

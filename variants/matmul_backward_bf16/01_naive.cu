@@ -20,11 +20,11 @@
 #include <optional>
 #include <string>
 
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/matmul.cuh"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/matmul_backward.h"
+#include "contract/ops/matmul_backward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/matmul/matmul.cuh"
 
 namespace wb::variants {
 namespace {

@@ -28,11 +28,11 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/libraries.h"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/matmul_backward.h"
+#include "contract/ops/matmul_backward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/libraries.h"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

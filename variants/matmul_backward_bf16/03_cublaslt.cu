@@ -19,7 +19,7 @@
 // output type; OUTPUT_TYPE: partials stored in the output type), so the heuristic is
 // told CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK = NONE | COMPUTE_TYPE: one sequence
 // per dot product, or fp32 partials in the workspace reduced in a separate step
-// (kernels/cuda/cublaslt.h, reduce_in_compute_type). The algorithm of each product is
+// (device/cuda/cublaslt.h, reduce_in_compute_type). The algorithm of each product is
 // the heuristic's first choice, cached per handle, sizes, transposes, alignments
 // and workspace size.
 // Why it should beat variant 2: no fp32 accumulators making a round trip through memory
@@ -33,12 +33,12 @@
 #include <string>
 #include <tuple>
 
-#include "kernels/cuda/cublaslt.h"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/libraries.h"
-#include "kernels/cuda/runtime.h"
-#include "kernels/errors.h"
-#include "kernels/ops/matmul_backward.h"
+#include "base/errors.h"
+#include "contract/ops/matmul_backward.h"
+#include "device/cuda/cublaslt.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/libraries.h"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

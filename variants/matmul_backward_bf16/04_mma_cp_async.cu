@@ -5,7 +5,7 @@
 // GPU, and checked in emulation (emu/tensor_core_instructions.h models mma, ldmatrix and
 // cp.async lane by lane).
 //
-// Idea: two launches of kernels/cuda/tensor_core_gemm.cuh's gemm_cp_async (mma.m16n8k16 warp
+// Idea: two launches of variants/matmul/tensor_core_gemm.cuh's gemm_cp_async (mma.m16n8k16 warp
 // tiles, a 2-4 stage cp.async pipeline of padded slabs), which takes each operand either
 // k-contiguous or k-major and loads the k-major ones with ldmatrix .trans, straight in
 // mma's fragment layout: nothing is transposed in memory.
@@ -31,11 +31,11 @@
 #include <optional>
 #include <string>
 
-#include "kernels/cuda/bf16_slabs.cuh"
-#include "kernels/cuda/matmul.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/cuda/tensor_core_gemm.cuh"
-#include "kernels/ops/matmul_backward.h"
+#include "contract/ops/matmul_backward.h"
+#include "device/cuda/runtime.h"
+#include "variants/matmul/bf16_slabs.cuh"
+#include "variants/matmul/matmul.cuh"
+#include "variants/matmul/tensor_core_gemm.cuh"
 
 namespace wb::variants {
 namespace {

@@ -18,9 +18,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/cpu/bf16_lanes.h"
-#include "kernels/ops/matmul_backward.h"
-#include "kernels/variant.h"
+#include "contract/ops/matmul_backward.h"
+#include "contract/variant.h"
+#include "device/cpu/bf16_lanes.h"
 
 namespace wb::variants {
 namespace {

@@ -7,7 +7,7 @@
 //   acc (B*T x C) = dout (B*T x OC) @ weight (OC x C)               -> dinp = bf16(acc)
 //   acc (OC x C)  = dout^T (OC x B*T, dout read transposed) @ inp   -> dweight = bf16(dweight + acc)
 // so dinp is rounded once and dweight's accumulation happens in fp32 before its one
-// rounding (kernels/cpu/bf16_lanes.h's branch-free rounding, one SIMD pass each).
+// rounding (device/cpu/bf16_lanes.h's branch-free rounding, one SIMD pass each).
 // Why it should beat cpu/2: no widening passes, half the bytes of the operands through
 // the caches, twice the multiply-adds per instruction of fp32 FMA.
 // Measure: build/wb run matmul_backward_bf16 --variant N --backend cpu --shape B=4,T=64,C=768,OC=3072
@@ -19,12 +19,12 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "kernels/cpu/bf16_lanes.h"
-#include "kernels/cpu/capabilities.h"
-#include "kernels/cpu/onednn.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/matmul_backward.h"
-#include "kernels/variant.h"
+#include "contract/cpu_capabilities.h"
+#include "contract/ops/matmul_backward.h"
+#include "contract/variant.h"
+#include "device/cpu/bf16_lanes.h"
+#include "device/cpu/onednn.h"
+#include "device/cpu/threads.h"
 
 namespace wb::variants {
 namespace {

@@ -12,10 +12,10 @@
 // does: the same bits as the reference, at any thread count.
 // Limits: OC/64 strips (12 at OC=768) is the most parallelism there is; a few rows and
 // many columns would be better split by rows too.
-#include "kernels/cpu/column_strips.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/matmul_backward_bias.h"
-#include "kernels/variant.h"
+#include "contract/ops/matmul_backward_bias.h"
+#include "contract/variant.h"
+#include "device/cpu/threads.h"
+#include "variants/matmul_backward_bias/column_strips.h"
 
 namespace wb::variants {
 

@@ -27,11 +27,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/matmul_backward_bias.h"
+#include "contract/ops/matmul_backward_bias.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

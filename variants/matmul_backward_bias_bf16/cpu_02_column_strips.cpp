@@ -5,7 +5,7 @@
 // thread walks the B*T rows in order, widening the strip of each row by shifts and
 // adding it into 64 fp32 accumulators (a SIMD loop over the strip), then rounds each
 // dbias once from its old value widened plus its column's sum, to nearest even by
-// integer arithmetic (kernels/cpu/bf16_lanes.h; the same bits as to_bf16), as the
+// integer arithmetic (device/cpu/bf16_lanes.h; the same bits as to_bf16), as the
 // contract says.
 // Why it should beat the reference port: the port's thread sums one column at a time in
 // double, walking the rows with stride OC: a new cache line for every value it adds,
@@ -21,10 +21,10 @@
 // rung too: half the bytes of dout, fp32 lanes where it keeps double accumulators.
 // Limits: OC/64 strips (12 at OC=768) is the most parallelism there is; a few rows and
 // many columns would be better split by rows too.
-#include "kernels/cpu/column_strips.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/matmul_backward_bias.h"
-#include "kernels/variant.h"
+#include "contract/ops/matmul_backward_bias.h"
+#include "contract/variant.h"
+#include "device/cpu/threads.h"
+#include "variants/matmul_backward_bias/column_strips.h"
 
 namespace wb::variants {
 

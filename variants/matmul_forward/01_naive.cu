@@ -7,8 +7,8 @@
 // Limits: neighbouring threads take neighbouring columns o, so each reads its own
 // weight row, C floats away from the next one: no load coalesces and nothing is
 // reused on chip beyond what the caches catch. Every output costs 2*C loads.
-#include "kernels/cuda/matmul_naive.cuh"
-#include "kernels/ops/matmul_forward.h"
+#include "contract/ops/matmul_forward.h"
+#include "variants/matmul/matmul_naive.cuh"
 
 namespace wb::variants {
 

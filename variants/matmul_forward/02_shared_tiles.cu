@@ -16,10 +16,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/matmul_forward.h"
-#include "kernels/cuda/matmul.cuh"
+#include "contract/ops/matmul_forward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/matmul/matmul.cuh"
 
 namespace wb::variants {
 namespace {

@@ -14,17 +14,17 @@
 // Parameters: block_size (64, 256, 1024 threads, a square of 8, 16, 32) with tile
 // (64 or 128) gives TM = tile / sqrt(block_size); TM = 4 and 8 are instantiated, the
 // other combinations are skipped. tile_k (8 or 16) is the depth of a slab.
-// The kernel lives in kernels/cuda/matmul_register_tiles.cuh, shared with
+// The kernel lives in variants/matmul/matmul_register_tiles.cuh, shared with
 // matmul_gelu_forward cuda/2.
 // Limits: scalar global loads (tile_k floats in a row: short coalesced runs) and a
 // single buffer: the loads of the next slab wait behind the math of this one; the
 // strided smem reads of the k-contiguous layout are scalar. Any shape runs: partial
 // tiles at the edges of B*T, OC and C are zero-filled and masked.
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/matmul_forward.h"
-#include "kernels/cuda/matmul.cuh"
-#include "kernels/cuda/matmul_register_tiles.cuh"
+#include "contract/ops/matmul_forward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/matmul/matmul.cuh"
+#include "variants/matmul/matmul_register_tiles.cuh"
 
 namespace wb::variants {
 namespace {

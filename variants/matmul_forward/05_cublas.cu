@@ -1,7 +1,7 @@
 // matmul_forward, CUDA variant 5: cuBLAS SGEMM, then a bias kernel.
 //
 // Idea: hand the product to the vendor library in plain fp32 and add the bias in a
-// second, memory-bound kernel. The SGEMM is kernels/cuda/matmul.cuh's sgemm_fp32
+// second, memory-bound kernel. The SGEMM is variants/matmul/matmul.cuh's sgemm_fp32
 // (which says how the row-major product maps onto column-major cuBLAS, and keeps it
 // off the TF32 tensor cores: this is the fp32 class).
 // With a null bias the second kernel is not launched. block_size is that of the bias
@@ -9,8 +9,8 @@
 // Why it should beat variants 1-4: cuBLAS picks a kernel tuned for the device and the
 // shape (tiles, pipelining, split-K), the reference for the hand-written fp32 ladder.
 // Limits: the bias costs one more read and write of out; any shape runs.
-#include "kernels/ops/matmul_forward.h"
-#include "kernels/cuda/matmul.cuh"
+#include "contract/ops/matmul_forward.h"
+#include "variants/matmul/matmul.cuh"
 
 namespace wb::variants {
 namespace {

@@ -24,12 +24,12 @@
 #include <string>
 #include <tuple>
 
-#include "kernels/cuda/cublaslt.h"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/libraries.h"
-#include "kernels/cuda/matmul.cuh"
-#include "kernels/errors.h"
-#include "kernels/ops/matmul_forward.h"
+#include "base/errors.h"
+#include "contract/ops/matmul_forward.h"
+#include "device/cuda/cublaslt.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/libraries.h"
+#include "variants/matmul/matmul.cuh"
 
 namespace wb::variants {
 namespace {

@@ -28,11 +28,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/matmul_forward.h"
-#include "kernels/cuda/matmul.cuh"
+#include "contract/ops/matmul_forward.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/matmul/matmul.cuh"
 
 namespace wb::variants {
 namespace {

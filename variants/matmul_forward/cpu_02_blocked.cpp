@@ -12,8 +12,8 @@
 // transpose costs C*OC per call and a workspace of the same size.
 #include <algorithm>
 
-#include "kernels/ops/matmul_forward.h"
-#include "kernels/variant.h"
+#include "contract/ops/matmul_forward.h"
+#include "contract/variant.h"
 
 namespace wb::variants {
 namespace {

@@ -8,8 +8,8 @@
 // it, sharing wb's OpenMP team).
 #include <cblas.h>
 
-#include "kernels/ops/matmul_forward.h"
-#include "kernels/variant.h"
+#include "contract/ops/matmul_forward.h"
+#include "contract/variant.h"
 
 namespace wb::variants {
 namespace {

@@ -8,8 +8,8 @@
 // Limits: as matmul_forward cuda/1: no load coalesces (neighbouring threads read
 // weight rows C values apart), nothing is reused on chip but what the caches catch,
 // 2*C 16-bit loads per output.
-#include "kernels/cuda/matmul_naive.cuh"
-#include "kernels/ops/matmul_forward.h"
+#include "contract/ops/matmul_forward.h"
+#include "variants/matmul/matmul_naive.cuh"
 
 namespace wb::variants {
 

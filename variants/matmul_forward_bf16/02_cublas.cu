@@ -5,7 +5,7 @@
 // workspace, CUBLAS_COMPUTE_32F and beta = 0: products and sums in fp32 on the tensor
 // cores. A second kernel writes out = bf16(acc + bias), the bias added in fp32: each
 // output rounded once to bf16, as the contract asks. The row-major product maps onto
-// column-major cuBLAS as in kernels/cuda/matmul.cuh: acc^T (OC x rows) = weight (C x
+// column-major cuBLAS as in variants/matmul/matmul.cuh: acc^T (OC x rows) = weight (C x
 // OC, transposed) times inp^T (C x rows).
 // Why not a bf16 C with the bias copied into out and added through beta = 1 (this
 // variant's first form, one launch less): cuBLAS may split the sum over C and add the
@@ -24,11 +24,11 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/libraries.h"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/matmul_forward.h"
+#include "contract/ops/matmul_forward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/libraries.h"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

@@ -20,7 +20,7 @@
 // stored in the output type (OUTPUT_TYPE). The heuristic is therefore told
 // CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK = NONE | COMPUTE_TYPE: either one sequence
 // per dot product, or fp32 partials in the workspace reduced in a separate step
-// (kernels/cuda/cublaslt.h, reduce_in_compute_type). Either way the only bf16 rounding
+// (device/cuda/cublaslt.h, reduce_in_compute_type). Either way the only bf16 rounding
 // is the final one.
 // The algorithm is the heuristic's first choice for this workspace (32 MiB, what cuBLAS
 // reserves on Hopper) and the actual pointer alignments, cached per handle, dims,
@@ -36,12 +36,12 @@
 #include <string>
 #include <tuple>
 
-#include "kernels/cuda/cublaslt.h"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/libraries.h"
-#include "kernels/cuda/runtime.h"
-#include "kernels/errors.h"
-#include "kernels/ops/matmul_forward.h"
+#include "base/errors.h"
+#include "contract/ops/matmul_forward.h"
+#include "device/cuda/cublaslt.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/libraries.h"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

@@ -6,7 +6,7 @@
 //
 // Idea: matmul_forward cuda/7's block tile on bf16 storage. A block computes tile x
 // tile outputs; C is walked in double-buffered slabs of 32 channels kept k-contiguous
-// in shared memory with padded rows (kernels/cuda/bf16_slabs.cuh: layout, chunks, the
+// in shared memory with padded rows (variants/matmul/bf16_slabs.cuh: layout, chunks, the
 // register-staged copy). Each warp owns a (tile / 2) x (tile / warps_n) piece as 16x16
 // fp32 accumulator fragments and, per 16 channels, loads 16x16 bf16 fragments of inp
 // (row-major A) and of weight^T (weight rows are the columns of B: col-major B, ld =
@@ -33,12 +33,12 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cuda/bf16_slabs.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/matmul.cuh"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/matmul_forward.h"
+#include "contract/ops/matmul_forward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/matmul/bf16_slabs.cuh"
+#include "variants/matmul/matmul.cuh"
 
 namespace wb::variants {
 namespace {

@@ -5,8 +5,8 @@
 // cp.async lane by lane).
 //
 // Idea: cuda/4's block tile and register-staged, double-buffered slabs of 32 channels
-// (kernels/cuda/bf16_slabs.cuh), but the warp's math is written at the instruction
-// level (kernels/cuda/tensor_core_gemm.cuh, WarpTile): per 16 channels, one ldmatrix.x4 gives a
+// (variants/matmul/bf16_slabs.cuh), but the warp's math is written at the instruction
+// level (variants/matmul/tensor_core_gemm.cuh, WarpTile): per 16 channels, one ldmatrix.x4 gives a
 // 16x16 A fragment of inp and one gives the B fragments of two 8-column pieces of
 // weight, straight in mma.m16n8k16's register layout, and the warp issues
 // (warp_tile / 16) x (warp_tile / 8) mma.sync. Shared-memory rows are padded to 80
@@ -27,12 +27,12 @@
 // with cp.async), and only two are in flight.
 #include <cuda_bf16.h>
 
-#include "kernels/cuda/bf16_slabs.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/cuda/tensor_core_gemm.cuh"
-#include "kernels/ops/matmul_forward.h"
+#include "contract/ops/matmul_forward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/matmul/bf16_slabs.cuh"
+#include "variants/matmul/tensor_core_gemm.cuh"
 
 namespace wb::variants {
 namespace {

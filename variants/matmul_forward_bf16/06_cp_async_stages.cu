@@ -8,7 +8,7 @@
 // Idea: the slabs no longer pass through registers. Each thread issues cp.async.cg
 // copies of its 16-byte chunks straight from global to shared memory, one commit group
 // per slab, and keeps stages - 1 slabs in flight while the warps multiply the oldest
-// landed one (kernels/cuda/tensor_core_gemm.cuh, gemm_cp_async: the wait / barrier / refill
+// landed one (variants/matmul/tensor_core_gemm.cuh, gemm_cp_async: the wait / barrier / refill
 // order and why it is safe with one barrier per slab). Chunks past B*T, OC or C use
 // cp.async's src-size form with 0 bytes read: the copy zero-fills them, no branch
 // around the copy, no separate store of zeros. The warp math (ldmatrix.x4 from padded,
@@ -30,10 +30,10 @@
 // whether a configuration can launch (all of them fit sm_86/sm_89's 99 KiB).
 #include <cuda_bf16.h>
 
-#include "kernels/cuda/bf16_slabs.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/cuda/tensor_core_gemm.cuh"
-#include "kernels/ops/matmul_forward.h"
+#include "contract/ops/matmul_forward.h"
+#include "device/cuda/runtime.h"
+#include "variants/matmul/bf16_slabs.cuh"
+#include "variants/matmul/tensor_core_gemm.cuh"
 
 namespace wb::variants {
 namespace {

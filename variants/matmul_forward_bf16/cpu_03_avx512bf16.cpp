@@ -50,11 +50,11 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/cpu/bf16_lanes.h"
-#include "kernels/cpu/target.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/matmul_forward.h"
-#include "kernels/variant.h"
+#include "contract/ops/matmul_forward.h"
+#include "contract/variant.h"
+#include "device/cpu/bf16_lanes.h"
+#include "device/cpu/target.h"
+#include "device/cpu/threads.h"
 
 #if WB_HAS_AVX512BF16_TARGET
 #include <immintrin.h>

@@ -6,7 +6,7 @@
 // it runs `vdpbf16ps` micro-kernels, two bf16 products per fp32 lane
 // per instruction; on other AVX-512 CPUs it converts to fp32; Debian 12's oneDNN 2.6
 // makes none for a CPU without AVX-512, where the rung is skipped with oneDNN's reason
-// (kernels/cpu/onednn.h). The primitive is made from its
+// (device/cpu/onednn.h). The primitive is made from its
 // descriptor on every call; oneDNN's primitive cache makes that a lookup after the
 // first call at a shape. This is the library PyTorch's CPU bf16 matmuls run on.
 // Why it should beat variant 3 (the hand-written vdpbf16ps GEMM): kernels generated for
@@ -21,10 +21,10 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 
-#include "kernels/cpu/capabilities.h"
-#include "kernels/cpu/onednn.h"
-#include "kernels/ops/matmul_forward.h"
-#include "kernels/variant.h"
+#include "contract/cpu_capabilities.h"
+#include "contract/ops/matmul_forward.h"
+#include "contract/variant.h"
+#include "device/cpu/onednn.h"
 
 namespace wb::variants {
 namespace {

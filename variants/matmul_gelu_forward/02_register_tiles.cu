@@ -1,7 +1,7 @@
 // matmul_gelu_forward, CUDA variant 2: matmul_forward cuda/3's register tiles, the
 // bias and the GELU applied as each output leaves its register.
 //
-// Idea: the 2D register-blocked kernel of kernels/cuda/matmul_register_tiles.cuh
+// Idea: the 2D register-blocked kernel of variants/matmul/matmul_register_tiles.cuh
 // (tile x tile outputs per block, a TM x TM tile per thread, slabs of tile_k channels
 // staged in shared memory), whose store writes acc + bias to pre and its GELU
 // (gelu_forward's tanhf formula) to out.
@@ -13,12 +13,12 @@
 // Limits: as matmul_forward cuda/3: scalar global loads, a single slab buffer; the
 // epilogue's stores of pre and out are strided by the threads along a side, as that
 // kernel's stores of out are. Any shape runs.
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/matmul_gelu_forward.h"
-#include "kernels/cuda/gelu.cuh"
-#include "kernels/cuda/matmul.cuh"
-#include "kernels/cuda/matmul_register_tiles.cuh"
+#include "contract/ops/matmul_gelu_forward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/gelu/gelu.cuh"
+#include "variants/matmul/matmul.cuh"
+#include "variants/matmul/matmul_register_tiles.cuh"
 
 namespace wb::variants {
 namespace {

@@ -1,7 +1,7 @@
 // matmul_gelu_forward, CUDA variant 3: cuBLAS SGEMM, then one kernel for the bias and
 // the GELU.
 //
-// Idea: the product as matmul_forward cuda/5 computes it (kernels/cuda/matmul.cuh's
+// Idea: the product as matmul_forward cuda/5 computes it (variants/matmul/matmul.cuh's
 // sgemm_fp32: cuBLAS SGEMM in plain fp32, no TF32), written to pre; then one
 // elementwise kernel reads pre once, adds the bias, and writes pre and gelu(pre) (gelu_forward's tanhf formula). With OC % 4 == 0 and every pointer
 // 16-byte aligned it moves float4s.
@@ -11,12 +11,12 @@
 // Limits: pre still makes one round trip through memory between the two kernels
 // (cuBLASLt's GELU_AUX_BIAS epilogue would avoid it); block_size is the epilogue
 // kernel's. Any shape runs.
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/matmul_gelu_forward.h"
-#include "kernels/cuda/gelu.cuh"
-#include "kernels/cuda/matmul.cuh"
+#include "contract/ops/matmul_gelu_forward.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/gelu/gelu.cuh"
+#include "variants/matmul/matmul.cuh"
 
 namespace wb::variants {
 namespace {

@@ -4,7 +4,7 @@
 // Idea: as matmul_forward cpu/3, the bias is broadcast into pre and one sgemm with
 // beta = 1 adds the product to it (OpenBLAS scales C by beta in a pass of its own
 // before it accumulates, so beta = 0 would cost the same pass without the bias); then
-// one pass, row by row, writes gelu(pre) to out. The GELU is kernels/cpu/gelu.h's
+// one pass, row by row, writes gelu(pre) to out. The GELU is variants/gelu/gelu.h's
 // (x sigmoid(2u) through the inline exp), in a loop that vectorises; it is compiled
 // twice, for x86-64-v3 (eight lanes, fused multiply-adds) where the CPU has AVX2 and
 // FMA, and for the baseline otherwise.
@@ -22,10 +22,10 @@
 
 #include <cstdint>
 
-#include "kernels/cpu/gelu.h"
-#include "kernels/cpu/target.h"
-#include "kernels/ops/matmul_gelu_forward.h"
-#include "kernels/variant.h"
+#include "contract/ops/matmul_gelu_forward.h"
+#include "contract/variant.h"
+#include "device/cpu/target.h"
+#include "variants/gelu/gelu.h"
 
 namespace wb::variants {
 namespace {

@@ -7,8 +7,8 @@
 // Why: the baseline of the bf16 ladder; plainly correct for every shape.
 // Limits: as matmul_forward_bf16 cuda/1: no load coalesces, nothing reused on chip but
 // what the caches catch, 2*C 16-bit loads per output.
-#include "kernels/cuda/matmul_naive.cuh"
-#include "kernels/ops/matmul_gelu_forward.h"
+#include "contract/ops/matmul_gelu_forward.h"
+#include "variants/matmul/matmul_naive.cuh"
 
 namespace wb::variants {
 

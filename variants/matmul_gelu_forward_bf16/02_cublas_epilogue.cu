@@ -19,12 +19,12 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/gelu.cuh"
-#include "kernels/cuda/libraries.h"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/matmul_gelu_forward.h"
+#include "contract/ops/matmul_gelu_forward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/libraries.h"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/gelu/gelu.cuh"
 
 namespace wb::variants {
 namespace {

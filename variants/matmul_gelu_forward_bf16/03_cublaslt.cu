@@ -14,7 +14,7 @@
 // inp^T (C x rows, ld C), as in matmul_forward_bf16 cuda/3, so the bias runs along
 // D's OC rows and pre has D's shape and leading dimension.
 // As in matmul_forward_bf16 cuda/3 the heuristic is restricted to the reduction schemes
-// NONE | COMPUTE_TYPE (kernels/cuda/cublaslt.h, reduce_in_compute_type): cuBLAS with a
+// NONE | COMPUTE_TYPE (device/cuda/cublaslt.h, reduce_in_compute_type): cuBLAS with a
 // bf16 C was found on an H200 to add split-k partial sums in the output type (variant
 // 2 of matmul_forward_bf16), which would round pre and out more than once.
 // Unconfirmed (the docs do not say; the first device check decides):
@@ -42,12 +42,12 @@
 #include <string>
 #include <tuple>
 
-#include "kernels/cuda/cublaslt.h"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/libraries.h"
-#include "kernels/cuda/runtime.h"
-#include "kernels/errors.h"
-#include "kernels/ops/matmul_gelu_forward.h"
+#include "base/errors.h"
+#include "contract/ops/matmul_gelu_forward.h"
+#include "device/cuda/cublaslt.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/libraries.h"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

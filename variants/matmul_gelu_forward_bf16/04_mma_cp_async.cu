@@ -5,7 +5,7 @@
 // GPU, and checked in emulation (emu/tensor_core_instructions.h models mma, ldmatrix and
 // cp.async lane by lane).
 //
-// Idea: one kernel template for both ops (kernels/cuda/tensor_core_gemm.cuh, gemm_cp_async with
+// Idea: one kernel template for both ops (variants/matmul/tensor_core_gemm.cuh, gemm_cp_async with
 // the kBiasGelu epilogue): a tile x tile block tile of mma.m16n8k16 warp tiles fed by ldmatrix from
 // padded slabs that a 2-4 stage cp.async pipeline fills. The epilogue, straight from
 // the fp32 accumulators: sum = acc + bias; pre = bf16(sum) and out = bf16(gelu(sum)),
@@ -22,10 +22,10 @@
 // one 32-bit) stores per output pair per tensor: no 128-bit output stores.
 #include <cuda_bf16.h>
 
-#include "kernels/cuda/bf16_slabs.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/cuda/tensor_core_gemm.cuh"
-#include "kernels/ops/matmul_gelu_forward.h"
+#include "contract/ops/matmul_gelu_forward.h"
+#include "device/cuda/runtime.h"
+#include "variants/matmul/bf16_slabs.cuh"
+#include "variants/matmul/tensor_core_gemm.cuh"
 
 namespace wb::variants {
 namespace {

@@ -6,7 +6,7 @@
 // accumulates in fp32 (AVX512-BF16's `vdpbf16ps` where the CPU has it) and adds the bias
 // in fp32. Then an `omp parallel for simd` loop widens nothing and rounds twice per
 // element from the same fp32 sum: pre = bf16(acc), out = bf16(gelu(acc)) with
-// kernels/cpu/gelu.h's GELU and kernels/cpu/bf16_lanes.h's branch-free rounding -- the
+// variants/gelu/gelu.h's GELU and device/cpu/bf16_lanes.h's branch-free rounding -- the
 // contract's "GELU of the unrounded sum", as a GEMM epilogue computes it.
 // Why it should beat the reference port: the port sums in double, one scalar dot
 // product per output (most of a GPT-2 124M bf16 CPU step at B=4 T=64 before this rung:
@@ -23,13 +23,13 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "kernels/cpu/bf16_lanes.h"
-#include "kernels/cpu/capabilities.h"
-#include "kernels/cpu/gelu.h"
-#include "kernels/cpu/onednn.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/matmul_gelu_forward.h"
-#include "kernels/variant.h"
+#include "contract/cpu_capabilities.h"
+#include "contract/ops/matmul_gelu_forward.h"
+#include "contract/variant.h"
+#include "device/cpu/bf16_lanes.h"
+#include "device/cpu/onednn.h"
+#include "device/cpu/threads.h"
+#include "variants/gelu/gelu.h"
 
 namespace wb::variants {
 namespace {

@@ -5,7 +5,7 @@
 // inp and weight to fp32 (exact) into the workspace, broadcast the bias into the fp32
 // accumulator, one sgemm with beta = 1 (acc = inp32 @ weight32^T + acc), then one SIMD
 // pass writes pre = bf16(acc) and out = bf16(gelu(acc)): the GELU of the unrounded sum,
-// as the contract asks, with kernels/cpu/gelu.h's GELU and kernels/cpu/bf16_lanes.h's
+// as the contract asks, with variants/gelu/gelu.h's GELU and device/cpu/bf16_lanes.h's
 // branch-free rounding.
 // Why: on a CPU where oneDNN makes no bf16 matmul (no AVX-512: Debian 12's oneDNN 2.6),
 // cpu/2 is skipped, and the reference port (one scalar double dot product per output)
@@ -25,11 +25,11 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "kernels/cpu/bf16_lanes.h"
-#include "kernels/cpu/gelu.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/matmul_gelu_forward.h"
-#include "kernels/variant.h"
+#include "contract/ops/matmul_gelu_forward.h"
+#include "contract/variant.h"
+#include "device/cpu/bf16_lanes.h"
+#include "device/cpu/threads.h"
+#include "variants/gelu/gelu.h"
 
 namespace wb::variants {
 namespace {

@@ -5,9 +5,9 @@
 // Limits: one 32-bit access per float. Safe in place (out == inp1 or out == inp2, as
 // the trainer uses it to accumulate gradients): each element is read and then
 // written by the same thread, and no pointer is declared __restrict__.
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/residual_forward.h"
+#include "contract/ops/residual_forward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

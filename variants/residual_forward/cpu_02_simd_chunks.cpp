@@ -11,9 +11,9 @@
 // thread the two are equally fast (the check is cheap); what this rung adds is the
 // thread count.
 // Limits: 12 bytes moved per flop: bound by memory (by cache for small N).
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/residual_forward.h"
-#include "kernels/variant.h"
+#include "contract/ops/residual_forward.h"
+#include "contract/variant.h"
+#include "device/cpu/threads.h"
 
 namespace wb::variants {
 namespace {

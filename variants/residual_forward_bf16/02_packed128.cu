@@ -13,10 +13,10 @@
 
 #include <cstdint>
 
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/packed.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/residual_forward.h"
+#include "contract/ops/residual_forward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

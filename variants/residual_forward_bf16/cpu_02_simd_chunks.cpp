@@ -3,7 +3,7 @@
 // Idea: residual_forward cpu/2's loop (contiguous static chunks, one per thread, each a
 // SIMD loop) with the conversions done in the lanes: each bf16 widened by a shift of its
 // bits, the sum in fp32, rounded once to nearest even by integer arithmetic
-// (kernels/cpu/bf16_lanes.h; the same bits as to_bf16). No restrict: the trainer calls
+// (device/cpu/bf16_lanes.h; the same bits as to_bf16). No restrict: the trainer calls
 // the op in place, and out[i] depends on the inputs at i alone.
 // Why it should beat the reference port: the port's to_bf16 branches per element and
 // keeps its loop scalar; here eight bf16 pairs (SSE) go through a handful of integer
@@ -13,10 +13,10 @@
 // results/cpu-amd-epyc-avx512bf16/README.md).
 // Limits: 6 bytes per flop: bound by memory (by cache for small N); the baseline
 // x86-64 build uses 128-bit SSE lanes.
-#include "kernels/cpu/bf16_lanes.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/residual_forward.h"
-#include "kernels/variant.h"
+#include "contract/ops/residual_forward.h"
+#include "contract/variant.h"
+#include "device/cpu/bf16_lanes.h"
+#include "device/cpu/threads.h"
 
 namespace wb::variants {
 namespace {

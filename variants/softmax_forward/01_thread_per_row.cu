@@ -7,9 +7,9 @@
 // Limits: neighbouring threads read addresses Vp floats apart (nothing coalesces),
 // only B*T threads exist, each with a serial chain of V additions; the row is read
 // three times.
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/softmax_forward.h"
+#include "contract/ops/softmax_forward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

@@ -9,10 +9,10 @@
 // Limits: the row is read three times (max, sum, output); the second and third reads
 // only hit L2 while few enough rows are in flight (a 50304-wide row is 196 KiB).
 // Scalar 32-bit accesses.
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/softmax_forward.h"
+#include "contract/ops/softmax_forward.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

@@ -10,11 +10,11 @@
 // Limits: scalar 32-bit accesses; for long rows (V = 50257) a single warp streams a
 // 196 KiB row, and with every row in flight at once the second read no longer finds
 // the row in L2 -- the shape this variant suits is many short rows.
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/softmax_forward.h"
-#include "kernels/cuda/online_softmax.cuh"
+#include "contract/ops/softmax_forward.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/softmax/online_softmax.cuh"
 
 namespace wb::variants {
 namespace {

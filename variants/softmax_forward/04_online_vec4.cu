@@ -22,11 +22,11 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/softmax_forward.h"
-#include "kernels/cuda/online_softmax.cuh"
+#include "contract/ops/softmax_forward.h"
+#include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/softmax/online_softmax.cuh"
 
 namespace wb::variants {
 namespace {

@@ -14,10 +14,10 @@
 #include <climits>
 #include <stdexcept>
 
-#include "kernels/cuda/dialect.cuh"
-#include "kernels/cuda/libraries.h"
-#include "kernels/cuda/runtime.h"
-#include "kernels/ops/softmax_forward.h"
+#include "contract/ops/softmax_forward.h"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/libraries.h"
+#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {

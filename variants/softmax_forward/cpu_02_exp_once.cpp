@@ -9,11 +9,11 @@
 // Accuracy: the sum is accumulated in double; each probability keeps expf's float
 // rounding and one scaling (a few 1e-7 relative; the op allows 1e-4).
 // Limits: expf is a call, so passes 1 and 2 stay scalar (variant 3). Passes 1 and 2
-// are fused_classifier cpu/2's too (expf_shifted, kernels/cpu/softmax_row.h).
-#include "kernels/cpu/softmax_row.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/softmax_forward.h"
-#include "kernels/variant.h"
+// are fused_classifier cpu/2's too (expf_shifted, variants/softmax/softmax_row.h).
+#include "contract/ops/softmax_forward.h"
+#include "contract/variant.h"
+#include "device/cpu/threads.h"
+#include "variants/softmax/softmax_row.h"
 
 namespace wb::variants {
 namespace {

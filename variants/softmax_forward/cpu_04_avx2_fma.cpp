@@ -2,7 +2,7 @@
 //
 // Idea: the same three passes over each row (max; e = exp(x - max) into probs, summed
 // in float lanes per block of 256 into a double; scale by 1 / sum), in a function
-// compiled for x86-64-v3 (kernels/cpu/target.h): eight float lanes instead of the
+// compiled for x86-64-v3 (device/cpu/target.h): eight float lanes instead of the
 // baseline build's four, the polynomial's multiply-adds fused. Threads take whole
 // rows and call that function on each.
 // Why it should beat variant 3: at GPT-2's vocabulary the exp pass is most of the time
@@ -11,11 +11,11 @@
 // Accuracy: as variant 3 (fast_exp within 2e-7 relative, blocks added in double).
 // Limits: skipped on CPUs without AVX2 and FMA, and in builds for other architectures.
 
-#include "kernels/cpu/softmax_row.h"
-#include "kernels/cpu/target.h"
-#include "kernels/cpu/threads.h"
-#include "kernels/ops/softmax_forward.h"
-#include "kernels/variant.h"
+#include "contract/ops/softmax_forward.h"
+#include "contract/variant.h"
+#include "device/cpu/target.h"
+#include "device/cpu/threads.h"
+#include "variants/softmax/softmax_row.h"
 
 namespace wb::variants {
 namespace {

@@ -1,9 +1,9 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "kernels/cpu/isa.h"
-#include "kernels/errors.h"
-#include "kernels/exit_codes.h"
+#include "base/cpu_isa.h"
+#include "base/errors.h"
+#include "base/exit_codes.h"
 #include "workbench/cli/commands.h"
 #include "workbench/cli/options.h"
 #include "workbench/runtime/context.h"

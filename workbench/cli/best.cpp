@@ -10,8 +10,8 @@
 #include <map>
 #include <memory>
 
-#include "kernels/errors.h"
-#include "kernels/files.h"
+#include "base/errors.h"
+#include "base/files.h"
 #include "workbench/cli/commands.h"
 #include "workbench/cli/output.h"
 #include "workbench/runtime/table.h"

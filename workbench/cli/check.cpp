@@ -1,5 +1,5 @@
 // wb check: correctness only. Every variant of the backend, every legal launch
-// configuration, every check shape (kernels/shape.h), a fresh seed per shape; each
+// configuration, every check shape (contract/shape.h), a fresh seed per shape; each
 // configuration validated twice (determinism), launched a few times, validated again.
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include <memory>
 #include <set>
 
-#include "kernels/errors.h"
+#include "base/errors.h"
 #include "workbench/cli/commands.h"
 #include "workbench/cli/options.h"
 #include "workbench/cli/output.h"

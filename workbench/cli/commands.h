@@ -16,8 +16,8 @@
 #include <ostream>
 #include <string>
 
-#include "kernels/exit_codes.h"
-#include "kernels/registry.h"
+#include "base/exit_codes.h"
+#include "contract/registry.h"
 
 namespace CLI {
 class App;
@@ -37,7 +37,7 @@ int main(int argc, char** argv, const Registry& registry);
 const Registry& registry();
 
 // The exit code of an exception that escaped a command, after writing its message to
-// `err` (kernels/exit_codes.h with wb's policy): bad input 2, running out of memory or
+// `err` (base/exit_codes.h with wb's policy): bad input 2, running out of memory or
 // another resource 2, no usable device or a device that failed 3, anything else 4 --
 // an internal error never reads as a failed check.
 int exit_code_for(const std::exception_ptr& e, std::ostream& err);

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <memory>
 
-#include "kernels/errors.h"
+#include "base/errors.h"
 #include "workbench/cli/commands.h"
 #include "workbench/cli/compare_reports.h"
 

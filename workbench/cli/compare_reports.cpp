@@ -5,8 +5,8 @@
 #include <map>
 #include <sstream>
 
-#include "kernels/enum_names.h"
-#include "kernels/errors.h"
+#include "base/enum_names.h"
+#include "base/errors.h"
 #include "workbench/runtime/table.h"
 
 namespace wb {

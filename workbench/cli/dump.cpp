@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-#include "kernels/errors.h"
-#include "kernels/files.h"
+#include "base/errors.h"
+#include "base/files.h"
 #include "workbench/cli/commands.h"
 #include "workbench/cli/options.h"
 #include "workbench/runtime/problem.h"

@@ -3,7 +3,7 @@
 #include <iostream>
 #include <memory>
 
-#include "kernels/cpu/capabilities.h"
+#include "contract/cpu_capabilities.h"
 #include "workbench/cli/commands.h"
 #include "workbench/cli/list_verification.h"
 #include "workbench/runtime/context.h"

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "kernels/errors.h"
+#include "base/errors.h"
 #include "workbench/runtime/report.h"
 
 namespace wb {

@@ -14,7 +14,7 @@
 #include <tuple>
 #include <vector>
 
-#include "kernels/variant.h"
+#include "contract/variant.h"
 
 namespace wb {
 

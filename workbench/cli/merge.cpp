@@ -6,8 +6,8 @@
 #include <iostream>
 #include <memory>
 
-#include "kernels/errors.h"
-#include "kernels/files.h"
+#include "base/errors.h"
+#include "base/files.h"
 #include "workbench/cli/commands.h"
 #include "workbench/cli/options.h"
 #include "workbench/cli/sweep_shards.h"

@@ -6,7 +6,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "kernels/errors.h"
+#include "base/errors.h"
 #include "workbench/runtime/rng.h"
 
 namespace wb::cli {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/registry.h"
-#include "kernels/text.h"
+#include "base/text.h"
+#include "contract/registry.h"
 #include "workbench/runtime/executor.h"
 #include "workbench/runtime/timing.h"
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/registry.h"
+#include "contract/registry.h"
 #include "workbench/runtime/executor.h"
 #include "workbench/runtime/harness.h"
 #include "workbench/runtime/report.h"

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <system_error>
 
-#include "kernels/errors.h"
+#include "base/errors.h"
 #include "workbench/cli/commands.h"
 
 namespace wb::cli {

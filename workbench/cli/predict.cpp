@@ -13,7 +13,7 @@
 #include <memory>
 #include <sstream>
 
-#include "kernels/errors.h"
+#include "base/errors.h"
 #include "workbench/cli/commands.h"
 #include "workbench/cli/output.h"
 #include "workbench/runtime/predict.h"

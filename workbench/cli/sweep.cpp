@@ -12,7 +12,7 @@
 #include <numeric>
 #include <set>
 
-#include "kernels/errors.h"
+#include "base/errors.h"
 #include "workbench/cli/commands.h"
 #include "workbench/cli/options.h"
 #include "workbench/cli/output.h"

@@ -8,7 +8,7 @@
 #include <optional>
 #include <set>
 
-#include "kernels/errors.h"
+#include "base/errors.h"
 
 namespace wb {
 namespace {

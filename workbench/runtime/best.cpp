@@ -11,9 +11,9 @@
 #include <map>
 #include <sstream>
 
-#include "kernels/cpu/isa.h"
-#include "kernels/errors.h"
-#include "kernels/files.h"
+#include "base/cpu_isa.h"
+#include "base/errors.h"
+#include "base/files.h"
 #include "workbench/runtime/json_integer.h"
 
 namespace wb {

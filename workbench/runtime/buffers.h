@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/op.h"
+#include "contract/op.h"
 
 namespace wb {
 

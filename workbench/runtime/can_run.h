@@ -15,14 +15,14 @@
 //   4. the launch: registers or shared memory that ptxas gave the kernels of this
 //      configuration beyond what a block may have on the device (launch_check.h).
 // What only the launch itself finds out is the variant's wb::Unsupported
-// (kernels/errors.h), caught where the variant runs. The launch parameters are the
+// (base/errors.h), caught where the variant runs. The launch parameters are the
 // caller's to check against the variant's legal values (Variant::check_params; the
 // kernel plan's best.json entries may come from a machine with more cores).
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "kernels/registry.h"
+#include "contract/registry.h"
 #include "workbench/runtime/executor.h"
 
 namespace wb {

@@ -21,7 +21,7 @@
 #include <map>
 #include <string>
 
-#include "kernels/types.h"
+#include "contract/types.h"
 
 namespace wb {
 

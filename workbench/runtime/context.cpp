@@ -10,8 +10,8 @@
 #include <ctime>
 #include <memory>
 
-#include "kernels/cpu/isa.h"
-#include "kernels/cpu/onednn.h"
+#include "base/cpu_isa.h"
+#include "device/cpu/onednn.h"
 #include "workbench/runtime/build_info.h"
 
 namespace wb {

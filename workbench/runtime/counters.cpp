@@ -6,9 +6,9 @@
 #include <map>
 #include <tuple>
 
+#include "base/errors.h"
 #include "emu/emu.h"
 #include "emu/symbols.h"
-#include "kernels/errors.h"
 #include "workbench/runtime/json_integer.h"
 #include "workbench/runtime/launch_check.h"
 
@@ -98,7 +98,7 @@ std::string site_name(const std::vector<std::string>& lines, const std::string& 
     if (l.rfind("variants/", 0) == 0) return l;
   for (const std::string& l : lines) {
     const std::string f = file_of(l);
-    if (f != "kernels/cuda/device_utils.cuh" && f != "kernels/cuda/dialect.cuh" && f != "kernels/bf16.h") return l;
+    if (f != "device/cuda/device_utils.cuh" && f != "device/cuda/dialect.cuh" && f != "base/bf16.h") return l;
   }
   return lines.empty() ? "" : lines.front();
 }

@@ -2,7 +2,7 @@
 // The emulator's counters of one configuration (emu/emu.h, SiteCounters), as wb shows,
 // keeps and compares them: each memory site named by a line of the variant's source,
 // the launches of one kernel summed, the kernel's theoretical occupancy on sm_80 and
-// sm_90 from the table of compiled kernels (kernels/launch_resources.h). A record holds
+// sm_90 from the table of compiled kernels (contract/launch_resources.h). A record holds
 // them as its optional "counters" (results/README.md); `wb compare` gates on them.
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/launch_resources.h"
+#include "contract/launch_resources.h"
 
 namespace wb {
 
@@ -89,8 +89,8 @@ Counters summarize_counters(const std::vector<emu::LaunchCounters>& launches, co
 
 // The line that names an access site, from its source lines innermost first
 // (emu::source_lines): the variant's own file, else a file of variants/ (an op's shared
-// header), else the innermost line outside the device helpers (kernels/cuda/
-// device_utils.cuh, dialect.cuh, kernels/bf16.h), else the innermost; "" when none.
+// header), else the innermost line outside the device helpers (device/cuda/
+// device_utils.cuh, dialect.cuh, base/bf16.h), else the innermost; "" when none.
 std::string site_name(const std::vector<std::string>& lines, const std::string& variant_source);
 
 // The worst sites of a configuration: those with sectors or wavefronts beyond the

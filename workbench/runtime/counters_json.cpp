@@ -4,7 +4,7 @@
 #include <limits>
 #include <string>
 
-#include "kernels/errors.h"
+#include "base/errors.h"
 #include "workbench/runtime/counters.h"
 #include "workbench/runtime/json_integer.h"
 

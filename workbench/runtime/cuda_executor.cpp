@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cuda/libraries.h"
-#include "kernels/errors.h"
+#include "base/errors.h"
+#include "device/cuda/libraries.h"
 #include "workbench/runtime/executor.h"
 
 namespace wb {
@@ -153,7 +153,7 @@ class CudaExecutor final : public Executor {
   //
   // The libraries in a capture: their handles exist before it (cublasCreate and
   // cudnnCreate allocate), and cuBLAS has a fixed workspace (CudaLibraries::cublas(),
-  // kernels/cuda/libraries.h), so that it never allocates while captured. What the
+  // device/cuda/libraries.h), so that it never allocates while captured. What the
   // variants build on first use -- cuBLASLt heuristics, cuDNN graphs and plans -- is
   // built by a step launched before the capture: the trainer captures its second step.
   std::optional<std::string> capture_unsupported() const override { return std::nullopt; }

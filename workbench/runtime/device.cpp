@@ -1,8 +1,8 @@
 // What a device can run at all, whatever the shape.
 #include <cstdlib>
 
-#include "kernels/cpu/capabilities.h"
-#include "kernels/variant.h"
+#include "contract/cpu_capabilities.h"
+#include "contract/variant.h"
 #include "workbench/runtime/executor.h"
 
 namespace wb {

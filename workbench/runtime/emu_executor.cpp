@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "base/errors.h"
 #include "emu/emu.h"
-#include "kernels/errors.h"
 #include "workbench/runtime/executor.h"
 
 namespace wb {

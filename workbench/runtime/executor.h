@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/exec_context.h"
-#include "kernels/types.h"
+#include "contract/exec_context.h"
+#include "contract/types.h"
 #include "workbench/runtime/ceilings.h"
 #include "workbench/runtime/counters.h"
 
@@ -21,7 +21,7 @@ namespace wb {
 struct Variant;
 
 // (cpu) What the CPU and the libraries of the CPU rungs can do here, as wb uses them
-// (kernels/cpu/isa.h, kernels/cpu/onednn.h): `wb device` prints it, reports carry it.
+// (base/cpu_isa.h, device/cpu/onednn.h): `wb device` prints it, reports carry it.
 struct CpuCapabilities {
   std::string features;        // the extensions wb uses: "AVX2, FMA, AVX-512 F/BW/CD/DQ/VL, ..."
   std::string detected;        // the CPU's own (differs from features only under a cap)
@@ -51,7 +51,7 @@ struct DeviceInfo {
   // exactly, the trainer takes one of the same architecture.
   std::string architecture;
   // (cpu, x86-64) The instruction-set level that selects rungs, capped by WB_CPU_ISA:
-  // "sse2", "avx2", "avx512", "avx512bf16", "amx" (kernels/cpu/isa.h). The slug ends with
+  // "sse2", "avx2", "avx512", "avx512bf16", "amx" (base/cpu_isa.h). The slug ends with
   // it, so that choices made on one level are not taken for another's.
   std::string isa;
   std::optional<CpuCapabilities> cpu;  // (cpu) in reports: host_cpu_capabilities(), context.h

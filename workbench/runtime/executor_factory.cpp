@@ -1,6 +1,6 @@
 #include <stdexcept>
 
-#include "kernels/errors.h"
+#include "base/errors.h"
 #include "workbench/runtime/executor.h"
 
 namespace wb {

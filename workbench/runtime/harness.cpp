@@ -3,7 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "kernels/errors.h"
+#include "base/errors.h"
 #include "workbench/runtime/can_run.h"
 
 namespace wb {

@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "kernels/op.h"
-#include "kernels/registry.h"
-#include "kernels/variant.h"
+#include "contract/op.h"
+#include "contract/registry.h"
+#include "contract/variant.h"
 #include "workbench/runtime/buffers.h"
 #include "workbench/runtime/executor.h"
 #include "workbench/runtime/problem.h"

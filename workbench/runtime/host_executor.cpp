@@ -14,13 +14,13 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/bf16.h"
-#include "kernels/cpu/isa.h"
-#include "kernels/cpu/onednn.h"
-#include "kernels/errors.h"
+#include "base/bf16.h"
+#include "base/cpu_isa.h"
+#include "base/errors.h"
+#include "device/cpu/onednn.h"
 #include "workbench/runtime/buffers.h"
-#include "workbench/runtime/executor.h"
 #include "workbench/runtime/cpu_memory_ceilings.h"
+#include "workbench/runtime/executor.h"
 
 namespace wb {
 namespace {

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "kernels/errors.h"
+#include "base/errors.h"
 
 namespace wb {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <map>
 
-#include "kernels/errors.h"
+#include "base/errors.h"
 #include "workbench/runtime/can_run.h"
 #include "workbench/runtime/table.h"
 

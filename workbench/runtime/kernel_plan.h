@@ -18,7 +18,7 @@
 #include <typeinfo>
 #include <vector>
 
-#include "kernels/registry.h"
+#include "contract/registry.h"
 #include "workbench/runtime/best.h"
 #include "workbench/runtime/buffers.h"
 #include "workbench/runtime/executor.h"

@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <filesystem>
 
+#include "contract/exec_context.h"
 #include "emu/emu.h"
 #include "emu/symbols.h"
-#include "kernels/exec_context.h"
 
 namespace wb {
 namespace {

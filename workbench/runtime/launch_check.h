@@ -3,13 +3,13 @@
 // GPU: the emulated twin of the variant (same source, compiled for the emulator) runs
 // its host code with placeholder pointers under an emulator LaunchPlan, which lists the
 // kernels it would launch, their block sizes and dynamic shared memory; the table of
-// compiled kernels (kernels/launch_resources.h) has what ptxas gave each of them.
+// compiled kernels (contract/launch_resources.h) has what ptxas gave each of them.
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "kernels/launch_resources.h"
-#include "kernels/registry.h"
+#include "contract/launch_resources.h"
+#include "contract/registry.h"
 
 namespace wb {
 

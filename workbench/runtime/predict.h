@@ -26,7 +26,7 @@
 #include <optional>
 #include <string>
 
-#include "kernels/registry.h"
+#include "contract/registry.h"
 #include "workbench/runtime/buffers.h"
 #include "workbench/runtime/ceilings.h"
 #include "workbench/runtime/counters.h"

@@ -8,11 +8,11 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "kernels/bf16.h"
-#include "kernels/checked.h"
-#include "kernels/errors.h"
-#include "kernels/registry.h"
-#include "kernels/variant.h"
+#include "base/bf16.h"
+#include "base/checked.h"
+#include "base/errors.h"
+#include "contract/registry.h"
+#include "contract/variant.h"
 #include "workbench/runtime/executor.h"
 #include "workbench/runtime/rng.h"
 #include "workbench/runtime/validate.h"

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/op.h"
-#include "kernels/registry.h"
+#include "contract/op.h"
+#include "contract/registry.h"
 #include "workbench/runtime/buffers.h"
 
 namespace wb {

@@ -2,7 +2,7 @@
 // report reader links without the executors.
 #include "workbench/runtime/record.h"
 
-#include "kernels/enum_names.h"
+#include "base/enum_names.h"
 
 namespace wb {
 

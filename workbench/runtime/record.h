@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "kernels/shape.h"
-#include "kernels/types.h"
-#include "kernels/variant.h"
+#include "contract/shape.h"
+#include "contract/types.h"
+#include "contract/variant.h"
 #include "workbench/runtime/ceilings.h"
 #include "workbench/runtime/counters.h"
 #include "workbench/runtime/timing.h"

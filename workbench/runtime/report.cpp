@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <limits>
 
-#include "kernels/errors.h"
-#include "kernels/files.h"
+#include "base/errors.h"
+#include "base/files.h"
 #include "workbench/runtime/json_integer.h"
 
 namespace wb {

@@ -4,8 +4,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "kernels/errors.h"
-#include "kernels/registry.h"
+#include "base/errors.h"
+#include "contract/registry.h"
 #include "workbench/runtime/report.h"
 
 namespace wb {

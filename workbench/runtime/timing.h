@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/types.h"
+#include "contract/types.h"
 
 namespace wb {
 

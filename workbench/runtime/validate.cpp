@@ -6,7 +6,7 @@
 #include <cmath>
 #include <unordered_set>
 
-#include "kernels/bf16.h"
+#include "base/bf16.h"
 
 namespace wb {
 

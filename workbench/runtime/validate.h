@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/op.h"
+#include "contract/op.h"
 
 namespace wb {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/registry.h"
+#include "contract/registry.h"
 
 namespace wb {
 

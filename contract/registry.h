@@ -1,0 +1,61 @@
+#pragma once
+// The registry: every op of the catalogue and every variant of every op, registered
+// once. `wb` and the trainer read the same one. Variants come from an explicit table
+// that the build generates from the files under variants/ (registry_table.h), so no
+// variant can be dropped by the linker; CPU variant 1 of every op is its reference,
+// registered from reference/ through the same generated table.
+#include <deque>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "contract/op.h"
+#include "contract/variant.h"
+
+namespace wb {
+
+class Registry {
+ public:
+  // The catalogue with every variant of this build.
+  static const Registry& global();
+
+  // An empty registry over the given ops (tests build their own).
+  explicit Registry(std::vector<const OpSpec*> ops);
+
+  // Adds a variant after checking it against its op; throws std::logic_error on a
+  // duplicate id, an argument struct of another op, or malformed launch parameters.
+  void add(Variant v);
+
+  const std::vector<const OpSpec*>& ops() const { return ops_; }
+  const OpSpec* find_op(std::string_view name) const;
+  const OpSpec& op(std::string_view name) const;  // throws UsageError naming the ops
+
+  // Sorted by backend, then id.
+  std::vector<const Variant*> variants(std::string_view op) const;
+  std::vector<const Variant*> variants(std::string_view op, Backend b) const;
+  const Variant* find(std::string_view op, Backend b, int id) const;
+  const Variant& variant(std::string_view op, Backend b, int id) const;  // throws UsageError naming the ids
+
+  // CPU variant 1 of an op: its reference, the ground truth.
+  const Variant& reference(std::string_view op) const;
+  // Runs op's reference on host tensors (pointers in the order of op.tensors).
+  void run_reference(const OpSpec& op, const Shape& shape, std::vector<void*> tensors) const;
+
+ private:
+  std::vector<const OpSpec*> ops_;
+  std::deque<Variant> variants_;
+};
+
+// What the path of a variant's file says of it, "variants/<op>/NN_name.cu" or
+// "variants/<op>/cpu_NN_name.cpp": its op, backend, id and name. The registry fills
+// these in for the variant (its file only states what is its own) and refuses a
+// variant whose factory says otherwise.
+struct VariantFile {
+  std::string op;
+  Backend backend;
+  int id;
+  std::string name;
+};
+VariantFile parse_variant_file(std::string_view path);  // throws std::logic_error
+
+}  // namespace wb

@@ -1,0 +1,37 @@
+#pragma once
+// The generated table of variants (build/.../registry_table.cpp, written by
+// cmake/GenerateRegistry.cmake from the files under variants/ and reference/). Each
+// variant file defines `wb::Variant wb::variants::<op>_<backend>_<id>()`; each
+// reference file `std::vector<wb::Variant> wb::references::<stem>()`.
+#include <vector>
+
+#include "contract/variant.h"
+
+namespace wb {
+
+struct VariantFactory {
+  Variant (*make)();
+  const char* source;  // relative to the repository
+};
+
+// One reference file and the CPU references (variant 1 of their ops) it holds.
+struct ReferenceFactory {
+  std::vector<Variant> (*make)();
+  const char* source;  // relative to the repository
+};
+
+struct SourceHash {
+  const char* path;
+  const char* sha256;  // the identity
+};
+
+const std::vector<VariantFactory>& variant_factories();
+// Every CUDA variant file compiled for the emulator (emu_registry_table.cpp, whose
+// declarations sit in the emulator's namespace; emu/shim.h).
+const std::vector<VariantFactory>& emu_variant_factories();
+const std::vector<ReferenceFactory>& reference_factories();
+// The identity of every variant and reference file (base/source_identity.h), taken
+// when the build wrote the table (source_identities.cpp, by wb_identity).
+const std::vector<SourceHash>& source_hashes();
+
+}  // namespace wb
