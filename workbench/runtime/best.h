@@ -1,6 +1,6 @@
 #pragma once
 // Choosing the best variant per op and shape from reports: `wb best` and best.json
-// ("schema": "wb.best/2", documented in results/README.md; "wb.best/1", one device per
+// ("schema": "wb.best/2", documented in docs/formats.md; "wb.best/1", one device per
 // file, is still read).
 //
 // One best.json holds a section per (backend, device slug): what was measured on that

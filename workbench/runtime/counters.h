@@ -3,7 +3,7 @@
 // keeps and compares them: each memory site named by a line of the variant's source,
 // the launches of one kernel summed, the kernel's theoretical occupancy on sm_80 and
 // sm_90 from the table of compiled kernels (contract/launch_resources.h). A record holds
-// them as its optional "counters" (results/README.md); `wb compare` gates on them.
+// them as its optional "counters" (docs/formats.md); `wb compare` gates on them.
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>

@@ -1,4 +1,4 @@
-// The counters' JSON (wb.report/2's optional "counters" of a record, results/README.md):
+// The counters' JSON (wb.report/2's optional "counters" of a record, docs/formats.md):
 // apart from counters.cpp, which reaches into the emulator, so that the readers of
 // reports (the fuzz targets among them) need none of it.
 #include <limits>

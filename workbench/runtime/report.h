@@ -1,5 +1,5 @@
 #pragma once
-// Reports: versioned JSON ("schema": "wb.report/2", documented in results/README.md)
+// Reports: versioned JSON ("schema": "wb.report/2", documented in docs/formats.md)
 // with the context of the run and one record per (op, variant, launch parameters,
 // shape).
 #include <nlohmann/json.hpp>
