@@ -22,10 +22,11 @@ bool digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 // C++'s punctuators, longest first, so that the first match is the maximal munch.
 const std::vector<std::string>& punctuators() {
   static const std::vector<std::string> table = [] {
-    std::vector<std::string> p = {"<=>", "<<=", ">>=", "->*", "...", "::", "->", "++", "--", "<<", ">>", "<=",
-                                  ">=",  "==",  "!=",  "&&",  "||",  "+=", "-=", "*=", "/=", "%=", "&=", "|=",
-                                  "^=",  ".*",  "##"};
-    std::stable_sort(p.begin(), p.end(), [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+    std::vector<std::string> p = {"<=>", "<<=", ">>=", "->*", "...", "::", "->", "++", "--",
+                                  "<<",  ">>",  "<=",  ">=",  "==",  "!=", "&&", "||", "+=",
+                                  "-=",  "*=",  "/=",  "%=",  "&=",  "|=", "^=", ".*", "##"};
+    std::stable_sort(p.begin(), p.end(),
+                     [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
     return p;
   }();
   return table;
@@ -264,23 +265,40 @@ class Condition {
         continue;
       }
       const long long a = *v, b = *r;
-      if (op == "|") v = a | b;
-      else if (op == "^") v = a ^ b;
-      else if (op == "&") v = a & b;
-      else if (op == "==") v = a == b;
-      else if (op == "!=") v = a != b;
-      else if (op == "<") v = a < b;
-      else if (op == ">") v = a > b;
-      else if (op == "<=") v = a <= b;
-      else if (op == ">=") v = a >= b;
-      else if (op == "<<") v = a << b;
-      else if (op == ">>") v = a >> b;
-      else if (op == "+") v = a + b;
-      else if (op == "-") v = a - b;
-      else if (op == "*") v = a * b;
-      else if (b == 0) v = std::nullopt;
-      else if (op == "/") v = a / b;
-      else v = a % b;
+      if (op == "|")
+        v = a | b;
+      else if (op == "^")
+        v = a ^ b;
+      else if (op == "&")
+        v = a & b;
+      else if (op == "==")
+        v = a == b;
+      else if (op == "!=")
+        v = a != b;
+      else if (op == "<")
+        v = a < b;
+      else if (op == ">")
+        v = a > b;
+      else if (op == "<=")
+        v = a <= b;
+      else if (op == ">=")
+        v = a >= b;
+      else if (op == "<<")
+        v = a << b;
+      else if (op == ">>")
+        v = a >> b;
+      else if (op == "+")
+        v = a + b;
+      else if (op == "-")
+        v = a - b;
+      else if (op == "*")
+        v = a * b;
+      else if (b == 0)
+        v = std::nullopt;
+      else if (op == "/")
+        v = a / b;
+      else
+        v = a % b;
     }
   }
 
@@ -334,11 +352,11 @@ class Condition {
 // branch taken (if any) is written and no directive; otherwise the group is written as
 // it stands from its first unknown condition on.
 struct Group {
-  bool dead = false;     // inside a branch not taken: everything up to #endif is skipped
-  bool decided = true;   // no unknown condition so far
-  bool taken = false;    // a branch was known to be taken (the others are skipped)
-  bool active = false;   // the current branch is written
-  bool closed = false;   // undecided group whose later branches are known not taken
+  bool dead = false;    // inside a branch not taken: everything up to #endif is skipped
+  bool decided = true;  // no unknown condition so far
+  bool taken = false;   // a branch was known to be taken (the others are skipped)
+  bool active = false;  // the current branch is written
+  bool closed = false;  // undecided group whose later branches are known not taken
 };
 
 class Normaliser {
@@ -357,9 +375,8 @@ class Normaliser {
       include(unit);
       // The sources beside the headers included so far, in the order they were met.
       for (; next_header < headers_.size(); ++next_header) {
-        const fs::path h = headers_[next_header];
         for (const char* ext : {".cpp", ".cu"}) {
-          const std::string source = fs::path(h).replace_extension(ext).generic_string();
+          const std::string source = fs::path(headers_[next_header]).replace_extension(ext).generic_string();
           if (!seen_.count(source) && fs::is_regular_file(config_.root / source)) pending.push_back(source);
         }
       }
@@ -382,21 +399,18 @@ class Normaliser {
   }
 
  private:
-  bool excluded(const std::string& rel) const {
-    for (const std::string& prefix : config_.excluded)
+  static bool under_any(const std::string& rel, const std::vector<std::string>& prefixes) {
+    for (const std::string& prefix : prefixes)
       if (rel.compare(0, prefix.size(), prefix) == 0) return true;
     return false;
   }
 
-  bool code(const std::string& rel) const {
-    for (const std::string& prefix : config_.code_rooms)
-      if (rel.compare(0, prefix.size(), prefix) == 0) return true;
-    return false;
-  }
-
-  bool writing() const {
-    for (const Group& g : groups_)
-      if (g.dead || !g.active) return false;
+  // Whether lines are written here: every open group's current branch is; with
+  // `enclosing`, the innermost group is left out (its own directives are being read).
+  bool writing(bool enclosing = false) const {
+    const std::size_t n = groups_.size() - (enclosing && !groups_.empty() ? 1 : 0);
+    for (std::size_t i = 0; i < n; ++i)
+      if (groups_[i].dead || !groups_[i].active) return false;
     return true;
   }
 
@@ -503,15 +517,15 @@ class Normaliser {
           g.active = true;
           Tokens opened = line;
           opened[1] = "if";
-          if (writing_outer()) write(opened);
+          if (writing(true)) write(opened);
         }
       } else if (g.closed) {
         g.active = false;
       } else {
-        const bool outer = writing_outer();
+        const bool outer = writing(true);
         if (v && *v == 0) {  // a branch known not taken: left out, directive and all
           g.active = false;
-        } else if (v) {      // known taken (#else, or #elif 1): the branches after it are not
+        } else if (v) {  // known taken (#else, or #elif 1): the branches after it are not
           g.active = g.closed = true;
           if (outer) write({"#", "else"});
         } else {
@@ -531,9 +545,10 @@ class Normaliser {
       if (target.size() > 2 && target.front() == '"') {
         const std::string path = resolve(rel, target.substr(1, target.size() - 2));
         if (!path.empty()) {
-          if (excluded(path)) return;
+          if (under_any(path, config_.excluded)) return;
           const std::string ext = fs::path(path).extension().string();
-          if ((ext == ".h" || ext == ".cuh" || ext == ".hpp") && code(path)) headers_.push_back(path);
+          if ((ext == ".h" || ext == ".cuh" || ext == ".hpp") && under_any(path, config_.code_rooms))
+            headers_.push_back(path);
           write({"#", "include", "@project"});  // where it was included, not which path
           include(path);
           return;
@@ -546,12 +561,6 @@ class Normaliser {
       if ((name == "define" || name == "undef") && rest.size() >= 1) track(name, rest);
       write(line);
     }
-  }
-
-  bool writing_outer() const {
-    for (std::size_t i = 0; i + 1 < groups_.size(); ++i)
-      if (groups_[i].dead || !groups_[i].active) return false;
-    return true;
   }
 
   void track(const std::string& directive, const Tokens& rest) {

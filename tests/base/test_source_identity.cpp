@@ -8,35 +8,25 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <random>
 #include <sstream>
 #include <string>
+
+#include "tests/support/test_helpers.h"
 
 namespace wb::identity {
 namespace {
 
 namespace fs = std::filesystem;
 
+// A small repository in a fresh temporary folder.
 class Tree {
  public:
-  Tree() {
-    std::random_device rd;
-    root_ = fs::temp_directory_path() / ("wb_identity_" + std::to_string(rd()));
-    fs::create_directories(root_);
-  }
-  ~Tree() {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-  Tree(const Tree&) = delete;
-  Tree& operator=(const Tree&) = delete;
-
   void write(const std::string& rel, const std::string& text) {
-    fs::create_directories((root_ / rel).parent_path());
-    std::ofstream(root_ / rel) << text;
+    fs::create_directories((root() / rel).parent_path());
+    std::ofstream(root() / rel) << text;
   }
   std::string read(const std::string& rel) const {
-    std::ifstream in(root_ / rel);
+    std::ifstream in(root() / rel);
     std::stringstream s;
     s << in.rdbuf();
     return s.str();
@@ -49,18 +39,18 @@ class Tree {
     write(rel, text.replace(at, from.size(), to));
   }
   void move(const std::string& from, const std::string& to) {
-    fs::create_directories((root_ / to).parent_path());
-    fs::rename(root_ / from, root_ / to);
+    fs::create_directories((root() / to).parent_path());
+    fs::rename(root() / from, root() / to);
   }
   std::string id(const std::string& rel) const {
     Config c;
-    c.root = root_;
+    c.root = root();
     return of(rel, c).hash;
   }
-  const fs::path& root() const { return root_; }
+  const fs::path& root() const { return dir_.path(); }
 
  private:
-  fs::path root_;
+  wb::testing::TempDir dir_;
 };
 
 // A variant in the project's shape: a kernel, a shared device header with host code
