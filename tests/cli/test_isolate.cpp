@@ -12,8 +12,8 @@
 #include <string>
 
 #include "emu/emu.h"
-#include "tests/support/test_helpers.h"
 #include "tests/planted/planted.h"
+#include "tests/support/test_helpers.h"
 #include "workbench/runtime/harness.h"
 #include "workbench/runtime/report.h"
 
@@ -182,6 +182,21 @@ TEST(Isolate, RunAndSweepToo) {
   EXPECT_TRUE(timed.timing.has_value());
   EXPECT_GT(report.context.ceilings.copy_gbps, 0);  // measured once, by the parent
   EXPECT_TRUE(contains(only_record(report, 90).reason, "child process died: signal 11"));
+}
+
+// A report read back lists launch parameters by name; attention_backward's flash_tiled
+// declares them otherwise (block_size, tile, dq_atomics): the parent must still find each
+// record of its child. Block size 32 is the naive rung's but not flash_tiled's, so its
+// child is told flash_tiled's default (256) and plans the same four configurations as its
+// parent.
+TEST(Isolate, AChildsRecordsAreFoundWhateverTheOrderOfTheirLaunchParameters) {
+  const auto [r, report] = planted_report(
+      "check attention_backward --backend emu --variants 1,3 --shapes tiny --seed 1 --block-sizes 32 --isolate --json",
+      "order.json");
+  EXPECT_EQ(r.code, 0) << r.output;
+  ASSERT_EQ(report.records.size(), 5u);
+  EXPECT_EQ(of_variant(report, 3).size(), 4u);
+  for (const Record& rec : report.records) EXPECT_EQ(rec.status, Status::ok) << rec.params.describe() << rec.reason;
 }
 
 TEST(Isolate, FlagsAreValidatedBeforeAnyChildRuns) {
