@@ -3,7 +3,7 @@
 // was built for) no shape of a pass meets is skipped at every one of them, and that
 // pass checks nothing of it. The passes: ctest's check_all_emu (every emulated check
 // shape, every legal configuration) and the sanitized passes, as ci/run_tests.sh runs
-// them (their --shapes and --block-sizes, read from its lines).
+// them (their --shapes, --block-sizes and --defaults, read from its lines).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "base/errors.h"
 #include "base/text.h"
 #include "contract/registry.h"
+#include "workbench/runtime/block_sizes.h"
 #include "workbench/runtime/can_run.h"
 #include "workbench/runtime/executor.h"
 
@@ -31,6 +32,7 @@ struct Pass {
   std::string name;
   std::vector<CheckShape> shapes;
   std::optional<std::vector<int>> block_sizes;  // nullopt: every legal configuration
+  bool defaults = false;                        // --defaults: the other launch parameters at their defaults
 };
 
 std::vector<CheckShape> shapes_named(const std::string& names) {
@@ -63,6 +65,7 @@ std::vector<Pass> sanitized_passes() {
       for (const std::string& b : split_list(s[1].str())) bs.push_back(std::stoi(b));
       p.block_sizes = bs;
     }
+    p.defaults = std::regex_search(options, std::regex(R"((^|\s)--defaults(\s|$))"));
     passes.push_back(p);
   }
   return passes;
@@ -77,7 +80,7 @@ std::vector<std::string> shapes_run(const OpSpec& op, const Variant& v, const Pa
     } catch (const UsageError&) {
       continue;  // the shape does not apply to the op
     }
-    for (const ParamValues& p : check_configurations(v, pass.block_sizes))
+    for (const ParamValues& p : configurations_at(v, pass.block_sizes, pass.defaults))
       if (!why_cannot_run(Registry::global(), v, c.shape, p, device)) {
         run.push_back(c.name);
         break;

@@ -14,7 +14,7 @@
 #include "workbench/cli/options.h"
 #include "workbench/cli/output.h"
 #include "workbench/cli/pipeline.h"
-#include "workbench/runtime/can_run.h"
+#include "workbench/runtime/block_sizes.h"
 #include "workbench/runtime/context.h"
 #include "workbench/runtime/harness.h"
 #include "workbench/runtime/report.h"
@@ -77,6 +77,7 @@ struct CheckOptions {
   OpChoice ops;
   std::string backend;
   std::string block_sizes;  // "" or "all": every legal one
+  bool defaults = false;    // every launch parameter but the block size at the variant's default
   std::string shapes;       // "" or "all": every check shape; else names, e.g. "tiny,odd"
   std::optional<uint64_t> seed;
   int misalign = 0;          // bytes every tensor starts off a 16-byte boundary: 0, 4, 8 or 12
@@ -134,8 +135,10 @@ CheckSetup setup(const CheckOptions& o) {
 // (one child of --isolate checks them).
 Plan plan_check(const CheckOptions& o, const CheckSetup& s) {
   Plan plan;
+  std::vector<const Variant*> selected;
   for (const OpSpec* op : s.ops) {
     const auto variants = select_variants(registry(), *op, s.backend, o.ops.variants);
+    selected.insert(selected.end(), variants.begin(), variants.end());
     const bool has_optional =
         std::any_of(op->tensors.begin(), op->tensors.end(), [](const TensorSpec& t) { return t.optional; });
     for (std::size_t si = 0; si < s.shapes.size(); ++si) {
@@ -149,7 +152,7 @@ Plan plan_check(const CheckOptions& o, const CheckSetup& s) {
         if (omit && !has_optional) continue;
         const std::size_t units = plan.units.size();
         for (const Variant* v : variants)
-          for (const ParamValues& p : check_configurations(*v, s.sizes))
+          for (const ParamValues& p : configurations_at(*v, s.sizes, o.defaults))
             plan.units.push_back({plan.jobs.size(), v, p, ""});
         if (plan.units.size() == units) continue;
         plan.jobs.push_back(
@@ -157,18 +160,22 @@ Plan plan_check(const CheckOptions& o, const CheckSetup& s) {
       }
     }
   }
+  if (s.sizes) check_block_sizes(*s.sizes, selected);
   return plan;
 }
 
 // The command line of the child that checks one variant at one check shape, both
 // passes, at the seed this process would have used.
-std::vector<std::string> child_args(const CheckOptions& o, Backend b, const Plan& plan, const Unit& unit,
-                                    const std::string& out) {
+std::vector<std::string> child_args(const CheckOptions& o, Backend b, const Plan& plan,
+                                    const std::vector<std::size_t>& units, const std::string& out) {
+  const Unit& unit = plan.units[units.front()];
   const Job& job = plan.jobs[unit.job];
   std::vector<std::string> args{
       "check",    job.op->name,  "--backend", std::string(to_string(b)), "--variants", std::to_string(unit.variant->id),
       "--shapes", job.shape_arg, "--seed",    std::to_string(job.seed),  "--json",     out};
-  if (!o.block_sizes.empty()) args.insert(args.end(), {"--block-sizes", o.block_sizes});
+  const std::vector<std::string> sizes = block_sizes_args(plan, units);
+  args.insert(args.end(), sizes.begin(), sizes.end());
+  if (o.defaults) args.push_back("--defaults");
   if (o.misalign) args.insert(args.end(), {"--misalign", std::to_string(o.misalign)});
   if (o.strict_sync) args.push_back("--strict-sync");
   o.counters.pass_to(args);
@@ -220,7 +227,7 @@ int check(const CheckOptions& o) {
   if (s.backend == Backend::emu) how.eval.check_launches = 1;  // each emulated launch costs milliseconds
   how.isolate = o.isolate;
   how.child_args = [&](const Plan& p, const std::vector<std::size_t>& units, const std::string& out) {
-    return child_args(o, s.backend, p, p.units[units.front()], out);
+    return child_args(o, s.backend, p, units, out);
   };
   if (o.verbose)
     how.made = [&](const Unit& unit, const Record& r) {
@@ -258,8 +265,11 @@ Command add_check_command(CLI::App& app, const std::string& command_line) {
                   "only these check shapes: tiny, odd, gpt2 (emu: wide), long, vocab; emu also ragged, "
                   "ragged8 (default: all)");
   add_block_sizes_option(*cmd, o->block_sizes,
-                         "only these block sizes, e.g. 32,128 (a variant with none of them checks its default; "
-                         "default: all)");
+                         "only these block sizes, e.g. 32,128 (a variant with none of them checks its default "
+                         "block size; default: all)");
+  cmd->add_flag("--defaults", o->defaults,
+                "every launch parameter but the block size at the variant's default (a variant without a "
+                "block size: its default configuration)");
   add_seed_option(*cmd, o->seed, "base seed (default: fresh)");
   cmd->add_option("--misalign", o->misalign,
                   "start every tensor this many bytes (4, 8 or 12) off a 16-byte boundary: variants with "

@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <set>
 
 #include "workbench/cli/options.h"
 #include "workbench/cli/output.h"
@@ -30,6 +31,16 @@ Record Plan::blank_record(const Unit& unit) const {
   r.seed = job.seed;
   r.omitted = job.omitted();
   return r;
+}
+
+std::vector<std::string> block_sizes_args(const Plan& plan, const std::vector<std::size_t>& units) {
+  std::set<int> sizes;
+  for (std::size_t i : units)
+    if (const auto bs = plan.units[i].params.find("block_size")) sizes.insert(*bs);
+  if (sizes.empty()) return {};
+  std::string list;
+  for (int s : sizes) list += (list.empty() ? "" : ",") + std::to_string(s);
+  return {"--block-sizes", list};
 }
 
 namespace {

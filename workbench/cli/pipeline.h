@@ -63,6 +63,11 @@ struct Plan {
 using ChildArgs = std::function<std::vector<std::string>(const Plan& plan, const std::vector<std::size_t>& units,
                                                          const std::string& out)>;
 
+// What a child of --isolate measuring `units` is told of their block sizes:
+// {"--block-sizes", "128,256"}, or nothing where none has one (the child then plans all
+// of the variant's configurations, as its parent did: workbench/runtime/block_sizes.h).
+std::vector<std::string> block_sizes_args(const Plan& plan, const std::vector<std::size_t>& units);
+
 struct Execution {
   EvalOptions eval;
   bool isolate = false;

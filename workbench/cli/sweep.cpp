@@ -19,6 +19,7 @@
 #include "workbench/cli/pipeline.h"
 #include "workbench/cli/pipeline_timing.h"
 #include "workbench/cli/sweep_shards.h"
+#include "workbench/runtime/block_sizes.h"
 #include "workbench/runtime/context.h"
 #include "workbench/runtime/harness.h"
 #include "workbench/runtime/report.h"
@@ -72,47 +73,17 @@ std::vector<Job> sweep_jobs(const SweepOptions& o, const Registry& reg) {
   return jobs;
 }
 
-// Throws UsageError unless each size of --block-sizes is legal for some selected
-// variant (`legal_somewhere`); `all_legal`: every legal size of the selected variants.
-void check_block_sizes(const std::vector<int>& sizes, const std::set<int>& legal_somewhere,
-                       const std::set<int>& all_legal) {
-  if (all_legal.empty()) throw UsageError("--block-sizes does not apply: no selected variant takes a block size");
-  for (int s : sizes) {
-    if (legal_somewhere.count(s)) continue;
-    std::string legal;
-    for (int v : all_legal) legal += (legal.empty() ? "" : ", ") + std::to_string(v);
-    throw UsageError("block size " + std::to_string(s) + " is not legal for any selected variant (legal: " + legal +
-                     ")");
-  }
-}
-
 // The units: per job, per selected variant, its configurations at the chosen block
-// sizes; a variant that has none of them is one skipped unit with the reason.
+// sizes (workbench/runtime/block_sizes.h).
 void plan_units(Plan& plan, const Registry& reg, Backend b, const SweepOptions& o) {
   const std::optional<std::vector<int>> sizes = parse_block_sizes(o.block_sizes);
-  std::set<int> legal_somewhere, all_legal;
-  for (std::size_t j = 0; j < plan.jobs.size(); ++j) {
+  std::vector<const Variant*> selected;
+  for (std::size_t j = 0; j < plan.jobs.size(); ++j)
     for (const Variant* v : select_variants(reg, *plan.jobs[j].op, b, o.ops.variants)) {
-      const auto bs =
-          std::find_if(v->params.begin(), v->params.end(), [](const TuningParam& p) { return p.name == "block_size"; });
-      if (bs != v->params.end()) all_legal.insert(bs->values.begin(), bs->values.end());
-      bool any = false;
-      for (const ParamValues& p : v->all_params()) {
-        if (sizes && bs != v->params.end()) {
-          const int size = p.get("block_size");
-          if (std::find(sizes->begin(), sizes->end(), size) == sizes->end()) continue;
-          legal_somewhere.insert(size);
-        }
-        plan.units.push_back({j, v, p, ""});
-        any = true;
-      }
-      if (!any)
-        plan.units.push_back(
-            {j, v, ParamValues{},
-             "none of the block sizes asked for is legal (legal: " + describe_values(bs->values) + ")"});
+      selected.push_back(v);
+      for (const ParamValues& p : configurations_at(*v, sizes)) plan.units.push_back({j, v, p, ""});
     }
-  }
-  if (sizes) check_block_sizes(*sizes, legal_somewhere, all_legal);
+  if (sizes) check_block_sizes(*sizes, selected);
 }
 
 // --shard: keeps the units of this shard only; returns what identifies the whole sweep
@@ -149,11 +120,8 @@ std::vector<std::string> child_args(const SweepOptions& o, Backend b, const Plan
                                 "--out",           out,
                                 "--isolated-child"};
   if (parse_block_sizes(o.block_sizes) || o.shard) {  // a shard's child measures the shard's block sizes only
-    std::string sizes;
-    for (std::size_t i : units)
-      if (const auto bs = plan.units[i].params.find("block_size"))
-        sizes += (sizes.empty() ? "" : ",") + std::to_string(*bs);
-    if (!sizes.empty()) args.insert(args.end(), {"--block-sizes", sizes});
+    const std::vector<std::string> sizes = block_sizes_args(plan, units);
+    args.insert(args.end(), sizes.begin(), sizes.end());
   }
   o.timing.pass_to(args);
   return args;

@@ -1,23 +1,9 @@
 #include "workbench/runtime/can_run.h"
 
-#include <algorithm>
-
 #include "workbench/runtime/best.h"
 #include "workbench/runtime/launch_check.h"
 
 namespace wb {
-
-std::vector<ParamValues> check_configurations(const Variant& v, const std::optional<std::vector<int>>& block_sizes) {
-  std::vector<ParamValues> all = v.all_params();
-  if (!block_sizes) return all;
-  std::vector<ParamValues> chosen;
-  for (const ParamValues& p : all) {
-    const auto bs = p.find("block_size");
-    if (bs && std::find(block_sizes->begin(), block_sizes->end(), *bs) != block_sizes->end()) chosen.push_back(p);
-  }
-  if (chosen.empty()) chosen.push_back(v.default_params());
-  return chosen;
-}
 
 std::optional<Refusal> why_cannot_run(const Registry& registry, const Variant& v, const Shape& shape,
                                       const ParamValues& params, const DeviceInfo& device, const RunFilter& filter) {

@@ -43,11 +43,6 @@ struct Refusal {
   bool not_emulated(Backend backend) const { return kind == Kind::device && backend == Backend::emu; }
 };
 
-// The configurations of v that wb check runs: all legal ones, or with --block-sizes
-// those whose block size is listed (a variant that has none of them checks its
-// default).
-std::vector<ParamValues> check_configurations(const Variant& v, const std::optional<std::vector<int>>& block_sizes);
-
 // Why v cannot run `shape` with `params` (complete: every parameter of v) on `device`
 // under `filter`, or nullopt when nothing known before the launch stops it.
 std::optional<Refusal> why_cannot_run(const Registry& registry, const Variant& v, const Shape& shape,
