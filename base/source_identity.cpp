@@ -218,28 +218,25 @@ class Condition {
   }
 
   Value logical_or() {
-    Value v = logical_and();
-    while (take("||")) {
-      const Value r = logical_and();
-      if ((v && *v) || (r && *r)) {
-        v = 1;
-      } else if (v && r) {
-        v = 0;
-      } else {
-        v = std::nullopt;
-      }
-    }
-    return v;
+    return logical("||", true, [this] { return logical_and(); });
+  }
+  Value logical_and() {
+    return logical("&&", false, [this] { return binary(0); });
   }
 
-  Value logical_and() {
-    Value v = binary(0);
-    while (take("&&")) {
-      const Value r = binary(0);
-      if ((v && !*v) || (r && !*r)) {
-        v = 0;
+  // A chain of || (`decisive` true) or && (false) over operands that may be unknown: a
+  // side known to be `decisive` settles it, even when the other is unknown; two known
+  // sides that are not give !decisive; otherwise it is unknown.
+  template <class Operand>
+  Value logical(const char* op, bool decisive, Operand operand) {
+    Value v = operand();
+    while (take(op)) {
+      const Value r = operand();
+      auto settles = [decisive](const Value& x) { return x && (*x != 0) == decisive; };
+      if (settles(v) || settles(r)) {
+        v = decisive ? 1 : 0;
       } else if (v && r) {
-        v = 1;
+        v = decisive ? 0 : 1;
       } else {
         v = std::nullopt;
       }

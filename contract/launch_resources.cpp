@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <set>
 
 namespace wb {
@@ -96,26 +97,14 @@ std::optional<Occupancy> theoretical_occupancy(const CompiledKernel& c, int thre
   // allocated per warp in units of 256; shared memory in units of 128 bytes, with
   // 1 KiB per block reserved by the system, at the largest carveout (164, 100 or 228 KiB).
   struct Sm {
-    int warps, blocks;
+    int cc, warps, blocks;
     int64_t shared;
   };
-  Sm sm;
-  switch (cc) {
-    case 80:
-      sm = {64, 32, 164 * 1024};
-      break;
-    case 86:
-      sm = {48, 16, 100 * 1024};
-      break;
-    case 89:
-      sm = {48, 24, 100 * 1024};
-      break;
-    case 90:
-      sm = {64, 32, 228 * 1024};
-      break;
-    default:
-      return std::nullopt;
-  }
+  static constexpr Sm kSms[] = {
+      {80, 64, 32, 164 * 1024}, {86, 48, 16, 100 * 1024}, {89, 48, 24, 100 * 1024}, {90, 64, 32, 228 * 1024}};
+  const auto known = std::find_if(std::begin(kSms), std::end(kSms), [cc](const Sm& sm) { return sm.cc == cc; });
+  if (known == std::end(kSms)) return std::nullopt;
+  const Sm& sm = *known;
   Occupancy o;
   o.compute_capability = cc;
   o.max_warps_per_sm = sm.warps;

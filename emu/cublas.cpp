@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,17 +33,45 @@ cublasStatus_t fault(const std::string& what) {
 
 CBLAS_TRANSPOSE trans(cublasOperation_t op) { return op == CUBLAS_OP_N ? CblasNoTrans : CblasTrans; }
 
-cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                    const float* alpha, const float* A, int lda, long long sa, const float* B, int ldb, long long sb,
-                    const float* beta, float* C, int ldc, long long sc, int batch, const char* name) {
+// What every GEMM entry point answers before it computes, in this order: no handle, a
+// plan (no kernel of ours to list), a sticky fault from before, a size or leading
+// dimension out of range, alpha or beta outside device memory in pointer mode device.
+// Nothing when the call goes on.
+std::optional<cublasStatus_t> refused(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                                      int lda, int ldb, int ldc, int batch, const void* alpha, const void* beta,
+                                      const char* name) {
   if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
-  if (::wb::emu::planning()) return CUBLAS_STATUS_SUCCESS;  // no kernel of ours to list
+  if (::wb::emu::planning()) return CUBLAS_STATUS_SUCCESS;
   if (::wb::emu::sticky_error()) return CUBLAS_STATUS_EXECUTION_FAILED;
   if (m < 0 || n < 0 || k < 0 || batch < 0 || lda < (ta == CUBLAS_OP_N ? m : k) || ldb < (tb == CUBLAS_OP_N ? k : n) ||
       ldc < m || lda < 1 || ldb < 1 || ldc < 1)
     return CUBLAS_STATUS_INVALID_VALUE;
   if (h->pointers == CUBLAS_POINTER_MODE_DEVICE && (!inside(alpha, 1) || !inside(beta, 1)))
     return fault(std::string(name) + ": alpha or beta is not in device memory (pointer mode device)");
+  return std::nullopt;
+}
+
+// A recorded call's answer when the graph replays it, as a kernel launch's: success, or
+// the fault the call raised, else a launch failure.
+int replayed(cublasStatus_t status) {
+  if (status == CUBLAS_STATUS_SUCCESS) return ::wb::emu::kSuccess;
+  return ::wb::emu::sticky_error() ? ::wb::emu::sticky_error() : int(::wb::emu::kLaunchFailure);
+}
+
+// The elements the matrices A (m x k, or k x m transposed), B (k x n, or n x k) and C
+// (m x n) span.
+struct Spans {
+  long long a, b, c;
+};
+Spans spans(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, int lda, int ldb, int ldc) {
+  return {ta == CUBLAS_OP_N ? span(m, k, lda) : span(k, m, lda), tb == CUBLAS_OP_N ? span(k, n, ldb) : span(n, k, ldb),
+          span(m, n, ldc)};
+}
+
+cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                    const float* alpha, const float* A, int lda, long long sa, const float* B, int ldb, long long sb,
+                    const float* beta, float* C, int ldc, long long sc, int batch, const char* name) {
+  if (const auto answer = refused(h, ta, tb, m, n, k, lda, ldb, ldc, batch, alpha, beta, name)) return *answer;
   if (::wb::emu::capturing()) {
     // Recorded as a graph holds it: the handle's settings, and alpha and beta by value
     // when they are host pointers (cuBLAS reads those at the call, not at replay).
@@ -52,15 +81,11 @@ cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb
     ::wb::emu::record(name, [=]() mutable {
       const cublasStatus_t status = gemm(&settings, ta, tb, m, n, k, host ? &a : alpha, A, lda, sa, B, ldb, sb,
                                          host ? &b : beta, C, ldc, sc, batch, name);
-      return status == CUBLAS_STATUS_SUCCESS ? ::wb::emu::kSuccess
-                                             : ::wb::emu::sticky_error() ? ::wb::emu::sticky_error()
-                                                                          : int(::wb::emu::kLaunchFailure);
+      return replayed(status);
     });
     return CUBLAS_STATUS_SUCCESS;
   }
-  const long long a_span = ta == CUBLAS_OP_N ? span(m, k, lda) : span(k, m, lda);
-  const long long b_span = tb == CUBLAS_OP_N ? span(k, n, ldb) : span(n, k, ldb);
-  const long long c_span = span(m, n, ldc);
+  const auto [a_span, b_span, c_span] = spans(ta, tb, m, n, k, lda, ldb, ldc);
   for (int i = 0; i < batch; ++i) {
     if (!inside(A + i * sa, a_span))
       return fault(std::string(name) + ": matrix A of batch " + std::to_string(i) + " reaches outside device memory");
@@ -70,8 +95,9 @@ cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb
       return fault(std::string(name) + ": matrix C of batch " + std::to_string(i) + " reaches outside device memory");
   }
   // Counting: what the call computes and moves (C read too when beta is not 0).
-  ::wb::emu::count_library_call(name, 2.0 * m * n * k * batch,
-                                4.0 * batch * (double(m) * k + double(k) * n + double(m) * n * (*beta != 0.0f ? 2 : 1)));
+  ::wb::emu::count_library_call(
+      name, 2.0 * m * n * k * batch,
+      4.0 * batch * (double(m) * k + double(k) * n + double(m) * n * (*beta != 0.0f ? 2 : 1)));
   for (int i = 0; i < batch; ++i)
     cblas_sgemm(CblasColMajor, trans(ta), trans(tb), m, n, k, *alpha, A + i * sa, lda, B + i * sb, ldb, *beta,
                 C + i * sc, ldc);
@@ -98,30 +124,20 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
   auto supported = [](cudaDataType_t t) { return t == CUDA_R_32F || t == CUDA_R_16BF; };
   if (compute != CUBLAS_COMPUTE_32F || !supported(Atype) || Atype != Btype || !supported(Ctype))
     return CUBLAS_STATUS_NOT_SUPPORTED;
-  if (::wb::emu::planning()) return CUBLAS_STATUS_SUCCESS;
-  if (::wb::emu::sticky_error()) return CUBLAS_STATUS_EXECUTION_FAILED;
-  if (m < 0 || n < 0 || k < 0 || lda < (ta == CUBLAS_OP_N ? m : k) || ldb < (tb == CUBLAS_OP_N ? k : n) || ldc < m ||
-      lda < 1 || ldb < 1 || ldc < 1)
-    return CUBLAS_STATUS_INVALID_VALUE;
-  if (h->pointers == CUBLAS_POINTER_MODE_DEVICE && (!inside(alpha, 1) || !inside(beta, 1)))
-    return fault("cublasGemmEx: alpha or beta is not in device memory (pointer mode device)");
+  if (const auto answer = refused(h, ta, tb, m, n, k, lda, ldb, ldc, 1, alpha, beta, "cublasGemmEx")) return *answer;
   if (::wb::emu::capturing()) {
     // As gemm() records it: the settings, and host-pointer alpha and beta, by value.
     cublasContext settings = *h;
     const bool host = h->pointers == CUBLAS_POINTER_MODE_HOST;
     const float a = host ? *static_cast<const float*>(alpha) : 0.0f, b = host ? *static_cast<const float*>(beta) : 0.0f;
     ::wb::emu::record("cublasGemmEx", [=]() mutable {
-      const cublasStatus_t status = cublasGemmEx(&settings, ta, tb, m, n, k, host ? &a : alpha, A, Atype, lda, B,
-                                                 Btype, ldb, host ? &b : beta, C, Ctype, ldc, compute, CUBLAS_GEMM_DEFAULT);
-      return status == CUBLAS_STATUS_SUCCESS ? ::wb::emu::kSuccess
-                                             : ::wb::emu::sticky_error() ? ::wb::emu::sticky_error()
-                                                                          : int(::wb::emu::kLaunchFailure);
+      const cublasStatus_t status = cublasGemmEx(&settings, ta, tb, m, n, k, host ? &a : alpha, A, Atype, lda, B, Btype,
+                                                 ldb, host ? &b : beta, C, Ctype, ldc, compute, CUBLAS_GEMM_DEFAULT);
+      return replayed(status);
     });
     return CUBLAS_STATUS_SUCCESS;
   }
-  const long long a_span = ta == CUBLAS_OP_N ? span(m, k, lda) : span(k, m, lda);
-  const long long b_span = tb == CUBLAS_OP_N ? span(k, n, ldb) : span(n, k, ldb);
-  const long long c_span = span(m, n, ldc);
+  const auto [a_span, b_span, c_span] = spans(ta, tb, m, n, k, lda, ldb, ldc);
   if (!inside(A, a_span, bytes_of(Atype))) return fault("cublasGemmEx: matrix A reaches outside device memory");
   if (!inside(B, b_span, bytes_of(Btype))) return fault("cublasGemmEx: matrix B reaches outside device memory");
   if (!inside(C, c_span, bytes_of(Ctype))) return fault("cublasGemmEx: matrix C reaches outside device memory");

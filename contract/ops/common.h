@@ -10,8 +10,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
+#include "base/bf16.h"
 #include "base/checked.h"
 #include "contract/op.h"
 
@@ -105,6 +107,16 @@ inline float* Stored<float>::operator()(std::string_view name) const {
 template <>
 inline bf16* Stored<bf16>::operator()(std::string_view name) const {
   return table.bfloat16(name);
+}
+
+// A value in the storage Float: as it is in float, rounded to nearest even in bf16.
+template <class Float>
+Float in_storage(float value) {
+  if constexpr (std::is_same_v<Float, bf16>) {
+    return to_bf16(value);
+  } else {
+    return value;
+  }
 }
 
 // The op on bf16 storage whose fp32 twin is `fp32` (OpSpec::fp32_twin says the two

@@ -41,6 +41,17 @@ std::vector<TensorSpec> statistics() {
 double elements(const Shape& s) { return double(s.B) * double(s.T) * double(s.C); }
 double layernorm_flops(const Shape& s) { return 8.0 * elements(s); }
 
+// The backward's mean and rstd are those of inp, as `forward` (layernorm_forward or its
+// bf16 twin, Float its storage) saves them: it runs on inp with unit weight and zero bias.
+template <class Float>
+void saved_statistics(const OpSpec& forward, const TensorTable& t, const ReferenceRunner& run_reference) {
+  const Shape& s = t.shape();
+  const ops::Stored<Float> stored{t};
+  std::vector<Float> scratch(s.B * s.T * s.C), weight(s.C, ops::in_storage<Float>(1.0f)),
+      bias(s.C, ops::in_storage<Float>(0.0f));
+  run_reference(forward, s, {scratch.data(), t.f32("mean"), t.f32("rstd"), stored("inp"), weight.data(), bias.data()});
+}
+
 const ops::ShapeCheck kInt32Limits = ops::int32_limits({"B", "T", "C", "B*T"});
 
 }  // namespace
@@ -84,12 +95,8 @@ const OpSpec& layernorm_backward_op() {
                  input("mean", "B,T"),
                  input("rstd", "B,T")};
     o.flops = [](const Shape& s) { return 14.0 * elements(s); };
-    // mean and rstd are those of inp, as layernorm_forward saves them.
     o.prepare = [](const TensorTable& t, const ReferenceRunner& run_reference) {
-      const Shape& s = t.shape();
-      std::vector<float> scratch(s.B * s.T * s.C), weight(s.C, 1.0f), bias(s.C, 0.0f);
-      run_reference(layernorm_forward_op(), s,
-          {scratch.data(), t.f32("mean"), t.f32("rstd"), t.f32("inp"), weight.data(), bias.data()});
+      saved_statistics<float>(layernorm_forward_op(), t, run_reference);
     };
     o.bind(&backward_args<LayernormBackwardArgs, float>);
     return o;
@@ -103,12 +110,8 @@ const OpSpec& layernorm_backward_bf16_op() {
         layernorm_backward_op(), "layernorm_backward_bf16",
         "gradients of layernorm_forward_bf16 from the saved fp32 mean and rstd, on bf16 storage (accumulated)",
         &backward_args<LayernormBackwardBf16Args, bf16>, {"mean", "rstd"});
-    // mean and rstd are those of inp, as layernorm_forward_bf16 saves them.
     o.prepare = [](const TensorTable& t, const ReferenceRunner& run_reference) {
-      const Shape& s = t.shape();
-      std::vector<bf16> scratch(s.B * s.T * s.C), weight(s.C, to_bf16(1.0f)), bias(s.C, to_bf16(0.0f));
-      run_reference(layernorm_forward_bf16_op(), s,
-          {scratch.data(), t.f32("mean"), t.f32("rstd"), t.bfloat16("inp"), weight.data(), bias.data()});
+      saved_statistics<bf16>(layernorm_forward_bf16_op(), t, run_reference);
     };
     return o;
   }();
@@ -136,20 +139,14 @@ const OpSpec& fused_residual_layernorm_forward_op() {
 
 const OpSpec& fused_residual_layernorm_forward_bf16_op() {
   static const OpSpec op = [] {
-    OpSpec o("fused_residual_layernorm_forward_bf16",
-             "residual = bf16(inp1 + inp2), then layernorm of the stored residual, on bf16 storage (statistics fp32)");
-    o.dims = {"B", "T", "C"};
+    // The fp32 op's tensors on bf16 storage (statistics fp32), but no twin: the truth is
+    // the layernorm of the residual as stored, which the fp32 reference never rounds.
+    OpSpec o = ops::bf16_twin(
+        fused_residual_layernorm_forward_op(), "fused_residual_layernorm_forward_bf16",
+        "residual = bf16(inp1 + inp2), then layernorm of the stored residual, on bf16 storage (statistics fp32)",
+        &fused_args<FusedResidualLayernormForwardBf16Args, bf16>, {"mean", "rstd"});
+    o.fp32_twin.clear();
     o.own_truth = "the layernorm of the residual as stored in bf16, which no fp32 op rounds";
-    o.shape_error = kInt32Limits;
-    o.tensors = {as_bf16(output("residual", "B,T,C", ops::rounded_to_bf16(ops::elementwise()))),
-                 as_bf16(output("normed", "B,T,C", ops::rounded_to_bf16(ops::elementwise(2e-5, 1e-5))))};
-    for (auto& t : statistics()) o.tensors.push_back(t);
-    o.tensors.push_back(as_bf16(input("inp1", "B,T,C")));
-    o.tensors.push_back(as_bf16(input("inp2", "B,T,C")));
-    o.tensors.push_back(as_bf16(input("weight", "C")));
-    o.tensors.push_back(as_bf16(input("bias", "C")));
-    o.flops = [](const Shape& s) { return layernorm_flops(s) + elements(s); };
-    o.bind(&fused_args<FusedResidualLayernormForwardBf16Args, bf16>);
     return o;
   }();
   return op;

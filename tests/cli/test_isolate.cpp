@@ -20,6 +20,7 @@
 namespace wb {
 namespace {
 
+using testing::contains;
 using testing::planted_registry;
 using testing::Result;
 using testing::run_command;
@@ -31,8 +32,6 @@ std::string temp_path(const std::string& name) {
   std::filesystem::create_directories(dir);
   return (dir / name).string();
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The records of one variant in a report.
 std::vector<Record> of_variant(const Report& r, int id) {

@@ -12,13 +12,14 @@
 #include "base/errors.h"
 #include "emu/emu.h"
 #include "tests/planted/planted.h"
+#include "tests/support/test_helpers.h"
 #include "workbench/cli/options.h"
 #include "workbench/cli/pipeline.h"
 
 namespace wb {
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using testing::contains;
 
 TEST(Pipeline, RecordsFollowThePlanAndALostDeviceLeavesTheRestNotRun) {
   const Registry& reg = testing::planted_registry();

@@ -4,7 +4,6 @@
 // 2 floats; its record, relabelled as emu/91's, stands for a change that uncoalesced
 // emu/91. The plain build only (the sanitized builds report no plain accesses).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -19,36 +18,30 @@
 namespace wb {
 namespace {
 
+using testing::contains;
 using testing::planted_registry;
 using testing::Result;
 using testing::run_command;
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 class CountersGate : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!emu::reports_accesses())
       GTEST_SKIP() << "the plain build's access reports (this is the " << emu::flavour() << " flavour)";
-    dir_ = std::filesystem::temp_directory_path() / ("wb_counters_gate_" + std::to_string(getpid()));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
 
   // One planted variant checked with counters at the odd shape; the report's path.
   std::string check(int variant) {
-    const std::string json = (dir_ / ("v" + std::to_string(variant) + ".json")).string();
-    const Result r = run_command(WB_PLANTED, "check residual_forward --backend emu --variants " +
-                                                 std::to_string(variant) + " --shapes odd --seed 5 --counters --json " +
-                                                 json);
+    const std::string json = dir_ / ("v" + std::to_string(variant) + ".json");
+    const Result r =
+        run_command(WB_PLANTED, "check residual_forward --backend emu --variants " + std::to_string(variant) +
+                                    " --shapes odd --seed 5 --counters --json " + json);
     EXPECT_EQ(r.code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "COUNTERS residual_forward emu/" + std::to_string(variant))) << r.output;
     return json;
   }
 
-  std::filesystem::path dir_;
+  testing::TempDir dir_;
 };
 
 TEST_F(CountersGate, ReportsRecordTheCountersAndTheirSites) {
@@ -85,7 +78,7 @@ TEST_F(CountersGate, FailsOnAPlantedUncoalescedLoadNamingItsSite) {
     rec["variant"] = 91;
     rec["variant_name"] = "planted_naive_again";
   }
-  const std::string changed = (dir_ / "changed.json").string();
+  const std::string changed = dir_ / "changed.json";
   std::ofstream(changed) << j.dump();
 
   const Result r = run_command(WB_PLANTED, "compare " + base + " " + changed);

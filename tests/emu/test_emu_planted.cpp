@@ -3,7 +3,6 @@
 // with one bug each) through the harness's schedules (the interleaving pass, blocks one
 // at a time), each in its own child (--isolate: a fault costs that variant only).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <map>
@@ -18,37 +17,32 @@
 namespace wb {
 namespace {
 
+using testing::contains;
 using testing::planted_registry;
 using testing::Result;
 using testing::run_command;
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 class EmuPlanted : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!emu::reports_accesses() || std::string(emu::flavour()) != "plain")
       GTEST_SKIP() << "the plain build's checks (this is the " << emu::flavour() << " flavour)";
-    dir_ = std::filesystem::temp_directory_path() / ("wb_emu_planted_" + std::to_string(getpid()));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
 
   // Checks the planted variants at the tiny and odd shapes; the records by variant.
   std::map<int, std::vector<Record>> check(const std::string& extra, Result* result = nullptr) {
-    const std::string json = (dir_ / "report.json").string();
-    const Result r = run_command(WB_PLANTED, "check residual_forward --backend emu --variants 1,92,93,94,95,96 "
-                                             "--shapes tiny,odd --seed 11 --isolate --json " +
-                                                 json + extra);
+    const std::string json = dir_ / "report.json";
+    const Result r = run_command(WB_PLANTED,
+                                 "check residual_forward --backend emu --variants 1,92,93,94,95,96 "
+                                 "--shapes tiny,odd --seed 11 --isolate --json " +
+                                     json + extra);
     if (result) *result = r;
     std::map<int, std::vector<Record>> by_variant;
     for (const Record& rec : read_report(json, planted_registry()).records) by_variant[rec.variant].push_back(rec);
     return by_variant;
   }
 
-  std::filesystem::path dir_;
+  testing::TempDir dir_;
 };
 
 // Every record of the variant has the status, and the first incorrect one's reason
@@ -72,7 +66,8 @@ TEST_F(EmuPlanted, EachClassFailsTheCheckWithItsFault) {
   expect_all(records[93], Status::incorrect, "watchdog: kernel planted_waits_for_last");
   // A write into the guard region after the buffer: an illegal address, named.
   expect_all(records[95], Status::incorrect, "cudaErrorIllegalAddress");
-  EXPECT_TRUE(contains(records[95].front().reason, "bytes past the end of a device buffer")) << records[95].front().reason;
+  EXPECT_TRUE(contains(records[95].front().reason, "bytes past the end of a device buffer"))
+      << records[95].front().reason;
   // A read past the end reads the canary's NaN.
   expect_all(records[96], Status::incorrect, "not finite");
 }
@@ -86,7 +81,8 @@ TEST_F(EmuPlanted, ABarrierAfterThreadsExitedIsANoteAndAFaultWhenStrict) {
   EXPECT_TRUE(noted) << "the tiny shape (48 elements, blocks of 32) has threads past the end";
   auto strict = check(" --strict-sync");
   bool faulted = false;
-  for (const Record& rec : strict[94]) faulted |= rec.status == Status::incorrect && contains(rec.reason, "(--strict-sync)");
+  for (const Record& rec : strict[94])
+    faulted |= rec.status == Status::incorrect && contains(rec.reason, "(--strict-sync)");
   EXPECT_TRUE(faulted);
   expect_all(strict[1], Status::ok);
 }
@@ -240,8 +236,9 @@ TEST(PlantedTensorCore, AnEpilogueWithoutItsOddColumnGuardIsCaughtAtTheRaggedSha
     GTEST_SKIP() << "the canary after the output is the plain build's; AddressSanitizer stops at the write itself";
   const std::string out =
       check_fails("matmul_forward_bf16", "--variants 91,97 --shapes tiny,wide,ragged,ragged8 --seed 3 --isolate", {91});
-  EXPECT_TRUE(contains(out, "INCORRECT matmul_forward_bf16 emu/97 planted_no_odd_column_guard block_size=64 at B=3 T=43 "
-                            "C=168 OC=221: "))
+  EXPECT_TRUE(contains(out,
+                       "INCORRECT matmul_forward_bf16 emu/97 planted_no_odd_column_guard block_size=64 at B=3 T=43 "
+                       "C=168 OC=221: "))
       << out;
   EXPECT_TRUE(contains(out, "wrote past the end of a device buffer")) << out;
   EXPECT_TRUE(contains(out, "kernel mma_matmul_bf16<")) << "the kernel by its function's name: " << out;
@@ -263,14 +260,13 @@ TEST(PlantedFlashAttention, TheForwardPassesAndEachPlantedBugIsCaught) {
       check_fails("attention_forward_bf16", "--variants 91,92,93,94,95 --shapes tiny,ragged --seed 3 --isolate", {91});
   const std::string at_tiny = " block_size=64 at B=2 T=3 C=8 NH=2: out: ";
   const std::string at_ragged = " block_size=64 at B=3 T=43 C=168 NH=3: out: ";
-  EXPECT_TRUE(contains(out, "INCORRECT attention_forward_bf16 emu/92 planted_diagonal_tile_skipped" + at_tiny +
-                                "48 of 48 outside"))
+  EXPECT_TRUE(contains(
+      out, "INCORRECT attention_forward_bf16 emu/92 planted_diagonal_tile_skipped" + at_tiny + "48 of 48 outside"))
       << out;
   EXPECT_TRUE(contains(out, "INCORRECT attention_forward_bf16 emu/93 planted_no_rescale" + at_ragged)) << out;
-  EXPECT_TRUE(contains(out, "INCORRECT attention_forward_bf16 emu/94 planted_p_fragment_misplaced" + at_ragged))
-      << out;
-  EXPECT_TRUE(contains(out, "INCORRECT attention_forward_bf16 emu/95 planted_reads_before_wait" + at_tiny +
-                                "48 of 48 outside"))
+  EXPECT_TRUE(contains(out, "INCORRECT attention_forward_bf16 emu/94 planted_p_fragment_misplaced" + at_ragged)) << out;
+  EXPECT_TRUE(
+      contains(out, "INCORRECT attention_forward_bf16 emu/95 planted_reads_before_wait" + at_tiny + "48 of 48 outside"))
       << out;
   EXPECT_TRUE(contains(out, "48 not finite (first at 0: nan vs ")) << out;
 }
@@ -308,14 +304,17 @@ TEST(PlantedFlashAttentionBackward, TheBackwardPassesAndEachPlantedBugIsCaught) 
   }
   EXPECT_TRUE(contains(out, "144 not finite (first at 0: nan vs ")) << out;
   if (emu::reports_accesses()) {
-    EXPECT_TRUE(contains(out, "INCORRECT attention_backward_bf16 emu/92 planted_dq_without_atomics block_size=64,"
-                              "dq_atomics=1 at B=3 T=43 C=168 NH=3: "))
+    EXPECT_TRUE(contains(out,
+                         "INCORRECT attention_backward_bf16 emu/92 planted_dq_without_atomics block_size=64,"
+                         "dq_atomics=1 at B=3 T=43 C=168 NH=3: "))
         << out;
-    EXPECT_TRUE(contains(out, "(emulator racecheck: kernel flash_dk_dv<32, 16, true, 1> (attention_backward_bf16 "
-                              "emu/92 block_size=64,dq_atomics=1), block ("))
+    EXPECT_TRUE(contains(out,
+                         "(emulator racecheck: kernel flash_dk_dv<32, 16, true, 1> (attention_backward_bf16 "
+                         "emu/92 block_size=64,dq_atomics=1), block ("))
         << out;
-    EXPECT_TRUE(contains(out, "in cuda::flash_attention_backward_mma::flash_dk_dv<32, 16, true, 1> at "
-                              "variants/attention/flash_attention_backward_mma.cuh:"))
+    EXPECT_TRUE(contains(out,
+                         "in cuda::flash_attention_backward_mma::flash_dk_dv<32, 16, true, 1> at "
+                         "variants/attention/flash_attention_backward_mma.cuh:"))
         << out;
     EXPECT_TRUE(contains(out, "'s plain write of the same byte, in ")) << out;
     EXPECT_TRUE(contains(out, "emu/92 planted_dq_without_atomics           B=2 T=3 C=8 NH=2     1 ok"))

@@ -19,12 +19,13 @@
 #include "contract/ops/residual_forward.h"
 #include "emu/emu.h"
 #include "tests/planted/planted.h"
+#include "tests/support/test_helpers.h"
 #include "workbench/runtime/executor.h"
 
 namespace wb {
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using testing::contains;
 
 // n floats in [-1, 1), the same for the same seed.
 std::vector<float> pattern(std::size_t n, uint32_t seed) {
@@ -120,8 +121,8 @@ TEST_F(GraphCapture, ReplayEqualsTheDirectRunBitwise) {
   float* out = empty(n);
   float* mean = empty(rows);
   float* rstd = empty(rows);
-  const LayernormForwardArgs args{out,  mean, rstd, upload(pattern(n, 1)), upload(pattern(C, 2)), upload(pattern(C, 3)),
-                                  B,    T,    C};
+  const LayernormForwardArgs args{out, mean, rstd, upload(pattern(n, 1)), upload(pattern(C, 2)), upload(pattern(C, 3)),
+                                  B,   T,    C};
   ex_->working_on("layernorm_forward emu/3 direct");
   run("layernorm_forward", 3, &args);
   ex_->synchronize();
@@ -263,8 +264,9 @@ TEST_F(GraphCapture, AnAllocatingVariantIsCaughtAndTheExecutorRecovers) {
   } catch (const emu::CaptureError& e) {
     message = e.what();
   }
-  EXPECT_TRUE(contains(message, "cudaMalloc inside a CUDA-graph capture (while running residual_forward emu/98 "
-                                "planted_allocates block_size=128): a captured step may not allocate"))
+  EXPECT_TRUE(contains(message,
+                       "cudaMalloc inside a CUDA-graph capture (while running residual_forward emu/98 "
+                       "planted_allocates block_size=128): a captured step may not allocate"))
       << message;
   EXPECT_FALSE(ex_->capturing());
   EXPECT_FALSE(ex_->lost());
@@ -291,8 +293,8 @@ TEST_F(GraphCapture, TheEmulatedCublasIsRecordedAndReplayed) {
   const int B = 2, T = 3, C = 24, OC = 20;
   const std::size_t rows = B * T;
   float* out = empty(rows * OC);
-  const MatmulForwardArgs args{out, upload(pattern(rows * C, 5)), upload(pattern(std::size_t(OC) * C, 6)),
-                               upload(pattern(OC, 7)), B, T, C, OC};
+  const MatmulForwardArgs args{
+      out, upload(pattern(rows * C, 5)), upload(pattern(std::size_t(OC) * C, 6)), upload(pattern(OC, 7)), B, T, C, OC};
   ex_->working_on("matmul_forward emu/5");
   run("matmul_forward", 5, &args);
   ex_->synchronize();

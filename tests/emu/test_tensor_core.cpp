@@ -5,9 +5,6 @@
 // zero-fill and wait_all; every fault of a misused instruction, each naming the call
 // and the lane or thread; and the schedule that shows a pipeline's refill issued
 // before the barrier. Compiled for the emulator (WB_EMU).
-#include "device/cuda/dialect.cuh"
-#include "emu/shim.h"  // first: this file is CUDA source compiled for the emulator
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,10 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "device/cuda/dialect.cuh"
 #include "device/cuda/tensor_core_ptx.cuh"
 #include "emu/emu.h"
+#include "emu/shim.h"  // first: this file is CUDA source compiled for the emulator
 #include "tests/emu/emu_testing.h"
 #include "tests/planted/tensor_core_faults.cuh"
+#include "tests/support/test_helpers.h"
 
 namespace wb::emu_tc {
 namespace {
@@ -31,7 +31,7 @@ template <class T>
 using Device = emu_testing::DeviceArray<T>;
 using emu_testing::launch_error;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using ::wb::testing::contains;
 
 uint32_t bits_of(float f) {
   uint32_t u;
@@ -53,11 +53,11 @@ __global__ void mma_from_formulas(float* d, const __nv_bfloat16* a, const __nv_b
   const int lane = threadIdx.x, g = lane / 4, t = lane % 4;
   auto A = [&](int r, int k) { return a[r * 16 + k]; };
   auto B = [&](int k, int n) { return b[k * 8 + n]; };
-  const uint32_t fa[4] = {tc::pack_bf16x2(A(g, 2 * t), A(g, 2 * t + 1)),
-                          tc::pack_bf16x2(A(g + 8, 2 * t), A(g + 8, 2 * t + 1)),
-                          tc::pack_bf16x2(A(g, 2 * t + 8), A(g, 2 * t + 9)),
-                          tc::pack_bf16x2(A(g + 8, 2 * t + 8), A(g + 8, 2 * t + 9))};
-  const uint32_t fb[2] = {tc::pack_bf16x2(B(2 * t, g), B(2 * t + 1, g)), tc::pack_bf16x2(B(2 * t + 8, g), B(2 * t + 9, g))};
+  const uint32_t fa[4] = {
+      tc::pack_bf16x2(A(g, 2 * t), A(g, 2 * t + 1)), tc::pack_bf16x2(A(g + 8, 2 * t), A(g + 8, 2 * t + 1)),
+      tc::pack_bf16x2(A(g, 2 * t + 8), A(g, 2 * t + 9)), tc::pack_bf16x2(A(g + 8, 2 * t + 8), A(g + 8, 2 * t + 9))};
+  const uint32_t fb[2] = {tc::pack_bf16x2(B(2 * t, g), B(2 * t + 1, g)),
+                          tc::pack_bf16x2(B(2 * t + 8, g), B(2 * t + 9, g))};
   float acc[4] = {c[g * 8 + 2 * t], c[g * 8 + 2 * t + 1], c[(g + 8) * 8 + 2 * t], c[(g + 8) * 8 + 2 * t + 1]};
   float out[4];
   if (in_place) {
@@ -164,10 +164,11 @@ TEST_F(TensorCore, EveryLdmatrixFormGivesEachLaneItsPtxElements) {
             // Lane l: row l / 4, columns 2 (l % 4) and +1; .trans: rows 2 (l % 4) and +1 of
             // column l / 4. The low half holds the lower index.
             const int q = l / 4, p = 2 * (l % 4);
-            want = trans ? element(j, p, q) | element(j, p + 1, q) << 16 : element(j, q, p) | element(j, q, p + 1) << 16;
+            want =
+                trans ? element(j, p, q) | element(j, p + 1, q) << 16 : element(j, q, p) | element(j, q, p + 1) << 16;
           }
-          ASSERT_EQ(out.p[l * 4 + j], want) << "x" << count << (trans ? ".trans" : "") << " lane " << l << " r[" << j
-                                            << "]";
+          ASSERT_EQ(out.p[l * 4 + j], want)
+              << "x" << count << (trans ? ".trans" : "") << " lane " << l << " r[" << j << "]";
         }
       }
     }
@@ -200,8 +201,9 @@ TEST_F(TensorCore, AMisalignedLdmatrixRowIsAFaultNamingTheLaneAndTheCall) {
   Device<uint32_t> out(32);
   const std::string e = launch_error([&] { WB_LAUNCH(ldmatrix_bad_row, 1, 32, 0, nullptr, out.p, 5, 8, false); });
   EXPECT_TRUE(contains(e, "cudaErrorMisalignedAddress")) << e;
-  EXPECT_TRUE(contains(e, "memcheck: kernel ldmatrix_bad_row, block (0,0,0), thread (5,0,0): ldmatrix_x1: lane 5's "
-                          "row address"))
+  EXPECT_TRUE(contains(e,
+                       "memcheck: kernel ldmatrix_bad_row, block (0,0,0), thread (5,0,0): ldmatrix_x1: lane 5's "
+                       "row address"))
       << e;
   EXPECT_TRUE(contains(e, "(row 5 of matrix 0) is not 16-byte aligned at tests/emu/test_tensor_core.cpp:")) << e;
 }
@@ -212,7 +214,8 @@ TEST_F(TensorCore, AnLdmatrixRowOutsideSharedMemoryIsAFaultNamingTheLane) {
   const std::string e = launch_error([&] { WB_LAUNCH(ldmatrix_bad_row, 1, 32, 0, nullptr, out.p, 7, 16, false); });
   EXPECT_TRUE(contains(e, "cudaErrorIllegalAddress")) << e;
   EXPECT_TRUE(contains(e, "thread (7,0,0): ldmatrix_x1: lane 7's row address")) << e;
-  EXPECT_TRUE(contains(e, "its 16 bytes do not lie inside the block's shared memory at tests/emu/test_tensor_core.cpp:"))
+  EXPECT_TRUE(
+      contains(e, "its 16 bytes do not lie inside the block's shared memory at tests/emu/test_tensor_core.cpp:"))
       << e;
   // A lane past the matrices loaded may give any address: x1 reads lanes 0-7 only.
   emu::reset();
@@ -288,7 +291,7 @@ TEST_F(TensorCore, CpAsyncZeroFillsPastSrcBytesAndWaitAllLandsUncommittedCopies)
   WB_LAUNCH(zero_fill_and_wait_all, 1, 1, 32, nullptr, out.p, src.p);
   for (int i = 0; i < 32; ++i) {
     uint8_t want = 0;
-    if (i < 3 || (i >= 16 && i < 22)) want = src.p[i];  // the first src_bytes bytes
+    if (i < 3 || (i >= 16 && i < 22)) want = src.p[i];                  // the first src_bytes bytes
     if (i == 3 || (i >= 8 && i < 16) || (i >= 22 && i < 32)) want = 0;  // zero-filled
     if (i >= 4 && i < 8) want = 0xff;  // the uncommitted copy: still in flight after wait<0>
     ASSERT_EQ(out.p[i], want) << "after wait<0>, byte " << i;
@@ -348,8 +351,7 @@ TEST_F(TensorCore, EveryMisusedCpAsyncIsAFaultNamingTheCallAndTheThread) {
       {Misuse::dst_misaligned, "cudaErrorMisalignedAddress",
        "memcheck: kernel misuse, block (0,0,0), thread (3,0,0): cp_async_ca<16>: the destination "},
       {Misuse::src_misaligned, "cudaErrorMisalignedAddress", "thread (3,0,0): cp_async_ca<8>: the source "},
-      {Misuse::dst_global, "cudaErrorIllegalAddress",
-       "thread (3,0,0): cp_async_ca<16>: the destination "},
+      {Misuse::dst_global, "cudaErrorIllegalAddress", "thread (3,0,0): cp_async_ca<16>: the destination "},
       {Misuse::never_waits, "cudaErrorLaunchFailure",
        "cp.async: kernel misuse, block (0,0,0), thread (3,0,0): the thread ends with 1 asynchronous copy not waited "
        "for (the oldest issued at tests/emu/test_tensor_core.cpp:"},

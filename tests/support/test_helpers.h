@@ -1,6 +1,7 @@
 #pragma once
 // What several suites share: running a command as a user does (exit code and output),
-// the message of the UsageError an action throws, and a temporary folder.
+// whether a text holds a part, the message of the UsageError an action throws, and a
+// temporary folder.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,6 +38,9 @@ inline Result run_shell(const std::string& line) {
 inline Result run_command(const std::string& binary, const std::string& args) {
   return run_shell(binary + " " + args + " 2>&1");
 }
+
+// Whether `part` stands somewhere in `text` (a message, a command's output).
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The message of the UsageError f throws, or "no error".
 inline std::string usage_error(const std::function<void()>& f) {

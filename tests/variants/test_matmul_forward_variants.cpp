@@ -9,6 +9,7 @@
 #include "contract/registry.h"
 #include "contract/shape.h"
 #include "tests/support/ladder.h"
+#include "tests/support/test_helpers.h"
 
 namespace wb {
 namespace {
@@ -27,7 +28,7 @@ std::string reason(const Variant& v, const Shape& s, const ParamValues& p) {
   return v.skip_reason(s, v.complete(p)).value_or("");
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using testing::contains;
 
 TEST(MatmulForwardVariants, CudaLadderHasItsSevenVariants) {
   ASSERT_EQ(testing::rungs(kOp, Backend::cuda),
