@@ -77,9 +77,8 @@ grep -q "^best rc=0" <<<"$summary" || fail "wb best failed"
 # buffers larger than the last-level cache (256 MiB where its size is unknown, as on a
 # microVM without sysfs cache entries), and no record far above the roofline beyond it.
 # "Far": more than twice it. A virtual machine's memory bandwidth moves between
-# measurements (an AMD EPYC VM here, 2026-11-28: the update stream measured 66.1 GB/s in
-# one sweep and 108.9-112.3 GB/s in four others a few minutes apart), so an op swept after
-# a low measurement reaches 110-115% of its roofline (adamw at N=2M-3.3M, 56-92 MB); a
+# measurements, by much more than 10% from one sweep to the next, so an op swept after a
+# low measurement lands above its roofline (results/ci/README.md has the measurement); a
 # ceiling measured inside the cache is off by more than 2x, which this still catches.
 # wb itself flags every record above 100% in the report (above_ceiling) and warns.
 python3 - "$r"/sweep/*.json <<'PY' || fail "the CPU ceilings of the sweeps (above)"
