@@ -417,6 +417,14 @@ void Model<Step>::layer_backward(int l) {
   NvtxRange layer("layer");
   const int64_t btc = l * BT * C, bt = l * BT;
   auto residual = [&] { return l == 0 ? encoded_ : residual3_ + btc - BT * C; };
+  // The backward of the layer's two layernorms (weight w, bias b): into dresidual_, which
+  // it accumulates, from dbtc_; input builds the pointer to the layernorm's input.
+  auto layernorm_backward = [&](int w, int b, auto input, float* mean, float* rstd) {
+    call("layernorm_backward", shape_btc(B, T, C), [&] {
+      return LayernormBackward{
+          dresidual_, g(w) + l * C, g(b) + l * C, dbtc_, input(), p(w) + l * C, mean + bt, rstd + bt, B, T, C};
+    });
+  };
   call("matmul_backward", matmul_shape(B, T, 4 * C, C), [&] {
     return MatmulBackward{dfch_gelu_,
                           g(fcprojw) + l * C * 4 * C,
@@ -440,19 +448,8 @@ void Model<Step>::layer_backward(int l) {
   call("matmul_backward_bias", bias_shape(B, T, 4 * C), [&] {
     return MatmulBackwardBias{g(fcb) + l * 4 * C, dfch_, B, T, 4 * C};
   });
-  call("layernorm_backward", shape_btc(B, T, C), [&] {
-    return LayernormBackward{dresidual_,
-                             g(ln2w) + l * C,
-                             g(ln2b) + l * C,
-                             dbtc_,
-                             residual2_ + btc,
-                             p(ln2w) + l * C,
-                             ln2_mean_ + bt,
-                             ln2_rstd_ + bt,
-                             B,
-                             T,
-                             C};
-  });
+  layernorm_backward(
+      ln2w, ln2b, [&] { return residual2_ + btc; }, ln2_mean_, ln2_rstd_);
   call("matmul_backward", matmul_shape(B, T, C, C), [&] {
     return MatmulBackward{dbtc_, g(attprojw) + l * C * C, dresidual_, atty_ + btc, p(attprojw) + l * C * C, B, T, C, C};
   });
@@ -469,19 +466,7 @@ void Model<Step>::layer_backward(int l) {
   call("matmul_backward_bias", bias_shape(B, T, 3 * C), [&] {
     return MatmulBackwardBias{g(qkvb) + l * 3 * C, dqkv_, B, T, 3 * C};
   });
-  call("layernorm_backward", shape_btc(B, T, C), [&] {
-    return LayernormBackward{dresidual_,
-                             g(ln1w) + l * C,
-                             g(ln1b) + l * C,
-                             dbtc_,
-                             residual(),
-                             p(ln1w) + l * C,
-                             ln1_mean_ + bt,
-                             ln1_rstd_ + bt,
-                             B,
-                             T,
-                             C};
-  });
+  layernorm_backward(ln1w, ln1b, residual, ln1_mean_, ln1_rstd_);
 }
 
 template <class Step>
