@@ -23,8 +23,12 @@ enum class Storage { fp32, bf16 };
 Storage storage_of(NumericClass precision);
 const char* op_suffix(Storage s);  // "" or "_bf16": the name of the op the step calls
 
-// Every op call of one step (forward with targets, backward, update), with its shape:
-// the fp32 ops, or their _bf16 forms.
+// Every op call of one step (forward with targets, backward, update), with its shape
+// and its count per step: the fp32 ops, or their _bf16 forms, in the order of their
+// first call. They are the step's own calls, recorded: the step runs once on a model
+// that allocates nothing and launches nothing, each call adding itself to the list, so
+// that no call can lack its workload or a workload its call (what the kernel plan is
+// built from, --print-plan shows, --dump-workloads writes and --op-times reports).
 std::vector<Workload> step_workloads(const Config& c, int B, int T, Storage storage = Storage::fp32);
 
 // Why the step never calls an op that best.json may hold: it runs a fused form
@@ -38,9 +42,9 @@ struct UpdateSettings {
   float lr = 3e-4f;
   float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
   float weight_decay = 0.0f;
-  float grad_clip = 0.0f;      // 0 = off
-  int step = 1;                // from 1
-  uint32_t rounding_seed = 0;  // bf16: the seed of this step's stochastic rounding of the parameters
+  float grad_clip = 0.0f;           // 0 = off
+  int step = 1;                     // from 1
+  uint32_t rounding_seed = 0;       // bf16: the seed of this step's stochastic rounding of the parameters
   bool stochastic_rounding = true;  // bf16: false rounds the master weights to nearest even (--rounding nearest)
 };
 

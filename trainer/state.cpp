@@ -118,6 +118,42 @@ int int_field(const Header& h, int slot, const char* name, const std::string& pa
   return int(v);
 }
 
+// The header's configuration, options, step, hashes and generators (read_state checks
+// its sizes against the file).
+void read_header_fields(const Header& h, TrainState& s, const std::string& path) {
+  auto corrupt = [&](const std::string& why) { return UsageError(path + ": corrupt state file: " + why); };
+  Config& c = s.config;
+  c.maxT = int_field(h, kMaxT, "maxT", path), c.V = int_field(h, kV, "V", path), c.Vp = int_field(h, kVp, "Vp", path);
+  c.L = int_field(h, kL, "L", path), c.NH = int_field(h, kNH, "NH", path), c.C = int_field(h, kC, "C", path);
+  try {
+    c.validate();
+  } catch (const UsageError& e) {
+    throw corrupt(e.what());
+  }
+  StateSettings& o = s.settings;
+  o.B = int_field(h, kB, "B", path), o.T = int_field(h, kT, "T", path);
+  o.steps = int_field(h, kSteps, "--steps", path);
+  s.step = int_field(h, kStep, "the step", path);
+  if (s.step > o.steps)
+    throw corrupt("step " + std::to_string(s.step) + " is past the run's --steps " + std::to_string(o.steps));
+  o.lr = bits_float(h[kLr]), o.weight_decay = bits_float(h[kWeightDecay]), o.grad_clip = bits_float(h[kGradClip]);
+  o.beta1 = bits_float(h[kBeta1]), o.beta2 = bits_float(h[kBeta2]), o.eps = bits_float(h[kEps]);
+  o.warmup = int_field(h, kWarmup, "--warmup", path, 0);
+  if (h[kSchedule] > 1) throw corrupt("schedule " + std::to_string(h[kSchedule]) + " is neither 0 nor 1");
+  o.schedule = h[kSchedule] == 1 ? "cosine" : "const";
+  o.final_lr_frac = bits_float(h[kFinalLrFrac]);
+  o.seed = h[kSeed];
+  if (h[kShuffle] > 1) throw corrupt("shuffle " + std::to_string(h[kShuffle]) + " is neither 0 nor 1");
+  o.shuffle = h[kShuffle] == 1;
+  if (h[kRounding] > 1) throw corrupt("rounding " + std::to_string(h[kRounding]) + " is neither 0 nor 1");
+  o.nearest_rounding = h[kRounding] == 1;
+  s.train_tokens = h[kTokens];
+  s.train_hash = h[kTokensHash];
+  s.plan_hash = h[kPlanHash];
+  for (int i = 0; i < 4; ++i) s.data.rng[i] = h[kDataRng + i], s.sampler[i] = h[kSamplerRng + i];
+  if (s.data.rng == Rng::State{} || s.sampler == Rng::State{}) throw corrupt("a generator's state is all zero");
+}
+
 }  // namespace
 
 void Hasher::add(const void* data, std::size_t bytes) {
@@ -177,44 +213,16 @@ TrainState read_state(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError("cannot read the state " + path + ": no such file or not readable");
   const Header h = read_file_header<uint64_t>(in,
-                                             {"state file", "a trainer state file", kStateMagic, kStateVersion, "",
-                                              "; --save writes a model file, --state a state file"},
-                                             path);
+                                              {"state file", "a trainer state file", kStateMagic, kStateVersion, "",
+                                               "; --save writes a model file, --state a state file"},
+                                              path);
   auto corrupt = [&](const std::string& why) { return UsageError(path + ": corrupt state file: " + why); };
   for (int i = kFirstReservedSlot; i < kHeaderSlots; ++i)
     if (h[i] != 0) throw corrupt("reserved header slot " + std::to_string(i) + " is not zero");
 
   TrainState s;
-  Config& c = s.config;
-  c.maxT = int_field(h, kMaxT, "maxT", path), c.V = int_field(h, kV, "V", path), c.Vp = int_field(h, kVp, "Vp", path);
-  c.L = int_field(h, kL, "L", path), c.NH = int_field(h, kNH, "NH", path), c.C = int_field(h, kC, "C", path);
-  try {
-    c.validate();
-  } catch (const UsageError& e) {
-    throw corrupt(e.what());
-  }
-  StateSettings& o = s.settings;
-  o.B = int_field(h, kB, "B", path), o.T = int_field(h, kT, "T", path);
-  o.steps = int_field(h, kSteps, "--steps", path);
-  s.step = int_field(h, kStep, "the step", path);
-  if (s.step > o.steps)
-    throw corrupt("step " + std::to_string(s.step) + " is past the run's --steps " + std::to_string(o.steps));
-  o.lr = bits_float(h[kLr]), o.weight_decay = bits_float(h[kWeightDecay]), o.grad_clip = bits_float(h[kGradClip]);
-  o.beta1 = bits_float(h[kBeta1]), o.beta2 = bits_float(h[kBeta2]), o.eps = bits_float(h[kEps]);
-  o.warmup = int_field(h, kWarmup, "--warmup", path, 0);
-  if (h[kSchedule] > 1) throw corrupt("schedule " + std::to_string(h[kSchedule]) + " is neither 0 nor 1");
-  o.schedule = h[kSchedule] == 1 ? "cosine" : "const";
-  o.final_lr_frac = bits_float(h[kFinalLrFrac]);
-  o.seed = h[kSeed];
-  if (h[kShuffle] > 1) throw corrupt("shuffle " + std::to_string(h[kShuffle]) + " is neither 0 nor 1");
-  o.shuffle = h[kShuffle] == 1;
-  if (h[kRounding] > 1) throw corrupt("rounding " + std::to_string(h[kRounding]) + " is neither 0 nor 1");
-  o.nearest_rounding = h[kRounding] == 1;
-  s.train_tokens = h[kTokens];
-  s.train_hash = h[kTokensHash];
-  s.plan_hash = h[kPlanHash];
-  for (int i = 0; i < 4; ++i) s.data.rng[i] = h[kDataRng + i], s.sampler[i] = h[kSamplerRng + i];
-  if (s.data.rng == Rng::State{} || s.sampler == Rng::State{}) throw corrupt("a generator's state is all zero");
+  read_header_fields(h, s, path);
+  const Config& c = s.config;
 
   // The header against the file's size before anything is allocated: a flipped count
   // would otherwise ask for terabytes.
@@ -239,8 +247,8 @@ TrainState read_state(const std::string& path) {
   std::error_code ec;
   const auto size = int64_t(std::filesystem::file_size(path, ec));
   if (ec) throw UsageError("cannot read the state " + path + ": " + ec.message());
-  const std::string described = "the header (" + c.describe() + ", " + std::to_string(batches) +
-                                " batches per pass" + (bf16_state ? ", bf16" : "") + ") describes " + std::to_string(expected) + " bytes";
+  const std::string described = "the header (" + c.describe() + ", " + std::to_string(batches) + " batches per pass" +
+                                (bf16_state ? ", bf16" : "") + ") describes " + std::to_string(expected) + " bytes";
   if (size < expected)
     throw UsageError(path + ": truncated state file: " + described + ", the file has " + std::to_string(size));
   if (size > expected)

@@ -1,50 +1,13 @@
 #pragma once
-// The trainer's command line and training loop (main.cpp runs it).
-#include <optional>
-#include <string>
-
+// The trainer: its command line and its phases, run in order (main.cpp runs main).
 #include "contract/registry.h"
+#include "trainer/options.h"
 
 namespace wb::trainer {
-
-struct Options {
-  std::string backend;             // "" = cuda when usable, else cpu
-  std::string kernels;             // best.json
-  bool strict_device = false;      // refuse best.json without a section for this device
-  bool deterministic = false;      // only bitwise-repeatable variants
-  std::string precision = "fp32";  // fp32 | tf32 | bf16
-  std::string rounding = "stochastic";  // bf16: how the updated master weights become the bf16 parameters
-  std::string model;               // llm.c checkpoint
-  std::string init;                // d12 | L,C,NH
-  std::string train, val;          // llm.c token files
-  int batch = 4, seq_len = 64, steps = 10;
-  float lr = 3e-4f, weight_decay = 0.0f, grad_clip = 1.0f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
-  int warmup = 0;
-  std::string schedule = "const";  // const | cosine
-  float final_lr_frac = 0.0f;
-  int val_every = 0, val_batches = 20;
-  uint64_t seed = 1337;
-  bool shuffle = false;
-  std::string save, log;
-  double peak_tflops = 0;  // 0: measure the device's GEMM ceiling
-  std::string dump_workloads, debug_state;
-  bool op_times = false;    // print where the op time of a step went, per op call site, after the run
-  std::string cuda_graph;   // on | off; "" = on on cuda, off elsewhere
-  bool print_plan = false;  // print the kernel plan (and unused best.json entries), then stop
-  std::string tokenizer;  // llm.c gpt2_tokenizer.bin, for samples
-  int sample_every = 0, sample_len = 64;
-  std::string state;         // write the training state here (every checkpoint_every steps and at the end)
-  int checkpoint_every = 0;  // 0: the state only at the end
-  std::string resume;        // continue from this state file
-};
 
 // Runs the trainer's phases in order: options, model source, data, kernel plan (built
 // once), log, step loop, summary. Throws on failure (main maps it to an exit code).
 int run(const Options& o, const Registry& registry);
 int main(int argc, char** argv);
-
-// The learning rate of a step (from 1): linear warm-up, then constant or a cosine decay
-// to lr * final_lr_frac at the last step.
-float learning_rate(const Options& o, int step);
 
 }  // namespace wb::trainer
