@@ -276,6 +276,53 @@ class PlanCache {
   std::map<Key, Plan> plans_;
 };
 
+// The pointers a linear layer's algorithm depends on through their alignments: weight,
+// inp and out, and the epilogue's aux matrix and bias where it has them.
+struct LinearOperands {
+  const void* weight;
+  const void* inp;
+  const void* out;
+  const void* aux = nullptr;
+  const void* bias = nullptr;
+};
+
+// What the heuristic's choice for a linear_problem depends on: handle, rows, C, OC, the
+// epilogue, the alignments of weight, inp, out, aux and bias (0: absent), workspace.
+using LinearKey =
+    std::tuple<const void*, int64_t, int, int, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, std::size_t>;
+
+// One cache for every linear rung of the process (an inline function's static is one
+// object across translation units); the epilogue in the key keeps their plans apart.
+inline PlanCache<LinearKey, cublasLtMatmulAlgo_t>& linear_plans() {
+  static PlanCache<LinearKey, cublasLtMatmulAlgo_t> plans;
+  return plans;
+}
+
+// The bf16 linear rungs' algorithm for p, a linear_problem of rows x C @ C x OC whose
+// epilogue the caller set to `epilogue`: first_algo_reducing_in_compute_type's, cached
+// in linear_plans(); Unsupported(why()) where the heuristic offers none.
+template <class Why>
+cublasLtMatmulAlgo_t linear_plan(cublasLtHandle_t handle, const LtProblem& p, int64_t rows, int C, int OC,
+                                 cublasLtEpilogue_t epilogue, const LinearOperands& o, std::size_t workspace_bytes,
+                                 Why why) {
+  const auto align = [](const void* q) { return q ? alignment_of(q) : 0u; };
+  const LinearKey key{handle,
+                      rows,
+                      C,
+                      OC,
+                      uint32_t(epilogue),
+                      align(o.weight),
+                      align(o.inp),
+                      align(o.out),
+                      align(o.aux),
+                      align(o.bias),
+                      workspace_bytes};
+  return linear_plans().get(key, [&] {
+    return first_algo_reducing_in_compute_type(handle, p, workspace_bytes, align(o.weight), align(o.inp), align(o.out),
+                                               why);
+  });
+}
+
 }  // namespace wb::cuda
 
 #endif  // !WB_EMU

@@ -24,7 +24,7 @@
 // is the final one.
 // The algorithm is the heuristic's first choice for this workspace (32 MiB, what cuBLAS
 // reserves on Hopper) and the actual pointer alignments, cached per handle, dims,
-// bias/no bias, alignments and workspace size.
+// epilogue, alignments and workspace size (device/cuda/cublaslt.h, linear_plan).
 // Why it should beat variant 2: no fp32 accumulator round trip through memory (variant 2
 // writes and reads 8 bytes per output beyond the 2 of out) and no second launch: the
 // bias is added and the result rounded as the tile is stored.
@@ -34,7 +34,6 @@
 // practice (sm_80+); not emulated.
 #include <cstdint>
 #include <string>
-#include <tuple>
 
 #include "base/errors.h"
 #include "contract/ops/matmul_forward.h"
@@ -48,14 +47,14 @@ namespace {
 
 #if !WB_EMU  // the emulator cannot run it (Variant::not_emulated): the GPU build only
 
-using cuda::alignment_of;
+cublasLtEpilogue_t epilogue_of(const MatmulForwardBf16Args& args) {
+  return args.bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+}
 
-using cuda::LtProblem;
-
-LtProblem describe(const MatmulForwardBf16Args& args) {
-  LtProblem p = cuda::linear_problem(CUBLAS_COMPUTE_32F, CUDA_R_16BF, int64_t(args.B) * args.T, args.C, args.OC);
-  cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
-                      uint32_t(args.bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT));
+cuda::LtProblem describe(const MatmulForwardBf16Args& args) {
+  cuda::LtProblem p =
+      cuda::linear_problem(CUBLAS_COMPUTE_32F, CUDA_R_16BF, int64_t(args.B) * args.T, args.C, args.OC);
+  cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(epilogue_of(args)));
   if (args.bias) {
     cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(args.bias));
     cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, int32_t(CUDA_R_16BF));
@@ -63,37 +62,16 @@ LtProblem describe(const MatmulForwardBf16Args& args) {
   return p;
 }
 
-// What the heuristic's choice depends on.
-using PlanKey = std::tuple<const void*, int, int, int, bool, uint32_t, uint32_t, uint32_t, uint32_t, std::size_t>;
-
-cublasLtMatmulAlgo_t plan_for(cublasLtHandle_t lt, const MatmulForwardBf16Args& args, const LtProblem& p,
-                              std::size_t workspace_bytes) {
-  static cuda::PlanCache<PlanKey, cublasLtMatmulAlgo_t> plans;
-  const uint32_t align_w = alignment_of(args.weight), align_i = alignment_of(args.inp),
-                 align_o = alignment_of(args.out);
-  const PlanKey key{lt,
-                    args.B * args.T,
-                    args.C,
-                    args.OC,
-                    args.bias != nullptr,
-                    align_w,
-                    align_i,
-                    align_o,
-                    args.bias ? alignment_of(args.bias) : 0u,
-                    workspace_bytes};
-  return plans.get(key, [&] {
-    return cuda::first_algo_reducing_in_compute_type(lt, p, workspace_bytes, align_w, align_i, align_o, [&] {
-      return "cuBLASLt offers no bf16 algorithm reducing in fp32" +
-             std::string(args.bias ? " with the bias epilogue" : "") + " for rows=" + std::to_string(args.B * args.T) +
-             " C=" + std::to_string(args.C) + " OC=" + std::to_string(args.OC);
-    });
-  });
-}
-
 void launch(const MatmulForwardBf16Args& a, const Launch& l) {
   cublasLtHandle_t lt = cuda::libraries(l).cublaslt();
-  const LtProblem p = describe(a);
-  const cublasLtMatmulAlgo_t algo = plan_for(lt, a, p, l.workspace_bytes);
+  const cuda::LtProblem p = describe(a);
+  const int64_t rows = int64_t(a.B) * a.T;
+  const cublasLtMatmulAlgo_t algo = cuda::linear_plan(
+      lt, p, rows, a.C, a.OC, epilogue_of(a), {a.weight, a.inp, a.out, nullptr, a.bias}, l.workspace_bytes, [&] {
+        return "cuBLASLt offers no bf16 algorithm reducing in fp32" +
+               std::string(a.bias ? " with the bias epilogue" : "") + " for rows=" + std::to_string(rows) +
+               " C=" + std::to_string(a.C) + " OC=" + std::to_string(a.OC);
+      });
   cuda::run_linear(lt, p, algo, a.weight, a.inp, a.out, l.workspace, l.workspace_bytes, cuda::stream(l));
 }
 

@@ -40,7 +40,6 @@
 // (Unsupported). Needs bf16 tensor cores in practice (sm_80+); not emulated.
 #include <cstdint>
 #include <string>
-#include <tuple>
 
 #include "base/errors.h"
 #include "contract/ops/matmul_gelu_forward.h"
@@ -54,14 +53,14 @@ namespace {
 
 #if !WB_EMU  // the emulator cannot run it (Variant::not_emulated): the GPU build only
 
-using cuda::alignment_of;
+cublasLtEpilogue_t epilogue_of(const MatmulGeluForwardBf16Args& args) {
+  return args.bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
+}
 
-using cuda::LtProblem;
-
-LtProblem describe(const MatmulGeluForwardBf16Args& args) {
-  LtProblem p = cuda::linear_problem(CUBLAS_COMPUTE_32F, CUDA_R_16BF, int64_t(args.B) * args.T, args.C, args.OC);
-  cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
-                      uint32_t(args.bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX));
+cuda::LtProblem describe(const MatmulGeluForwardBf16Args& args) {
+  cuda::LtProblem p =
+      cuda::linear_problem(CUBLAS_COMPUTE_32F, CUDA_R_16BF, int64_t(args.B) * args.T, args.C, args.OC);
+  cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(epilogue_of(args)));
   // pre: the GELU input, D's shape (OC x rows), leading dimension OC elements, bf16
   cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, static_cast<void*>(args.pre));
   cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, int64_t(args.OC));
@@ -73,40 +72,17 @@ LtProblem describe(const MatmulGeluForwardBf16Args& args) {
   return p;
 }
 
-// What the heuristic's choice depends on: handle, rows, C, OC, bias or not, the
-// alignments of weight, inp, out, pre and bias, and the workspace.
-using PlanKey =
-    std::tuple<const void*, int, int, int, bool, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, std::size_t>;
-
-cublasLtMatmulAlgo_t plan_for(cublasLtHandle_t lt, const MatmulGeluForwardBf16Args& args, const LtProblem& p,
-                              std::size_t workspace_bytes) {
-  static cuda::PlanCache<PlanKey, cublasLtMatmulAlgo_t> plans;
-  const uint32_t align_w = alignment_of(args.weight), align_i = alignment_of(args.inp),
-                 align_o = alignment_of(args.out);
-  const PlanKey key{lt,
-                    args.B * args.T,
-                    args.C,
-                    args.OC,
-                    args.bias != nullptr,
-                    align_w,
-                    align_i,
-                    align_o,
-                    alignment_of(args.pre),
-                    args.bias ? alignment_of(args.bias) : 0u,
-                    workspace_bytes};
-  return plans.get(key, [&] {
-    return cuda::first_algo_reducing_in_compute_type(lt, p, workspace_bytes, align_w, align_i, align_o, [&] {
-      return "cuBLASLt offers no bf16 GELU_AUX" + std::string(args.bias ? "_BIAS" : "") +
-             " algorithm reducing in fp32 for rows=" + std::to_string(args.B * args.T) +
-             " C=" + std::to_string(args.C) + " OC=" + std::to_string(args.OC);
-    });
-  });
-}
-
+// The heuristic reads the aux pointer's value for its alignment: pre is in the plan's key.
 void launch(const MatmulGeluForwardBf16Args& a, const Launch& l) {
   cublasLtHandle_t lt = cuda::libraries(l).cublaslt();
-  const LtProblem p = describe(a);
-  const cublasLtMatmulAlgo_t algo = plan_for(lt, a, p, l.workspace_bytes);
+  const cuda::LtProblem p = describe(a);
+  const int64_t rows = int64_t(a.B) * a.T;
+  const cublasLtMatmulAlgo_t algo = cuda::linear_plan(
+      lt, p, rows, a.C, a.OC, epilogue_of(a), {a.weight, a.inp, a.out, a.pre, a.bias}, l.workspace_bytes, [&] {
+        return "cuBLASLt offers no bf16 GELU_AUX" + std::string(a.bias ? "_BIAS" : "") +
+               " algorithm reducing in fp32 for rows=" + std::to_string(rows) + " C=" + std::to_string(a.C) +
+               " OC=" + std::to_string(a.OC);
+      });
   cuda::run_linear(lt, p, algo, a.weight, a.inp, a.out, l.workspace, l.workspace_bytes, cuda::stream(l));
 }
 
