@@ -9,7 +9,8 @@
 # and PyTorch on the CPU (2 layers, 2 steps), llm.c's trainers and dev/cuda kernels from the
 # fake outputs of tools/device/fixtures/ through the same parsers, wb's sweeps of those ops at
 # small shapes; and the report stage (tools/device/report.py) writing a COMPARISON.md from
-# both (into the temporary folder; results/ is never touched). REHEARSE_NVCC=1 also compiles
+# both, scoring tools/device/fixtures/predictions.json against the core stage's records
+# (into the temporary folder; results/ is never touched). REHEARSE_NVCC=1 also compiles
 # one dev/cuda program with nvcc (sm_90) from the bundled llm.c source: the build line
 # (REHEARSE_NVCC_TRAINERS=1 with it: llm.c's two trainers too). Last the sanitize stage
 # (tools/device/sanitize.sh, REHEARSE=1): a stand-in for compute-sanitizer
@@ -30,7 +31,7 @@ tmp=$(mktemp -d)
 [[ "${KEEP:-0}" == 1 ]] || trap 'rm -rf "$tmp"' EXIT
 fail() {
   echo "rehearsal FAILED: $*"
-  for f in "$tmp/bundle.log" "$tmp/core.log" "$tmp/anchors.log" "$tmp/report.log" "$tmp/sanitize.log"; do [[ -f "$f" ]] && { echo "--- $f"; tail -40 "$f"; }; done
+  for f in "$tmp/bundle.log" "$tmp/core.log" "$tmp/anchors.log" "$tmp/report.log" "$tmp/COMPARISON.md" "$tmp/sanitize.log"; do [[ -f "$f" ]] && { echo "--- $f"; tail -40 "$f"; }; done
   exit 1
 }
 
@@ -130,15 +131,53 @@ if [[ "${REHEARSE_NVCC:-0}" == 1 ]]; then
     grep -q "^build $b rc=0 " "$a/build/rc.txt" || fail "anchors: nvcc did not build $b ($(tail -3 "$a/build/$b.log" 2>/dev/null))"
   done
 fi
-# The report stage, from both.
-python3 tools/device/report.py --core "$r" --anchors "$a" --out "$tmp/COMPARISON.md" --title rehearsal >"$tmp/report.log" 2>&1 ||
-  fail "report.py exited $?"
+# The predictions' fixture (tools/device/fixtures/predictions.json) made to fit this
+# rehearsal: a CPU variant's source_hash follows its code, so each "from the rehearsal" is
+# filled from the record measured here (the deliberately wrong hashes stay), and the steps
+# name this bundle's workloads. The predicted times stay the fixture's: nothing is fitted.
+python3 - tools/device/fixtures/predictions.json "$tmp/predictions.json" "$tmp/device/workloads.json" "$r"/sweep/*.json \
+  <<'PY' >"$tmp/predictions.log" 2>&1 || fail "the predictions' fixture: $(cat "$tmp/predictions.log")"
+import json, sys
+src, dst, workloads, reports = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+doc = json.load(open(src))
+key = lambda x: (x["op"], x["backend"], x["variant"], json.dumps(x["shape"], sort_keys=True), json.dumps(x["params"], sort_keys=True))
+measured = {key(rec): rec["source_hash"] for path in reports for rec in json.load(open(path))["records"]}
+filled = 0
+for p in doc["predictions"]:
+    if p["source_hash"] == "from the rehearsal" and key(p) in measured:
+        p["source_hash"] = measured[key(p)]
+        filled += 1
+for s in doc["steps"]:
+    s["workloads"] = workloads
+json.dump(doc, open(dst, "w"), indent=1)
+print(f"{filled} source_hash filled from the rehearsal's reports")
+sys.exit(0 if filled else 1)
+PY
+# The report stage, from both, with the predictions scored.
+python3 tools/device/report.py --core "$r" --anchors "$a" --predictions "$tmp/predictions.json" --out "$tmp/COMPARISON.md" \
+  --title rehearsal >"$tmp/report.log" 2>&1 || fail "report.py exited $?"
 for p in $programs; do
   grep -qE "^\| $p \| .*\| [0-9.]+ \| [a-z_0-9]+ \| cpu/[0-9]+ .*\| [0-9.]+ \| shapes differ \|$" "$tmp/COMPARISON.md" ||
     fail "COMPARISON.md: no row with both figures for $p"
 done
 for row in "wb default-tf32" "wb best-bf16" "llm.c train_gpt2fp32cu" "llm.c train_gpt2cu" "PyTorch eager-tf32" "PyTorch eager-bf16"; do
   grep -q "^| $row" "$tmp/COMPARISON.md" || fail "COMPARISON.md: no row $row"
+done
+# The predictions, scored without refit: some matched (their hashes filled above), the
+# wrong hash listed as changed code, the unswept shape counted, the launched steps matched
+# to the CPU's runs (launched: the CPU has no graph) and the graph step not measured.
+grep -q "^## Predictions made before this window: $tmp/predictions.json$" "$tmp/COMPARISON.md" ||
+  fail "COMPARISON.md: no section of the predictions"
+grep -qE "^Scores: [1-9][0-9]* of 5 predictions matched by a measurement; MAPE [0-9.]+%" "$tmp/COMPARISON.md" ||
+  fail "COMPARISON.md: no prediction matched ($(grep '^Scores' "$tmp/COMPARISON.md"))"
+grep -q "^- fused_residual_layernorm_forward B=2,T=16,C=64 cpu/1 -: predicted for 000000000000, measured " "$tmp/COMPARISON.md" ||
+  fail "COMPARISON.md: the prediction of a changed source_hash is not listed as code changed"
+grep -q "^Not measured in this window: 1 predictions (layernorm_forward 1)\.$" "$tmp/COMPARISON.md" ||
+  fail "COMPARISON.md: the unmeasured prediction is not counted"
+for step in "bf16 | defaults | launched | 40.000 | [0-9.]+ | default-bf16, 7 steps | [-+][0-9.]+% |" \
+  "fp32 | defaults | launched | 30.000 | [0-9.]+ | default-fp32, 7 steps | [-+][0-9.]+% |" \
+  "bf16 | defaults | graph | 38.000 | — | not measured in this window | — |"; do
+  grep -qE "^\| [^|]*workloads.json \| ${step//|/\\|}$" "$tmp/COMPARISON.md" || fail "COMPARISON.md: no step row '$step'"
 done
 files=$(find "$tmp/out" -type f | wc -l)
 ((files <= 8)) || fail "$files files in OUT with the anchors' (a device call brings back 8)"
