@@ -183,26 +183,26 @@ struct SiteCounters {
   // A warp collective (a shuffle, a vote, __syncwarp, mma.sync, ldmatrix's exchange):
   // only requests (each a completed group) and active lanes; instruction_site names it.
   bool collective = false;
-  bool shared = false;       // shared memory, else global
-  bool store = false;        // a write (or an atomic), else a read
-  unsigned bytes = 0;        // per lane and access: 1, 2, 4, 8 or 16
+  bool shared = false;  // shared memory, else global
+  bool store = false;   // a write (or an atomic), else a read
+  unsigned bytes = 0;   // per lane and access: 1, 2, 4, 8 or 16
   uint64_t requests = 0;
   uint64_t active_lanes = 0;  // summed over the requests
   uint64_t sectors = 0, ideal_sectors = 0;
   uint64_t wavefronts = 0, ideal_wavefronts = 0;
 };
 struct LaunchCounters {
-  std::string kernel;            // the launch's name for messages ("k<4> (op cuda/3 ...)")
+  std::string kernel;              // the launch's name for messages ("k<4> (op cuda/3 ...)")
   const void* function = nullptr;  // the kernel (emu/symbols.h kernel_symbol names it)
-  std::string file;              // the launch's source file
+  std::string file;                // the launch's source file
   Dim3 grid, block;
   std::size_t dynamic_shared = 0;
-  uint64_t blocks = 0;          // in the grid
-  uint64_t counted_blocks = 0;  // of them: every one, or the sample (set_counting)
-  uint64_t warps = 0;           // in the grid
-  uint64_t counted_warps = 0;   // of them: every warp of a counted block, or two (only_sampled)
+  uint64_t blocks = 0;                          // in the grid
+  uint64_t counted_blocks = 0;                  // of them: every one, or the sample (set_counting)
+  uint64_t warps = 0;                           // in the grid
+  uint64_t counted_warps = 0;                   // of them: every warp of a counted block, or two (only_sampled)
   double library_flops = 0, library_bytes = 0;  // an emulated library call's (function null)
-  std::vector<SiteCounters> sites;  // ordered by pc, then by kind
+  std::vector<SiteCounters> sites;              // ordered by pc, then by kind
 };
 // Turns counting on or off for the launches that follow (off by default: it costs a
 // thread switch per access). With sample_blocks = N > 0, only N blocks of each grid
@@ -237,8 +237,12 @@ class UncountedScope {
 // An emulated library call (cuBLAS) while counting: a library's kernels are not wb's and
 // the emulator computes the call on the host, so it is listed among the launches with
 // no blocks, and a report can say what it did not count.
-// `flops` and `bytes`: what the call computes and the fewest bytes it moves.
-void count_library_call(const std::string& what, double flops, double bytes);
+// `flops` and `bytes`: what the call computes and the fewest bytes it moves. Returns
+// whether the call should compute: false while counting with only the sampled blocks
+// running (set_counting's only_sampled), when no output is validated and the call's
+// arithmetic on the host (the classifier's GEMMs: hundreds of GFLOP at the trainer's
+// shapes) would cost minutes for nothing.
+bool count_library_call(const std::string& what, double flops, double bytes);
 
 // cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes).
 int set_max_dynamic_shared(const void* kernel, int bytes);

@@ -137,15 +137,16 @@ bool counting() {
   return c.counting;
 }
 
-void count_library_call(const std::string& what, double flops, double bytes) {
+bool count_library_call(const std::string& what, double flops, double bytes) {
   Context& c = context();
   std::lock_guard<std::mutex> lock(c.mutex);
-  if (!c.counting) return;
+  if (!c.counting) return true;
   LaunchCounters call;
   call.kernel = what;
   call.library_flops = flops;
   call.library_bytes = bytes;
   c.counters.push_back(std::move(call));
+  return !c.only_sampled;
 }
 
 std::vector<LaunchCounters> take_counters() {
@@ -223,8 +224,8 @@ std::string current_work() {
 
 std::string capture_message(const std::string& call, const std::string& why) {
   const std::string work = current_work();
-  return call + " inside a CUDA-graph capture (" + (work.empty() ? std::string("no work named") : "while running " + work) +
-         "): " + why;
+  return call + " inside a CUDA-graph capture (" +
+         (work.empty() ? std::string("no work named") : "while running " + work) + "): " + why;
 }
 }  // namespace
 

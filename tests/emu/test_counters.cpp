@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "device/cuda/tensor_core_ptx.cuh"
+#include "emu/cublas.h"
 #include "emu/emu.h"
 #include "tests/emu/emu_testing.h"
 
@@ -287,6 +288,28 @@ TEST_F(Counters, OnlySampledRunsTheSampleAloneAndCountsTwoWarpsOfEachBlock) {
   for (const emu::SiteCounters& s : launches[0].sites) EXPECT_EQ(s.requests, 4u);
   for (int i = 0; i < 1280; ++i)
     ASSERT_EQ(out.p[i], (i < 128 || i >= 1152) ? 1.0f : 0.0f) << "only blocks 0 and 9 ran: element " << i;
+}
+
+// An emulated cuBLAS call is listed with its work whenever it is counted, but computed
+// only when its result can matter: not while only the sampled blocks run (nothing is
+// validated then, and the host GEMMs of the classifier at the trainer's shapes would
+// cost minutes of wb predict).
+TEST_F(Counters, ALibraryCallComputesUnlessOnlySampledBlocksRun) {
+  cublasHandle_t h = nullptr;
+  ASSERT_EQ(cublasCreate(&h), CUBLAS_STATUS_SUCCESS);
+  Device<float> a(4, 1.0f), b(4, 2.0f), c(4);
+  const float one = 1.0f, zero = 0.0f;
+  for (bool only_sampled : {true, false}) {
+    emu::set_counting(true, 2, only_sampled);
+    for (int i = 0; i < 4; ++i) c.p[i] = -1.0f;
+    ASSERT_EQ(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, a.p, 2, b.p, 2, &zero, c.p, 2),
+              CUBLAS_STATUS_SUCCESS);
+    const std::vector<emu::LaunchCounters> launches = emu::take_counters();
+    ASSERT_EQ(launches.size(), 1u);
+    EXPECT_DOUBLE_EQ(launches[0].library_flops, 16.0) << "2 m n k";
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(c.p[i], only_sampled ? -1.0f : 4.0f) << "only_sampled " << only_sampled;
+  }
+  EXPECT_EQ(cublasDestroy(h), CUBLAS_STATUS_SUCCESS);
 }
 
 TEST_F(Counters, AWarpCollectiveCountsItsActiveLanesAtItsLine) {
