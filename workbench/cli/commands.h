@@ -58,7 +58,7 @@ Command add_sweep_command(CLI::App& app, const std::string& command_line);
 Command add_merge_command(CLI::App& app, const std::string& command_line);
 Command add_best_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);
-Command add_predict_command(CLI::App& app);
+Command add_predict_command(CLI::App& app, const std::string& command_line);
 Command add_device_command(CLI::App& app);
 Command add_dump_command(CLI::App& app);
 

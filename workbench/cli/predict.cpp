@@ -4,6 +4,8 @@
 // parameters and predicted; per (op, shape) the predicted-fastest configuration is set
 // beside the measured fastest, and the ranks of predicted and measured times are
 // correlated, per pair and over every configuration.
+#include "workbench/runtime/predict.h"
+
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -16,7 +18,7 @@
 #include "base/errors.h"
 #include "workbench/cli/commands.h"
 #include "workbench/cli/output.h"
-#include "workbench/runtime/predict.h"
+#include "workbench/cli/predict_ahead.h"
 #include "workbench/runtime/report.h"
 #include "workbench/runtime/table.h"
 
@@ -28,6 +30,9 @@ struct PredictOptions {
   uint64_t sample_blocks = 2;
   std::string format = "text";
   uint64_t seed = 1;
+  std::vector<std::string> workloads;  // with --out: predict ahead (predict_ahead.h)
+  std::string out;
+  std::string command;
 };
 
 struct Row {
@@ -59,6 +64,9 @@ int predict(const PredictOptions& o) {
     if (reports[i].context.device.name != reports.front().context.device.name)
       throw UsageError(o.reports[i] + " comes from " + reports[i].context.device.name + ", not " +
                        reports.front().context.device.name);
+  if (o.workloads.empty() != o.out.empty()) throw UsageError("--workloads and --out go together");
+  if (!o.workloads.empty())
+    return predict_ahead(reports, device, {o.workloads, o.out, o.sample_blocks, o.seed, o.command});
 
   auto emu = make_executor(Backend::emu);
   std::map<std::string, std::unique_ptr<CountingSession>> sessions;  // per (op, shape): its inputs, made once
@@ -96,8 +104,9 @@ int predict(const PredictOptions& o) {
   std::vector<double> all_predicted, all_measured;
   int hits = 0, variant_hits = 0;
   std::ostringstream markdown;
-  markdown << "| op and shape | configurations | measured best | us | predicted best | its measured us | same variant | "
-              "within 10% | rank correlation |\n| --- | ---: | --- | ---: | --- | ---: | --- | --- | ---: |\n";
+  markdown
+      << "| op and shape | configurations | measured best | us | predicted best | its measured us | same variant | "
+         "within 10% | rank correlation |\n| --- | ---: | --- | ---: | --- | ---: | --- | --- | ---: |\n";
   for (const std::string& key : order) {
     const std::vector<Row>& rows = pairs[key];
     auto measured_s = [](const Row& x) { return x.measured->timing->median_s; };
@@ -132,11 +141,11 @@ int predict(const PredictOptions& o) {
     markdown << "\n";
   }
   const double rho = rank_correlation(all_predicted, all_measured);
-  const std::string summary =
-      fmt::format("the predicted best is the measured best's variant in {} of {} (op, shape) pairs, and its measured "
-                  "time within 10% of the best in {}; rank correlation of predicted and measured times over all {} "
-                  "configurations: {:.2f} (counted with --sample-blocks {}, seed {})",
-                  variant_hits, order.size(), hits, all_measured.size(), rho, o.sample_blocks, o.seed);
+  const std::string summary = fmt::format(
+      "the predicted best is the measured best's variant in {} of {} (op, shape) pairs, and its measured "
+      "time within 10% of the best in {}; rank correlation of predicted and measured times over all {} "
+      "configurations: {:.2f} (counted with --sample-blocks {}, seed {})",
+      variant_hits, order.size(), hits, all_measured.size(), rho, o.sample_blocks, o.seed);
   if (o.format == "markdown") {
     std::cout << markdown.str() << "\n" << summary << "\n";
   } else {
@@ -153,18 +162,24 @@ int predict(const PredictOptions& o) {
 
 }  // namespace
 
-Command add_predict_command(CLI::App& app) {
+Command add_predict_command(CLI::App& app, const std::string& command_line) {
   auto o = std::make_shared<PredictOptions>();
+  o->command = command_line;
   CLI::App* cmd = app.add_subcommand(
       "predict",
       "predict each timed configuration of a device's sweep reports from the emulator's counters and the device's "
       "ceilings, and score the predictions against the measured times (docs/counters.md)");
-  cmd->add_option("reports", o->reports, "the device's sweep reports (wb.report), e.g. results/nvidia-h200/sweep/*.json")
+  cmd->add_option("reports", o->reports,
+                  "the device's sweep reports (wb.report), e.g. results/nvidia-h200/sweep/*.json")
       ->required();
   cmd->add_option("--sample-blocks", o->sample_blocks,
                   "blocks counted (and run) per launch, the first and the last; 0: every block")
       ->capture_default_str();
   cmd->add_option("--seed", o->seed, "seed of the inputs the emulator counts on")->capture_default_str();
+  cmd->add_option("--workloads", o->workloads,
+                  "trainer --dump-workloads files: instead of scoring, predict every configuration of every CUDA "
+                  "variant the reports never timed at these shapes, and each file's step (with --out)");
+  cmd->add_option("--out", o->out, "with --workloads: the wb.predictions/1 file to write (docs/formats.md)");
   cmd->add_option("--format", o->format, "text, markdown, or rows (text and every configuration's prediction)")
       ->check(CLI::IsMember({"text", "markdown", "rows"}))
       ->capture_default_str();

@@ -10,9 +10,7 @@
 #include "workbench/runtime/table.h"
 
 namespace wb {
-namespace {
 
-// The highest id that can run the shape here with its default launch parameters.
 const Variant* default_variant(const Registry& reg, const std::string& op, const DeviceInfo& d, const RunFilter& f,
                                const Shape& shape) {
   auto variants = reg.variants(op, d.backend);
@@ -20,6 +18,8 @@ const Variant* default_variant(const Registry& reg, const std::string& op, const
     if (!why_cannot_run(reg, **it, shape, (*it)->default_params(), d, f)) return *it;
   return nullptr;
 }
+
+namespace {
 
 std::string at_shape(const OpSpec& op, const Shape& s) { return op.name + " at " + op.describe_shape(s); }
 
@@ -153,8 +153,7 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, const PlanOptions& o, 
       if (reason.empty() && rejected.count(&e)) reason = rejected[&e];
       bool other_shape = false;
       if (reason.empty()) {
-        other_shape =
-            std::any_of(workloads.begin(), workloads.end(), [&](const Workload& w) { return w.op == e.op; });
+        other_shape = std::any_of(workloads.begin(), workloads.end(), [&](const Workload& w) { return w.op == e.op; });
         reason = other_shape ? "measured at " + e.shape_text() +
                                    ", a shape this run does not call (and its other calls have entries of their own)"
                              : "this step does not run " + e.op;

@@ -21,6 +21,7 @@
 #include "contract/registry.h"
 #include "workbench/runtime/best.h"
 #include "workbench/runtime/buffers.h"
+#include "workbench/runtime/can_run.h"
 #include "workbench/runtime/executor.h"
 #include "workbench/runtime/nvtx.h"
 #include "workbench/runtime/workloads.h"
@@ -52,6 +53,11 @@ struct PlanOptions {
   // instead), "" for the ops it calls: what only the model knows. Unset: "".
   std::function<std::string(const std::string& op)> why_not_called;
 };
+
+// The variant a call runs without best.json: the highest id that can run `shape` on
+// device `d` under `f` with its default launch parameters; null when none can.
+const Variant* default_variant(const Registry& reg, const std::string& op, const DeviceInfo& d, const RunFilter& f,
+                               const Shape& shape);
 
 class KernelPlan {
  public:

@@ -78,6 +78,7 @@ Prediction predict_time(const std::optional<Counters>& counters, double model_by
   for (const Part& part : parts)
     if (part.seconds > top->seconds) top = &part;
   p.seconds = double(launches) * kLaunchSeconds + top->seconds;
+  p.launches = launches;
   if (p.bound.empty()) p.bound = top->name;
   return p;
 }

@@ -37,10 +37,17 @@ namespace wb {
 inline constexpr double kLaunchSeconds = 2e-6;   // a launch's floor on a busy stream
 inline constexpr double kLatencySeconds = 5e-7;  // a global load's latency under load (~1000 clocks)
 inline constexpr double kRequestsInFlight = 2;   // a warp's independent loads in flight
+// A node of a replayed CUDA graph in place of a launch's floor: ~0.5-0.6 us per node on
+// Hopper (published replay figures; not yet measured by wb).
+inline constexpr double kGraphNodeSeconds = 5.5e-7;
+// The model's version: what a committed prediction names (docs/formats.md,
+// wb.predictions/1). Any change to a term or a constant above makes a new one.
+inline constexpr const char* kPredictModel = "wb.predict/1";
 
 struct Prediction {
   double seconds = 0;
-  std::string bound;  // what the max picked: "dram", "flops", "l1", "shared", "library"; "model" for a library rung
+  uint64_t launches = 1;  // what the launch floor was paid for (1 for a library rung: not counted)
+  std::string bound;      // what the max picked: "dram", "flops", "l1", "shared", "library"; "model" for a library rung
 };
 
 // What the device offers the model: SMs, clock and compute capability from its report,
