@@ -45,12 +45,15 @@ inline uint16_t* bits_of(bf16* p) { return reinterpret_cast<uint16_t*>(p); }
 // For loops templated on their storage, float or bf16 (read as its uint16_t bits):
 //   lanes(p)         the elements as the loop reads them: float stays float, bf16 bits
 //   widen(x)         the element as fp32 (a float is itself)
+//   store(e, x)      e = x, on bf16 rounded once
 //   add_into(e, x)   e += x, on bf16 rounded once from e widened plus x
 inline const float* lanes(const float* p) { return p; }
 inline float* lanes(float* p) { return p; }
 inline const uint16_t* lanes(const bf16* p) { return bits_of(p); }
 inline uint16_t* lanes(bf16* p) { return bits_of(p); }
 [[gnu::always_inline]] inline float widen(float x) { return x; }
+[[gnu::always_inline]] inline void store(float& e, float x) { e = x; }
+[[gnu::always_inline]] inline void store(uint16_t& e, float x) { e = round_bits(x); }
 [[gnu::always_inline]] inline void add_into(float& e, float x) { e += x; }
 [[gnu::always_inline]] inline void add_into(uint16_t& e, float x) { e = round_bits(widen(e) + x); }
 

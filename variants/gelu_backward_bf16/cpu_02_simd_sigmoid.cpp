@@ -4,8 +4,9 @@
 // sigmoid(2u) and its complement from the inline polynomial exp (device/cpu/
 // simd_math.h): gelu'(x) = s (1 + 2 x (1 - s) du/dx) with s = sigmoid(2u); the product
 // with dout rounded once to nearest even by integer arithmetic (device/cpu/
-// bf16_lanes.h). One `omp parallel for simd` loop over static chunks. No restrict:
-// dinp[i] depends on inp[i] and dout[i] alone, so an in-place call is safe.
+// bf16_lanes.h). One `omp parallel for simd` loop over static chunks, the fp32 rung's
+// (device/cpu/elementwise.h). No restrict: dinp[i] depends on inp[i] and dout[i]
+// alone, so an in-place call is safe.
 // Why it should beat the reference port: the port's tanh call and branching to_bf16 keep
 // its loop scalar; here the whole element runs in vector lanes.
 // Accuracy: as gelu_backward cpu/3 (a few 1e-7 relative from the polynomial exp), far
@@ -17,6 +18,7 @@
 #include "contract/ops/gelu_backward.h"
 #include "contract/variant.h"
 #include "device/cpu/bf16_lanes.h"
+#include "device/cpu/elementwise.h"
 #include "device/cpu/threads.h"
 #include "variants/gelu/gelu.h"
 
@@ -24,13 +26,9 @@ namespace wb::variants {
 namespace {
 
 void gelu_backward_bf16_simd(const GeluBackwardBf16Args& a, const Launch& l) {
-  const uint16_t* inp = cpu::bits_of(a.inp);
-  const uint16_t* dout = cpu::bits_of(a.dout);
-  uint16_t* dinp = cpu::bits_of(a.dinp);
-#pragma omp parallel for simd num_threads(cpu::threads(l)) schedule(static)
-  for (int64_t i = 0; i < a.N; ++i) {
-    dinp[i] = cpu::round_bits(cpu::gelu_grad(cpu::widen(inp[i])) * cpu::widen(dout[i]));
-  }
+  cpu::elementwise_simd(
+      cpu::bits_of(a.dinp), a.N, cpu::threads(l), [](float x, float dout) { return cpu::gelu_grad(x) * dout; },
+      cpu::bits_of(a.inp), cpu::bits_of(a.dout));
 }
 
 }  // namespace

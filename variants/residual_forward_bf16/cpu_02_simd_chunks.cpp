@@ -16,17 +16,16 @@
 #include "contract/ops/residual_forward.h"
 #include "contract/variant.h"
 #include "device/cpu/bf16_lanes.h"
+#include "device/cpu/elementwise.h"
 #include "device/cpu/threads.h"
 
 namespace wb::variants {
 namespace {
 
 void residual_bf16_simd(const ResidualForwardBf16Args& a, const Launch& l) {
-  const uint16_t* x1 = cpu::bits_of(a.inp1);
-  const uint16_t* x2 = cpu::bits_of(a.inp2);
-  uint16_t* out = cpu::bits_of(a.out);
-#pragma omp parallel for simd num_threads(cpu::threads(l)) schedule(static)
-  for (int64_t i = 0; i < a.N; ++i) out[i] = cpu::round_bits(cpu::widen(x1[i]) + cpu::widen(x2[i]));
+  cpu::elementwise_simd(
+      cpu::bits_of(a.out), a.N, cpu::threads(l), [](float x1, float x2) { return x1 + x2; }, cpu::bits_of(a.inp1),
+      cpu::bits_of(a.inp2));
 }
 
 }  // namespace
