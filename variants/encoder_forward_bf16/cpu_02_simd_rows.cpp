@@ -3,7 +3,8 @@
 // Idea: rows (b, t) over a tunable number of threads; each row one restrict-qualified
 // SIMD loop that widens its wte and wpe rows by shifts, adds in fp32 (exact for two
 // bf16) and rounds once to nearest even by integer arithmetic (device/cpu/
-// bf16_lanes.h: to_bf16's bits without its branches).
+// bf16_lanes.h: to_bf16's bits without its branches): the fp32 rung's rows
+// (variants/encoder_forward/simd_rows.h) on the bf16 bits.
 // Why it should beat the reference port: the port's to_bf16 per element keeps its
 // loop scalar; here eight bf16 pairs go through a few vector instructions, with half
 // the bytes of the fp32 rung.
@@ -14,20 +15,14 @@
 #include "contract/variant.h"
 #include "device/cpu/bf16_lanes.h"
 #include "device/cpu/threads.h"
+#include "variants/encoder_forward/simd_rows.h"
 
 namespace wb::variants {
 namespace {
 
 void encoder_bf16_simd(const EncoderForwardBf16Args& a, const Launch& l) {
-  const int64_t rows = int64_t(a.B) * a.T, C = a.C;
-#pragma omp parallel for num_threads(cpu::threads(l)) schedule(static)
-  for (int64_t bt = 0; bt < rows; ++bt) {
-    const uint16_t* __restrict wte = cpu::bits_of(a.wte) + int64_t(a.inp[bt]) * C;
-    const uint16_t* __restrict wpe = cpu::bits_of(a.wpe) + (bt % a.T) * C;
-    uint16_t* __restrict out = cpu::bits_of(a.out) + bt * C;
-#pragma omp simd
-    for (int64_t c = 0; c < C; ++c) out[c] = cpu::round_bits(cpu::widen(wte[c]) + cpu::widen(wpe[c]));
-  }
+  cpu::encoder_rows_simd(cpu::bits_of(a.out), a.inp, cpu::bits_of(a.wte), cpu::bits_of(a.wpe), a.B, a.T, a.C,
+                         cpu::threads(l));
 }
 
 }  // namespace
