@@ -7,20 +7,17 @@
 // Why it should beat variant 2: packed, cache-aware panels and tuned micro-kernels.
 // Limits: whatever OpenBLAS's own threading does (its OpenMP build where CMake found
 // it, sharing wb's OpenMP team); no workspace.
-#include <cblas.h>
-
 #include "contract/ops/matmul_backward.h"
 #include "contract/variant.h"
+#include "device/cpu/sgemm.h"
 
 namespace wb::variants {
 namespace {
 
 void matmul_backward_openblas(const MatmulBackwardArgs& a, const Launch&) {
-  const int rows = a.B * a.T;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, a.C, a.OC, 1.0f, a.dout, a.OC, a.weight, a.C, 0.0f,
-              a.dinp, a.C);
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, a.OC, a.C, rows, 1.0f, a.dout, a.OC, a.inp, a.C, 1.0f, a.dweight,
-              a.C);
+  const int64_t rows = int64_t(a.B) * a.T;
+  cpu::sgemm(CblasNoTrans, CblasNoTrans, rows, a.C, a.OC, a.dout, a.weight, 0.0f, a.dinp);
+  cpu::sgemm(CblasTrans, CblasNoTrans, a.OC, a.C, rows, a.dout, a.inp, 1.0f, a.dweight);
 }
 
 }  // namespace

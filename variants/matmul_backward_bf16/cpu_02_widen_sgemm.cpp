@@ -13,14 +13,13 @@
 // variant, which also accumulates in fp32, covers it); three widening passes and the
 // rounding pass, and twice the bytes of bf16 through the caches. The fp32 buffers are
 // the calling thread's, kept between calls (grown as needed).
-#include <cblas.h>
-
 #include <cstdint>
 #include <vector>
 
 #include "contract/ops/matmul_backward.h"
 #include "contract/variant.h"
 #include "device/cpu/bf16_lanes.h"
+#include "device/cpu/sgemm.h"
 
 namespace wb::variants {
 namespace {
@@ -47,9 +46,8 @@ void matmul_backward_bf16_widen_sgemm(const MatmulBackwardBf16Args& a, const Lau
   cpu::widen_all(a.inp, inp, n_inp);
   cpu::widen_all(a.weight, weight, n_weight);
   cpu::widen_all(a.dweight, dweight, n_weight);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, a.C, a.OC, 1.0f, dout, a.OC, weight, a.C, 0.0f, dinp,
-              a.C);
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, a.OC, a.C, rows, 1.0f, dout, a.OC, inp, a.C, 1.0f, dweight, a.C);
+  cpu::sgemm(CblasNoTrans, CblasNoTrans, rows, a.C, a.OC, dout, weight, 0.0f, dinp);
+  cpu::sgemm(CblasTrans, CblasNoTrans, a.OC, a.C, rows, dout, inp, 1.0f, dweight);
   round_to_bf16(dinp, a.dinp, n_inp);
   round_to_bf16(dweight, a.dweight, n_weight);
 }

@@ -1,30 +1,21 @@
 // matmul_forward, CPU variant 3: OpenBLAS sgemm.
 //
 // Idea: hand the product to the vendor library: the bias is broadcast into out, then
-// out = 1 * inp @ weight^T + 1 * out in one sgemm (row-major, weight transposed).
+// out = 1 * inp @ weight^T + 1 * out in one sgemm (row-major, weight transposed:
+// device/cpu/sgemm.h's sgemm_bt_bias).
 // Why it should beat variant 2: OpenBLAS packs panels for the cache hierarchy and
 // runs hand-tuned assembly micro-kernels on every core.
 // Limits: whatever OpenBLAS's own threading does (its OpenMP build where CMake found
 // it, sharing wb's OpenMP team).
-#include <cblas.h>
-
 #include "contract/ops/matmul_forward.h"
 #include "contract/variant.h"
+#include "device/cpu/sgemm.h"
 
 namespace wb::variants {
 namespace {
 
 void matmul_openblas(const MatmulForwardArgs& a, const Launch&) {
-  const int rows = a.B * a.T;
-  float beta = 0.0f;
-  if (a.bias) {
-#pragma omp parallel for
-    for (int r = 0; r < rows; ++r)
-      for (int o = 0; o < a.OC; ++o) a.out[int64_t(r) * a.OC + o] = a.bias[o];
-    beta = 1.0f;
-  }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, a.OC, a.C, 1.0f, a.inp, a.C, a.weight, a.C, beta, a.out,
-              a.OC);
+  cpu::sgemm_bt_bias(a.out, a.inp, a.weight, a.bias, int64_t(a.B) * a.T, a.C, a.OC);
 }
 
 }  // namespace

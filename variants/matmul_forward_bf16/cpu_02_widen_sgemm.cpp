@@ -9,14 +9,13 @@
 // Limits: the widening and the rounding are two extra passes over the operands and the
 // output, and twice the bytes of bf16 through the caches: the bf16 instructions of
 // cpu/3 (oneDNN) avoid both. Debian's OpenBLAS has no sbgemm.
-#include <cblas.h>
-
 #include <cstdint>
 #include <vector>
 
 #include "contract/ops/matmul_forward.h"
 #include "contract/variant.h"
 #include "device/cpu/bf16_lanes.h"
+#include "device/cpu/sgemm.h"
 
 namespace wb::variants {
 namespace {
@@ -33,14 +32,7 @@ void matmul_bf16_widen_sgemm(const MatmulForwardBf16Args& a, const Launch&) {
   float *inp = inp_buffer.data(), *weight = weight_buffer.data(), *out = out_buffer.data();
   cpu::widen_all(a.inp, inp, n_inp);
   cpu::widen_all(a.weight, weight, n_weight);
-  float beta = 0.0f;
-  if (a.bias) {
-#pragma omp parallel for
-    for (int r = 0; r < rows; ++r)
-      for (int o = 0; o < a.OC; ++o) out[int64_t(r) * a.OC + o] = to_float(a.bias[o]);
-    beta = 1.0f;
-  }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, a.OC, a.C, 1.0f, inp, a.C, weight, a.C, beta, out, a.OC);
+  cpu::sgemm_bt_bias(out, inp, weight, a.bias, rows, a.C, a.OC);
 #pragma omp parallel for
   for (int64_t i = 0; i < n_out; ++i) a.out[i] = to_bf16(out[i]);
 }

@@ -18,12 +18,11 @@
 // relative of the exact GELU of pre (bit for bit gelu_forward cpu/4's).
 // Limits: the product is OpenBLAS's, threaded as OpenBLAS is built (its OpenMP build
 // where CMake found it: the same pool as wb's loops).
-#include <cblas.h>
-
 #include <cstdint>
 
 #include "contract/ops/matmul_gelu_forward.h"
 #include "contract/variant.h"
+#include "device/cpu/sgemm.h"
 #include "device/cpu/target.h"
 #include "variants/gelu/gelu.h"
 
@@ -40,15 +39,7 @@ WB_TARGET_X86_64_V3 void gelu_row_avx2(float* out, const float* pre, int n) { ge
 
 void matmul_gelu_openblas(const MatmulGeluForwardArgs& a, const Launch&) {
   const int rows = a.B * a.T;
-  float beta = 0.0f;
-  if (a.bias) {
-#pragma omp parallel for schedule(static)
-    for (int r = 0; r < rows; ++r)
-      for (int o = 0; o < a.OC; ++o) a.pre[int64_t(r) * a.OC + o] = a.bias[o];
-    beta = 1.0f;
-  }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, a.OC, a.C, 1.0f, a.inp, a.C, a.weight, a.C, beta, a.pre,
-              a.OC);
+  cpu::sgemm_bt_bias(a.pre, a.inp, a.weight, a.bias, rows, a.C, a.OC);
   const bool avx2 = !cpu::x86_64_v3_missing();
 #pragma omp parallel for schedule(static)
   for (int r = 0; r < rows; ++r) {

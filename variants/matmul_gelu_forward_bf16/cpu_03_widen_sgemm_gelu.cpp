@@ -20,14 +20,13 @@
 // (figures: results/cpu-intel-r-xeon-r-processor-amx/README.md).
 // Limits: the workspace holds the widened operands and the accumulator,
 // (B*T*C + OC*C + B*T*OC) floats.
-#include <cblas.h>
-
 #include <cstdint>
 #include <stdexcept>
 
 #include "contract/ops/matmul_gelu_forward.h"
 #include "contract/variant.h"
 #include "device/cpu/bf16_lanes.h"
+#include "device/cpu/sgemm.h"
 #include "device/cpu/threads.h"
 #include "variants/gelu/gelu.h"
 
@@ -46,18 +45,7 @@ void matmul_gelu_bf16_widen_sgemm(const MatmulGeluForwardBf16Args& a, const Laun
   float* acc = weight + OC * C;
   cpu::widen_all(a.inp, inp, rows * C, threads);
   cpu::widen_all(a.weight, weight, OC * C, threads);
-  float beta = 0.0f;
-  if (a.bias) {
-    const uint16_t* bias = cpu::bits_of(a.bias);
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-#pragma omp simd
-      for (int64_t o = 0; o < OC; ++o) acc[r * OC + o] = cpu::widen(bias[o]);
-    }
-    beta = 1.0f;
-  }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(rows), int(OC), int(C), 1.0f, inp, int(C), weight, int(C),
-              beta, acc, int(OC));
+  cpu::sgemm_bt_bias(acc, inp, weight, a.bias, rows, C, OC, threads);
   cpu::round_pre_and_gelu(acc, a.pre, a.out, rows * OC, threads);
 }
 
