@@ -1,6 +1,8 @@
 #include "device/cpu/onednn.h"
 
 #include <cstdlib>
+#include <stdexcept>
+#include <unordered_map>
 #include <utility>
 
 #include "base/cpu_isa.h"
@@ -101,6 +103,35 @@ void onednn_call(const char* what, const std::function<void()>& calls) {
     if (e.status == dnnl_unimplemented) throw Unsupported(message + " (not implemented for this CPU)");
     throw BackendError(message + " (status " + std::to_string(int(e.status)) + ")");
   }
+}
+
+void bf16_matmul(const bf16* src, dnnl::memory::format_tag src_tag, const bf16* weights,
+                 dnnl::memory::format_tag weights_tag, const bf16* bias, void* dst, dnnl::memory::data_type dst_type,
+                 dnnl::memory::dim M, dnnl::memory::dim K, dnnl::memory::dim N) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  onednn_call("bf16 matmul", [&] {
+    OneDnn& d = onednn();
+    const dnnl::memory::desc src_md({M, K}, dt::bf16, src_tag), weights_md({K, N}, dt::bf16, weights_tag),
+        bias_md({1, N}, dt::bf16, tag::ab), dst_md({M, N}, dst_type, tag::ab);
+    const dnnl::matmul::desc desc =
+        bias ? dnnl::matmul::desc(src_md, weights_md, bias_md, dst_md) : dnnl::matmul::desc(src_md, weights_md, dst_md);
+    const dnnl::matmul::primitive_desc pd(desc, d.engine);
+    // oneDNN's memory objects take non-const handles; nothing writes src, weights or bias.
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, dnnl::memory(src_md, d.engine, const_cast<bf16*>(src))},
+        {DNNL_ARG_WEIGHTS, dnnl::memory(weights_md, d.engine, const_cast<bf16*>(weights))},
+        {DNNL_ARG_DST, dnnl::memory(dst_md, d.engine, dst)}};
+    if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(bias_md, d.engine, const_cast<bf16*>(bias)));
+    dnnl::matmul(pd).execute(d.stream, args);
+    d.stream.wait();
+  });
+}
+
+float* accumulator(const Launch& l, int64_t floats, const char* rung) {
+  if (l.workspace_bytes < std::size_t(floats) * sizeof(float))
+    throw std::logic_error(std::string(rung) + ": workspace too small for the fp32 accumulator");
+  return static_cast<float*>(l.workspace);
 }
 
 std::optional<std::string> onednn_bf16_matmul_missing() { return onednn_info().bf16_matmul_missing; }

@@ -19,6 +19,10 @@
 #include <string>
 #include <utility>
 
+#include "base/bf16.h"
+#include "contract/cpu_capabilities.h"
+#include "device/cpu/threads.h"
+
 namespace wb::cpu {
 
 struct OneDnnInfo {
@@ -46,5 +50,36 @@ OneDnn& onednn();
 // any other oneDNN error is a failed call (wb::BackendError), the rung's failure. Never
 // the process's internal error.
 void onednn_call(const char* what, const std::function<void()>& calls);
+
+// The bf16 matmul of the rungs built on oneDNN, one primitive through onednn_call:
+//   dst (M x N) = src (M x K) @ weights (K x N) [+ bias (1 x N), where bias is not null]
+// src, weights and bias bf16, dst of dst_type (bf16: each output rounded once by oneDNN;
+// f32: its fp32 accumulator); src_tag and weights_tag say how each is stored (ab:
+// row-major; ba: its transpose stored row-major, read transposed), bias and dst
+// row-major. oneDNN accumulates in fp32 (AVX512-BF16's `vdpbf16ps` where the CPU has
+// it). The primitive is made from its descriptor on every call (oneDNN's primitive
+// cache makes that a lookup after the first call at a shape); returns when it is done.
+void bf16_matmul(const bf16* src, dnnl::memory::format_tag src_tag, const bf16* weights,
+                 dnnl::memory::format_tag weights_tag, const bf16* bias, void* dst, dnnl::memory::data_type dst_type,
+                 dnnl::memory::dim M, dnnl::memory::dim K, dnnl::memory::dim N);
+
+// The rungs whose bf16_matmul writes an fp32 accumulator in their workspace
+// (matmul_backward_bf16 cpu/3, matmul_gelu_forward_bf16 cpu/2):
+//   threaded_onednn_bf16(run, summary, floats)  the description: threaded()'s, with
+//       oneDNN's bf16 matmul as its requirement (a CPU where oneDNN makes none, no
+//       AVX-512 for Debian 12's oneDNN 2.6, skips it with the reason) and a workspace
+//       of floats(shape) floats
+//   accumulator(l, floats, rung)  that workspace in the run, checked to hold `floats`
+//       (a std::logic_error naming the rung if not)
+template <class Args>
+Variant threaded_onednn_bf16(void (*run)(const Args&, const Launch&), std::string summary,
+                             int64_t (*floats)(const Shape&)) {
+  Variant v = threaded(run, std::move(summary));
+  v.requirements = {needs(Capability::onednn_bf16_matmul)};
+  v.workspace = [floats](const Shape& s, const ParamValues&) { return std::size_t(floats(s)) * sizeof(float); };
+  return v;
+}
+
+float* accumulator(const Launch& l, int64_t floats, const char* rung);
 
 }  // namespace wb::cpu

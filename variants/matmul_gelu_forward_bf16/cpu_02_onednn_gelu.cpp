@@ -1,10 +1,10 @@
 // matmul_gelu_forward_bf16, CPU variant 2: oneDNN's bf16 matmul into an fp32
 // accumulator, then one SIMD pass writes pre and its GELU, each rounded once.
 //
-// Idea: a oneDNN matmul primitive with bf16 src inp (rows x C), weights (C x OC, the
-// (OC, C) weight read transposed) and bias, and an fp32 dst in the workspace: oneDNN
-// accumulates in fp32 (AVX512-BF16's `vdpbf16ps` where the CPU has it) and adds the bias
-// in fp32. Then an `omp parallel for simd` loop widens nothing and rounds twice per
+// Idea: a oneDNN matmul primitive (device/cpu/onednn.h's bf16_matmul) with bf16 src inp
+// (rows x C), weights (C x OC, the (OC, C) weight read transposed) and bias, and an fp32
+// dst in the workspace: oneDNN accumulates in fp32 (AVX512-BF16's `vdpbf16ps` where the
+// CPU has it) and adds the bias in fp32. Then an `omp parallel for simd` loop widens nothing and rounds twice per
 // element from the same fp32 sum: pre = bf16(acc), out = bf16(gelu(acc)) with
 // variants/gelu/gelu.h's GELU and device/cpu/bf16_lanes.h's branch-free rounding -- the
 // contract's "GELU of the unrounded sum", as a GEMM epilogue computes it.
@@ -20,10 +20,7 @@
 // output); oneDNN threads on its own (Debian's OpenMP build, wb's team); needs oneDNN's
 // bf16 matmul, which Debian 12's oneDNN 2.6 makes only for AVX-512 CPUs.
 #include <cstdint>
-#include <stdexcept>
-#include <unordered_map>
 
-#include "contract/cpu_capabilities.h"
 #include "contract/ops/matmul_gelu_forward.h"
 #include "contract/variant.h"
 #include "device/cpu/bf16_lanes.h"
@@ -39,39 +36,19 @@ using tag = dnnl::memory::format_tag;
 
 void matmul_gelu_bf16_onednn(const MatmulGeluForwardBf16Args& a, const Launch& l) {
   const int64_t rows = int64_t(a.B) * a.T, n = rows * a.OC;
-  if (l.workspace_bytes < std::size_t(n) * sizeof(float))
-    throw std::logic_error("matmul_gelu_forward_bf16 cpu/2: workspace too small for the fp32 accumulator");
-  auto* acc = static_cast<float*>(l.workspace);
-  cpu::OneDnn& d = cpu::onednn();
-  const dnnl::memory::desc src_md({rows, a.C}, dt::bf16, tag::ab);
-  const dnnl::memory::desc weights_md({a.C, a.OC}, dt::bf16, tag::ba);  // (OC, C) row-major, read as its transpose
-  const dnnl::memory::desc dst_md({rows, a.OC}, dt::f32, tag::ab);
-  const dnnl::memory::desc bias_md({1, a.OC}, dt::bf16, tag::ab);
-  const dnnl::matmul::desc desc =
-      a.bias ? dnnl::matmul::desc(src_md, weights_md, bias_md, dst_md) : dnnl::matmul::desc(src_md, weights_md, dst_md);
-  cpu::onednn_call("bf16 matmul", [&] {
-    const dnnl::matmul::primitive_desc pd(desc, d.engine);
-    std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC, dnnl::memory(src_md, d.engine, const_cast<bf16*>(a.inp))},
-        {DNNL_ARG_WEIGHTS, dnnl::memory(weights_md, d.engine, const_cast<bf16*>(a.weight))},
-        {DNNL_ARG_DST, dnnl::memory(dst_md, d.engine, acc)}};
-    if (a.bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(bias_md, d.engine, const_cast<bf16*>(a.bias)));
-    dnnl::matmul(pd).execute(d.stream, args);
-    d.stream.wait();
-  });
-
+  float* acc = cpu::accumulator(l, n, "matmul_gelu_forward_bf16 cpu/2");
+  // weight (OC, C) row-major is the (C x OC) weights read as their transpose.
+  cpu::bf16_matmul(a.inp, tag::ab, a.weight, tag::ba, a.bias, acc, dt::f32, rows, a.C, a.OC);
   cpu::round_pre_and_gelu(acc, a.pre, a.out, n, cpu::threads(l));
 }
 
 }  // namespace
 
 Variant matmul_gelu_forward_bf16_cpu_2() {
-  Variant v = cpu::threaded(
+  return cpu::threaded_onednn_bf16(
       &matmul_gelu_bf16_onednn,
-      "oneDNN bf16 matmul (bias fused) into an fp32 accumulator, then pre and GELU rounded once each, SIMD");
-  v.requirements = {cpu::needs(cpu::Capability::onednn_bf16_matmul)};
-  v.workspace = [](const Shape& s, const ParamValues&) { return std::size_t(s.B * s.T * s.OC) * sizeof(float); };
-  return v;
+      "oneDNN bf16 matmul (bias fused) into an fp32 accumulator, then pre and GELU rounded once each, SIMD",
+      [](const Shape& s) { return s.B * s.T * s.OC; });
 }
 
 }  // namespace wb::variants
