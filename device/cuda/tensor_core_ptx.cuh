@@ -31,6 +31,8 @@
 //                          commit form one group
 //   cp_async_wait<N>()     cp.async.wait_group N: all but the N most recent groups done
 //   cp_async_wait_all()    cp.async.wait_all: every copy done
+//   cp_async_wait_pending(n)  cp_async_wait<n>() for a run-time n of 0..2 (a pipeline's
+//                          depth as a launch parameter); the same under both builds
 // A wait makes the copies visible to the thread that issued them only: the other threads
 // of the block read a stage after a __syncthreads() that follows the wait.
 #include <cuda_bf16.h>
@@ -88,28 +90,36 @@ WB_TC_LDMATRIX(ldmatrix_x2_trans, 2, ".trans", "{%0, %1}", "=r"(r[0]), "=r"(r[1]
 WB_TC_LDMATRIX(ldmatrix_x4_trans, 4, ".trans", "{%0, %1, %2, %3}", "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]))
 #undef WB_TC_LDMATRIX
 
-template <int Bytes>
-__device__ inline void cp_async_ca(void* dst, const void* src, int src_bytes = Bytes) {
-  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async.ca copies 4, 8 or 16 bytes");
+namespace detail {
+// cp.async with either cache operator: .ca (cached in L1 and L2) or .cg (L2 only); the
+// two public names below say which and check the sizes PTX allows for it.
+template <bool kCg, int Bytes>
+__device__ inline void cp_async(void* dst, const void* src, int src_bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(detail::shared_address(dst)), "l"(src),
-               "n"(Bytes), "r"(src_bytes)
-               : "memory");
+  if constexpr (kCg)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], %2, %3;\n" ::"r"(shared_address(dst)), "l"(src), "n"(Bytes),
+                 "r"(src_bytes)
+                 : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(shared_address(dst)), "l"(src), "n"(Bytes),
+                 "r"(src_bytes)
+                 : "memory");
 #else
   __trap();
 #endif
+}
+}  // namespace detail
+
+template <int Bytes>
+__device__ inline void cp_async_ca(void* dst, const void* src, int src_bytes = Bytes) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async.ca copies 4, 8 or 16 bytes");
+  detail::cp_async<false, Bytes>(dst, src, src_bytes);
 }
 
 template <int Bytes>
 __device__ inline void cp_async_cg(void* dst, const void* src, int src_bytes = Bytes) {
   static_assert(Bytes == 16, "cp.async.cg copies 16 bytes only");
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.cg.shared.global [%0], [%1], %2, %3;\n" ::"r"(detail::shared_address(dst)), "l"(src),
-               "n"(Bytes), "r"(src_bytes)
-               : "memory");
-#else
-  __trap();
-#endif
+  detail::cp_async<true, Bytes>(dst, src, src_bytes);
 }
 
 __device__ inline void cp_async_commit() {
@@ -134,3 +144,24 @@ __device__ inline void cp_async_wait_all() {
 }  // namespace wb::cuda::tc
 
 #endif  // WB_EMU
+
+namespace wb::cuda::tc {
+
+// cp_async_wait<N>() for a pipeline whose depth is a launch parameter: wait until at most
+// `pending` (0, 1 or 2) groups are still in flight. wait_group takes an immediate, so the
+// run-time count picks one of the instantiations; it is the same for the whole grid.
+__device__ inline void cp_async_wait_pending(int pending) {
+  switch (pending) {
+    case 0:
+      cp_async_wait<0>();
+      break;
+    case 1:
+      cp_async_wait<1>();
+      break;
+    default:
+      cp_async_wait<2>();
+      break;
+  }
+}
+
+}  // namespace wb::cuda::tc

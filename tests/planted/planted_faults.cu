@@ -120,6 +120,7 @@
 #include "contract/ops/matmul_backward_bias.h"
 #include "contract/ops/matmul_forward.h"
 #include "contract/ops/residual_forward.h"
+#include "device/cuda/as_device.cuh"
 #include "device/cuda/libraries.h"
 #include "device/cuda/packed.cuh"
 #include "tests/planted/tensor_core_faults.cuh"
@@ -195,29 +196,28 @@ __global__ void planted_reads_past_end(float* out, const float* inp1, const floa
   if (i < n) out[i] = inp1[i] + inp2[i] + 1e-30f * inp1[i + 1];
 }
 
-// A launcher per kernel, so that messages name the kernel (the launch's text).
-#define WB_PLANTED_LAUNCHER(kernel)                                                                       \
-  void launch_##kernel(const ResidualForwardArgs& a, const Launch& l) {                                    \
-    const int block = l.block_size();                                                                      \
-    WB_LAUNCH(kernel, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), a.out, a.inp1, a.inp2, a.N); \
-  }
-WB_PLANTED_LAUNCHER(planted_shared_race)
-WB_PLANTED_LAUNCHER(planted_exits_before_barrier)
-WB_PLANTED_LAUNCHER(planted_far_write)
-WB_PLANTED_LAUNCHER(planted_reads_past_end)
-#undef WB_PLANTED_LAUNCHER
-
 __global__ void planted_bf16_truncates(__nv_bfloat16* out, const __nv_bfloat16* inp1, const __nv_bfloat16* inp2,
                                        int64_t n) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) out[i] = __float2bfloat16_rz(__bfloat162float(inp1[i]) + __bfloat162float(inp2[i]));
 }
 
-void launch_bf16_truncates(const ResidualForwardBf16Args& a, const Launch& l) {
-  const int block = l.block_size();
-  WB_LAUNCH(planted_bf16_truncates, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), cuda::as_cuda(a.out),
-            cuda::as_cuda(a.inp1), cuda::as_cuda(a.inp2), a.N);
-}
+// A launcher per kernel of residual_forward's shape (Args: the fp32 or the bf16 op's),
+// one thread per element, so that messages name the kernel (the launch's text).
+#define WB_PLANTED_LAUNCHER(kernel, Args)                                                            \
+  void launch_##kernel(const Args& a, const Launch& l) {                                             \
+    const int block = l.block_size();                                                                \
+    WB_LAUNCH(kernel, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), cuda::as_device(a.out), \
+              cuda::as_device(a.inp1), cuda::as_device(a.inp2), a.N);                                \
+  }
+WB_PLANTED_LAUNCHER(planted_shared_race, ResidualForwardArgs)
+WB_PLANTED_LAUNCHER(planted_exits_before_barrier, ResidualForwardArgs)
+WB_PLANTED_LAUNCHER(planted_far_write, ResidualForwardArgs)
+WB_PLANTED_LAUNCHER(planted_reads_past_end, ResidualForwardArgs)
+WB_PLANTED_LAUNCHER(planted_out_of_bounds, ResidualForwardArgs)
+WB_PLANTED_LAUNCHER(planted_naive, ResidualForwardArgs)
+WB_PLANTED_LAUNCHER(planted_bf16_truncates, ResidualForwardBf16Args)
+#undef WB_PLANTED_LAUNCHER
 
 // The two bf16 faults of layernorm_forward_bf16 emu/90 and emu/91.
 enum class LayernormBug { accumulate_in_bf16, round_twice };
@@ -266,16 +266,6 @@ void launch_layernorm_bf16(const LayernormForwardBf16Args& a, const Launch& l) {
   const int block = l.block_size();
   WB_LAUNCH(planted_layernorm_bf16<kBug>, cuda::grid_for(rows, block), block, 0, cuda::stream(l), cuda::as_cuda(a.out),
             a.mean, a.rstd, cuda::as_cuda(a.inp), cuda::as_cuda(a.weight), cuda::as_cuda(a.bias), rows, a.C);
-}
-
-void launch_out_of_bounds(const ResidualForwardArgs& a, const Launch& l) {
-  const int block = l.block_size();
-  WB_LAUNCH(planted_out_of_bounds, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), a.out, a.inp1, a.inp2, a.N);
-}
-
-void launch_naive(const ResidualForwardArgs& a, const Launch& l) {
-  const int block = l.block_size();
-  WB_LAUNCH(planted_naive, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), a.out, a.inp1, a.inp2, a.N);
 }
 
 // Correct, but uncoalesced: two warps share 64 elements, the first taking the even
@@ -527,10 +517,10 @@ std::vector<Variant> planted() {
                 "test only: TF32 wmma, the bias added into x[i] of the accumulator at a guessed layout", 32);
   layout.numeric = NumericClass::tf32;
   layout.min_compute_capability = 80;
-  return {test_only(&launch_out_of_bounds, "residual_forward", 90, "planted_out_of_bounds",
+  return {test_only(&launch_planted_out_of_bounds, "residual_forward", 90, "planted_out_of_bounds",
                     "test only: writes outside its output, which loses the device", 128),
-          test_only(&launch_naive, "residual_forward", 91, "planted_naive_again", "test only: the naive port, correct",
-                    128),
+          test_only(&launch_planted_naive, "residual_forward", 91, "planted_naive_again",
+                    "test only: the naive port, correct", 128),
           test_only(&launch_strided, "residual_forward", 97, "planted_strided",
                     "test only: correct, but every warp's accesses have a stride of 2 floats (uncoalesced)", 128),
           test_only(&launch_allocates, "residual_forward", 98, "planted_allocates",
@@ -545,7 +535,7 @@ std::vector<Variant> planted() {
                     "test only: writes 16 KiB past the end of its output"),
           test_only(&launch_planted_reads_past_end, "residual_forward", 96, "planted_reads_past_end",
                     "test only: reads one element past the end of an input"),
-          test_only(&launch_bf16_truncates, "residual_forward_bf16", 90, "planted_truncates",
+          test_only(&launch_planted_bf16_truncates, "residual_forward_bf16", 90, "planted_truncates",
                     "test only: rounds toward zero instead of to nearest even"),
           test_only(&launch_layernorm_bf16<LayernormBug::accumulate_in_bf16>, "layernorm_forward_bf16", 90,
                     "planted_accumulates_in_bf16", "test only: sums the row in bf16"),

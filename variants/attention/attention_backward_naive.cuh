@@ -19,25 +19,18 @@
 // gets its own copy and uses it.
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdint>
 
 #include "device/cuda/dialect.cuh"
 #include "device/cuda/packed.cuh"
+#include "device/cuda/runtime.h"
+#include "variants/attention/head_row.cuh"
 
 namespace wb::cuda::naive_attention_backward {
 namespace {
 
-// A thread's row: idx is its flat index over (B, NH, T), lse's layout; bh = b * NH + h
-// is its (b, h) row of lse, hs the head size and C3 the row stride of qkv.
-struct HeadRow {
-  int64_t b, bh;
-  int h, t, hs;
-  int64_t C3;
-};
-__device__ inline HeadRow head_row(int64_t idx, int T, int C, int NH) {
-  const int64_t bh = idx / T;
-  return {bh / NH, bh, int(bh % NH), int(idx % T), C / NH, 3 * int64_t(C)};
-}
+using attention_rows::thread_row;
 
 template <class Storage>
 __device__ float dot(const Storage* x, const Storage* y, int n) {
@@ -50,14 +43,13 @@ __device__ float dot(const Storage* x, const Storage* y, int n) {
 template <class Storage>
 __global__ void naive_dq(float* acc, const Storage* dout, const Storage* qkv, const Storage* out, const float* lse,
                          int B, int T, int C, int NH, float scale) {
-  const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (idx >= int64_t(B) * NH * T) return;
-  const auto [b, bh, h, t, hs, C3] = head_row(idx, T, C, NH);
+  const auto [b, bh, h, t, hs, C3] = thread_row(T, C, NH);
+  if (b >= B) return;
 
   const Storage* q = qkv + (b * T + t) * C3 + h * hs;
   const Storage* dout_t = dout + (b * T + t) * C + h * hs;
   const float D = dot(dout_t, out + (b * T + t) * C + h * hs, hs);
-  const float lse_t = lse[idx];  // lse is (B, NH, T): idx is its flat index
+  const float lse_t = lse[bh * T + t];
   float* dq = acc + (b * T + t) * C3 + h * hs;
   for (int i = 0; i < hs; ++i) dq[i] = 0.0f;
   for (int t2 = 0; t2 <= t; ++t2) {
@@ -73,9 +65,8 @@ __global__ void naive_dq(float* acc, const Storage* dout, const Storage* qkv, co
 template <class Storage>
 __global__ void naive_dk_dv(float* acc, const Storage* dout, const Storage* qkv, const Storage* out, const float* lse,
                             int B, int T, int C, int NH, float scale) {
-  const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (idx >= int64_t(B) * NH * T) return;
-  const auto [b, bh, h, t2, hs, C3] = head_row(idx, T, C, NH);
+  const auto [b, bh, h, t2, hs, C3] = thread_row(T, C, NH);
+  if (b >= B) return;
 
   const Storage* k = qkv + (b * T + t2) * C3 + C + h * hs;
   const Storage* v = qkv + (b * T + t2) * C3 + 2 * C + h * hs;
@@ -96,6 +87,20 @@ __global__ void naive_dk_dv(float* acc, const Storage* dout, const Storage* qkv,
       dv[i] += p * widen(dout_t[i]);
     }
   }
+}
+
+// Both kernels on the launch's stream, a thread per (b, h, t) each: dq, dk and dv summed
+// into acc, (B, T, 3C) in fp32.
+template <class Storage>
+void launch(float* acc, const Storage* dout, const Storage* qkv, const Storage* out, const float* lse, int B, int T,
+            int C, int NH, const Launch& l) {
+  const int64_t threads = int64_t(B) * NH * T;
+  const int block = l.block_size();
+  const float scale = 1.0f / std::sqrt(float(C / NH));
+  WB_LAUNCH(naive_dq<Storage>, grid_for(threads, block), block, 0, stream(l), acc, dout, qkv, out, lse, B, T, C, NH,
+            scale);
+  WB_LAUNCH(naive_dk_dv<Storage>, grid_for(threads, block), block, 0, stream(l), acc, dout, qkv, out, lse, B, T, C, NH,
+            scale);
 }
 
 }  // namespace

@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "base/errors.h"
 #include "base/math_constants.h"
@@ -165,10 +166,16 @@ void launch(Storage* out, float* lse, const Storage* qkv, int B, int T, int C, i
   throw Unsupported(std::string(who) + " needs C / NH <= " + std::to_string(kMaxHeadSize));
 }
 
-// The requirement both variants declare.
-inline Requirement head_size_requirement() {
-  return {"C / NH <= " + std::to_string(kMaxHeadSize),
-          [](const Shape& s) { return s.NH > 0 && s.C / s.NH <= kMaxHeadSize; }};
+// A rung on this kernel (attention_forward cuda/3 and its bf16 twin): any block size,
+// heads of at most kMaxHeadSize channels.
+template <class Args>
+Variant variant(void (*launch)(const Args&, const Launch&), std::string summary) {
+  Variant v = Variant::of(launch);
+  v.summary = std::move(summary);
+  v.params = {block_size_param()};
+  v.requirements = {{"C / NH <= " + std::to_string(kMaxHeadSize),
+                     [](const Shape& s) { return s.NH > 0 && s.C / s.NH <= kMaxHeadSize; }}};
+  return v;
 }
 
 }  // namespace

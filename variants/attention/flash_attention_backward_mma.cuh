@@ -76,8 +76,10 @@
 
 namespace wb::cuda::flash_attention_backward_mma {
 
+using flash_attention_forward::copy_head_rows;
 using flash_attention_forward::kHead;
 using flash_attention_forward::kLd;
+using flash_attention_forward::times_rows;
 using flash_attention_forward::times_rows_transposed;
 using flash_attention_forward::zero;
 constexpr int kStages = 2;
@@ -90,62 +92,11 @@ enum Fault : int {
   kReadsBeforeWait = 3,      // a query stage (and the key tile) read before the cp.async wait that lands it
 };
 
-// Copies `rows` head rows (channels channel0 .. channel0 + kHead - 1 of rows first..,
-// row t at src + t * stride) into a shared tile of kLd-element rows, kBytes a chunk;
-// chunks past T or hs are zero-filled. The caller commits the group.
-template <int kBytes>
-__device__ inline void copy_rows(__nv_bfloat16* dst, const __nv_bfloat16* src, int64_t stride, int T, int hs,
-                                 int first, int rows) {
-  constexpr int kElements = kBytes / 2;
-  constexpr int kChunks = kHead / kElements;
-  for (int i = threadIdx.x; i < rows * kChunks; i += blockDim.x) {
-    const int r = i / kChunks, c = i % kChunks * kElements;
-    const int token = first + r;
-    const bool inside = token < T && c < hs;
-    const __nv_bfloat16* from = inside ? src + int64_t(token) * stride + c : src;  // a valid address even if unread
-    if constexpr (kBytes == 16)
-      tc::cp_async_cg<16>(dst + r * kLd + c, from, inside ? 16 : 0);
-    else
-      tc::cp_async_ca<8>(dst + r * kLd + c, from, inside ? 8 : 0);
-  }
-}
-
-// 16-byte chunks when `wide` (hs % 8 == 0, qkv and dout 16-byte aligned), else 8-byte ones.
-__device__ inline void copy_head_rows(bool wide, __nv_bfloat16* dst, const __nv_bfloat16* src, int64_t stride, int T,
-                                      int hs, int first, int rows) {
-  if (wide)
-    copy_rows<16>(dst, src, stride, T, hs, first, rows);
-  else
-    copy_rows<8>(dst, src, stride, T, hs, first, rows);
-}
-
 // `rows` floats of a (T) row from first on (lse or D), zero past T.
 __device__ inline void copy_floats(float* dst, const float* src, int T, int first, int rows) {
   for (int i = threadIdx.x; i < rows; i += blockDim.x) {
     const bool inside = first + i < T;
     tc::cp_async_ca<4>(dst + i, inside ? src + first + i : src, inside ? 4 : 0);
-  }
-}
-
-// acc[j] (16 x 8 channels, j < kHead / 8) += X (16 x 16 kSteps, its C fragments x[2kk]
-// and x[2kk + 1] rounded to bf16 as the A fragment of step kk) times the 16 kSteps rows
-// of `rows` (row r at rows + r * kLd, the k of this product: ldmatrix .trans).
-template <int kSteps>
-__device__ inline void times_rows(float (&acc)[kHead / 8][4], const float (&x)[2 * kSteps][4],
-                                  const __nv_bfloat16* rows, int quad, int row) {
-#pragma unroll
-  for (int kk = 0; kk < kSteps; ++kk) {
-    uint32_t a[4];
-    flash_attention_forward::p_fragment<flash_attention_forward::kNone>(a, x[2 * kk], x[2 * kk + 1]);
-#pragma unroll
-    for (int jj = 0; jj < kHead / 16; ++jj) {
-      // Matrices (rows 0-7, channels 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15).
-      uint32_t r[4];
-      tc::ldmatrix_x4_trans(r, rows + (kk * 16 + (quad % 2) * 8 + row) * kLd + jj * 16 + (quad / 2) * 8);
-      const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-      tc::mma_m16n8k16_bf16(acc[2 * jj], a, b0, acc[2 * jj]);
-      tc::mma_m16n8k16_bf16(acc[2 * jj + 1], a, b1, acc[2 * jj + 1]);
-    }
   }
 }
 

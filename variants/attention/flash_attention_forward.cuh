@@ -110,24 +110,56 @@ __device__ inline void p_fragment(uint32_t (&a)[4], const float (&lo)[4], const 
   a[3] = row_g8_hi;
 }
 
-// Copies `rows` head rows of part `part` (0 q, 1 k, 2 v) of tokens first.. into a
-// shared tile of kLd-element rows, kBytes a chunk; chunks past T or hs are zero-filled.
-// The caller commits the group.
+// Copies `rows` head rows (channels 0 .. kHead - 1 of rows first.., row t at src + t *
+// stride) into a shared tile of kLd-element rows, kBytes a chunk; chunks past T or hs
+// are zero-filled. The caller commits the group.
 template <int kBytes>
-__device__ inline void copy_rows(__nv_bfloat16* dst, const __nv_bfloat16* qkv, int64_t batch_row, int T, int C,
-                                 int part, int channel0, int hs, int first, int rows) {
+__device__ inline void copy_rows(__nv_bfloat16* dst, const __nv_bfloat16* src, int64_t stride, int T, int hs, int first,
+                                 int rows) {
   constexpr int kElements = kBytes / 2;
   constexpr int kChunks = kHead / kElements;
   for (int i = threadIdx.x; i < rows * kChunks; i += blockDim.x) {
     const int r = i / kChunks, c = i % kChunks * kElements;
     const int token = first + r;
     const bool inside = token < T && c < hs;
-    // A chunk that is not read still needs a valid address: qkv's first.
-    const __nv_bfloat16* src = inside ? qkv + (batch_row + token) * 3 * C + part * C + channel0 + c : qkv;
+    const __nv_bfloat16* from = inside ? src + int64_t(token) * stride + c : src;  // a valid address even if unread
     if constexpr (kBytes == 16)
-      tc::cp_async_cg<16>(dst + r * kLd + c, src, inside ? 16 : 0);
+      tc::cp_async_cg<16>(dst + r * kLd + c, from, inside ? 16 : 0);
     else
-      tc::cp_async_ca<8>(dst + r * kLd + c, src, inside ? 8 : 0);
+      tc::cp_async_ca<8>(dst + r * kLd + c, from, inside ? 8 : 0);
+  }
+}
+
+// 16-byte chunks when `wide` (hs % 8 == 0, the tensors read 16-byte aligned), else
+// 8-byte ones.
+__device__ inline void copy_head_rows(bool wide, __nv_bfloat16* dst, const __nv_bfloat16* src, int64_t stride, int T,
+                                      int hs, int first, int rows) {
+  if (wide)
+    copy_rows<16>(dst, src, stride, T, hs, first, rows);
+  else
+    copy_rows<8>(dst, src, stride, T, hs, first, rows);
+}
+
+// acc[j] (16 x 8 channels, j < kHead / 8) += X (16 x 16 kSteps, its C fragments x[2kk]
+// and x[2kk + 1] rounded to bf16 as the A fragment of step kk) times the 16 kSteps rows
+// of `rows` (row r at rows + r * kLd, the k of this product: ldmatrix .trans). The
+// forward's O += P V, and the backward's dV, dK and dQ.
+template <int kSteps, int kFault = kNone>
+__device__ inline void times_rows(float (&acc)[kHead / 8][4], const float (&x)[2 * kSteps][4],
+                                  const __nv_bfloat16* rows, int quad, int row) {
+#pragma unroll
+  for (int kk = 0; kk < kSteps; ++kk) {
+    uint32_t a[4];
+    p_fragment<kFault>(a, x[2 * kk], x[2 * kk + 1]);
+#pragma unroll
+    for (int jj = 0; jj < kHead / 16; ++jj) {
+      // Matrices (rows 0-7, channels 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15).
+      uint32_t r[4];
+      tc::ldmatrix_x4_trans(r, rows + (kk * 16 + (quad % 2) * 8 + row) * kLd + jj * 16 + (quad / 2) * 8);
+      const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+      tc::mma_m16n8k16_bf16(acc[2 * jj], a, b0, acc[2 * jj]);
+      tc::mma_m16n8k16_bf16(acc[2 * jj + 1], a, b1, acc[2 * jj + 1]);
+    }
   }
 }
 
@@ -170,27 +202,14 @@ __global__ void flash_forward(__nv_bfloat16* out, float* lse, const __nv_bfloat1
   const int first = q0 + 16 * warp;
   const int last = min(first + 15, T - 1);
 
+  // The head's q: row t at q_head + t * 3C, its k and v C and 2C further on.
+  const __nv_bfloat16* const q_head = qkv + batch_row * 3 * C + h * hs;
   auto issue = [&](int tile, int buffer) {
-    if (wide) {
-      if (tile == 0) copy_rows<16>(qs, qkv, batch_row, T, C, 0, h * hs, hs, q0, query_tile);
-      copy_rows<16>(ks(buffer), qkv, batch_row, T, C, 1, h * hs, hs, tile * kKeyTile, kKeyTile);
-      copy_rows<16>(vs(buffer), qkv, batch_row, T, C, 2, h * hs, hs, tile * kKeyTile, kKeyTile);
-    } else {
-      if (tile == 0) copy_rows<8>(qs, qkv, batch_row, T, C, 0, h * hs, hs, q0, query_tile);
-      copy_rows<8>(ks(buffer), qkv, batch_row, T, C, 1, h * hs, hs, tile * kKeyTile, kKeyTile);
-      copy_rows<8>(vs(buffer), qkv, batch_row, T, C, 2, h * hs, hs, tile * kKeyTile, kKeyTile);
-    }
+    if (tile == 0) copy_head_rows(wide, qs, q_head, 3 * C, T, hs, q0, query_tile);
+    copy_head_rows(wide, ks(buffer), q_head + C, 3 * C, T, hs, tile * kKeyTile, kKeyTile);
+    copy_head_rows(wide, vs(buffer), q_head + 2 * C, 3 * C, T, hs, tile * kKeyTile, kKeyTile);
   };
-  auto wait = [&] {
-    switch (stages) {  // wait_group takes an immediate; stages is the same for the whole grid
-      case 2:
-        tc::cp_async_wait<0>();
-        break;
-      default:
-        tc::cp_async_wait<1>();
-        break;
-    }
-  };
+  auto wait = [&] { tc::cp_async_wait_pending(stages - 2); };  // stages is 2 or 3
 
   for (int s = 0; s < stages - 1; ++s) {
     if (s < key_tiles) issue(s, s);
@@ -265,21 +284,8 @@ __global__ void flash_forward(__nv_bfloat16* out, float* lse, const __nv_bfloat1
         for (int e = 0; e < 4; ++e) o[j][e] *= correction[e / 2];
     }
 
-    // O += P V, 16 keys a step; V rows are keys (B's k): ldmatrix .trans, matrices
-    // (keys 0-7, channels 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15).
-#pragma unroll
-    for (int kk = 0; kk < kKeyTile / 16; ++kk) {
-      uint32_t pa[4];
-      p_fragment<kFault>(pa, s[2 * kk], s[2 * kk + 1]);
-#pragma unroll
-      for (int jj = 0; jj < kO / 2; ++jj) {
-        uint32_t r[4];
-        tc::ldmatrix_x4_trans(r, vt + (kk * 16 + (quad % 2) * 8 + row) * kLd + jj * 16 + (quad / 2) * 8);
-        const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-        tc::mma_m16n8k16_bf16(o[2 * jj], pa, b0, o[2 * jj]);
-        tc::mma_m16n8k16_bf16(o[2 * jj + 1], pa, b1, o[2 * jj + 1]);
-      }
-    }
+    // O += P V, 16 keys a step; V rows are keys (B's k): ldmatrix .trans.
+    times_rows<kKeyTile / 16, kFault>(o, s, vt, quad, row);
     if (kFault == kReadsBeforeWait) wait();
   }
   tc::cp_async_wait_all();  // only empty groups are left; none may outlive the block

@@ -25,19 +25,9 @@
 namespace wb::variants {
 namespace {
 
-using cuda::naive_attention_backward::naive_dk_dv;
-using cuda::naive_attention_backward::naive_dq;
-
+// fp32 storage: the accumulator is dqkv itself.
 void launch(const AttentionBackwardArgs& a, const Launch& l) {
-  const int64_t threads = int64_t(a.B) * a.NH * a.T;
-  const int block = l.block_size();
-  const float scale = 1.0f / std::sqrt(float(a.C / a.NH));
-  const cudaStream_t s = cuda::stream(l);
-  // fp32 storage: the accumulator is dqkv itself.
-  WB_LAUNCH(naive_dq<float>, cuda::grid_for(threads, block), block, 0, s, a.dqkv, a.dout, a.qkv, a.out, a.lse, a.B, a.T,
-            a.C, a.NH, scale);
-  WB_LAUNCH(naive_dk_dv<float>, cuda::grid_for(threads, block), block, 0, s, a.dqkv, a.dout, a.qkv, a.out, a.lse, a.B,
-            a.T, a.C, a.NH, scale);
+  cuda::naive_attention_backward::launch(a.dqkv, a.dout, a.qkv, a.out, a.lse, a.B, a.T, a.C, a.NH, l);
 }
 
 }  // namespace

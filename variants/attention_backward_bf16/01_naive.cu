@@ -34,9 +34,6 @@
 namespace wb::variants {
 namespace {
 
-using cuda::naive_attention_backward::naive_dk_dv;
-using cuda::naive_attention_backward::naive_dq;
-
 // One thread per element: dqkv = bf16(acc), the one rounding of every gradient.
 __global__ void round_into_bf16(__nv_bfloat16* dqkv, const float* acc, int64_t n) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -46,19 +43,15 @@ __global__ void round_into_bf16(__nv_bfloat16* dqkv, const float* acc, int64_t n
 std::size_t accumulator_bytes(const Shape& s) { return std::size_t(s.B * s.T * 3 * s.C) * sizeof(float); }
 
 void launch(const AttentionBackwardBf16Args& a, const Launch& l) {
-  const int64_t threads = int64_t(a.B) * a.NH * a.T;
   const int64_t elements = int64_t(a.B) * a.T * 3 * a.C;
   if (l.workspace_bytes < std::size_t(elements) * sizeof(float))
     throw std::logic_error("attention_backward_bf16 cuda/1: workspace too small for the fp32 accumulator");
   float* acc = static_cast<float*>(l.workspace);  // (B, T, 3C)
+  cuda::naive_attention_backward::launch(acc, cuda::as_cuda(a.dout), cuda::as_cuda(a.qkv), cuda::as_cuda(a.out), a.lse,
+                                         a.B, a.T, a.C, a.NH, l);
   const int block = l.block_size();
-  const float scale = 1.0f / std::sqrt(float(a.C / a.NH));
-  const cudaStream_t s = cuda::stream(l);
-  WB_LAUNCH(naive_dq<__nv_bfloat16>, cuda::grid_for(threads, block), block, 0, s, acc, cuda::as_cuda(a.dout),
-            cuda::as_cuda(a.qkv), cuda::as_cuda(a.out), a.lse, a.B, a.T, a.C, a.NH, scale);
-  WB_LAUNCH(naive_dk_dv<__nv_bfloat16>, cuda::grid_for(threads, block), block, 0, s, acc, cuda::as_cuda(a.dout),
-            cuda::as_cuda(a.qkv), cuda::as_cuda(a.out), a.lse, a.B, a.T, a.C, a.NH, scale);
-  WB_LAUNCH(round_into_bf16, cuda::grid_for(elements, block), block, 0, s, cuda::as_cuda(a.dqkv), acc, elements);
+  WB_LAUNCH(round_into_bf16, cuda::grid_for(elements, block), block, 0, cuda::stream(l), cuda::as_cuda(a.dqkv), acc,
+            elements);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "contract/ops/attention_forward.h"
 #include "device/cuda/dialect.cuh"
 #include "device/cuda/runtime.h"
+#include "variants/attention/head_row.cuh"
 #include "variants/attention_forward/common.cuh"
 
 namespace wb::variants {
@@ -31,14 +32,8 @@ __device__ float scaled_score(const float* q, const float* k, int hs, float scal
 
 // Thread index -> (b, h, t) with t fastest, which is also the layout of lse.
 __global__ void attention_thread_per_row(float* out, float* lse, const float* qkv, int B, int T, int C, int NH) {
-  const int64_t rows = int64_t(B) * NH * T;
-  const int64_t row = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (row >= rows) return;
-  const int t = int(row % T);
-  const int bh = int(row / T);
-  const int h = bh % NH;
-  const int b = bh / NH;
-  const int hs = C / NH;
+  const auto [b, bh, h, t, hs, C3] = cuda::attention_rows::thread_row(T, C, NH);
+  if (b >= B) return;
   const float scale = 1.0f / sqrtf(float(hs));
 
   const float* q = qkv + qkv_row(b, t, T, C) + h * hs;
@@ -57,7 +52,7 @@ __global__ void attention_thread_per_row(float* out, float* lse, const float* qk
     const float* v = kv + 2 * C;
     for (int i = 0; i < hs; ++i) o[i] += p * v[i];
   }
-  lse[row] = l;
+  lse[bh * T + t] = l;
 }
 
 void launch(const AttentionForwardArgs& a, const Launch& l) {

@@ -31,11 +31,8 @@ void launch(const AttentionForwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant attention_forward_cuda_3() {
-  Variant v = Variant::of(&launch);
-  v.summary = "warp per query row, keys streamed in chunks of 32, online max/sum in log2 units, one fused kernel";
-  v.params = {block_size_param()};
-  v.requirements = {cuda::attention_online_rows::head_size_requirement()};
-  return v;
+  return cuda::attention_online_rows::variant(
+      &launch, "warp per query row, keys streamed in chunks of 32, online max/sum in log2 units, one fused kernel");
 }
 
 }  // namespace wb::variants

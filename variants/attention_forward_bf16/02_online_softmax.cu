@@ -31,11 +31,8 @@ void launch(const AttentionForwardBf16Args& a, const Launch& l) {
 }  // namespace
 
 Variant attention_forward_bf16_cuda_2() {
-  Variant v = Variant::of(&launch);
-  v.summary = "warp per query row, keys streamed in chunks of 32, online max/sum in log2 units, fp32 accumulator";
-  v.params = {block_size_param()};
-  v.requirements = {cuda::attention_online_rows::head_size_requirement()};
-  return v;
+  return cuda::attention_online_rows::variant(
+      &launch, "warp per query row, keys streamed in chunks of 32, online max/sum in log2 units, fp32 accumulator");
 }
 
 }  // namespace wb::variants

@@ -35,9 +35,6 @@ namespace {
 
 namespace lr = cuda::layernorm_registers;
 
-constexpr int kMaxVecsPerLane = 16;
-constexpr int kMaxC = kMaxVecsPerLane * 4 * cuda::kWarpSize;  // 2048
-
 template <int kVecs>  // float4 registers per lane; C/4 <= 32 * kVecs
 __global__ void fused_residual_layernorm_vec4(float* residual, float* normed, float* mean, float* rstd,
                                               const float* inp1, const float* inp2, const float* weight,
@@ -101,32 +98,20 @@ __global__ void fused_residual_layernorm_vec4(float* residual, float* normed, fl
   }
 }
 
-template <int kVecs>
-void launch_with(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
-  const int rows = a.B * a.T;
-  const int block = l.block_size();
-  const int rows_per_block = block / cuda::kWarpSize;
-  WB_LAUNCH(fused_residual_layernorm_vec4<kVecs>, cuda::grid_for(rows, rows_per_block), block, 0, cuda::stream(l),
-            a.residual, a.normed, a.mean, a.rstd, a.inp1, a.inp2, a.weight, a.bias, rows, a.C);
-}
-
 void launch(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
   cuda::require_aligned16("fused_residual_layernorm_forward cuda/3",
                           {a.residual, a.normed, a.inp1, a.inp2, a.weight, a.bias});
-  if (lr::with_vecs_per_thread<cuda::kWarpSize, 1, 2, 3, 4, 6, 8, 12, kMaxVecsPerLane>(
-          a.C, [&](auto vecs) { launch_with<decltype(vecs)::value>(a, l); }))
-    return;
-  throw Unsupported("fused_residual_layernorm_forward cuda/3 needs C <= " + std::to_string(kMaxC));
+  if (!lr::launch_rows<cuda::kWarpSize, 1, 2, 3, 4, 6, 8, 12, lr::kMaxVecsPerLane>(
+          a.C, a.B * a.T, l, [](auto vecs) { return &fused_residual_layernorm_vec4<decltype(vecs)::value>; },
+          a.residual, a.normed, a.mean, a.rstd, a.inp1, a.inp2, a.weight, a.bias, a.B * a.T, a.C))
+    throw Unsupported("fused_residual_layernorm_forward cuda/3 needs C <= " + std::to_string(lr::kMaxWarpRowC));
 }
 
 }  // namespace
 
 Variant fused_residual_layernorm_forward_cuda_3() {
-  Variant v = Variant::of(&launch);
-  v.summary = "fused, warp per row, float4 row in registers, shifted one-pass statistics, streaming stores";
-  v.params = {block_size_param()};
-  v.requirements = lr::warp_row_requirements(kMaxC);
-  return v;
+  return lr::warp_row_variant(
+      &launch, "fused, warp per row, float4 row in registers, shifted one-pass statistics, streaming stores");
 }
 
 }  // namespace wb::variants

@@ -80,11 +80,8 @@ void launch(const FusedResidualLayernormForwardBf16Args& a, const Launch& l) {
 }  // namespace
 
 Variant fused_residual_layernorm_forward_bf16_cuda_2() {
-  Variant v = Variant::of(&launch);
-  v.summary = "warp per row: residual rounded and stored from 128-bit loads, its row kept in fp32 registers";
-  v.params = {block_size_param()};
-  v.requirements = cuda::layernorm::warp_row_bf16_requirements();
-  return v;
+  return cuda::layernorm::warp_row_bf16_variant(
+      &launch, "warp per row: residual rounded and stored from 128-bit loads, its row kept in fp32 registers");
 }
 
 }  // namespace wb::variants

@@ -8,6 +8,7 @@
 
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "contract/ops/layernorm_forward.h"
@@ -120,10 +121,17 @@ void with_packs_per_lane(int C, F&& launch_with) {
   return launch_with(std::integral_constant<int, kMaxPacksPerLane>{});
 }
 
-// What a row held as a WarpRow needs: whole Packed128 and at most kMaxPacksPerLane of them a lane.
-inline std::vector<Requirement> warp_row_bf16_requirements() {
-  return {{"C % 8 == 0", [](const Shape& s) { return s.C % 8 == 0; }},
-          {"C <= " + std::to_string(kMaxWarpRowC), [](const Shape& s) { return s.C <= kMaxWarpRowC; }}};
+// A bf16 rung with its rows held as WarpRows (layernorm_forward_bf16 cuda/2,
+// fused_residual_layernorm_forward_bf16 cuda/2, layernorm_backward_bf16 cuda/2): any
+// block size; whole Packed128 per row, at most kMaxPacksPerLane of them a lane.
+template <class Args>
+Variant warp_row_bf16_variant(void (*launch)(const Args&, const Launch&), std::string summary) {
+  Variant v = Variant::of(launch);
+  v.summary = std::move(summary);
+  v.params = {block_size_param()};
+  v.requirements = {{"C % 8 == 0", [](const Shape& s) { return s.C % 8 == 0; }},
+                    {"C <= " + std::to_string(kMaxWarpRowC), [](const Shape& s) { return s.C <= kMaxWarpRowC; }}};
+  return v;
 }
 
 }  // namespace wb::cuda::layernorm

@@ -9,7 +9,9 @@
 // its own copy and uses it.
 #include <cuda_runtime.h>
 
+#include <string>
 #include <type_traits>
+#include <utility>
 
 #include "contract/variant.h"
 #include "device/cuda/as_device.cuh"
@@ -42,6 +44,16 @@ void launch(const Args& a, const Launch& l) {
   const int block = l.block_size();
   WB_LAUNCH(thread_per_row<Storage>, grid_for(rows, block), block, 0, stream(l), as_device(a.out), a.mean, a.rstd,
             as_device(a.inp), as_device(a.weight), as_device(a.bias), rows, a.C);
+}
+
+// The rung of Args: any block size; the twins differ in their argument struct and
+// summary only.
+template <class Args>
+Variant variant(std::string summary) {
+  Variant v = Variant::of(&launch<Args>);
+  v.summary = std::move(summary);
+  v.params = {block_size_param()};
+  return v;
 }
 
 }  // namespace

@@ -9,13 +9,21 @@
 
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "contract/variant.h"
 #include "device/cuda/device_utils.cuh"
+#include "device/cuda/dialect.cuh"
+#include "device/cuda/runtime.h"
 #include "variants/layernorm/layernorm.cuh"
 
 namespace wb::cuda::layernorm_registers {
+
+// A warp's row in registers (layernorm_forward cuda/6, fused_residual_layernorm_forward
+// cuda/3): at most kMaxVecsPerLane float4 per lane, rows of up to kMaxWarpRowC channels.
+constexpr int kMaxVecsPerLane = 16;
+constexpr int kMaxWarpRowC = kMaxVecsPerLane * 4 * kWarpSize;  // 2048
 
 // Loads the thread's share of row x (zeros past the row's end) and returns its sum.
 template <int kWidth, int kVecs>
@@ -73,11 +81,33 @@ bool with_vecs_per_thread(int C, F&& launch_with) {
   return ((needed <= kCounts ? (launch_with(std::integral_constant<int, kCounts>{}), true) : false) || ...);
 }
 
+// Launches a row per kWidth threads: kernel_of(std::integral_constant<int, k>{}), the
+// kernel for the first k of kCounts that holds a row of C floats (with_vecs_per_thread),
+// with args, on rows / (block_size / kWidth) blocks. False when no k does: nothing is
+// launched, and the caller says why.
+template <int kWidth, int... kCounts, class KernelOf, class... Args>
+bool launch_rows(int C, int rows, const Launch& l, KernelOf&& kernel_of, const Args&... args) {
+  const int block = l.block_size();
+  return with_vecs_per_thread<kWidth, kCounts...>(
+      C, [&](auto vecs) { WB_LAUNCH(kernel_of(vecs), grid_for(rows, block / kWidth), block, 0, stream(l), args...); });
+}
+
 // What a warp's row in registers needs: whole float4 (16-byte aligned rows) and at most
 // max_c channels.
 inline std::vector<Requirement> warp_row_requirements(int max_c) {
   return {{"C % 4 == 0", [](const Shape& s) { return s.C % 4 == 0; }},
           {"C <= " + std::to_string(max_c), [max_c](const Shape& s) { return s.C <= max_c; }}};
+}
+
+// A rung with a row in a warp's registers: any block size, rows of at most
+// kMaxWarpRowC channels in whole float4.
+template <class Args>
+Variant warp_row_variant(void (*launch)(const Args&, const Launch&), std::string summary) {
+  Variant v = Variant::of(launch);
+  v.summary = std::move(summary);
+  v.params = {block_size_param()};
+  v.requirements = warp_row_requirements(kMaxWarpRowC);
+  return v;
 }
 
 }  // namespace wb::cuda::layernorm_registers

@@ -162,10 +162,8 @@ void launch(const LayernormBackwardBf16Args& a, const Launch& l) {
 }  // namespace
 
 Variant layernorm_backward_bf16_cuda_2() {
-  Variant v = Variant::of(&launch);
-  v.summary = "warp per row for dinp with 128-bit accesses; column partials per 32-row chunk, summed in chunk order";
-  v.params = {block_size_param()};
-  v.requirements = cuda::layernorm::warp_row_bf16_requirements();
+  Variant v = cuda::layernorm::warp_row_bf16_variant(
+      &launch, "warp per row for dinp with 128-bit accesses; column partials per 32-row chunk, summed in chunk order");
   v.launch_limit = [](const Shape& s, const ParamValues&) -> std::optional<std::string> {
     if (chunks_of(s.B * s.T) <= kMaxChunks) return std::nullopt;
     return "B*T = " + std::to_string(s.B * s.T) + " needs more than 65535 chunks of 32 rows (gridDim.y)";

@@ -11,10 +11,8 @@
 namespace wb::variants {
 
 Variant layernorm_forward_cuda_1() {
-  Variant v = Variant::of(&cuda::layernorm_naive::launch<LayernormForwardArgs>);
-  v.summary = "one thread per row, three passes over the row like the CPU loop";
-  v.params = {block_size_param()};
-  return v;
+  return cuda::layernorm_naive::variant<LayernormForwardArgs>(
+      "one thread per row, three passes over the row like the CPU loop");
 }
 
 }  // namespace wb::variants

@@ -24,9 +24,6 @@ namespace {
 
 namespace lr = cuda::layernorm_registers;
 
-constexpr int kMaxVecsPerLane = 16;
-constexpr int kMaxC = kMaxVecsPerLane * 4 * cuda::kWarpSize;  // 2048
-
 template <int kVecs>  // float4 registers per lane; C/4 <= 32 * kVecs
 __global__ void layernorm_vec4_registers(float* out, float* mean, float* rstd, const float* inp, const float* weight,
                                          const float* bias, int rows, int C) {
@@ -44,31 +41,19 @@ __global__ void layernorm_vec4_registers(float* out, float* mean, float* rstd, c
   }
 }
 
-template <int kVecs>
-void launch_with(const LayernormForwardArgs& a, const Launch& l) {
-  const int rows = a.B * a.T;
-  const int block = l.block_size();
-  const int rows_per_block = block / cuda::kWarpSize;
-  WB_LAUNCH(layernorm_vec4_registers<kVecs>, cuda::grid_for(rows, rows_per_block), block, 0, cuda::stream(l), a.out,
-            a.mean, a.rstd, a.inp, a.weight, a.bias, rows, a.C);
-}
-
 void launch(const LayernormForwardArgs& a, const Launch& l) {
   cuda::require_aligned16("layernorm_forward cuda/6", {a.out, a.inp, a.weight, a.bias});
-  if (lr::with_vecs_per_thread<cuda::kWarpSize, 1, 2, 4, 8, kMaxVecsPerLane>(
-          a.C, [&](auto vecs) { launch_with<decltype(vecs)::value>(a, l); }))
-    return;
-  throw Unsupported("layernorm_forward cuda/6 needs C <= " + std::to_string(kMaxC));
+  if (!lr::launch_rows<cuda::kWarpSize, 1, 2, 4, 8, lr::kMaxVecsPerLane>(
+          a.C, a.B * a.T, l, [](auto vecs) { return &layernorm_vec4_registers<decltype(vecs)::value>; }, a.out, a.mean,
+          a.rstd, a.inp, a.weight, a.bias, a.B * a.T, a.C))
+    throw Unsupported("layernorm_forward cuda/6 needs C <= " + std::to_string(lr::kMaxWarpRowC));
 }
 
 }  // namespace
 
 Variant layernorm_forward_cuda_6() {
-  Variant v = Variant::of(&launch);
-  v.summary = "warp per row, the row read once into registers with float4 loads, float4 stores";
-  v.params = {block_size_param()};
-  v.requirements = lr::warp_row_requirements(kMaxC);
-  return v;
+  return lr::warp_row_variant(&launch,
+                              "warp per row, the row read once into registers with float4 loads, float4 stores");
 }
 
 }  // namespace wb::variants

@@ -12,10 +12,8 @@
 namespace wb::variants {
 
 Variant layernorm_forward_bf16_cuda_1() {
-  Variant v = Variant::of(&cuda::layernorm_naive::launch<LayernormForwardBf16Args>);
-  v.summary = "one thread per row, three passes in fp32 like the CPU loop, each output rounded once";
-  v.params = {block_size_param()};
-  return v;
+  return cuda::layernorm_naive::variant<LayernormForwardBf16Args>(
+      "one thread per row, three passes in fp32 like the CPU loop, each output rounded once");
 }
 
 }  // namespace wb::variants

@@ -68,11 +68,8 @@ void launch(const LayernormForwardBf16Args& a, const Launch& l) {
 }  // namespace
 
 Variant layernorm_forward_bf16_cuda_2() {
-  Variant v = Variant::of(&launch);
-  v.summary = "warp per row, the row read once into fp32 registers with 128-bit loads (8 bf16), 128-bit stores";
-  v.params = {block_size_param()};
-  v.requirements = cuda::layernorm::warp_row_bf16_requirements();
-  return v;
+  return cuda::layernorm::warp_row_bf16_variant(
+      &launch, "warp per row, the row read once into fp32 registers with 128-bit loads (8 bf16), 128-bit stores");
 }
 
 }  // namespace wb::variants

@@ -50,6 +50,7 @@
 #include "device/cuda/dialect.cuh"
 #include "device/cuda/packed.cuh"
 #include "device/cuda/runtime.h"
+#include "variants/matmul/double_buffer.cuh"
 
 namespace wb::cuda::tensor_core_gemm {
 
@@ -142,6 +143,17 @@ struct StagedSlabs {
   __device__ void store(__nv_bfloat16* xs, __nv_bfloat16* ws, int tid) const {
     x.store(xs, tid);
     w.store(ws, tid);
+  }
+
+  // The register-staged double buffer (variants/matmul/double_buffer.cuh) over the
+  // slabs of p.K, in four slab buffers of kTile x kLd at smem: inp slabs 0 and 1, then
+  // weight slabs 0 and 1. multiply(xs, ws) gets the inp and weight slabs to multiply.
+  template <class Multiply>
+  __device__ void walk(const Problem& p, __nv_bfloat16* smem, int row0, int col0, int tid, Multiply&& multiply) {
+    constexpr int kSlab = kTile * kLd;
+    double_buffer::walk((p.K + kBK - 1) / kBK, [&](int slab) { load(p, row0, col0, slab * kBK, tid); },
+                        [&](int b) { store(smem + b * kSlab, smem + (2 + b) * kSlab, tid); },
+                        [&](int b) { multiply(smem + b * kSlab, smem + (2 + b) * kSlab); });
   }
 };
 

@@ -10,8 +10,9 @@
 // kTM x kTM per thread, slabs of kBK channels.
 #include <stdexcept>
 #include <string>
-#include <vector>
+#include <utility>
 
+#include "contract/variant.h"
 #include "device/cuda/dialect.cuh"
 #include "device/cuda/runtime.h"
 #include "variants/matmul/matmul.cuh"
@@ -110,10 +111,17 @@ void launch(const Store& store, const float* inp, const float* weight, int rows,
   return launch_k<8>(store, inp, weight, rows, C, OC, l, tile, tm);
 }
 
-// The parameters with their legal values and defaults, as matmul_forward cuda/3 declares them.
-inline std::vector<TuningParam> params() {
-  return {block_size_param({64, 256, 1024}, 256), TuningParam{"tile", {64, 128}, 128},
-          TuningParam{"tile_k", {8, 16}, 8}};
+// A rung on this kernel (matmul_forward cuda/3, matmul_gelu_forward cuda/2): the
+// parameters block_size, tile and tile_k with their legal values and defaults, and the
+// launch limit of the thread tiles built.
+template <class Args>
+Variant variant(void (*launch)(const Args&, const Launch&), std::string summary) {
+  Variant v = Variant::of(launch);
+  v.summary = std::move(summary);
+  v.params = {block_size_param({64, 256, 1024}, 256), TuningParam{"tile", {64, 128}, 128},
+              TuningParam{"tile_k", {8, 16}, 8}};
+  v.launch_limit = matmul::register_tile_limit;
+  return v;
 }
 
 }  // namespace wb::cuda::register_tiles

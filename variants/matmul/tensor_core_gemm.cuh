@@ -225,17 +225,7 @@ __global__ void __launch_bounds__(32 * (kTile / kWarpTile) * (kTile / kWarpTile)
   WarpTile<kWarpTile, kWarpTile> tile;
   tile.zero();
   for (int t = 0; t < slabs; ++t) {
-    switch (stages) {  // wait_group takes an immediate; stages is the same for the whole grid
-      case 2:
-        tc::cp_async_wait<0>();
-        break;
-      case 3:
-        tc::cp_async_wait<1>();
-        break;
-      default:
-        tc::cp_async_wait<2>();
-        break;
-    }
+    tc::cp_async_wait_pending(stages - 2);  // stages is the same for the whole grid
     __syncthreads();
     const int next = t + stages - 1;
     if (next < slabs) issue(next, next % stages);

@@ -13,8 +13,7 @@
 namespace wb::variants {
 
 Variant matmul_forward_cuda_1() {
-  return cuda::matmul_naive::variant(
-      &cuda::matmul_naive::launch<MatmulForwardArgs, false>,
+  return cuda::matmul_naive::variant<MatmulForwardArgs>(
       "one thread per output, a dot product of an inp row and a weight row like the CPU loop");
 }
 

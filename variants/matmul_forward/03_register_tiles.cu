@@ -46,11 +46,8 @@ void launch(const MatmulForwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant matmul_forward_cuda_3() {
-  Variant v = Variant::of(&launch);
-  v.summary = "tile x tile outputs per block, a TM x TM register tile per thread (outer products from shared memory)";
-  v.params = cuda::register_tiles::params();
-  v.launch_limit = cuda::matmul::register_tile_limit;
-  return v;
+  return cuda::register_tiles::variant(
+      &launch, "tile x tile outputs per block, a TM x TM register tile per thread (outer products from shared memory)");
 }
 
 }  // namespace wb::variants

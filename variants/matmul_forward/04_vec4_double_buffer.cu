@@ -14,6 +14,8 @@
 //     float4 loads of the next slab are already in flight into registers; they are
 //     written to the other buffer after the math, and one barrier per slab suffices
 //     (the buffer written in step t was last read in step t-1, before its barrier).
+//     The walk and the float4 staging are variants/matmul/double_buffer.cuh's, which
+//     the tensor-core rungs above reuse.
 // Why it should beat variant 3: a quarter of the global and shared load instructions,
 // shared reads that are vectorised and conflict-free, and global latency hidden behind
 // the outer products instead of exposed at every slab.
@@ -29,11 +31,13 @@
 #include "device/cuda/device_utils.cuh"
 #include "device/cuda/dialect.cuh"
 #include "device/cuda/runtime.h"
+#include "variants/matmul/double_buffer.cuh"
 #include "variants/matmul/matmul.cuh"
 
 namespace wb::variants {
 namespace {
 
+namespace db = cuda::double_buffer;
 namespace mf = cuda::matmul;
 
 template <int kTile, int kTM>
@@ -55,13 +59,10 @@ __global__ void __launch_bounds__(threads_of<kTile, kTM>(), min_blocks_of<kTile,
                               int OC) {
   constexpr int kSide = kTile / kTM;  // threads along a side of the block
   constexpr int kThreads = kSide * kSide;
-  constexpr int kGroups = kTM / 4;            // float4 groups of rows (and of columns) per thread
-  constexpr int kGroupSpan = 4 * kSide;       // rows between a thread's groups
-  constexpr int kVecsPerRow = kBK / 4;        // float4 per row of a slab
-  constexpr int kVecs = kTile * kVecsPerRow;  // float4 per slab
-  constexpr int kLoads = (kVecs + kThreads - 1) / kThreads;
-  constexpr bool kEven = kVecs % kThreads == 0;
-  constexpr int kLd = kTile + 4;  // padded row of the transposed slabs
+  constexpr int kGroups = kTM / 4;       // float4 groups of rows (and of columns) per thread
+  constexpr int kGroupSpan = 4 * kSide;  // rows between a thread's groups
+  constexpr int kLd = kTile + 4;         // padded row of the transposed slabs
+  using Staged = db::Float4Rows<kTile, kBK, kThreads>;
   static_assert(kTM % 4 == 0 && kBK % 4 == 0 && kTile % kTM == 0, "float4 groups");
   static_assert(kGroups * kGroupSpan == kTile, "a thread's groups cover the tile");
 
@@ -75,37 +76,17 @@ __global__ void __launch_bounds__(threads_of<kTile, kTM>(), min_blocks_of<kTile,
   const int col0 = blockIdx.x * kTile;
   const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 
-  float4 xr[kLoads], wr[kLoads];  // the next slab, on its way from global memory
-
-  // float4 number f of a slab: row f / kVecsPerRow, channels 4 * (f % kVecsPerRow) + {0..3}.
-  auto load_slab = [&](int k0) {
-#pragma unroll
-    for (int i = 0; i < kLoads; ++i) {
-      const int f = tid + i * kThreads;
-      const bool in_slab = kEven || f < kVecs;
-      const int m = f / kVecsPerRow;
-      const int c = k0 + 4 * (f % kVecsPerRow);  // C % 4 == 0: all four channels valid, or none
-      const int r = row0 + m;
-      const int o = col0 + m;
-      xr[i] = in_slab && r < rows && c < C ? cuda::load4(inp + int64_t(r) * C + c) : zero;
-      wr[i] = in_slab && o < OC && c < C ? cuda::load4(weight + int64_t(o) * C + c) : zero;
-    }
-  };
+  Staged next;  // the next slab, on its way from global memory
+  auto load_slab = [&](int slab) { next.load(inp, weight, rows, C, OC, row0, col0, slab * kBK, tid); };
+  // Each float4 (four channels of one row) goes down a column of the transposed slab.
   auto store_slab = [&](int b) {
 #pragma unroll
-    for (int i = 0; i < kLoads; ++i) {
-      const int f = tid + i * kThreads;
-      if (!kEven && f >= kVecs) continue;
-      const int m = f / kVecsPerRow;
-      const int k = 4 * (f % kVecsPerRow);
-      xs[b][k + 0][m] = xr[i].x;
-      xs[b][k + 1][m] = xr[i].y;
-      xs[b][k + 2][m] = xr[i].z;
-      xs[b][k + 3][m] = xr[i].w;
-      ws[b][k + 0][m] = wr[i].x;
-      ws[b][k + 1][m] = wr[i].y;
-      ws[b][k + 2][m] = wr[i].z;
-      ws[b][k + 3][m] = wr[i].w;
+    for (int i = 0; i < Staged::kLoads; ++i) {
+      if (!Staged::in_slab(tid, i)) continue;
+      const int m = Staged::row(tid, i);
+      const int k = Staged::channel(tid, i);
+      db::spread4(&xs[b][k][m], kLd, next.x[i]);
+      db::spread4(&ws[b][k][m], kLd, next.w[i]);
     }
   };
 
@@ -115,38 +96,23 @@ __global__ void __launch_bounds__(threads_of<kTile, kTM>(), min_blocks_of<kTile,
 #pragma unroll
     for (int j = 0; j < kTM; ++j) acc[i][j] = 0.0f;
 
-  const int slabs = (C + kBK - 1) / kBK;
-  load_slab(0);
-  store_slab(0);
-  __syncthreads();
-  for (int t = 0; t < slabs; ++t) {
-    const int b = t & 1;
-    const bool more = t + 1 < slabs;  // the same for every thread of the block
-    if (more) load_slab((t + 1) * kBK);
+  // For one k a thread reads its kTM rows and kTM columns as kGroups float4 each.
+  auto multiply = [&](int b) {
 #pragma unroll
     for (int k = 0; k < kBK; ++k) {
       float x[kTM], w[kTM];
 #pragma unroll
       for (int g = 0; g < kGroups; ++g) {
-        const float4 xv = cuda::load4(&xs[b][k][g * kGroupSpan + 4 * ty]);
-        const float4 wv = cuda::load4(&ws[b][k][g * kGroupSpan + 4 * tx]);
-        x[4 * g + 0] = xv.x;
-        x[4 * g + 1] = xv.y;
-        x[4 * g + 2] = xv.z;
-        x[4 * g + 3] = xv.w;
-        w[4 * g + 0] = wv.x;
-        w[4 * g + 1] = wv.y;
-        w[4 * g + 2] = wv.z;
-        w[4 * g + 3] = wv.w;
+        db::spread4(x + 4 * g, 1, cuda::load4(&xs[b][k][g * kGroupSpan + 4 * ty]));
+        db::spread4(w + 4 * g, 1, cuda::load4(&ws[b][k][g * kGroupSpan + 4 * tx]));
       }
 #pragma unroll
       for (int i = 0; i < kTM; ++i)
 #pragma unroll
         for (int j = 0; j < kTM; ++j) acc[i][j] += x[i] * w[j];
     }
-    if (more) store_slab(b ^ 1);
-    __syncthreads();
-  }
+  };
+  db::walk((C + kBK - 1) / kBK, load_slab, store_slab, multiply);
 
   // acc[4g + q][4h + p] is out[row0 + g*span + 4ty + q][col0 + h*span + 4tx + p].
 #pragma unroll

@@ -14,8 +14,8 @@
 namespace wb::variants {
 
 Variant matmul_forward_bf16_cuda_1() {
-  return cuda::matmul_naive::variant(&cuda::matmul_naive::launch<MatmulForwardBf16Args, false>,
-                                     "one thread per output: a dot product of widened bf16 rows in fp32, rounded once");
+  return cuda::matmul_naive::variant<MatmulForwardBf16Args>(
+      "one thread per output: a dot product of widened bf16 rows in fp32, rounded once");
 }
 
 }  // namespace wb::variants

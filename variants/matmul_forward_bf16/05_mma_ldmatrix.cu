@@ -57,20 +57,10 @@ __global__ void __launch_bounds__(32 * (kTile / kWarpTile) * (kTile / kWarpTile)
   tg::StagedSlabs<kTile, kThreads> next;  // the next slab, on its way from global memory
   tg::WarpTile<kWarpTile, kWarpTile> tile;
   tile.zero();
-
-  const int slabs = (p.K + tg::kBK - 1) / tg::kBK;
-  next.load(p, row0, col0, 0, tid);
-  next.store(smem, smem + 2 * kSlab, tid);
-  __syncthreads();
-  for (int t = 0; t < slabs; ++t) {
-    const int b = t & 1;
-    const bool more = t + 1 < slabs;  // the same for every thread of the block
-    if (more) next.load(p, row0, col0, (t + 1) * tg::kBK, tid);
-    tile.template multiply_slab<true, true, tg::kLd, tg::kLd>(smem + b * kSlab + wm * kWarpTile * tg::kLd,
-                                                              smem + (2 + b) * kSlab + wn * kWarpTile * tg::kLd, lane);
-    if (more) next.store(smem + (b ^ 1) * kSlab, smem + (2 + (b ^ 1)) * kSlab, tid);
-    __syncthreads();
-  }
+  next.walk(p, smem, row0, col0, tid, [&](const __nv_bfloat16* xs, const __nv_bfloat16* ws) {
+    tile.template multiply_slab<true, true, tg::kLd, tg::kLd>(xs + wm * kWarpTile * tg::kLd,
+                                                              ws + wn * kWarpTile * tg::kLd, lane);
+  });
   tile.template store<tg::kBias>(p, row0 + wm * kWarpTile, col0 + wn * kWarpTile, lane);
 #else
   __trap();  // built for a device without bf16 mma; launch() refuses it first

@@ -14,8 +14,7 @@
 namespace wb::variants {
 
 Variant matmul_gelu_forward_cuda_1() {
-  return cuda::matmul_naive::variant(
-      &cuda::matmul_naive::launch<MatmulGeluForwardArgs, true>,
+  return cuda::matmul_naive::variant<MatmulGeluForwardArgs>(
       "one thread per output: the dot product of an inp row and a weight row, plus bias, then its GELU");
 }
 

@@ -44,11 +44,8 @@ void launch(const MatmulGeluForwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant matmul_gelu_forward_cuda_2() {
-  Variant v = Variant::of(&launch);
-  v.summary = "matmul_forward cuda/3's register tiles; bias and GELU applied as each output is stored (pre and out)";
-  v.params = cuda::register_tiles::params();
-  v.launch_limit = cuda::matmul::register_tile_limit;
-  return v;
+  return cuda::register_tiles::variant(
+      &launch, "matmul_forward cuda/3's register tiles; bias and GELU applied as each output is stored (pre and out)");
 }
 
 }  // namespace wb::variants

@@ -13,8 +13,7 @@
 namespace wb::variants {
 
 Variant matmul_gelu_forward_bf16_cuda_1() {
-  return cuda::matmul_naive::variant(
-      &cuda::matmul_naive::launch<MatmulGeluForwardBf16Args, true>,
+  return cuda::matmul_naive::variant<MatmulGeluForwardBf16Args>(
       "one thread per output: an fp32 dot product of widened rows; pre and gelu of the unrounded sum, rounded once");
 }
 
