@@ -2,22 +2,38 @@
 // The cuBLASLt objects one matmul call needs -- the operation descriptor, the matrix
 // layouts and the preference that steers the algorithm heuristic -- as RAII owners,
 // and the pointer alignment that the heuristic is told about; the set-up the cuBLASLt
-// rungs share (their workspace, the linear layer's problem, the two products of the
-// backward pass) and a cache of the heuristic's choices.
+// rungs share (their Variant and workspace, the linear layer's problem and the bf16
+// linear rungs' whole call, the two products of the backward pass) and a cache of the
+// heuristic's choices.
 //
 // An owner creates its object in its constructor (WB_CHECK: a failure throws) and
 // destroys it in its destructor, also when a later call throws; errors of the destroy
 // call are ignored (nothing useful can be done about them there). Owners are not
 // copyable; they are movable, and a moved-from owner holds nothing.
 //
-// Under the emulator (WB_EMU) there is no cuBLASLt: only the workspace size, which a
-// rung declares in either build, is defined.
+// Under the emulator (WB_EMU) there is no cuBLASLt: only the workspace size and the
+// rung's Variant, which a rung declares in either build, are defined.
 #include <cstddef>
+#include <string>
+#include <utility>
+
+#include "contract/variant.h"
+#include "device/cuda/library_rung.h"
 
 namespace wb::cuda {
 
 // The workspace of every cuBLASLt rung: 32 MiB, what cuBLAS reserves on Hopper.
 constexpr std::size_t kLtWorkspaceBytes = std::size_t(32) << 20;
+
+// A cuBLASLt rung's Variant: library_rung's (not emulated: "needs cuBLASLt") with the
+// kLtWorkspaceBytes workspace every cuBLASLt rung declares.
+template <class Args>
+Variant cublaslt_rung(void (*launch)(const Args&, const Launch&), std::string summary,
+                      NumericClass numeric = NumericClass::fp32) {
+  Variant v = library_rung<Args>(launch, "cuBLASLt", std::move(summary), numeric);
+  v.workspace = [](const Shape&, const ParamValues&) { return kLtWorkspaceBytes; };
+  return v;
+}
 
 }  // namespace wb::cuda
 
@@ -276,13 +292,14 @@ class PlanCache {
   std::map<Key, Plan> plans_;
 };
 
-// The pointers a linear layer's algorithm depends on through their alignments: weight,
-// inp and out, and the epilogue's aux matrix and bias where it has them.
+// The matrices of one linear layer: weight, inp and out, and the epilogue's aux matrix
+// and bias where it has them (null otherwise). The heuristic's choice depends on them
+// through their alignments.
 struct LinearOperands {
   const void* weight;
   const void* inp;
-  const void* out;
-  const void* aux = nullptr;
+  void* out;
+  void* aux = nullptr;
   const void* bias = nullptr;
 };
 
@@ -321,6 +338,52 @@ cublasLtMatmulAlgo_t linear_plan(cublasLtHandle_t handle, const LtProblem& p, in
     return first_algo_reducing_in_compute_type(handle, p, workspace_bytes, align(o.weight), align(o.inp), align(o.out),
                                                why);
   });
+}
+
+// The cuBLASLt name of an epilogue the linear rungs use, for messages.
+inline std::string epilogue_name(cublasLtEpilogue_t epilogue) {
+  switch (epilogue) {
+    case CUBLASLT_EPILOGUE_DEFAULT:
+      return "DEFAULT";
+    case CUBLASLT_EPILOGUE_BIAS:
+      return "BIAS";
+    case CUBLASLT_EPILOGUE_GELU_AUX:
+      return "GELU_AUX";
+    case CUBLASLT_EPILOGUE_GELU_AUX_BIAS:
+      return "GELU_AUX_BIAS";
+    default:
+      return "epilogue " + std::to_string(int(epilogue));
+  }
+}
+
+// The call of the bf16 linear rungs: out (rows x OC) = epilogue(inp (rows x C) @
+// weight^T) on bf16 matrices with fp32 compute, as linear_problem lays it out, on the
+// launch's cuBLASLt handle, stream and workspace. The descriptor gets the epilogue and
+// what it reads or writes besides D: the bias where o.bias is not null (bf16, along D's
+// OC rows) and the aux matrix where o.aux is not null (bf16, D's shape, leading
+// dimension OC: the GELU input of the GELU_AUX epilogues). The algorithm is linear_plan's
+// (restricted to reductions in the compute type, cached); where the heuristic offers
+// none, Unsupported naming `who`, the epilogue and the shape.
+inline void run_bf16_linear(const Launch& l, const LinearOperands& o, int64_t rows, int C, int OC,
+                            cublasLtEpilogue_t epilogue, const char* who) {
+  LtProblem p = linear_problem(CUBLAS_COMPUTE_32F, CUDA_R_16BF, rows, C, OC);
+  set_attribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(epilogue));
+  if (o.aux) {
+    set_attribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, o.aux);
+    set_attribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, int64_t(OC));
+    set_attribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, int32_t(CUDA_R_16BF));
+  }
+  if (o.bias) {
+    set_attribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, o.bias);
+    set_attribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, int32_t(CUDA_R_16BF));
+  }
+  cublasLtHandle_t handle = libraries(l).cublaslt();
+  const cublasLtMatmulAlgo_t algo = linear_plan(handle, p, rows, C, OC, epilogue, o, l.workspace_bytes, [&] {
+    return std::string(who) + ": cuBLASLt offers no bf16 algorithm reducing in fp32 with the " +
+           epilogue_name(epilogue) + " epilogue for rows=" + std::to_string(rows) + " C=" + std::to_string(C) +
+           " OC=" + std::to_string(OC);
+  });
+  run_linear(handle, p, algo, o.weight, o.inp, o.out, l.workspace, l.workspace_bytes, stream(l));
 }
 
 }  // namespace wb::cuda

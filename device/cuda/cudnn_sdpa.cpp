@@ -44,7 +44,6 @@ class Descriptor {
 
 namespace {
 
-
 using Dims = std::array<int64_t, 4>;
 
 constexpr int64_t kUidQ = 1, kUidK = 2, kUidV = 3, kUidO = 4, kUidStats = 5, kUidScale = 6, kUidNegInf = 7;
@@ -155,22 +154,54 @@ class GraphBuilder {
   int64_t next_virtual_uid_ = 100;
 };
 
+// The operations of a graph whose results have the scores' shape (B, NH, T, T,
+// row-major per head), most of both graphs: each writes a new virtual tensor of that
+// shape, created just before its operation (the order the virtual uids follow).
+class Scores {
+ public:
+  Scores(GraphBuilder& g, int64_t B, int64_t T, int64_t NH)
+      : g_(g), dims_{B, NH, T, T}, strides_{NH * T * T, T * T, T, 1} {}
 
-// The causal mask on the scores s (dims s_dims): entries whose key comes after the
-// query (column > row) become neg_inf.
-inline cudnnBackendDescriptor_t causal_mask(GraphBuilder& g, cudnnBackendDescriptor_t s,
-                                            cudnnBackendDescriptor_t neg_inf, const Dims& s_dims,
-                                            const Dims& s_strides) {
-  auto full = [&](cudnnDataType_t type) { return g.virtual_tensor(type, s_dims, s_strides); };
-  const auto row = full(CUDNN_DATA_INT32);
-  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, s, nullptr, nullptr, row, 2);
-  const auto col = full(CUDNN_DATA_INT32);
-  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, s, nullptr, nullptr, col, 3);
-  const auto keep = full(CUDNN_DATA_BOOLEAN);
-  g.pointwise(CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, row, col, nullptr, keep);
-  const auto masked = full(CUDNN_DATA_FLOAT);
-  g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, s, neg_inf, keep, masked);
-  return masked;
+  // y = mode(x [, b] [, t]) of `type`, computed in `math`; axis >= 0 for GEN_INDEX.
+  cudnnBackendDescriptor_t pointwise(cudnnPointwiseMode_t mode, cudnnDataType_t type, cudnnDataType_t math,
+                                     cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t b = nullptr,
+                                     cudnnBackendDescriptor_t t = nullptr, int64_t axis = -1) {
+    const auto y = g_.virtual_tensor(type, dims_, strides_);
+    g_.pointwise(mode, math, x, b, t, y, axis);
+    return y;
+  }
+  // y = mode(x [, b]) in fp32.
+  cudnnBackendDescriptor_t fp32(cudnnPointwiseMode_t mode, cudnnBackendDescriptor_t x,
+                                cudnnBackendDescriptor_t b = nullptr) {
+    return pointwise(mode, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, x, b);
+  }
+  // y = a b, fp32.
+  cudnnBackendDescriptor_t matmul(cudnnBackendDescriptor_t a, cudnnBackendDescriptor_t b) {
+    const auto y = g_.virtual_tensor(CUDNN_DATA_FLOAT, dims_, strides_);
+    g_.matmul(a, b, y);
+    return y;
+  }
+  // The transpose of a scores tensor (the same memory order), bf16: what a reshape of
+  // one into the i/o type of the next matmul writes.
+  cudnnBackendDescriptor_t transposed_bf16() {
+    return g_.virtual_tensor(CUDNN_DATA_BFLOAT16, dims_, {strides_[0], strides_[1], 1, dims_[3]});
+  }
+
+ private:
+  GraphBuilder& g_;
+  Dims dims_, strides_;
+};
+
+// The causal mask on the scores s: entries whose key comes after the query (column >
+// row) become neg_inf.
+inline cudnnBackendDescriptor_t causal_mask(Scores& scores, cudnnBackendDescriptor_t s,
+                                            cudnnBackendDescriptor_t neg_inf) {
+  const auto row =
+      scores.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, CUDNN_DATA_INT32, s, nullptr, nullptr, 2);
+  const auto col =
+      scores.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, CUDNN_DATA_INT32, s, nullptr, nullptr, 3);
+  const auto keep = scores.pointwise(CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, CUDNN_DATA_BOOLEAN, row, col);
+  return scores.pointwise(CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, s, neg_inf, keep);
 }
 
 // The SDPA graph of the header comment for one shape.
@@ -187,30 +218,25 @@ inline GraphBuilder build_graph(int64_t B, int64_t T, int64_t C, int64_t NH) {
   const auto scale = g.scalar(kUidScale);
   const auto neg_inf = g.scalar(kUidNegInf);
 
-  const Dims s_dims{B, NH, T, T}, s_strides{NH * T * T, T * T, T, 1};
-  auto full = [&](cudnnDataType_t type) { return g.virtual_tensor(type, s_dims, s_strides); };
+  Scores scores(g, B, T, NH);
   auto per_row = [&] { return g.virtual_tensor(CUDNN_DATA_FLOAT, row_dims, row_strides); };
 
-  const auto s = full(CUDNN_DATA_FLOAT);
-  g.matmul(q, kt, s);
-  const auto s_scaled = full(CUDNN_DATA_FLOAT);
-  g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, s, scale, nullptr, s_scaled);
+  const auto s = scores.matmul(q, kt);
+  const auto s_scaled = scores.fp32(CUDNN_POINTWISE_MUL, s, scale);
 
-  const auto s_masked = causal_mask(g, s_scaled, neg_inf, s_dims, s_strides);
+  const auto s_masked = causal_mask(scores, s_scaled, neg_inf);
 
   const auto max = per_row();
   g.reduction(CUDNN_REDUCE_TENSOR_MAX, s_masked, max);
-  const auto shifted = full(CUDNN_DATA_FLOAT);
-  g.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, s_masked, max, nullptr, shifted);
-  const auto e = full(CUDNN_DATA_FLOAT);
-  g.pointwise(CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, shifted, nullptr, nullptr, e);
+  const auto shifted = scores.fp32(CUDNN_POINTWISE_SUB, s_masked, max);
+  const auto e = scores.fp32(CUDNN_POINTWISE_EXP, shifted);
   const auto sum = per_row();
   g.reduction(CUDNN_REDUCE_TENSOR_ADD, e, sum);
   const auto log_sum = per_row();
   g.pointwise(CUDNN_POINTWISE_LOG, CUDNN_DATA_FLOAT, sum, nullptr, nullptr, log_sum);
   g.pointwise(CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, max, log_sum, nullptr, stats);
-  const auto p = full(CUDNN_DATA_BFLOAT16);  // the second matmul takes P in the i/o type
-  g.pointwise(CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, e, sum, nullptr, p);
+  // the second matmul takes P in the i/o type
+  const auto p = scores.pointwise(CUDNN_POINTWISE_DIV, CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT, e, sum);
   g.matmul(p, v, o);
   return g;
 }
@@ -224,8 +250,6 @@ inline GraphBuilder build_backward_graph(int64_t B, int64_t T, int64_t C, int64_
   const Dims in_qkv{T * 3 * C, hs, 3 * C, 1}, in_qkv_t{T * 3 * C, hs, 1, 3 * C};  // views of (dq)qkv
   const Dims in_out{T * C, hs, C, 1};                                             // views of out, dout
   const Dims row_dims{B, NH, T, 1}, row_strides{NH * T, T, 1, 1};
-  const Dims s_dims{B, NH, T, T}, s_strides{NH * T * T, T * T, T, 1};
-  const Dims s_t_strides{NH * T * T, T * T, 1, T};  // the transpose of S, same memory order
 
   const auto q = g.tensor(kUidQ, CUDNN_DATA_BFLOAT16, head_dims, in_qkv, false);
   const auto kt = g.tensor(kUidK, CUDNN_DATA_BFLOAT16, head_t_dims, in_qkv_t, false);
@@ -242,8 +266,7 @@ inline GraphBuilder build_backward_graph(int64_t B, int64_t T, int64_t C, int64_
   const auto neg_inf = g.scalar(kUidNegInf);
   const auto one = g.scalar(kUidOne);
 
-  auto full = [&](cudnnDataType_t type) { return g.virtual_tensor(type, s_dims, s_strides); };
-  auto full_t = [&] { return g.virtual_tensor(CUDNN_DATA_BFLOAT16, s_dims, s_t_strides); };
+  Scores scores(g, B, T, NH);
   auto per_row = [&] { return g.virtual_tensor(CUDNN_DATA_FLOAT, row_dims, row_strides); };
 
   // D = rowsum(dO * O), stored for the engine's use
@@ -254,33 +277,25 @@ inline GraphBuilder build_backward_graph(int64_t B, int64_t T, int64_t C, int64_
   g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, do_o_sum, one, nullptr, row_sum);
 
   // P = exp(scale Q K^T - Stats), causal
-  const auto s = full(CUDNN_DATA_FLOAT);
-  g.matmul(q, kt, s);
-  const auto s_scaled = full(CUDNN_DATA_FLOAT);
-  g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, s, scale, nullptr, s_scaled);
-  const auto s_shifted = full(CUDNN_DATA_FLOAT);
-  g.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, s_scaled, stats, nullptr, s_shifted);
-  const auto s_masked = causal_mask(g, s_shifted, neg_inf, s_dims, s_strides);
-  const auto p = full(CUDNN_DATA_FLOAT);
-  g.pointwise(CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, s_masked, nullptr, nullptr, p);
+  const auto s = scores.matmul(q, kt);
+  const auto s_scaled = scores.fp32(CUDNN_POINTWISE_MUL, s, scale);
+  const auto s_shifted = scores.fp32(CUDNN_POINTWISE_SUB, s_scaled, stats);
+  const auto s_masked = causal_mask(scores, s_shifted, neg_inf);
+  const auto p = scores.fp32(CUDNN_POINTWISE_EXP, s_masked);
 
   // dV = P^T dO
-  const auto p_t = full_t();
+  const auto p_t = scores.transposed_bf16();
   g.reshape(p, p_t);
   g.matmul(p_t, d_o, dv);
 
   // dS = (dO V^T - D) * P * scale
-  const auto dp = full(CUDNN_DATA_FLOAT);
-  g.matmul(d_o, vt, dp);
-  const auto dp_centered = full(CUDNN_DATA_FLOAT);
-  g.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, dp, row_sum, nullptr, dp_centered);
-  const auto dp_p = full(CUDNN_DATA_FLOAT);
-  g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, dp_centered, p, nullptr, dp_p);
-  const auto ds = full(CUDNN_DATA_FLOAT);
-  g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, dp_p, scale, nullptr, ds);
+  const auto dp = scores.matmul(d_o, vt);
+  const auto dp_centered = scores.fp32(CUDNN_POINTWISE_SUB, dp, row_sum);
+  const auto dp_p = scores.fp32(CUDNN_POINTWISE_MUL, dp_centered, p);
+  const auto ds = scores.fp32(CUDNN_POINTWISE_MUL, dp_p, scale);
 
   // dK = dS^T Q
-  const auto ds_t = full_t();
+  const auto ds_t = scores.transposed_bf16();
   g.reshape(ds, ds_t);
   g.matmul(ds_t, q, dk);
 
@@ -362,8 +377,7 @@ inline std::unique_ptr<Plan> build_backward_plan(cudnnHandle_t handle, int64_t B
 // plans after the CUDA context is gone at exit is not safe, and there are only a few.
 // `who` names the variant in the error thrown when cuDNN has no engine for the graph.
 template <std::unique_ptr<Plan> (*Build)(cudnnHandle_t, int64_t, int64_t, int64_t, int64_t, const char*)>
-const Plan& cached_plan(cudnnHandle_t handle, cudaStream_t stream, int B, int T, int C, int NH,
-                               const char* who) {
+const Plan& cached_plan(cudnnHandle_t handle, cudaStream_t stream, int B, int T, int C, int NH, const char* who) {
   using Key = std::tuple<int, unsigned long long, cudnnHandle_t, int, int, int, int>;
   static std::mutex mutex;  // one mutex and one cache per Build
   static auto* cache = new std::map<Key, std::unique_ptr<Plan>>();
@@ -378,6 +392,29 @@ const Plan& cached_plan(cudnnHandle_t handle, cudaStream_t stream, int B, int T,
   return *it->second;
 }
 
+// The plan, once it is known to need at most `room` bytes of cuDNN's own workspace.
+const Plan& within(const Plan& plan, std::size_t room, const char* who) {
+  if (std::size_t(plan.workspace) > room)
+    throw BackendError(std::string(who) + ": the cuDNN plan needs " + std::to_string(plan.workspace) +
+                       " bytes of workspace, more than the " + std::to_string(room) +
+                       " bytes declared for it (raise kCudnnFixedBound)");
+  return plan;
+}
+
+// Executes plan on the stream `handle` is bound to, with the variant pack that gives
+// each tensor uid its data pointer (pointers[i] for uids[i]; cuDNN takes void*, inputs
+// are only read) and cuDNN's own workspace.
+template <std::size_t N>
+void execute_pack(cudnnHandle_t handle, const Plan& plan, const std::array<int64_t, N>& uids,
+                  std::array<void*, N>& pointers, void* workspace) {
+  Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, int64_t(N), uids.data());
+  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, int64_t(N), pointers.data());
+  pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
+  pack.finalize();
+  WB_CHECK(cudnnBackendExecute(handle, plan.plan, pack.get()));
+}
+
 // The value masked scores take: cuDNN before 9.10 wants the lowest float rather than
 // -inf.
 inline float masked_value() {
@@ -389,33 +426,29 @@ inline float masked_value() {
 Plan::Plan() = default;
 Plan::~Plan() = default;
 
-const Plan& plan_for(cudnnHandle_t handle, cudaStream_t stream, int B, int T, int C, int NH, const char* who) {
-  return cached_plan<build_plan>(handle, stream, B, T, C, NH, who);
+const Plan& plan_for(cudnnHandle_t handle, cudaStream_t stream, int B, int T, int C, int NH, std::size_t room,
+                     const char* who) {
+  return within(cached_plan<build_plan>(handle, stream, B, T, C, NH, who), room, who);
 }
 
-const Plan& backward_plan_for(cudnnHandle_t handle, cudaStream_t stream, int B, int T, int C, int NH,
-                                     const char* who) {
-  return cached_plan<build_backward_plan>(handle, stream, B, T, C, NH, who);
+const Plan& backward_plan_for(cudnnHandle_t handle, cudaStream_t stream, int B, int T, int C, int NH, std::size_t room,
+                              const char* who) {
+  return within(cached_plan<build_backward_plan>(handle, stream, B, T, C, NH, who), room, who);
 }
 
 // Runs the plan on the stream `handle` is bound to: Q, K and V are strided views of
 // the bf16 qkv (B, T, 3C) at element offsets 0, C and 2C; O is written as bf16 in the
 // (B, T, C) layout, Stats as fp32 into lse (B, NH, T); `workspace` holds at least
 // plan.workspace bytes. The scale and the masked value are passed by value.
-void execute(cudnnHandle_t handle, const Plan& plan, const __nv_bfloat16* qkv, __nv_bfloat16* o, float* lse,
-                    int C, int hs, void* workspace) {
+void execute(cudnnHandle_t handle, const Plan& plan, const __nv_bfloat16* qkv, __nv_bfloat16* o, float* lse, int C,
+             int hs, void* workspace) {
   const float scale = 1.0f / std::sqrt(float(hs));
   const float neg_inf = masked_value();
   const std::array<int64_t, 7> uids{kUidQ, kUidK, kUidV, kUidO, kUidStats, kUidScale, kUidNegInf};
   auto* q = const_cast<__nv_bfloat16*>(qkv);  // cuDNN's variant pack takes void*; inputs are only read
   std::array<void*, 7> pointers{
       q, q + C, q + 2 * int64_t(C), o, lse, const_cast<float*>(&scale), const_cast<float*>(&neg_inf)};
-  Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, int64_t(uids.size()), uids.data());
-  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, int64_t(pointers.size()), pointers.data());
-  pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
-  pack.finalize();
-  WB_CHECK(cudnnBackendExecute(handle, plan.plan, pack.get()));
+  execute_pack(handle, plan, uids, pointers, workspace);
 }
 
 // Runs a backward plan on `stream`, the stream `handle` is bound to: qkv, out and
@@ -426,8 +459,8 @@ void execute(cudnnHandle_t handle, const Plan& plan, const __nv_bfloat16* qkv, _
 // expects the dQ accumulator zeroed by its caller (cudnn-frontend does it so): done
 // here then; later versions clear it themselves.
 void execute_backward(cudnnHandle_t handle, cudaStream_t stream, const Plan& plan, const __nv_bfloat16* qkv,
-                             const __nv_bfloat16* out, const float* lse, const __nv_bfloat16* dout, __nv_bfloat16* dqkv,
-                             int B, int T, int C, int NH, void* workspace) {
+                      const __nv_bfloat16* out, const float* lse, const __nv_bfloat16* dout, __nv_bfloat16* dqkv, int B,
+                      int T, int C, int NH, void* workspace) {
   const float scale = 1.0f / std::sqrt(float(C / NH));
   const float neg_inf = masked_value();
   const float one = 1.0f;
@@ -458,12 +491,7 @@ void execute_backward(cudnnHandle_t handle, cudaStream_t stream, const Plan& pla
                                  const_cast<float*>(&scale),
                                  const_cast<float*>(&neg_inf),
                                  const_cast<float*>(&one)};
-  Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, int64_t(uids.size()), uids.data());
-  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, int64_t(pointers.size()), pointers.data());
-  pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &cudnn_workspace);
-  pack.finalize();
-  WB_CHECK(cudnnBackendExecute(handle, plan.plan, pack.get()));
+  execute_pack(handle, plan, uids, pointers, cudnn_workspace);
 }
 
 }  // namespace wb::cuda::sdpa

@@ -44,8 +44,8 @@
 //
 // The graphs' construction, the plan caches and the execution live once, in
 // cudnn_sdpa.cpp (compiled where cuDNN is): this header holds what a variant calls.
-// Under the emulator only the constants, workspace_bound and backward_workspace_bound
-// exist.
+// Under the emulator only the constants, the workspace bounds and the rungs' Variant
+// (rung, head_size_requirements) exist.
 #if !WB_EMU
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -55,7 +55,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
+
+#include "contract/variant.h"
+#include "device/cuda/library_rung.h"
 
 namespace wb::cuda::sdpa {
 
@@ -85,6 +90,25 @@ inline std::size_t backward_workspace_bound(int64_t B, int64_t T, int64_t C, int
   return dq_accumulator_bytes(B, T, C) + row_sum_bytes(B, T, NH) + workspace_bound(B, T, NH);
 }
 
+// What every SDPA rung requires of the shape: a head size that is a multiple of 8 (so
+// that C is, and the views of qkv at C and 2C stay 16-byte aligned) and at most
+// kMaxHeadSize.
+inline std::vector<Requirement> head_size_requirements() {
+  return {{"C / NH % 8 == 0", [](const Shape& s) { return s.NH > 0 && (s.C / s.NH) % 8 == 0; }},
+          {"C / NH <= " + std::to_string(kMaxHeadSize),
+           [](const Shape& s) { return s.NH > 0 && s.C / s.NH <= kMaxHeadSize; }}};
+}
+
+// An SDPA rung's Variant: library_rung's (not emulated: "needs cuDNN") in the bf16
+// numeric class (the graphs round P, and dS, to bf16 before their products), with
+// head_size_requirements.
+template <class Args>
+Variant rung(void (*launch)(const Args&, const Launch&), std::string summary) {
+  Variant v = library_rung<Args>(launch, "cuDNN", std::move(summary), NumericClass::bf16);
+  v.requirements = head_size_requirements();
+  return v;
+}
+
 #if !WB_EMU
 
 class Descriptor;  // an owned cuDNN backend descriptor (cudnn_sdpa.cpp)
@@ -98,10 +122,13 @@ struct Plan {
   int64_t workspace = 0;  // cuDNN's own, in bytes
 };
 
-// The cached plans, built on first use for (device, stream, handle, shape); `who` names
-// the variant in the error thrown when cuDNN has no engine for the graph.
-const Plan& plan_for(cudnnHandle_t handle, cudaStream_t stream, int B, int T, int C, int NH, const char* who);
-const Plan& backward_plan_for(cudnnHandle_t handle, cudaStream_t stream, int B, int T, int C, int NH,
+// The cached plans, built on first use for (device, stream, handle, shape). `room` is
+// the workspace the variant has for cuDNN's own (at most the bound it declared for it,
+// workspace_bound). `who` names the variant in the errors thrown: Unsupported when
+// cuDNN has no engine for the graph, BackendError when the plan needs more than `room`.
+const Plan& plan_for(cudnnHandle_t handle, cudaStream_t stream, int B, int T, int C, int NH, std::size_t room,
+                     const char* who);
+const Plan& backward_plan_for(cudnnHandle_t handle, cudaStream_t stream, int B, int T, int C, int NH, std::size_t room,
                               const char* who);
 
 // Runs the plan on the stream `handle` is bound to: Q, K and V are strided views of

@@ -17,7 +17,8 @@
 // Row-major (T, n) matrices are handed to column-major cuBLAS as their transposes
 // (n, T); each call below states the product it computes in both views.
 // Math: fp32 throughout; the math mode is set to CUBLAS_DEFAULT_MATH on every call
-// (no TF32: the handle is shared with variants that may have changed it).
+// (cuda::cublas_fp32; no TF32: the handle is shared with variants that may have changed
+// it).
 // Why it should beat variant 1: the 2*hs*T^2 multiply-adds per head run in cuBLAS's
 // tiled, register-blocked SGEMM kernels at a good fraction of the fp32 peak, instead
 // of uncoalesced scalar loops; the elementwise kernels are coalesced.
@@ -29,9 +30,9 @@
 #include <cstddef>
 
 #include "contract/ops/attention_backward.h"
+#include "device/cuda/cublas.h"
 #include "device/cuda/device_utils.cuh"
 #include "device/cuda/dialect.cuh"
-#include "device/cuda/libraries.h"
 #include "device/cuda/runtime.h"
 #include "variants/attention_forward/heads.cuh"
 
@@ -115,9 +116,7 @@ void launch(const AttentionBackwardArgs& a, const Launch& l) {
   WB_LAUNCH(attention::to_heads, cuda::grid_for(elems, block), block, 0, stream, dout, nullptr, nullptr, a.dout,
             int64_t(C), B, T, C, NH);
 
-  cublasHandle_t handle = cuda::libraries(l).cublas();
-  WB_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));  // fp32, no TF32
-  WB_CHECK(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST));
+  cublasHandle_t handle = cuda::cublas_fp32(l);  // fp32, no TF32
   const int64_t th = int64_t(T) * hs, tt = int64_t(T) * T;
 
   // S = scale * q k^T. Column-major: S^T (T x T) = k (T x hs, stored as k^T: hs x T,

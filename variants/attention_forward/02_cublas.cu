@@ -11,7 +11,8 @@
 // Limits: the full T x T score matrix per head is computed (twice the causal work),
 // written, read and written again and read by the second product: B*NH*T*T floats of
 // workspace (400 MB at B=8, T=1024, NH=12) and the memory traffic that goes with it.
-// Plain fp32 SGEMM: the math mode is set to CUBLAS_DEFAULT_MATH (no TF32) on every call.
+// Plain fp32 SGEMM: the math mode is set to CUBLAS_DEFAULT_MATH (no TF32) on every call
+// (cuda::cublas_fp32, device/cuda/cublas.h).
 //
 // Workspace (floats): q | k | v, each B*T*C, then S, B*NH*T*T. The result of P v is
 // written over the q buffer, which is dead by then.
@@ -21,9 +22,9 @@
 #include <cstddef>
 
 #include "contract/ops/attention_forward.h"
+#include "device/cuda/cublas.h"
 #include "device/cuda/device_utils.cuh"
 #include "device/cuda/dialect.cuh"
-#include "device/cuda/libraries.h"
 #include "device/cuda/runtime.h"
 #include "variants/attention_forward/heads.cuh"
 
@@ -86,10 +87,7 @@ void launch(const AttentionForwardArgs& a, const Launch& l) {
   WB_LAUNCH(attention::to_heads, cuda::grid_for(n, block), block, 0, stream, w.q, w.k, w.v, a.qkv, int64_t(3) * a.C,
             a.B, a.T, a.C, a.NH);
 
-  cublasHandle_t handle = cuda::libraries(l).cublas();
-  WB_CHECK(cublasSetStream(handle, stream));
-  WB_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));  // plain fp32, no TF32
-  WB_CHECK(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST));
+  cublasHandle_t handle = cuda::cublas_fp32(l);  // plain fp32, no TF32
   const int batch = a.B * a.NH;
   const long long head = static_cast<long long>(a.T) * hs;     // floats per head of q, k, v, o
   const long long scores = static_cast<long long>(a.T) * a.T;  // floats per head of S

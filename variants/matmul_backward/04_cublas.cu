@@ -10,15 +10,15 @@
 // Why it should beat variant 3: NVIDIA's tuned SGEMM kernels (double-buffered, tuned
 // per architecture and shape) are the best fp32 FMA-pipe GEMM one can expect.
 // Numerics: fp32 class. The cuBLAS handle is shared by every variant, so each launch
-// sets its state explicitly: CUBLAS_DEFAULT_MATH (no TF32 down-conversion), host
-// pointer mode (alpha and beta live on the host), atomics not allowed (cuBLAS then
-// stays deterministic).
+// sets its state (cuda::cublas_fp32, device/cuda/cublas.h): CUBLAS_DEFAULT_MATH (no
+// TF32 down-conversion), host pointer mode (alpha and beta live on the host), atomics
+// not allowed (cuBLAS then stays deterministic).
 // Limits: cuBLAS uses the workspace its handle owns (the handle is shared, so this
 // variant does not install one of its own); it declares none.
 #include <cublas_v2.h>
 
 #include "contract/ops/matmul_backward.h"
-#include "device/cuda/libraries.h"
+#include "device/cuda/cublas.h"
 #include "device/cuda/runtime.h"
 
 namespace wb::variants {
@@ -26,10 +26,7 @@ namespace {
 
 void launch(const MatmulBackwardArgs& a, const Launch& l) {
   const int rows = a.B * a.T;
-  cublasHandle_t handle = cuda::libraries(l).cublas();
-  WB_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
-  WB_CHECK(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST));
-  WB_CHECK(cublasSetAtomicsMode(handle, CUBLAS_ATOMICS_NOT_ALLOWED));
+  cublasHandle_t handle = cuda::cublas_fp32(l);
   const float one = 1.0f, zero = 0.0f;
   // dinp^T (C x rows, ld C) = weight^T (C x OC, ld C) @ dout^T (OC x rows, ld OC)
   WB_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, a.C, rows, a.OC, &one, a.weight, a.C, a.dout, a.OC, &zero,

@@ -80,12 +80,9 @@ void launch(const MatmulBackwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant matmul_backward_cuda_5() {
-  Variant v = Variant::of<MatmulBackwardArgs>(WB_DEVICE_ONLY(launch));
-  v.summary = "two cuBLASLt matmuls on TF32 tensor cores, beta = 0 for dinp and 1 for dweight";
-  v.numeric = NumericClass::tf32;
-  v.not_emulated = "needs cuBLASLt";
-  v.workspace = [](const Shape&, const ParamValues&) { return kLtWorkspaceBytes; };
-  return v;
+  return cuda::cublaslt_rung<MatmulBackwardArgs>(
+      WB_DEVICE_ONLY(launch), "two cuBLASLt matmuls on TF32 tensor cores, beta = 0 for dinp and 1 for dweight",
+      NumericClass::tf32);
 }
 
 }  // namespace wb::variants

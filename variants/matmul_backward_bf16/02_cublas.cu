@@ -18,9 +18,10 @@
 // Why it should beat variant 1: cuBLAS picks a tensor-core kernel tuned for the device
 // and the shape, with the operands reused through shared memory and registers. Cost:
 // the accumulator's fp32 write and read per output, and two rounding launches.
-// Numerics: the handle is shared by every variant, so each launch sets its state: the
-// default math mode, host pointer mode (alpha and beta on the host), atomics not
-// allowed (cuBLAS's results are then bitwise the same run to run).
+// Numerics: the handle is shared by every variant, so each launch sets its state
+// (cuda::cublas_fp32, device/cuda/cublas.h): the default math mode, host pointer mode
+// (alpha and beta on the host), atomics not allowed (cuBLAS's results are then bitwise
+// the same run to run).
 // Limits: any shape; the workspace holds max(rows x C, C x OC) floats.
 #include <cuda_bf16.h>
 
@@ -29,8 +30,8 @@
 #include <stdexcept>
 
 #include "contract/ops/matmul_backward.h"
+#include "device/cuda/cublas.h"
 #include "device/cuda/dialect.cuh"
-#include "device/cuda/libraries.h"
 #include "device/cuda/packed.cuh"
 #include "device/cuda/runtime.h"
 
@@ -52,11 +53,7 @@ void launch(const MatmulBackwardBf16Args& a, const Launch& l) {
   auto* acc = static_cast<float*>(l.workspace);
   const cudaStream_t stream = cuda::stream(l);
   const int block = l.block_size();
-  cublasHandle_t handle = cuda::libraries(l).cublas();
-  WB_CHECK(cublasSetStream(handle, stream));
-  WB_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
-  WB_CHECK(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST));
-  WB_CHECK(cublasSetAtomicsMode(handle, CUBLAS_ATOMICS_NOT_ALLOWED));
+  cublasHandle_t handle = cuda::cublas_fp32(l);
   const float one = 1.0f, zero = 0.0f;
   // acc^T (C x rows, ld C) = weight^T (C x OC, ld C) @ dout^T (OC x rows, ld OC); dinp = bf16(acc)
   WB_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, a.C, rows, a.OC, &one, a.weight, CUDA_R_16BF, a.C, a.dout,

@@ -82,11 +82,9 @@ void launch(const MatmulBackwardBf16Args& a, const Launch& l) {
 }  // namespace
 
 Variant matmul_backward_bf16_cuda_3() {
-  Variant v = Variant::of<MatmulBackwardBf16Args>(WB_DEVICE_ONLY(launch));
-  v.summary = "two cuBLASLt matmuls writing bf16, fp32 compute, dweight += through beta 1, split-k only in fp32";
-  v.not_emulated = "needs cuBLASLt";
-  v.workspace = [](const Shape&, const ParamValues&) { return cuda::kLtWorkspaceBytes; };
-  return v;
+  return cuda::cublaslt_rung<MatmulBackwardBf16Args>(
+      WB_DEVICE_ONLY(launch),
+      "two cuBLASLt matmuls writing bf16, fp32 compute, dweight += through beta 1, split-k only in fp32");
 }
 
 }  // namespace wb::variants

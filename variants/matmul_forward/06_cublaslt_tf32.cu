@@ -108,12 +108,10 @@ void launch(const MatmulForwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant matmul_forward_cuda_6() {
-  Variant v = Variant::of<MatmulForwardArgs>(WB_DEVICE_ONLY(launch));
-  v.summary = "one cuBLASLt matmul on TF32 tensor cores (32F_FAST_TF32), bias fused into the epilogue, heuristic algo";
-  v.numeric = NumericClass::tf32;
-  v.not_emulated = "needs cuBLASLt";
-  v.workspace = [](const Shape&, const ParamValues&) { return cuda::kLtWorkspaceBytes; };
-  return v;
+  return cuda::cublaslt_rung<MatmulForwardArgs>(
+      WB_DEVICE_ONLY(launch),
+      "one cuBLASLt matmul on TF32 tensor cores (32F_FAST_TF32), bias fused into the epilogue, heuristic algo",
+      NumericClass::tf32);
 }
 
 }  // namespace wb::variants

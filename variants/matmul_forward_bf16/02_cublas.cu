@@ -6,7 +6,8 @@
 // cores. A second kernel writes out = bf16(acc + bias), the bias added in fp32: each
 // output rounded once to bf16, as the contract asks. The row-major product maps onto
 // column-major cuBLAS as in variants/matmul/matmul.cuh: acc^T (OC x rows) = weight (C x
-// OC, transposed) times inp^T (C x rows).
+// OC, transposed) times inp^T (C x rows) (cuda::linear_bf16_to_fp32, device/cuda/cublas.h,
+// shared with matmul_gelu_forward_bf16 cuda/2).
 // Why not a bf16 C with the bias copied into out and added through beta = 1 (this
 // variant's first form, one launch less): cuBLAS may split the sum over C and add the
 // partial sums in the output's type. On an H200 that form left 24% of the outputs at
@@ -22,11 +23,10 @@
 #include <cuda_bf16.h>
 
 #include <cstdint>
-#include <stdexcept>
 
 #include "contract/ops/matmul_forward.h"
+#include "device/cuda/cublas.h"
 #include "device/cuda/dialect.cuh"
-#include "device/cuda/libraries.h"
 #include "device/cuda/packed.cuh"
 #include "device/cuda/runtime.h"
 
@@ -41,20 +41,9 @@ __global__ void add_bias_round(__nv_bfloat16* out, const float* acc, const __nv_
 
 void launch(const MatmulForwardBf16Args& a, const Launch& l) {
   const int64_t rows = int64_t(a.B) * a.T;
-  if (l.workspace_bytes < std::size_t(rows * a.OC) * sizeof(float))
-    throw std::logic_error("matmul_forward_bf16 cuda/2: workspace too small for the fp32 accumulator");
-  auto* acc = static_cast<float*>(l.workspace);
-  const cudaStream_t stream = cuda::stream(l);
-  cublasHandle_t handle = cuda::libraries(l).cublas();
-  WB_CHECK(cublasSetStream(handle, stream));
-  WB_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
-  WB_CHECK(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST));
-  const float alpha = 1.0f, beta = 0.0f;
-  WB_CHECK(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, a.OC, int(rows), a.C, &alpha, a.weight, CUDA_R_16BF, a.C,
-                        a.inp, CUDA_R_16BF, a.C, &beta, acc, CUDA_R_32F, a.OC, CUBLAS_COMPUTE_32F,
-                        CUBLAS_GEMM_DEFAULT));
+  const float* acc = cuda::linear_bf16_to_fp32(l, a.weight, a.inp, rows, a.C, a.OC, "matmul_forward_bf16 cuda/2");
   const int block = l.block_size();
-  WB_LAUNCH(add_bias_round, cuda::grid_for(rows * a.OC, block), block, 0, stream, cuda::as_cuda(a.out), acc,
+  WB_LAUNCH(add_bias_round, cuda::grid_for(rows * a.OC, block), block, 0, cuda::stream(l), cuda::as_cuda(a.out), acc,
             cuda::as_cuda(a.bias), rows * a.OC, a.OC);
 }
 
@@ -64,7 +53,7 @@ Variant matmul_forward_bf16_cuda_2() {
   Variant v = Variant::of(&launch);
   v.summary = "cuBLAS GemmEx, bf16 in, fp32 compute into an fp32 accumulator; one kernel adds the bias and rounds once";
   v.params = {block_size_param()};
-  v.workspace = [](const Shape& s, const ParamValues&) { return std::size_t(s.B * s.T * s.OC) * sizeof(float); };
+  v.workspace = [](const Shape& s, const ParamValues&) { return cuda::linear_fp32_bytes(s.B * s.T, s.OC); };
   return v;
 }
 

@@ -24,7 +24,9 @@
 // is the final one.
 // The algorithm is the heuristic's first choice for this workspace (32 MiB, what cuBLAS
 // reserves on Hopper) and the actual pointer alignments, cached per handle, dims,
-// epilogue, alignments and workspace size (device/cuda/cublaslt.h, linear_plan).
+// epilogue, alignments and workspace size (device/cuda/cublaslt.h, linear_plan). The
+// call is run_bf16_linear's, shared with matmul_gelu_forward_bf16 cuda/3: this rung
+// chooses the epilogue.
 // Why it should beat variant 2: no fp32 accumulator round trip through memory (variant 2
 // writes and reads 8 bytes per output beyond the 2 of out) and no second launch: the
 // bias is added and the result rounded as the tile is stored.
@@ -33,46 +35,20 @@
 // separate bias kernel on the bf16 out would round twice. Needs bf16 tensor cores in
 // practice (sm_80+); not emulated.
 #include <cstdint>
-#include <string>
 
-#include "base/errors.h"
 #include "contract/ops/matmul_forward.h"
 #include "device/cuda/cublaslt.h"
 #include "device/cuda/dialect.cuh"
-#include "device/cuda/libraries.h"
-#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {
 
 #if !WB_EMU  // the emulator cannot run it (Variant::not_emulated): the GPU build only
 
-cublasLtEpilogue_t epilogue_of(const MatmulForwardBf16Args& args) {
-  return args.bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
-}
-
-cuda::LtProblem describe(const MatmulForwardBf16Args& args) {
-  cuda::LtProblem p =
-      cuda::linear_problem(CUBLAS_COMPUTE_32F, CUDA_R_16BF, int64_t(args.B) * args.T, args.C, args.OC);
-  cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(epilogue_of(args)));
-  if (args.bias) {
-    cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(args.bias));
-    cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, int32_t(CUDA_R_16BF));
-  }
-  return p;
-}
-
+// out = bf16(inp @ weight^T + bias): the bias epilogue adds it to the fp32 sum.
 void launch(const MatmulForwardBf16Args& a, const Launch& l) {
-  cublasLtHandle_t lt = cuda::libraries(l).cublaslt();
-  const cuda::LtProblem p = describe(a);
-  const int64_t rows = int64_t(a.B) * a.T;
-  const cublasLtMatmulAlgo_t algo = cuda::linear_plan(
-      lt, p, rows, a.C, a.OC, epilogue_of(a), {a.weight, a.inp, a.out, nullptr, a.bias}, l.workspace_bytes, [&] {
-        return "cuBLASLt offers no bf16 algorithm reducing in fp32" +
-               std::string(a.bias ? " with the bias epilogue" : "") + " for rows=" + std::to_string(rows) +
-               " C=" + std::to_string(a.C) + " OC=" + std::to_string(a.OC);
-      });
-  cuda::run_linear(lt, p, algo, a.weight, a.inp, a.out, l.workspace, l.workspace_bytes, cuda::stream(l));
+  cuda::run_bf16_linear(l, {a.weight, a.inp, a.out, nullptr, a.bias}, int64_t(a.B) * a.T, a.C, a.OC,
+                        a.bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT, "matmul_forward_bf16 cuda/3");
 }
 
 #endif
@@ -80,11 +56,9 @@ void launch(const MatmulForwardBf16Args& a, const Launch& l) {
 }  // namespace
 
 Variant matmul_forward_bf16_cuda_3() {
-  Variant v = Variant::of<MatmulForwardBf16Args>(WB_DEVICE_ONLY(launch));
-  v.summary = "one cuBLASLt matmul, bf16 in and out, fp32 compute, bias fused into the epilogue, split-k only in fp32";
-  v.not_emulated = "needs cuBLASLt";
-  v.workspace = [](const Shape&, const ParamValues&) { return cuda::kLtWorkspaceBytes; };
-  return v;
+  return cuda::cublaslt_rung<MatmulForwardBf16Args>(
+      WB_DEVICE_ONLY(launch),
+      "one cuBLASLt matmul, bf16 in and out, fp32 compute, bias fused into the epilogue, split-k only in fp32");
 }
 
 }  // namespace wb::variants

@@ -6,8 +6,8 @@
 // elementwise kernel then adds the bias in fp32 and writes pre = bf16(sum) and out =
 // bf16(gelu(sum)), both from the unrounded sum as the contract says, eight columns per
 // thread with 128-bit accesses when OC % 8 == 0 and every pointer is 16-byte aligned,
-// one per thread otherwise. The row-major product maps onto column-major cuBLAS as in
-// matmul_forward_bf16 cuda/2.
+// one per thread otherwise. The product is matmul_forward_bf16 cuda/2's
+// (cuda::linear_bf16_to_fp32, device/cuda/cublas.h).
 // Why it should beat variant 1: cuBLAS picks a tensor-core kernel tuned for the device
 // and the shape, and the bias and the GELU share one pass. A GemmEx writing bf16 and a
 // GELU kernel reading it back would round the GELU's input: this keeps it exact.
@@ -17,11 +17,10 @@
 #include <cuda_bf16.h>
 
 #include <cstdint>
-#include <stdexcept>
 
 #include "contract/ops/matmul_gelu_forward.h"
+#include "device/cuda/cublas.h"
 #include "device/cuda/dialect.cuh"
-#include "device/cuda/libraries.h"
 #include "device/cuda/packed.cuh"
 #include "device/cuda/runtime.h"
 #include "variants/gelu/gelu.cuh"
@@ -62,17 +61,9 @@ __global__ void bias_gelu_bf16_packed(__nv_bfloat16* out, __nv_bfloat16* pre, co
 
 void launch(const MatmulGeluForwardBf16Args& a, const Launch& l) {
   const int64_t rows = int64_t(a.B) * a.T, n = rows * a.OC;
-  if (l.workspace_bytes < std::size_t(n) * sizeof(float))
-    throw std::logic_error("matmul_gelu_forward_bf16 cuda/2: workspace too small for the fp32 product");
-  float* product = static_cast<float*>(l.workspace);
+  const float* product =
+      cuda::linear_bf16_to_fp32(l, a.weight, a.inp, rows, a.C, a.OC, "matmul_gelu_forward_bf16 cuda/2");
   const cudaStream_t stream = cuda::stream(l);
-  cublasHandle_t handle = cuda::libraries(l).cublas();
-  WB_CHECK(cublasSetStream(handle, stream));
-  WB_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
-  const float alpha = 1.0f, beta = 0.0f;
-  WB_CHECK(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, a.OC, int(rows), a.C, &alpha, a.weight, CUDA_R_16BF, a.C,
-                        a.inp, CUDA_R_16BF, a.C, &beta, product, CUDA_R_32F, a.OC, CUBLAS_COMPUTE_32F,
-                        CUBLAS_GEMM_DEFAULT));
   const int block = l.block_size();
   const bool packed = a.OC % 8 == 0 && cuda::aligned16(a.out) && cuda::aligned16(a.pre) &&
                       cuda::aligned16(product) && (!a.bias || cuda::aligned16(a.bias));
@@ -91,9 +82,7 @@ Variant matmul_gelu_forward_bf16_cuda_2() {
   Variant v = Variant::of(&launch);
   v.summary = "cuBLAS GemmEx (bf16 in, fp32 out), then one kernel: bias, pre and gelu from the fp32 sum, rounded once";
   v.params = {block_size_param()};
-  v.workspace = [](const Shape& s, const ParamValues&) {
-    return std::size_t(s.B * s.T * s.OC) * sizeof(float);
-  };
+  v.workspace = [](const Shape& s, const ParamValues&) { return cuda::linear_fp32_bytes(s.B * s.T, s.OC); };
   return v;
 }
 

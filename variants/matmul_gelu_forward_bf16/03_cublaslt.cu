@@ -39,51 +39,23 @@
 // algorithm under the reduction restriction with this epilogue the launch is skipped
 // (Unsupported). Needs bf16 tensor cores in practice (sm_80+); not emulated.
 #include <cstdint>
-#include <string>
 
-#include "base/errors.h"
 #include "contract/ops/matmul_gelu_forward.h"
 #include "device/cuda/cublaslt.h"
 #include "device/cuda/dialect.cuh"
-#include "device/cuda/libraries.h"
-#include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {
 
 #if !WB_EMU  // the emulator cannot run it (Variant::not_emulated): the GPU build only
 
-cublasLtEpilogue_t epilogue_of(const MatmulGeluForwardBf16Args& args) {
-  return args.bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
-}
-
-cuda::LtProblem describe(const MatmulGeluForwardBf16Args& args) {
-  cuda::LtProblem p =
-      cuda::linear_problem(CUBLAS_COMPUTE_32F, CUDA_R_16BF, int64_t(args.B) * args.T, args.C, args.OC);
-  cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(epilogue_of(args)));
-  // pre: the GELU input, D's shape (OC x rows), leading dimension OC elements, bf16
-  cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, static_cast<void*>(args.pre));
-  cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, int64_t(args.OC));
-  cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, int32_t(CUDA_R_16BF));
-  if (args.bias) {
-    cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(args.bias));
-    cuda::set_attribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, int32_t(CUDA_R_16BF));
-  }
-  return p;
-}
-
-// The heuristic reads the aux pointer's value for its alignment: pre is in the plan's key.
+// out = gelu(pre) in D, pre = inp @ weight^T + bias as the aux matrix (bf16, D's shape,
+// leading dimension OC). The heuristic reads the aux pointer's value for its alignment:
+// pre is in the plan's key (LinearOperands).
 void launch(const MatmulGeluForwardBf16Args& a, const Launch& l) {
-  cublasLtHandle_t lt = cuda::libraries(l).cublaslt();
-  const cuda::LtProblem p = describe(a);
-  const int64_t rows = int64_t(a.B) * a.T;
-  const cublasLtMatmulAlgo_t algo = cuda::linear_plan(
-      lt, p, rows, a.C, a.OC, epilogue_of(a), {a.weight, a.inp, a.out, a.pre, a.bias}, l.workspace_bytes, [&] {
-        return "cuBLASLt offers no bf16 GELU_AUX" + std::string(a.bias ? "_BIAS" : "") +
-               " algorithm reducing in fp32 for rows=" + std::to_string(rows) + " C=" + std::to_string(a.C) +
-               " OC=" + std::to_string(a.OC);
-      });
-  cuda::run_linear(lt, p, algo, a.weight, a.inp, a.out, l.workspace, l.workspace_bytes, cuda::stream(l));
+  cuda::run_bf16_linear(l, {a.weight, a.inp, a.out, a.pre, a.bias}, int64_t(a.B) * a.T, a.C, a.OC,
+                        a.bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX,
+                        "matmul_gelu_forward_bf16 cuda/3");
 }
 
 #endif
@@ -91,12 +63,10 @@ void launch(const MatmulGeluForwardBf16Args& a, const Launch& l) {
 }  // namespace
 
 Variant matmul_gelu_forward_bf16_cuda_3() {
-  Variant v = Variant::of<MatmulGeluForwardBf16Args>(WB_DEVICE_ONLY(launch));
-  v.summary =
-      "one cuBLASLt matmul, bf16, fp32 compute, GELU_AUX_BIAS epilogue writes out and pre, split-k only in fp32";
-  v.not_emulated = "needs cuBLASLt";
+  Variant v = cuda::cublaslt_rung<MatmulGeluForwardBf16Args>(
+      WB_DEVICE_ONLY(launch),
+      "one cuBLASLt matmul, bf16, fp32 compute, GELU_AUX_BIAS epilogue writes out and pre, split-k only in fp32");
   v.requirements = {{"OC % 8 == 0", [](const Shape& s) { return s.OC % 8 == 0; }}};
-  v.workspace = [](const Shape&, const ParamValues&) { return cuda::kLtWorkspaceBytes; };
   return v;
 }
 

@@ -17,6 +17,7 @@
 #include "contract/ops/softmax_forward.h"
 #include "device/cuda/dialect.cuh"
 #include "device/cuda/libraries.h"
+#include "device/cuda/library_rung.h"
 #include "device/cuda/runtime.h"
 
 namespace wb::variants {
@@ -57,9 +58,9 @@ void launch(const SoftmaxForwardArgs& a, const Launch& l) {
 }  // namespace
 
 Variant softmax_forward_cuda_5() {
-  Variant v = Variant::of<SoftmaxForwardArgs>(WB_DEVICE_ONLY(launch));
-  v.not_emulated = "needs cuDNN";
-  v.summary = "cudnnSoftmaxForward over a descriptor with row stride Vp, then a 2-d memset of the padding";
+  Variant v = cuda::library_rung<SoftmaxForwardArgs>(
+      WB_DEVICE_ONLY(launch), "cuDNN",
+      "cudnnSoftmaxForward over a descriptor with row stride Vp, then a 2-d memset of the padding");
   v.requirements = {{"B*T*Vp < 2^31", [](const Shape& s) { return s.B * s.T * s.Vp < (int64_t(1) << 31); }}};
   return v;
 }
