@@ -12,18 +12,15 @@ namespace {
 // which is fp32 in both.
 template <class Args, class Float>
 Args forward_args(const TensorTable& t) {
-  const Shape& s = t.shape();
   const ops::Stored<Float> stored{t};
-  return {stored("out"),    t.f32("lse"),     stored("qkv"),    ops::as_int(s.B),
-          ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.NH)};
+  return {stored("out"), t.f32("lse"), stored("qkv"), stored.B, stored.T, stored.C, stored.NH};
 }
 
 template <class Args, class Float>
 Args backward_args(const TensorTable& t) {
-  const Shape& s = t.shape();
   const ops::Stored<Float> stored{t};
-  return {stored("dqkv"),   stored("dout"),   stored("qkv"),    stored("out"),    t.f32("lse"),
-          ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.NH)};
+  return {stored("dqkv"), stored("dout"), stored("qkv"), stored("out"), t.f32("lse"),
+          stored.B,       stored.T,       stored.C,      stored.NH};
 }
 
 std::optional<std::string> heads_divide_channels(const Shape& s) {

@@ -15,29 +15,28 @@ namespace {
 double rows(const Shape& s) { return double(s.B) * double(s.T); }
 
 SoftmaxForwardArgs softmax_args(const TensorTable& t) {
-  const Shape& s = t.shape();
-  return {t.f32("probs"), t.f32("logits"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.V), ops::as_int(s.Vp)};
+  const ops::Stored<float> stored{t};
+  return {stored("probs"), stored("logits"), stored.B, stored.T, stored.V, stored.Vp};
 }
 
 CrossentropyForwardArgs crossentropy_args(const TensorTable& t) {
-  const Shape& s = t.shape();
-  return {t.f32("losses"), t.f32("probs"), t.i32("targets"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.Vp)};
+  const ops::Stored<float> stored{t};
+  return {stored("losses"), stored("probs"), t.i32("targets"), stored.B, stored.T, stored.Vp};
 }
 
 CrossentropySoftmaxBackwardArgs crossentropy_backward_args(const TensorTable& t) {
-  const Shape& s = t.shape();
-  return {t.f32("dlogits"), t.f32("dlosses"), t.f32("probs"),   t.i32("targets"),
-          ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.V), ops::as_int(s.Vp)};
+  const ops::Stored<float> stored{t};
+  return {stored("dlogits"), stored("dlosses"), stored("probs"), t.i32("targets"),
+          stored.B,          stored.T,          stored.V,        stored.Vp};
 }
 
 // For the op and its bf16 twin: Float is the storage of the logits; the losses are
 // fp32 in both.
 template <class Args, class Float>
 Args classifier_args(const TensorTable& t) {
-  const Shape& s = t.shape();
   const ops::Stored<Float> stored{t};
-  return {stored("logits"), t.f32("losses"),  t.i32("targets"), float(t.scalar("dloss")),
-          ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.V), ops::as_int(s.Vp)};
+  return {stored("logits"), t.f32("losses"), t.i32("targets"), float(t.scalar("dloss")),
+          stored.B,         stored.T,        stored.V,         stored.Vp};
 }
 
 // Numerically hard logits. Every fourth row, from the second, is moved up by 90 and

@@ -92,12 +92,23 @@ inline ShapeCheck int32_limits(std::vector<std::string> terms) {
   };
 }
 
-// The tensors of a table by name, in the storage Float (float or bf16): for the
-// argument builders that serve an op and its bf16 twin, whose argument structs list the
-// same tensors in the same order, those the twin keeps in bf16 typed Float.
+// What an argument builder reads from a table: its tensors by name in the storage Float
+// (float or bf16) -- for the builders that serve an op and its bf16 twin, whose argument
+// structs list the same tensors in the same order, those the twin keeps in bf16 typed
+// Float -- and the shape's dims as the int the argument structs hold them in (as_int).
 template <class Float>
 struct Stored {
+  explicit Stored(const TensorTable& t)
+      : table(t),
+        B(as_int(t.shape().B)),
+        T(as_int(t.shape().T)),
+        C(as_int(t.shape().C)),
+        NH(as_int(t.shape().NH)),
+        V(as_int(t.shape().V)),
+        Vp(as_int(t.shape().Vp)),
+        OC(as_int(t.shape().OC)) {}
   const TensorTable& table;
+  int B, T, C, NH, V, Vp, OC;
   Float* operator()(std::string_view name) const;
 };
 template <>

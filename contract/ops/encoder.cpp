@@ -10,18 +10,14 @@ namespace {
 // tokens.
 template <class Args, class Float>
 Args forward_args(const TensorTable& t) {
-  const Shape& s = t.shape();
   const ops::Stored<Float> stored{t};
-  return {stored("out"),    t.i32("inp"),     stored("wte"),   stored("wpe"),
-          ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
+  return {stored("out"), t.i32("inp"), stored("wte"), stored("wpe"), stored.B, stored.T, stored.C};
 }
 
 template <class Args, class Float>
 Args backward_args(const TensorTable& t) {
-  const Shape& s = t.shape();
   const ops::Stored<Float> stored{t};
-  return {stored("dwte"),   stored("dwpe"),   stored("dout"),  t.i32("inp"),
-          ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
+  return {stored("dwte"), stored("dwpe"), stored("dout"), t.i32("inp"), stored.B, stored.T, stored.C};
 }
 
 // Tokens are int32 below V.

@@ -11,26 +11,23 @@ namespace {
 // statistics (mean, rstd), which are fp32 in both.
 template <class Args, class Float>
 Args forward_args(const TensorTable& t) {
-  const Shape& s = t.shape();
   const ops::Stored<Float> stored{t};
-  return {stored("out"),  t.f32("mean"),    t.f32("rstd"),    stored("inp"),   stored("weight"),
-          stored("bias"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
+  return {stored("out"),  t.f32("mean"), t.f32("rstd"), stored("inp"), stored("weight"),
+          stored("bias"), stored.B,      stored.T,      stored.C};
 }
 
 template <class Args, class Float>
 Args backward_args(const TensorTable& t) {
-  const Shape& s = t.shape();
   const ops::Stored<Float> stored{t};
-  return {stored("dinp"), stored("dweight"), stored("dbias"),  stored("dout"),   stored("inp"),   stored("weight"),
-          t.f32("mean"),  t.f32("rstd"),     ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
+  return {stored("dinp"), stored("dweight"), stored("dbias"), stored("dout"), stored("inp"), stored("weight"),
+          t.f32("mean"),  t.f32("rstd"),     stored.B,        stored.T,       stored.C};
 }
 
 template <class Args, class Float>
 Args fused_args(const TensorTable& t) {
-  const Shape& s = t.shape();
   const ops::Stored<Float> stored{t};
-  return {stored("residual"), stored("normed"), t.f32("mean"),    t.f32("rstd"),    stored("inp1"),  stored("inp2"),
-          stored("weight"),   stored("bias"),   ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C)};
+  return {stored("residual"), stored("normed"), t.f32("mean"), t.f32("rstd"), stored("inp1"), stored("inp2"),
+          stored("weight"),   stored("bias"),   stored.B,      stored.T,      stored.C};
 }
 
 // Statistics of a row of C values: the mean, and rstd (about 1.7 for uniform inputs).

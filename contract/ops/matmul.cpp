@@ -13,33 +13,28 @@ namespace {
 // For the ops and their bf16 twins: Float is the storage of every tensor.
 template <class Args, class Float>
 Args forward_args(const TensorTable& t) {
-  const Shape& s = t.shape();
   const ops::Stored<Float> stored{t};
-  return {stored("out"),    stored("inp"),    stored("weight"), stored("bias"),
-          ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.OC)};
+  return {stored("out"), stored("inp"), stored("weight"), stored("bias"), stored.B, stored.T, stored.C, stored.OC};
 }
 
 template <class Args, class Float>
 Args gelu_forward_args(const TensorTable& t) {
-  const Shape& s = t.shape();
   const ops::Stored<Float> stored{t};
-  return {stored("out"),    stored("pre"),    stored("inp"),    stored("weight"), stored("bias"),
-          ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.OC)};
+  return {stored("out"), stored("pre"), stored("inp"), stored("weight"), stored("bias"),
+          stored.B,      stored.T,      stored.C,      stored.OC};
 }
 
 template <class Args, class Float>
 Args backward_args(const TensorTable& t) {
-  const Shape& s = t.shape();
   const ops::Stored<Float> stored{t};
-  return {stored("dinp"),   stored("dweight"), stored("dout"),   stored("inp"),    stored("weight"),
-          ops::as_int(s.B), ops::as_int(s.T),  ops::as_int(s.C), ops::as_int(s.OC)};
+  return {stored("dinp"), stored("dweight"), stored("dout"), stored("inp"), stored("weight"),
+          stored.B,       stored.T,          stored.C,       stored.OC};
 }
 
 template <class Args, class Float>
 Args bias_args(const TensorTable& t) {
-  const Shape& s = t.shape();
   const ops::Stored<Float> stored{t};
-  return {stored("dbias"), stored("dout"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.OC)};
+  return {stored("dbias"), stored("dout"), stored.B, stored.T, stored.OC};
 }
 
 const ops::ShapeCheck kInt32Limits = ops::int32_limits({"B", "T", "C", "OC", "B*T"});
