@@ -11,6 +11,13 @@
 
 namespace wb::reference {
 
+// Elements of float or bf16 storage, read as double; results stored rounded once (for
+// the references written once for both storages).
+inline double value(float x) { return x; }
+inline double value(bf16 x) { return to_float(x); }
+inline void store(float& to, double x) { to = float(x); }
+inline void store(bf16& to, double x) { to = to_bf16(x); }
+
 void encoder_forward(const EncoderForwardArgs& a);
 void encoder_backward(const EncoderBackwardArgs& a);
 void layernorm_forward(const LayernormForwardArgs& a);
