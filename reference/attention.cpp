@@ -16,12 +16,6 @@ struct Head {
   int64_t out_at(int64_t t) const { return (b * T + t) * C + h * hs; }
 };
 
-// Elements of float or bf16 storage, read as double; results stored rounded once.
-double value(float x) { return x; }
-double value(bf16 x) { return to_float(x); }
-void store(float& to, double x) { to = float(x); }
-void store(bf16& to, double x) { to = to_bf16(x); }
-
 template <class T>
 double score(const T* qkv, const Head& hd, int64_t t, int64_t t2, double scale) {
   const T* q = qkv + hd.qkv_at(t, 0);
@@ -119,11 +113,5 @@ void attention_backward_bf16(const AttentionBackwardBf16Args& a) { backward(a); 
 
 }  // namespace wb::reference
 
-namespace wb::references {
-
-std::vector<Variant> attention() {
-  return {WB_REFERENCE(attention_forward), WB_REFERENCE(attention_backward), WB_REFERENCE_PORT(attention_forward_bf16),
-          WB_REFERENCE_PORT(attention_backward_bf16)};
-}
-
-}  // namespace wb::references
+WB_REFERENCES(attention, WB_REFERENCE(attention_forward), WB_REFERENCE(attention_backward),
+              WB_REFERENCE_PORT(attention_forward_bf16), WB_REFERENCE_PORT(attention_backward_bf16))

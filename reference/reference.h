@@ -11,6 +11,13 @@
 
 namespace wb::reference {
 
+// Elements of float or bf16 storage, read as double; results stored rounded once (for
+// the references written once for both storages).
+inline double value(float x) { return x; }
+inline double value(bf16 x) { return to_float(x); }
+inline void store(float& to, double x) { to = float(x); }
+inline void store(bf16& to, double x) { to = to_bf16(x); }
+
 void encoder_forward(const EncoderForwardArgs& a);
 void encoder_backward(const EncoderBackwardArgs& a);
 void layernorm_forward(const LayernormForwardArgs& a);
@@ -70,3 +77,10 @@ void gelu_backward_bf16(const GeluBackwardBf16Args& a);
 #define WB_REFERENCE_PORT(op) ::wb::Variant::reference_port(#op, &::wb::reference::op)
 #define WB_REFERENCE_PORT_WITH_TRUTH(op) \
   ::wb::Variant::reference_port(#op, &::wb::reference::op, &::wb::reference::op##_truth)
+// The factory a reference file defines, wb::references::<stem>() (the generated registry
+// table calls it: cmake/GenerateRegistry.cmake), returning the entries given, in order.
+// It follows the file's wb::reference namespace, outside any namespace.
+#define WB_REFERENCES(stem, ...)                        \
+  namespace wb::references {                            \
+  std::vector<Variant> stem() { return {__VA_ARGS__}; } \
+  }

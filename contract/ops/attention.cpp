@@ -12,18 +12,15 @@ namespace {
 // which is fp32 in both.
 template <class Args, class Float>
 Args forward_args(const TensorTable& t) {
-  const Shape& s = t.shape();
   const ops::Stored<Float> stored{t};
-  return {stored("out"),    t.f32("lse"),     stored("qkv"),    ops::as_int(s.B),
-          ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.NH)};
+  return {stored("out"), t.f32("lse"), stored("qkv"), stored.B, stored.T, stored.C, stored.NH};
 }
 
 template <class Args, class Float>
 Args backward_args(const TensorTable& t) {
-  const Shape& s = t.shape();
   const ops::Stored<Float> stored{t};
-  return {stored("dqkv"),   stored("dout"),   stored("qkv"),    stored("out"),    t.f32("lse"),
-          ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.NH)};
+  return {stored("dqkv"), stored("dout"), stored("qkv"), stored("out"), t.f32("lse"),
+          stored.B,       stored.T,       stored.C,      stored.NH};
 }
 
 std::optional<std::string> heads_divide_channels(const Shape& s) {
@@ -44,59 +41,48 @@ double forward_flops(const Shape& s) { return 4.0 * causal_pairs_times_channels(
 // Recomputed scores, dout.v, dq, dk and dv: five multiply-adds per pair and channel.
 double backward_flops(const Shape& s) { return 10.0 * causal_pairs_times_channels(s); }
 
+// The backward's out and lse are those of the forward pass on qkv, on the same storage
+// Float.
+template <class Float>
+void forward_pass(const TensorTable& t, const ReferenceRunner& run_reference) {
+  const OpSpec& forward = std::is_same_v<Float, bf16> ? attention_forward_bf16_op() : attention_forward_op();
+  const ops::Stored<Float> stored{t};
+  run_reference(forward, t.shape(), {stored("out"), t.f32("lse"), stored("qkv")});
+}
+
+// Both ops read the heads' dims, under the same checks.
+const ops::Dims kHeads{{"B", "T", "C", "NH"}, kShapeError};
+
 }  // namespace
 
 const OpSpec& attention_forward_op() {
-  static const OpSpec op = [] {
-    OpSpec o("attention_forward", "causal multi-head self-attention over the fused qkv; writes out and lse");
-    o.dims = {"B", "T", "C", "NH"};
+  return ops::define("attention_forward", kHeads, &forward_args<AttentionForwardArgs, float>, [](OpSpec& o) {
+    o.summary = "causal multi-head self-attention over the fused qkv; writes out and lse";
     o.tensors = {output("out", "B,T,C", ops::elementwise(1e-5, 1e-4)),
                  output("lse", "B,NH,T", ops::elementwise(2e-5, 1e-5)), input("qkv", "B,T,3C")};
-    o.shape_error = kShapeError;
     o.flops = forward_flops;
-    o.bind(&forward_args<AttentionForwardArgs, float>);
-    return o;
-  }();
-  return op;
+  });
 }
 
 const OpSpec& attention_backward_op() {
-  static const OpSpec op = [] {
-    OpSpec o("attention_backward", "dqkv from q, k, v, out, lse and dout; probabilities recomputed from lse");
-    o.dims = {"B", "T", "C", "NH"};
+  return ops::define("attention_backward", kHeads, &backward_args<AttentionBackwardArgs, float>, [](OpSpec& o) {
+    o.summary = "dqkv from q, k, v, out, lse and dout; probabilities recomputed from lse";
     o.tensors = {output("dqkv", "B,T,3C", ops::summed_over("T")), input("dout", "B,T,C"), input("qkv", "B,T,3C"),
                  input("out", "B,T,C"), input("lse", "B,NH,T")};
-    o.shape_error = kShapeError;
     o.flops = backward_flops;
-    // out and lse are those of the forward pass on qkv.
-    o.prepare = [](const TensorTable& t, const ReferenceRunner& run_reference) {
-      run_reference(attention_forward_op(), t.shape(), {t.f32("out"), t.f32("lse"), t.f32("qkv")});
-    };
-    o.bind(&backward_args<AttentionBackwardArgs, float>);
-    return o;
-  }();
-  return op;
+    o.prepare = forward_pass<float>;
+  });
 }
 
 const OpSpec& attention_forward_bf16_op() {
-  static const OpSpec op = ops::bf16_twin(attention_forward_op(), "attention_forward_bf16",
-                                          "causal multi-head self-attention on bf16 qkv and out, fp32 lse",
-                                          &forward_args<AttentionForwardBf16Args, bf16>, {"lse"});
-  return op;
+  return ops::twin_of<attention_forward_op>("causal multi-head self-attention on bf16 qkv and out, fp32 lse",
+                                            &forward_args<AttentionForwardBf16Args, bf16>, {"lse"});
 }
 
 const OpSpec& attention_backward_bf16_op() {
-  static const OpSpec op = [] {
-    OpSpec o = ops::bf16_twin(attention_backward_op(), "attention_backward_bf16",
-                              "dqkv on bf16 storage from q, k, v, out, the fp32 lse and dout",
-                              &backward_args<AttentionBackwardBf16Args, bf16>, {"lse"});
-    // out and lse are those of the bf16 forward pass on qkv.
-    o.prepare = [](const TensorTable& t, const ReferenceRunner& run_reference) {
-      run_reference(attention_forward_bf16_op(), t.shape(), {t.bfloat16("out"), t.f32("lse"), t.bfloat16("qkv")});
-    };
-    return o;
-  }();
-  return op;
+  return ops::twin_of<attention_backward_op>("dqkv on bf16 storage from q, k, v, out, the fp32 lse and dout",
+                                             &backward_args<AttentionBackwardBf16Args, bf16>, {"lse"},
+                                             [](OpSpec& o) { o.prepare = forward_pass<bf16>; });
 }
 
 }  // namespace wb

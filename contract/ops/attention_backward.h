@@ -10,14 +10,18 @@
 
 namespace wb {
 
-struct AttentionBackwardArgs {
-  float* dqkv;        // (B, T, 3C), written (every element)
-  const float* dout;  // (B, T, C)
-  const float* qkv;   // (B, T, 3C)
-  const float* out;   // (B, T, C) as written by attention_forward
-  const float* lse;   // (B, NH, T) as written by attention_forward
+// The arguments of attention_backward (Float = float) and of its bf16 twin (Float =
+// bf16): every tensor on the storage Float but lse, fp32 in both.
+template <class Float>
+struct AttentionBackwardArgsOn {
+  Float* dqkv;        // (B, T, 3C), written (every element)
+  const Float* dout;  // (B, T, C)
+  const Float* qkv;   // (B, T, 3C)
+  const Float* out;   // (B, T, C) as written by the forward op of the same storage
+  const float* lse;   // (B, NH, T) as written by the forward op of the same storage
   int B, T, C, NH;
 };
+using AttentionBackwardArgs = AttentionBackwardArgsOn<float>;
 
 const OpSpec& attention_backward_op();
 
@@ -30,14 +34,7 @@ const OpSpec& attention_backward_op();
 // near tie, the rounding itself -- with a mean signed error within 0.014 ulp. cuda/1
 // edited to round its sums to bf16 at every addition (a bf16 accumulator) failed on
 // every check shape (tried once, not kept as a planted variant).
-struct AttentionBackwardBf16Args {
-  bf16* dqkv;         // (B, T, 3C), written (every element)
-  const bf16* dout;   // (B, T, C)
-  const bf16* qkv;    // (B, T, 3C)
-  const bf16* out;    // (B, T, C) as written by attention_forward_bf16
-  const float* lse;   // (B, NH, T) as written by attention_forward_bf16
-  int B, T, C, NH;
-};
+using AttentionBackwardBf16Args = AttentionBackwardArgsOn<bf16>;
 
 const OpSpec& attention_backward_bf16_op();
 

@@ -15,29 +15,28 @@ namespace {
 double rows(const Shape& s) { return double(s.B) * double(s.T); }
 
 SoftmaxForwardArgs softmax_args(const TensorTable& t) {
-  const Shape& s = t.shape();
-  return {t.f32("probs"), t.f32("logits"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.V), ops::as_int(s.Vp)};
+  const ops::Stored<float> stored{t};
+  return {stored("probs"), stored("logits"), stored.B, stored.T, stored.V, stored.Vp};
 }
 
 CrossentropyForwardArgs crossentropy_args(const TensorTable& t) {
-  const Shape& s = t.shape();
-  return {t.f32("losses"), t.f32("probs"), t.i32("targets"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.Vp)};
+  const ops::Stored<float> stored{t};
+  return {stored("losses"), stored("probs"), t.i32("targets"), stored.B, stored.T, stored.Vp};
 }
 
 CrossentropySoftmaxBackwardArgs crossentropy_backward_args(const TensorTable& t) {
-  const Shape& s = t.shape();
-  return {t.f32("dlogits"), t.f32("dlosses"), t.f32("probs"),   t.i32("targets"),
-          ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.V), ops::as_int(s.Vp)};
+  const ops::Stored<float> stored{t};
+  return {stored("dlogits"), stored("dlosses"), stored("probs"), t.i32("targets"),
+          stored.B,          stored.T,          stored.V,        stored.Vp};
 }
 
 // For the op and its bf16 twin: Float is the storage of the logits; the losses are
 // fp32 in both.
 template <class Args, class Float>
 Args classifier_args(const TensorTable& t) {
-  const Shape& s = t.shape();
   const ops::Stored<Float> stored{t};
-  return {stored("logits"), t.f32("losses"),  t.i32("targets"), float(t.scalar("dloss")),
-          ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.V), ops::as_int(s.Vp)};
+  return {stored("logits"), t.f32("losses"), t.i32("targets"), float(t.scalar("dloss")),
+          stored.B,         stored.T,        stored.V,         stored.Vp};
 }
 
 // Numerically hard logits. Every fourth row, from the second, is moved up by 90 and
@@ -59,19 +58,15 @@ ToleranceFn dlogits_tolerance() {
 
 float far_offset(int64_t row) { return row % 4 == 1 ? kFar : row % 4 == 3 ? -kFar : 0.0f; }
 
-void move_rows_far(const TensorTable& t, const char* tensor) {
+// The logits moved far, row by row, each moved value in their storage Float (rounded to
+// nearest even in bf16).
+template <class Float>
+void move_logits_far(const TensorTable& t, const ReferenceRunner&) {
   const Shape& s = t.shape();
-  float* x = t.f32(tensor);
+  Float* x = ops::Stored<Float>{t}("logits");
   for (int64_t row = 0; row < s.B * s.T; ++row)
-    for (int64_t i = 0; i < s.V; ++i) x[row * s.Vp + i] += far_offset(row);
-}
-
-// The same for a bf16 tensor: each moved value rounded to nearest even.
-void move_bf16_rows_far(const TensorTable& t, const char* tensor) {
-  const Shape& s = t.shape();
-  bf16* x = t.bfloat16(tensor);
-  for (int64_t row = 0; row < s.B * s.T; ++row)
-    for (int64_t i = 0; i < s.V; ++i) x[row * s.Vp + i] = to_bf16(to_float(x[row * s.Vp + i]) + far_offset(row));
+    for (int64_t i = 0; i < s.V; ++i)
+      x[row * s.Vp + i] = ops::in_storage<Float>(ops::widened(x[row * s.Vp + i]) + far_offset(row));
 }
 
 // probs holds random values; make every row a softmax over its first V (padding 0).
@@ -91,85 +86,62 @@ void make_probabilities(const TensorTable& t) {
   }
 }
 
-const std::vector<std::string> kDims{"B", "T", "V", "Vp"};
 // Targets are int32 tokens below V.
 const ops::ShapeCheck kInt32Limits = ops::int32_limits({"B", "T", "V", "Vp", "B*T"});
+
+// Every op of this file reads rows of Vp values over a vocabulary of V.
+const ops::Dims kVocabulary{{"B", "T", "V", "Vp"}, kInt32Limits};
 
 }  // namespace
 
 const OpSpec& softmax_forward_op() {
-  static const OpSpec op = [] {
-    OpSpec o("softmax_forward", "softmax over the first V of each row of Vp logits; padding written as 0");
-    o.dims = kDims;
-    o.shape_error = kInt32Limits;
+  return ops::define("softmax_forward", kVocabulary, &softmax_args, [](OpSpec& o) {
+    o.summary = "softmax over the first V of each row of Vp logits; padding written as 0";
     o.tensors = {output("probs", "B,T,Vp", ops::elementwise(1e-8, 1e-4)),
                  input("logits", "B,T,Vp", Init::uniform(-4, 4))};
-    o.prepare = [](const TensorTable& t, const ReferenceRunner&) { move_rows_far(t, "logits"); };
+    o.prepare = move_logits_far<float>;
     o.flops = [](const Shape& s) { return 5.0 * rows(s) * double(s.V); };
-    o.bind(&softmax_args);
-    return o;
-  }();
-  return op;
+  });
 }
 
 const OpSpec& crossentropy_forward_op() {
-  static const OpSpec op = [] {
-    OpSpec o("crossentropy_forward", "losses[b,t] = -log probs[b,t,target]");
-    o.dims = kDims;
-    o.shape_error = kInt32Limits;
+  return ops::define("crossentropy_forward", kVocabulary, &crossentropy_args, [](OpSpec& o) {
+    o.summary = "losses[b,t] = -log probs[b,t,target]";
     o.tensors = {output("losses", "B,T", ops::elementwise()), input("probs", "B,T,Vp", Init::uniform(-4, 4)),
                  token_input("targets", "B,T")};
     o.prepare = [](const TensorTable& t, const ReferenceRunner&) { make_probabilities(t); };
     o.flops = [](const Shape& s) { return rows(s); };
     o.min_bytes = [](const Shape& s) { return 12.0 * rows(s); };  // one probability per row is read
-    o.bind(&crossentropy_args);
-    return o;
-  }();
-  return op;
+  });
 }
 
 const OpSpec& crossentropy_softmax_backward_op() {
-  static const OpSpec op = [] {
-    OpSpec o("crossentropy_softmax_backward", "dlogits += (probs - onehot(target)) * dlosses over the first V columns");
-    o.dims = kDims;
-    o.shape_error = kInt32Limits;
+  return ops::define("crossentropy_softmax_backward", kVocabulary, &crossentropy_backward_args, [](OpSpec& o) {
+    o.summary = "dlogits += (probs - onehot(target)) * dlosses over the first V columns";
     o.tensors = {inout("dlogits", "B,T,Vp", ops::elementwise(1e-6, 1e-5)), input("dlosses", "B,T"),
                  input("probs", "B,T,Vp", Init::uniform(-4, 4)), token_input("targets", "B,T")};
     o.prepare = [](const TensorTable& t, const ReferenceRunner&) { make_probabilities(t); };
     o.flops = [](const Shape& s) { return 2.0 * rows(s) * double(s.V); };
     o.min_bytes = [](const Shape& s) { return 12.0 * rows(s) * double(s.V) + 8.0 * rows(s); };
-    o.bind(&crossentropy_backward_args);
-    return o;
-  }();
-  return op;
+  });
 }
 
 const OpSpec& fused_classifier_op() {
-  static const OpSpec op = [] {
-    OpSpec o("fused_classifier", "softmax, loss and dlogits (written over the logits) in one pass; padding -> 0");
-    o.dims = kDims;
-    o.shape_error = kInt32Limits;
+  return ops::define("fused_classifier", kVocabulary, &classifier_args<FusedClassifierArgs, float>, [](OpSpec& o) {
+    o.summary = "softmax, loss and dlogits (written over the logits) in one pass; padding -> 0";
     o.tensors = {inout("logits", "B,T,Vp", dlogits_tolerance(), Init::uniform(-4, 4)),
                  output("losses", "B,T", ops::elementwise(1e-5, 1e-5)), token_input("targets", "B,T")};
-    o.prepare = [](const TensorTable& t, const ReferenceRunner&) { move_rows_far(t, "logits"); };
+    o.prepare = move_logits_far<float>;
     o.scalars = {{"dloss", [](const Shape& s) { return 1.0 / rows(s); }, "gradient of the mean loss, 1/(B*T)"}};
     o.flops = [](const Shape& s) { return 7.0 * rows(s) * double(s.V); };
-    o.bind(&classifier_args<FusedClassifierArgs, float>);
-    return o;
-  }();
-  return op;
+  });
 }
 
 const OpSpec& fused_classifier_bf16_op() {
-  static const OpSpec op = [] {
-    OpSpec o = ops::bf16_twin(
-        fused_classifier_op(), "fused_classifier_bf16",
-        "softmax, loss and dlogits in one pass on bf16 logits (statistics and losses fp32); padding -> 0",
-        &classifier_args<FusedClassifierBf16Args, bf16>, {"losses"});
-    o.prepare = [](const TensorTable& t, const ReferenceRunner&) { move_bf16_rows_far(t, "logits"); };
-    return o;
-  }();
-  return op;
+  return ops::twin_of<fused_classifier_op>(
+      "softmax, loss and dlogits in one pass on bf16 logits (statistics and losses fp32); padding -> 0",
+      &classifier_args<FusedClassifierBf16Args, bf16>, {"losses"},
+      [](OpSpec& o) { o.prepare = move_logits_far<bf16>; });
 }
 
 }  // namespace wb

@@ -92,12 +92,23 @@ inline ShapeCheck int32_limits(std::vector<std::string> terms) {
   };
 }
 
-// The tensors of a table by name, in the storage Float (float or bf16): for the
-// argument builders that serve an op and its bf16 twin, whose argument structs list the
-// same tensors in the same order, those the twin keeps in bf16 typed Float.
+// What an argument builder reads from a table: its tensors by name in the storage Float
+// (float or bf16) -- for the builders that serve an op and its bf16 twin, whose argument
+// structs list the same tensors in the same order, those the twin keeps in bf16 typed
+// Float -- and the shape's dims as the int the argument structs hold them in (as_int).
 template <class Float>
 struct Stored {
+  explicit Stored(const TensorTable& t)
+      : table(t),
+        B(as_int(t.shape().B)),
+        T(as_int(t.shape().T)),
+        C(as_int(t.shape().C)),
+        NH(as_int(t.shape().NH)),
+        V(as_int(t.shape().V)),
+        Vp(as_int(t.shape().Vp)),
+        OC(as_int(t.shape().OC)) {}
   const TensorTable& table;
+  int B, T, C, NH, V, Vp, OC;
   Float* operator()(std::string_view name) const;
 };
 template <>
@@ -109,6 +120,10 @@ inline bf16* Stored<bf16>::operator()(std::string_view name) const {
   return table.bfloat16(name);
 }
 
+// A value of either storage as the float it stands for (exact).
+inline float widened(float value) { return value; }
+inline float widened(bf16 value) { return to_float(value); }
+
 // A value in the storage Float: as it is in float, rounded to nearest even in bf16.
 template <class Float>
 Float in_storage(float value) {
@@ -119,18 +134,42 @@ Float in_storage(float value) {
   }
 }
 
+// The dims an op reads and why a shape is not valid for it (empty: every shape is),
+// which the ops of one file share.
+struct Dims {
+  std::vector<std::string> names;
+  ShapeCheck shape_error;
+};
+
+// The spec of the op `name` on `dims`, made on the first call of its accessor (the
+// functions the op headers declare): `fill` states the rest of it, its summary first.
+// Each accessor passes its own lambda, a type of its own, so each has its own spec.
+template <class Args, class Fill>
+const OpSpec& define(const char* name, const Dims& dims, Args (*make_args)(const TensorTable&), Fill fill) {
+  static const OpSpec op = [&] {
+    OpSpec o(name, "");
+    o.dims = dims.names;
+    o.shape_error = dims.shape_error;
+    fill(o);
+    o.bind(make_args);
+    return o;
+  }();
+  return op;
+}
+
 // The op on bf16 storage whose fp32 twin is `fp32` (OpSpec::fp32_twin says the two
-// have the same tensors in the same order and the same scalars): the twin's dims,
-// shape check, scalars and flop model, and its tensors with every fp32 one stored in
-// bf16 -- but for those named in `kept_fp32` (statistics, losses, lse), which the bf16
-// step keeps in fp32 by design -- and every bf16 output held to the twin's tolerance
-// plus the half ulp of its rounding. Integer tensors (tokens) stay as they are. The
-// byte model (when the twin states its own, it counts fp32 elements) and the prepare
-// step (it reads tensors by their storage) are the caller's to set.
+// have the same tensors in the same order and the same scalars), named as the twin with
+// "_bf16": the twin's dims, shape check, scalars and flop model, and its tensors with
+// every fp32 one stored in bf16 -- but for those named in `kept_fp32` (statistics,
+// losses, lse), which the bf16 step keeps in fp32 by design -- and every bf16 output
+// held to the twin's tolerance plus the half ulp of its rounding. Integer tensors
+// (tokens) stay as they are. The byte model (when the twin states its own, it counts
+// fp32 elements) and the prepare step (it reads tensors by their storage) are the
+// caller's to set.
 template <class Args>
-OpSpec bf16_twin(const OpSpec& fp32, std::string name, std::string summary, Args (*make_args)(const TensorTable&),
+OpSpec bf16_twin(const OpSpec& fp32, std::string summary, Args (*make_args)(const TensorTable&),
                  const std::vector<std::string>& kept_fp32 = {}) {
-  OpSpec o(std::move(name), std::move(summary));
+  OpSpec o(fp32.name + "_bf16", std::move(summary));
   o.dims = fp32.dims;
   o.fp32_twin = fp32.name;
   o.shape_error = fp32.shape_error;
@@ -146,6 +185,20 @@ OpSpec bf16_twin(const OpSpec& fp32, std::string name, std::string summary, Args
   }
   o.bind(make_args);
   return o;
+}
+
+// The accessor of the bf16 twin of the op whose accessor is Fp32: bf16_twin of it, made
+// on the first call, then `adjust` sets what the twin states for itself (its byte model,
+// its prepare step). An fp32 op has one bf16 twin, so Fp32 gives each its own spec.
+template <const OpSpec& (*Fp32)(), class Args>
+const OpSpec& twin_of(const char* summary, Args (*make_args)(const TensorTable&),
+                      const std::vector<std::string>& kept_fp32 = {}, void (*adjust)(OpSpec&) = nullptr) {
+  static const OpSpec op = [&] {
+    OpSpec o = bf16_twin(Fp32(), summary, make_args, kept_fp32);
+    if (adjust) adjust(o);
+    return o;
+  }();
+  return op;
 }
 
 // The first reason any of the checks gives.

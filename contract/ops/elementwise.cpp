@@ -31,64 +31,54 @@ Args residual_args(const TensorTable& t) {
   return {stored("out"), stored("inp1"), stored("inp2"), count(t.shape())};
 }
 
+// The ops of this file run over the B*T*C values, any shape.
+const ops::Dims kElements{{"B", "T", "C"}, {}};
+
+// Their flop model: `flops` per value.
+std::function<double(const Shape&)> per_element(double flops) {
+  return [flops](const Shape& s) { return flops * elements(s); };
+}
+
 }  // namespace
 
 const OpSpec& gelu_forward_op() {
-  static const OpSpec op = [] {
-    OpSpec o("gelu_forward", "GELU, tanh approximation, elementwise");
-    o.dims = {"B", "T", "C"};
+  return ops::define("gelu_forward", kElements, &gelu_forward_args<GeluForwardArgs, float>, [](OpSpec& o) {
+    o.summary = "GELU, tanh approximation, elementwise";
     o.tensors = {output("out", "B,T,C", ops::elementwise()), input("inp", "B,T,C", Init::uniform(-4, 4))};
-    o.flops = [](const Shape& s) { return 10.0 * elements(s); };
-    o.bind(&gelu_forward_args<GeluForwardArgs, float>);
-    return o;
-  }();
-  return op;
+    o.flops = per_element(10.0);
+  });
 }
 
 const OpSpec& gelu_backward_op() {
-  static const OpSpec op = [] {
-    OpSpec o("gelu_backward", "dinp = gelu'(inp) * dout, elementwise (written, not accumulated)");
-    o.dims = {"B", "T", "C"};
+  return ops::define("gelu_backward", kElements, &gelu_backward_args<GeluBackwardArgs, float>, [](OpSpec& o) {
+    o.summary = "dinp = gelu'(inp) * dout, elementwise (written, not accumulated)";
     o.tensors = {output("dinp", "B,T,C", ops::elementwise()), input("inp", "B,T,C", Init::uniform(-4, 4)),
                  input("dout", "B,T,C")};
-    o.flops = [](const Shape& s) { return 18.0 * elements(s); };
-    o.bind(&gelu_backward_args<GeluBackwardArgs, float>);
-    return o;
-  }();
-  return op;
+    o.flops = per_element(18.0);
+  });
 }
 
 const OpSpec& residual_forward_op() {
-  static const OpSpec op = [] {
-    OpSpec o("residual_forward", "out = inp1 + inp2, elementwise");
-    o.dims = {"B", "T", "C"};
+  return ops::define("residual_forward", kElements, &residual_args<ResidualForwardArgs, float>, [](OpSpec& o) {
+    o.summary = "out = inp1 + inp2, elementwise";
     o.tensors = {output("out", "B,T,C", ops::elementwise()), input("inp1", "B,T,C"), input("inp2", "B,T,C")};
-    o.flops = [](const Shape& s) { return elements(s); };
-    o.bind(&residual_args<ResidualForwardArgs, float>);
-    return o;
-  }();
-  return op;
+    o.flops = per_element(1.0);
+  });
 }
 
 const OpSpec& residual_forward_bf16_op() {
-  static const OpSpec op =
-      ops::bf16_twin(residual_forward_op(), "residual_forward_bf16", "out = inp1 + inp2, elementwise, on bf16 storage",
-                     &residual_args<ResidualForwardBf16Args, bf16>);
-  return op;
+  return ops::twin_of<residual_forward_op>("out = inp1 + inp2, elementwise, on bf16 storage",
+                                           &residual_args<ResidualForwardBf16Args, bf16>);
 }
 
 const OpSpec& gelu_forward_bf16_op() {
-  static const OpSpec op =
-      ops::bf16_twin(gelu_forward_op(), "gelu_forward_bf16", "GELU, tanh approximation, elementwise, on bf16 storage",
-                     &gelu_forward_args<GeluForwardBf16Args, bf16>);
-  return op;
+  return ops::twin_of<gelu_forward_op>("GELU, tanh approximation, elementwise, on bf16 storage",
+                                       &gelu_forward_args<GeluForwardBf16Args, bf16>);
 }
 
 const OpSpec& gelu_backward_bf16_op() {
-  static const OpSpec op = ops::bf16_twin(gelu_backward_op(), "gelu_backward_bf16",
-                                          "dinp = gelu'(inp) * dout, elementwise, on bf16 storage (written)",
-                                          &gelu_backward_args<GeluBackwardBf16Args, bf16>);
-  return op;
+  return ops::twin_of<gelu_backward_op>("dinp = gelu'(inp) * dout, elementwise, on bf16 storage (written)",
+                                        &gelu_backward_args<GeluBackwardBf16Args, bf16>);
 }
 
 }  // namespace wb

@@ -7,12 +7,15 @@
 
 namespace wb {
 
-struct GeluBackwardArgs {
-  float* dinp;        // (N), written
-  const float* inp;   // (N)
-  const float* dout;  // (N)
+// The arguments of gelu_backward (Float = float) and of its bf16 twin (Float = bf16).
+template <class Float>
+struct GeluBackwardArgsOn {
+  Float* dinp;        // (N), written
+  const Float* inp;   // (N)
+  const Float* dout;  // (N)
   int64_t N;
 };
+using GeluBackwardArgs = GeluBackwardArgsOn<float>;
 
 const OpSpec& gelu_backward_op();
 
@@ -23,12 +26,7 @@ const OpSpec& gelu_backward_op();
 // (tools/bf16_error_study.sh: the emulated CUDA ladder and the CPU port, the 5 check
 // shapes, seeds 1-20): at most 99.5% of the tolerance (a half-ulp tie), and a mean
 // signed error within 0.037 ulp.
-struct GeluBackwardBf16Args {
-  bf16* dinp;        // (N), written
-  const bf16* inp;   // (N)
-  const bf16* dout;  // (N)
-  int64_t N;
-};
+using GeluBackwardBf16Args = GeluBackwardArgsOn<bf16>;
 
 const OpSpec& gelu_backward_bf16_op();
 

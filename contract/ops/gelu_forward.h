@@ -8,11 +8,15 @@
 
 namespace wb {
 
-struct GeluForwardArgs {
-  float* out;        // (N)
-  const float* inp;  // (N)
+// The arguments of gelu_forward (Float = float) and of its bf16 twin (Float = bf16): one
+// struct on either storage, so that the two ops still take distinct types.
+template <class Float>
+struct GeluForwardArgsOn {
+  Float* out;        // (N)
+  const Float* inp;  // (N)
   int64_t N;
 };
+using GeluForwardArgs = GeluForwardArgsOn<float>;
 
 const OpSpec& gelu_forward_op();
 
@@ -25,11 +29,7 @@ const OpSpec& gelu_forward_op();
 // the elements where the rounding decides the error): at x near -4, 1 + tanh(u)
 // cancels in fp32 and tanhf's last-bit errors there lean one way (an absolute 1e-8,
 // inside atol, but many ulps of an output of 1e-4).
-struct GeluForwardBf16Args {
-  bf16* out;        // (N)
-  const bf16* inp;  // (N)
-  int64_t N;
-};
+using GeluForwardBf16Args = GeluForwardArgsOn<bf16>;
 
 const OpSpec& gelu_forward_bf16_op();
 

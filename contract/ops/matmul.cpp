@@ -13,33 +13,28 @@ namespace {
 // For the ops and their bf16 twins: Float is the storage of every tensor.
 template <class Args, class Float>
 Args forward_args(const TensorTable& t) {
-  const Shape& s = t.shape();
   const ops::Stored<Float> stored{t};
-  return {stored("out"),    stored("inp"),    stored("weight"), stored("bias"),
-          ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.OC)};
+  return {stored("out"), stored("inp"), stored("weight"), stored("bias"), stored.B, stored.T, stored.C, stored.OC};
 }
 
 template <class Args, class Float>
 Args gelu_forward_args(const TensorTable& t) {
-  const Shape& s = t.shape();
   const ops::Stored<Float> stored{t};
-  return {stored("out"),    stored("pre"),    stored("inp"),    stored("weight"), stored("bias"),
-          ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.C), ops::as_int(s.OC)};
+  return {stored("out"), stored("pre"), stored("inp"), stored("weight"), stored("bias"),
+          stored.B,      stored.T,      stored.C,      stored.OC};
 }
 
 template <class Args, class Float>
 Args backward_args(const TensorTable& t) {
-  const Shape& s = t.shape();
   const ops::Stored<Float> stored{t};
-  return {stored("dinp"),   stored("dweight"), stored("dout"),   stored("inp"),    stored("weight"),
-          ops::as_int(s.B), ops::as_int(s.T),  ops::as_int(s.C), ops::as_int(s.OC)};
+  return {stored("dinp"), stored("dweight"), stored("dout"), stored("inp"), stored("weight"),
+          stored.B,       stored.T,          stored.C,       stored.OC};
 }
 
 template <class Args, class Float>
 Args bias_args(const TensorTable& t) {
-  const Shape& s = t.shape();
   const ops::Stored<Float> stored{t};
-  return {stored("dbias"), stored("dout"), ops::as_int(s.B), ops::as_int(s.T), ops::as_int(s.OC)};
+  return {stored("dbias"), stored("dout"), stored.B, stored.T, stored.OC};
 }
 
 const ops::ShapeCheck kInt32Limits = ops::int32_limits({"B", "T", "C", "OC", "B*T"});
@@ -63,97 +58,73 @@ ToleranceFn gelu_out_tol() {
   };
 }
 
+// The ops of this file read the linear layer's dims; matmul_backward_bias all but C,
+// under the same limits.
+const ops::Dims kLinear{{"B", "T", "C", "OC"}, kInt32Limits};
+const ops::Dims kBias{{"B", "T", "OC"}, kInt32Limits};
+
 }  // namespace
 
 const OpSpec& matmul_forward_op() {
-  static const OpSpec op = [] {
-    OpSpec o("matmul_forward", "linear layer: out (B*T, OC) = inp (B*T, C) @ weight^T (C, OC) + bias");
-    o.dims = {"B", "T", "C", "OC"};
-    o.shape_error = kInt32Limits;
+  return ops::define("matmul_forward", kLinear, &forward_args<MatmulForwardArgs, float>, [](OpSpec& o) {
+    o.summary = "linear layer: out (B*T, OC) = inp (B*T, C) @ weight^T (C, OC) + bias";
     o.tensors = {output("out", "B,T,OC", ops::summed_over("C")), input("inp", "B,T,C"), input("weight", "OC,C"),
                  optional(input("bias", "OC"))};
     o.flops = forward_flops;
-    o.bind(&forward_args<MatmulForwardArgs, float>);
-    return o;
-  }();
-  return op;
+  });
 }
 
 const OpSpec& matmul_forward_bf16_op() {
-  static const OpSpec op =
-      ops::bf16_twin(matmul_forward_op(), "matmul_forward_bf16",
-                     "linear layer on bf16 storage, fp32 accumulation: out = inp @ weight^T + bias",
-                     &forward_args<MatmulForwardBf16Args, bf16>);
-  return op;
+  return ops::twin_of<matmul_forward_op>("linear layer on bf16 storage, fp32 accumulation: out = inp @ weight^T + bias",
+                                         &forward_args<MatmulForwardBf16Args, bf16>);
 }
 
 const OpSpec& matmul_gelu_forward_op() {
-  static const OpSpec op = [] {
-    OpSpec o("matmul_gelu_forward",
-             "pre (B*T, OC) = inp @ weight^T + bias, out = gelu(pre): the MLP's first layer and its GELU, pre kept "
-             "for the backward");
-    o.dims = {"B", "T", "C", "OC"};
-    o.shape_error = kInt32Limits;
+  return ops::define("matmul_gelu_forward", kLinear, &gelu_forward_args<MatmulGeluForwardArgs, float>, [](OpSpec& o) {
+    o.summary =
+        "pre (B*T, OC) = inp @ weight^T + bias, out = gelu(pre): the MLP's first layer and its GELU, pre kept for the "
+        "backward";
     o.tensors = {output("out", "B,T,OC", gelu_out_tol()), output("pre", "B,T,OC", gelu_pre_tol()),
                  input("inp", "B,T,C"), input("weight", "OC,C"), optional(input("bias", "OC"))};
     o.flops = gelu_forward_flops;
-    o.bind(&gelu_forward_args<MatmulGeluForwardArgs, float>);
-    return o;
-  }();
-  return op;
+  });
 }
 
 const OpSpec& matmul_gelu_forward_bf16_op() {
-  static const OpSpec op = ops::bf16_twin(
-      matmul_gelu_forward_op(), "matmul_gelu_forward_bf16",
+  return ops::twin_of<matmul_gelu_forward_op>(
       "the MLP's first layer and its GELU on bf16 storage, fp32 accumulation; out from the unrounded pre",
       &gelu_forward_args<MatmulGeluForwardBf16Args, bf16>);
-  return op;
 }
 
 const OpSpec& matmul_backward_op() {
-  static const OpSpec op = [] {
-    OpSpec o("matmul_backward",
-             "dinp = dout @ weight (overwritten), dweight += dout^T @ inp; the bias gradient is matmul_backward_bias");
-    o.dims = {"B", "T", "C", "OC"};
-    o.shape_error = kInt32Limits;
+  return ops::define("matmul_backward", kLinear, &backward_args<MatmulBackwardArgs, float>, [](OpSpec& o) {
+    o.summary =
+        "dinp = dout @ weight (overwritten), dweight += dout^T @ inp; the bias gradient is matmul_backward_bias";
     o.tensors = {output("dinp", "B,T,C", ops::summed_over("OC")), inout("dweight", "OC,C", ops::summed_over_rows()),
                  input("dout", "B,T,OC"), input("inp", "B,T,C"), input("weight", "OC,C")};
     o.flops = backward_flops;
-    o.bind(&backward_args<MatmulBackwardArgs, float>);
-    return o;
-  }();
-  return op;
+  });
 }
 
 const OpSpec& matmul_backward_bf16_op() {
-  static const OpSpec op = ops::bf16_twin(
-      matmul_backward_op(), "matmul_backward_bf16",
+  return ops::twin_of<matmul_backward_op>(
       "matmul_backward on bf16 storage, fp32 accumulation: dinp = dout @ weight, dweight += dout^T @ inp (old "
       "+ sum, rounded once)",
       &backward_args<MatmulBackwardBf16Args, bf16>);
-  return op;
 }
 
 const OpSpec& matmul_backward_bias_op() {
-  static const OpSpec op = [] {
-    OpSpec o("matmul_backward_bias", "dbias += column sums of dout over the B*T rows");
-    o.dims = {"B", "T", "OC"};
-    o.shape_error = kInt32Limits;
+  return ops::define("matmul_backward_bias", kBias, &bias_args<MatmulBackwardBiasArgs, float>, [](OpSpec& o) {
+    o.summary = "dbias += column sums of dout over the B*T rows";
     o.tensors = {inout("dbias", "OC", ops::summed_over_rows()), input("dout", "B,T,OC")};
     o.flops = bias_flops;
-    o.bind(&bias_args<MatmulBackwardBiasArgs, float>);
-    return o;
-  }();
-  return op;
+  });
 }
 
 const OpSpec& matmul_backward_bias_bf16_op() {
-  static const OpSpec op = ops::bf16_twin(
-      matmul_backward_bias_op(), "matmul_backward_bias_bf16",
+  return ops::twin_of<matmul_backward_bias_op>(
       "matmul_backward_bias on bf16 storage: dbias += fp32 column sums of dout (old + sum, rounded once)",
       &bias_args<MatmulBackwardBiasBf16Args, bf16>);
-  return op;
 }
 
 }  // namespace wb

@@ -8,13 +8,16 @@
 
 namespace wb {
 
-struct MatmulForwardArgs {
-  float* out;           // (B, T, OC)
-  const float* inp;     // (B, T, C)
-  const float* weight;  // (OC, C)
-  const float* bias;    // (OC), may be null (no bias)
+// The arguments of matmul_forward (Float = float) and of its bf16 twin (Float = bf16).
+template <class Float>
+struct MatmulForwardArgsOn {
+  Float* out;           // (B, T, OC)
+  const Float* inp;     // (B, T, C)
+  const Float* weight;  // (OC, C)
+  const Float* bias;    // (OC), may be null (no bias)
   int B, T, C, OC;
 };
+using MatmulForwardArgs = MatmulForwardArgsOn<float>;
 
 const OpSpec& matmul_forward_op();
 
@@ -25,13 +28,7 @@ const OpSpec& matmul_forward_op();
 // reference. Measured (tools/bf16_error_study.sh: the emulated CUDA
 // ladder and the CPU port, the 5 check shapes, seeds 1-10): at most 99.3% of the tolerance, mean signed
 // error within 0.016 ulp.
-struct MatmulForwardBf16Args {
-  bf16* out;           // (B, T, OC)
-  const bf16* inp;     // (B, T, C)
-  const bf16* weight;  // (OC, C)
-  const bf16* bias;    // (OC), may be null (no bias)
-  int B, T, C, OC;
-};
+using MatmulForwardBf16Args = MatmulForwardArgsOn<bf16>;
 
 const OpSpec& matmul_forward_bf16_op();
 

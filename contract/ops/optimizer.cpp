@@ -8,9 +8,15 @@
 namespace wb {
 namespace {
 
-// The scalars and step values of one AdamW step, the same in AdamwArgs and AdamwBf16Args.
-template <class Args>
-Args with_step_scalars(Args a, const TensorTable& t) {
+// What AdamwArgs and AdamwBf16Args share: the parameters and gradients (in the storage
+// Float), the moments, and the scalars and step values of one step.
+template <class Float, class Args>
+Args with_step(Args a, const TensorTable& t) {
+  const ops::Stored<Float> stored{t};
+  a.params = stored("params");
+  a.m = t.f32("m");
+  a.v = t.f32("v");
+  a.grads = stored("grads");
   a.N = t.shape().N;
   a.grad_norm = t.f32("grad_norm");
   a.lr = t.f32("lr");
@@ -23,25 +29,14 @@ Args with_step_scalars(Args a, const TensorTable& t) {
   return a;
 }
 
-AdamwArgs adamw_args(const TensorTable& t) {
-  AdamwArgs a{};
-  a.params = t.f32("params");
-  a.m = t.f32("m");
-  a.v = t.f32("v");
-  a.grads = t.f32("grads");
-  return with_step_scalars(a, t);
-}
+AdamwArgs adamw_args(const TensorTable& t) { return with_step<float>(AdamwArgs{}, t); }
 
 AdamwBf16Args adamw_bf16_args(const TensorTable& t) {
   AdamwBf16Args a{};
-  a.params = t.bfloat16("params");
   a.master = t.f32("master");
-  a.m = t.f32("m");
-  a.v = t.f32("v");
-  a.grads = t.bfloat16("grads");
   a.seed = t.i32("seed");
   a.stochastic = int(t.scalar("stochastic"));
-  return with_step_scalars(a, t);
+  return with_step<bf16>(a, t);
 }
 
 // For global_norm and its bf16 twin: Float is the storage of the gradients.
@@ -80,36 +75,33 @@ TensorSpec rounding_seed() {
   return s;
 }
 
-
 // The moments start where a few steps would have left them.
 TensorSpec first_moment() { return inout("m", "N", ops::elementwise(1e-8, 1e-5), Init::uniform(-0.1, 0.1)); }
 TensorSpec second_moment() { return inout("v", "N", ops::elementwise(1e-9, 1e-5), Init::uniform(0, 0.01)); }
 
+// Every op of this file runs over the N parameters of the model.
+const ops::Dims kParameters{{"N"}, {}};
+
 }  // namespace
 
 const OpSpec& adamw_op() {
-  static const OpSpec op = [] {
-    OpSpec o("adamw",
-             "AdamW step with bias correction and weight decay; gradients first scaled by the clipping scale of the "
-             "global norm (read from device memory)");
-    o.dims = {"N"};
+  return ops::define("adamw", kParameters, &adamw_args, [](OpSpec& o) {
+    o.summary =
+        "AdamW step with bias correction and weight decay; gradients first scaled by the clipping scale of the global "
+        "norm (read from device memory)";
     o.tensors = {inout("params", "N", ops::elementwise(1e-6, 1e-5)), first_moment(), second_moment(),
                  input("grads", "N")};
     for (TensorSpec& s : step_values()) o.tensors.push_back(std::move(s));
     o.scalars = adamw_scalars();
     o.flops = [](const Shape& s) { return 16.0 * s.N; };
-    o.bind(&adamw_args);
-    return o;
-  }();
-  return op;
+  });
 }
 
 const OpSpec& adamw_bf16_op() {
-  static const OpSpec op = [] {
-    OpSpec o("adamw_bf16",
-             "AdamW step on fp32 master weights from bf16 gradients, the bf16 parameters written from them, rounded "
-             "stochastically");
-    o.dims = {"N"};
+  return ops::define("adamw_bf16", kParameters, &adamw_bf16_args, [](OpSpec& o) {
+    o.summary =
+        "AdamW step on fp32 master weights from bf16 gradients, the bf16 parameters written from them, rounded "
+        "stochastically";
     o.own_truth = "the fp32 master weights, which no fp32 op has";
     ToleranceFn one_ulp = [](NumericClass c, const Shape& s) {  // either neighbour of the master weight
       Tolerance t = ops::elementwise(1e-6, 1e-5)(c, s);
@@ -123,29 +115,20 @@ const OpSpec& adamw_bf16_op() {
     o.scalars = adamw_scalars();
     o.scalars.push_back(constant("stochastic", 1, "1: params rounded stochastically; 0: to nearest even"));
     o.flops = [](const Shape& s) { return 18.0 * s.N; };
-    o.bind(&adamw_bf16_args);
-    return o;
-  }();
-  return op;
+  });
 }
 
 const OpSpec& global_norm_op() {
-  static const OpSpec op = [] {
-    OpSpec o("global_norm", "L2 norm of all gradients: sqrt(sum grads^2)");
-    o.dims = {"N"};
+  return ops::define("global_norm", kParameters, &global_norm_args<GlobalNormArgs, float>, [](OpSpec& o) {
+    o.summary = "L2 norm of all gradients: sqrt(sum grads^2)";
     o.tensors = {output("out", "1", ops::elementwise(0, 1e-4)), input("grads", "N")};
     o.flops = [](const Shape& s) { return 2.0 * s.N; };
-    o.bind(&global_norm_args<GlobalNormArgs, float>);
-    return o;
-  }();
-  return op;
+  });
 }
 
 const OpSpec& global_norm_bf16_op() {
-  static const OpSpec op =
-      ops::bf16_twin(global_norm_op(), "global_norm_bf16", "L2 norm of all gradients, from bf16 gradients, in fp32",
-                     &global_norm_args<GlobalNormBf16Args, bf16>, {"out"});
-  return op;
+  return ops::twin_of<global_norm_op>("L2 norm of all gradients, from bf16 gradients, in fp32",
+                                      &global_norm_args<GlobalNormBf16Args, bf16>, {"out"});
 }
 
 }  // namespace wb
