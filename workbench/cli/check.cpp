@@ -24,30 +24,13 @@ namespace wb::cli {
 namespace {
 
 // What the configurations of one variant on one shape came to.
-struct Tally {
-  int ok = 0, skipped = 0, incorrect = 0, not_emulated = 0, not_run = 0;
+struct Tally : StatusCounts {
   double worst_err = 0;
   int deterministic = 0, nondeterministic = 0;
   std::string note;  // first skip reason
 
   void add(const Record& r) {
-    switch (r.status) {
-      case Status::ok:
-        ++ok;
-        break;
-      case Status::skipped:
-        ++skipped;
-        break;
-      case Status::incorrect:
-        ++incorrect;
-        break;
-      case Status::not_emulated:
-        ++not_emulated;
-        break;
-      case Status::not_run:
-        ++not_run;
-        break;
-    }
+    StatusCounts::add(r.status);
     if ((r.status == Status::skipped || r.status == Status::not_emulated) && note.empty()) note = r.reason;
     if (r.status == Status::not_run && note.empty()) note = "not run: device lost";
     if (r.status == Status::ok) {
