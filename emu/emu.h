@@ -175,7 +175,23 @@ const char* flavour();
 //           any bank holds for it.
 // Every request also counts its active lanes (divergence), and so does every warp
 // collective, as a site of its own.
-struct SiteCounters {
+struct AccessCounts {
+  uint64_t requests = 0;
+  uint64_t active_lanes = 0;                      // summed over the requests
+  uint64_t sectors = 0, ideal_sectors = 0;        // global memory: 32-byte sectors
+  uint64_t wavefronts = 0, ideal_wavefronts = 0;  // shared memory
+  AccessCounts& operator+=(const AccessCounts& more);
+};
+// Every count of AccessCounts, for what is done to each alike: a block's added into its
+// launch's, a kernel's launches summed, a sample scaled to the whole grid (wb).
+inline constexpr uint64_t AccessCounts::*kAccessCounts[] = {&AccessCounts::requests,   &AccessCounts::active_lanes,
+                                                            &AccessCounts::sectors,    &AccessCounts::ideal_sectors,
+                                                            &AccessCounts::wavefronts, &AccessCounts::ideal_wavefronts};
+inline AccessCounts& AccessCounts::operator+=(const AccessCounts& more) {
+  for (uint64_t AccessCounts::*n : kAccessCounts) this->*n += more.*n;
+  return *this;
+}
+struct SiteCounters : AccessCounts {
   const void* pc = nullptr;  // the access's return address (code_location names file:line)
   // A tensor-core instruction's request (count_instruction): its call's "file:line",
   // and pc is only the site's identity.
@@ -186,10 +202,6 @@ struct SiteCounters {
   bool shared = false;  // shared memory, else global
   bool store = false;   // a write (or an atomic), else a read
   unsigned bytes = 0;   // per lane and access: 1, 2, 4, 8 or 16
-  uint64_t requests = 0;
-  uint64_t active_lanes = 0;  // summed over the requests
-  uint64_t sectors = 0, ideal_sectors = 0;
-  uint64_t wavefronts = 0, ideal_wavefronts = 0;
 };
 struct LaunchCounters {
   std::string kernel;              // the launch's name for messages ("k<4> (op cuda/3 ...)")
