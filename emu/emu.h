@@ -239,12 +239,21 @@ std::vector<LaunchCounters> take_counters();
 // counted. Both do nothing when the calling thread's block is not counted.
 struct Site;
 void count_instruction(Site at, const void* address, std::size_t bytes, bool shared, bool store, bool gives = true);
-class UncountedScope {
+// A scope that changes what the calling thread does until it ends (its constructor
+// changes it, its destructor puts it back): never copied, which would put it back twice.
+class ThreadScope {
+ public:
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
+
+ protected:
+  ThreadScope() = default;
+  ~ThreadScope() = default;
+};
+class UncountedScope : ThreadScope {
  public:
   UncountedScope();
   ~UncountedScope();
-  UncountedScope(const UncountedScope&) = delete;
-  UncountedScope& operator=(const UncountedScope&) = delete;
 };
 // An emulated library call (cuBLAS) while counting: a library's kernels are not wb's and
 // the emulator computes the call on the host, so it is listed among the launches with
@@ -287,12 +296,10 @@ struct PlannedLaunch {
   Dim3 grid, block;
   std::size_t dynamic_shared = 0;
 };
-class LaunchPlan {
+class LaunchPlan : ThreadScope {
  public:
   LaunchPlan();
   ~LaunchPlan();
-  LaunchPlan(const LaunchPlan&) = delete;
-  LaunchPlan& operator=(const LaunchPlan&) = delete;
   const std::vector<PlannedLaunch>& launches() const { return launches_; }
   void record(const LaunchSpec& spec);
 
