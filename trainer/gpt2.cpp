@@ -506,8 +506,9 @@ template <>
 void Model<Fp32Step>::adamw_launch(const UpdateSettings& u) {
   NvtxRange range("update");
   call("adamw", params_shape(c_), [&] {
+    const AdamwConstants& a = u.adamw;
     return AdamwArgs{params_,       m_,      v_,      grads_, norm_,          &step_values_->lr, &step_values_->step,
-                     layout_.total, u.beta1, u.beta2, u.eps,  u.weight_decay, u.grad_clip};
+                     layout_.total, a.beta1, a.beta2, a.eps,  a.weight_decay, a.grad_clip};
   });
 }
 
@@ -519,6 +520,7 @@ template <>
 void Model<Bf16Step>::adamw_launch(const UpdateSettings& u) {
   NvtxRange range("update");
   call("adamw", params_shape(c_), [&] {
+    const AdamwConstants& a = u.adamw;
     return AdamwBf16Args{params_,
                          master_,
                          m_,
@@ -529,11 +531,11 @@ void Model<Bf16Step>::adamw_launch(const UpdateSettings& u) {
                          &step_values_->step,
                          &step_values_->seed,
                          layout_.total,
-                         u.beta1,
-                         u.beta2,
-                         u.eps,
-                         u.weight_decay,
-                         u.grad_clip,
+                         a.beta1,
+                         a.beta2,
+                         a.eps,
+                         a.weight_decay,
+                         a.grad_clip,
                          u.stochastic_rounding ? 1 : 0};
   });
 }
