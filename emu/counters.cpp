@@ -98,12 +98,7 @@ void add(SiteCounters& total, const SiteCounters& s) {
   total.shared = s.shared;
   total.store = s.store;
   total.bytes = std::max(total.bytes, s.bytes);
-  total.requests += s.requests;
-  total.active_lanes += s.active_lanes;
-  total.sectors += s.sectors;
-  total.ideal_sectors += s.ideal_sectors;
-  total.wavefronts += s.wavefronts;
-  total.ideal_wavefronts += s.ideal_wavefronts;
+  total += s;
 }
 
 bool in_device_memory(const Launch& launch, std::uintptr_t a) {

@@ -175,7 +175,23 @@ const char* flavour();
 //           any bank holds for it.
 // Every request also counts its active lanes (divergence), and so does every warp
 // collective, as a site of its own.
-struct SiteCounters {
+struct AccessCounts {
+  uint64_t requests = 0;
+  uint64_t active_lanes = 0;                      // summed over the requests
+  uint64_t sectors = 0, ideal_sectors = 0;        // global memory: 32-byte sectors
+  uint64_t wavefronts = 0, ideal_wavefronts = 0;  // shared memory
+  AccessCounts& operator+=(const AccessCounts& more);
+};
+// Every count of AccessCounts, for what is done to each alike: a block's added into its
+// launch's, a kernel's launches summed, a sample scaled to the whole grid (wb).
+inline constexpr uint64_t AccessCounts::*kAccessCounts[] = {&AccessCounts::requests,   &AccessCounts::active_lanes,
+                                                            &AccessCounts::sectors,    &AccessCounts::ideal_sectors,
+                                                            &AccessCounts::wavefronts, &AccessCounts::ideal_wavefronts};
+inline AccessCounts& AccessCounts::operator+=(const AccessCounts& more) {
+  for (uint64_t AccessCounts::*n : kAccessCounts) this->*n += more.*n;
+  return *this;
+}
+struct SiteCounters : AccessCounts {
   const void* pc = nullptr;  // the access's return address (code_location names file:line)
   // A tensor-core instruction's request (count_instruction): its call's "file:line",
   // and pc is only the site's identity.
@@ -186,10 +202,6 @@ struct SiteCounters {
   bool shared = false;  // shared memory, else global
   bool store = false;   // a write (or an atomic), else a read
   unsigned bytes = 0;   // per lane and access: 1, 2, 4, 8 or 16
-  uint64_t requests = 0;
-  uint64_t active_lanes = 0;  // summed over the requests
-  uint64_t sectors = 0, ideal_sectors = 0;
-  uint64_t wavefronts = 0, ideal_wavefronts = 0;
 };
 struct LaunchCounters {
   std::string kernel;              // the launch's name for messages ("k<4> (op cuda/3 ...)")
@@ -227,12 +239,21 @@ std::vector<LaunchCounters> take_counters();
 // counted. Both do nothing when the calling thread's block is not counted.
 struct Site;
 void count_instruction(Site at, const void* address, std::size_t bytes, bool shared, bool store, bool gives = true);
-class UncountedScope {
+// A scope that changes what the calling thread does until it ends (its constructor
+// changes it, its destructor puts it back): never copied, which would put it back twice.
+class ThreadScope {
+ public:
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
+
+ protected:
+  ThreadScope() = default;
+  ~ThreadScope() = default;
+};
+class UncountedScope : ThreadScope {
  public:
   UncountedScope();
   ~UncountedScope();
-  UncountedScope(const UncountedScope&) = delete;
-  UncountedScope& operator=(const UncountedScope&) = delete;
 };
 // An emulated library call (cuBLAS) while counting: a library's kernels are not wb's and
 // the emulator computes the call on the host, so it is listed among the launches with
@@ -275,12 +296,10 @@ struct PlannedLaunch {
   Dim3 grid, block;
   std::size_t dynamic_shared = 0;
 };
-class LaunchPlan {
+class LaunchPlan : ThreadScope {
  public:
   LaunchPlan();
   ~LaunchPlan();
-  LaunchPlan(const LaunchPlan&) = delete;
-  LaunchPlan& operator=(const LaunchPlan&) = delete;
   const std::vector<PlannedLaunch>& launches() const { return launches_; }
   void record(const LaunchSpec& spec);
 

@@ -287,32 +287,22 @@ struct TrapAt {
 
 }  // namespace wb::emu
 
-#define __syncthreads \
-  ::wb::emu::SyncThreadsAt { WB_EMU_SITE }
-#define __syncwarp \
-  ::wb::emu::SyncWarpAt { WB_EMU_SITE }
-#define __shfl_sync \
-  ::wb::emu::ShuffleAt<::wb::emu::Exchange::index> { WB_EMU_SITE }
-#define __shfl_xor_sync \
-  ::wb::emu::ShuffleAt<::wb::emu::Exchange::bxor> { WB_EMU_SITE }
-#define __shfl_up_sync \
-  ::wb::emu::ShuffleAt<::wb::emu::Exchange::up> { WB_EMU_SITE }
-#define __shfl_down_sync \
-  ::wb::emu::ShuffleAt<::wb::emu::Exchange::down> { WB_EMU_SITE }
-#define __ballot_sync \
-  ::wb::emu::BallotAt { WB_EMU_SITE }
-#define __any_sync \
-  ::wb::emu::AnyAt { WB_EMU_SITE }
-#define __all_sync \
-  ::wb::emu::AllAt { WB_EMU_SITE }
-#define __activemask \
-  ::wb::emu::ActiveMaskAt { WB_EMU_SITE }
-#define __match_any_sync \
-  ::wb::emu::MatchAnyAt { WB_EMU_SITE }
-#define __match_all_sync \
-  ::wb::emu::MatchAllAt { WB_EMU_SITE }
-#define __trap \
-  ::wb::emu::TrapAt { WB_EMU_SITE }
+// Each intrinsic is a callable made at its call, so that it carries the caller's site.
+#define WB_EMU_AT(Callable) \
+  ::wb::emu::Callable { WB_EMU_SITE }
+#define __syncthreads WB_EMU_AT(SyncThreadsAt)
+#define __syncwarp WB_EMU_AT(SyncWarpAt)
+#define __shfl_sync WB_EMU_AT(ShuffleAt<::wb::emu::Exchange::index>)
+#define __shfl_xor_sync WB_EMU_AT(ShuffleAt<::wb::emu::Exchange::bxor>)
+#define __shfl_up_sync WB_EMU_AT(ShuffleAt<::wb::emu::Exchange::up>)
+#define __shfl_down_sync WB_EMU_AT(ShuffleAt<::wb::emu::Exchange::down>)
+#define __ballot_sync WB_EMU_AT(BallotAt)
+#define __any_sync WB_EMU_AT(AnyAt)
+#define __all_sync WB_EMU_AT(AllAt)
+#define __activemask WB_EMU_AT(ActiveMaskAt)
+#define __match_any_sync WB_EMU_AT(MatchAnyAt)
+#define __match_all_sync WB_EMU_AT(MatchAllAt)
+#define __trap WB_EMU_AT(TrapAt)
 
 // ---------------------------------------------------------------------------------
 // The runtime calls the variants make

@@ -69,43 +69,30 @@ namespace {
 // (parameters, gradients, activations), the name of every op the step calls and its
 // argument struct. Layernorm statistics, attention's lse, the losses, the gradient
 // norm, AdamW's moments and (bf16) the master weights are fp32 in both.
-struct Fp32Step {
-  using Float = float;
-  static constexpr Storage storage = Storage::fp32;
-  using EncoderForward = EncoderForwardArgs;
-  using LayernormForward = LayernormForwardArgs;
-  using MatmulForward = MatmulForwardArgs;
-  using AttentionForward = AttentionForwardArgs;
-  using FusedResidualLayernormForward = FusedResidualLayernormForwardArgs;
-  using MatmulGeluForward = MatmulGeluForwardArgs;
-  using FusedClassifier = FusedClassifierArgs;
-  using MatmulBackward = MatmulBackwardArgs;
-  using LayernormBackward = LayernormBackwardArgs;
-  using MatmulBackwardBias = MatmulBackwardBiasArgs;
-  using GeluBackward = GeluBackwardArgs;
-  using AttentionBackward = AttentionBackwardArgs;
-  using EncoderBackward = EncoderBackwardArgs;
-  using GlobalNorm = GlobalNormArgs;
+template <class F>
+struct StepOn {
+  using Float = F;
+  static constexpr Storage storage = std::is_same_v<F, float> ? Storage::fp32 : Storage::bf16;
+  // An op's argument struct on this storage: the fp32 op's, or its bf16 twin's.
+  template <class Fp32Args, class Bf16Args>
+  using Args = std::conditional_t<storage == Storage::fp32, Fp32Args, Bf16Args>;
+  using EncoderForward = Args<EncoderForwardArgs, EncoderForwardBf16Args>;
+  using LayernormForward = Args<LayernormForwardArgs, LayernormForwardBf16Args>;
+  using MatmulForward = Args<MatmulForwardArgs, MatmulForwardBf16Args>;
+  using AttentionForward = Args<AttentionForwardArgs, AttentionForwardBf16Args>;
+  using FusedResidualLayernormForward = Args<FusedResidualLayernormForwardArgs, FusedResidualLayernormForwardBf16Args>;
+  using MatmulGeluForward = Args<MatmulGeluForwardArgs, MatmulGeluForwardBf16Args>;
+  using FusedClassifier = Args<FusedClassifierArgs, FusedClassifierBf16Args>;
+  using MatmulBackward = Args<MatmulBackwardArgs, MatmulBackwardBf16Args>;
+  using LayernormBackward = Args<LayernormBackwardArgs, LayernormBackwardBf16Args>;
+  using MatmulBackwardBias = Args<MatmulBackwardBiasArgs, MatmulBackwardBiasBf16Args>;
+  using GeluBackward = Args<GeluBackwardArgs, GeluBackwardBf16Args>;
+  using AttentionBackward = Args<AttentionBackwardArgs, AttentionBackwardBf16Args>;
+  using EncoderBackward = Args<EncoderBackwardArgs, EncoderBackwardBf16Args>;
+  using GlobalNorm = Args<GlobalNormArgs, GlobalNormBf16Args>;
 };
-
-struct Bf16Step {
-  using Float = bf16;
-  static constexpr Storage storage = Storage::bf16;
-  using EncoderForward = EncoderForwardBf16Args;
-  using LayernormForward = LayernormForwardBf16Args;
-  using MatmulForward = MatmulForwardBf16Args;
-  using AttentionForward = AttentionForwardBf16Args;
-  using FusedResidualLayernormForward = FusedResidualLayernormForwardBf16Args;
-  using MatmulGeluForward = MatmulGeluForwardBf16Args;
-  using FusedClassifier = FusedClassifierBf16Args;
-  using MatmulBackward = MatmulBackwardBf16Args;
-  using LayernormBackward = LayernormBackwardBf16Args;
-  using MatmulBackwardBias = MatmulBackwardBiasBf16Args;
-  using GeluBackward = GeluBackwardBf16Args;
-  using AttentionBackward = AttentionBackwardBf16Args;
-  using EncoderBackward = EncoderBackwardBf16Args;
-  using GlobalNorm = GlobalNormBf16Args;
-};
+using Fp32Step = StepOn<float>;
+using Bf16Step = StepOn<bf16>;
 
 // AdamW's values that change from step to step, in one device buffer that set_update
 // writes with one copy (contract/ops/adamw.h: read from device memory).
@@ -519,8 +506,9 @@ template <>
 void Model<Fp32Step>::adamw_launch(const UpdateSettings& u) {
   NvtxRange range("update");
   call("adamw", params_shape(c_), [&] {
+    const AdamwConstants& a = u.adamw;
     return AdamwArgs{params_,       m_,      v_,      grads_, norm_,          &step_values_->lr, &step_values_->step,
-                     layout_.total, u.beta1, u.beta2, u.eps,  u.weight_decay, u.grad_clip};
+                     layout_.total, a.beta1, a.beta2, a.eps,  a.weight_decay, a.grad_clip};
   });
 }
 
@@ -532,6 +520,7 @@ template <>
 void Model<Bf16Step>::adamw_launch(const UpdateSettings& u) {
   NvtxRange range("update");
   call("adamw", params_shape(c_), [&] {
+    const AdamwConstants& a = u.adamw;
     return AdamwBf16Args{params_,
                          master_,
                          m_,
@@ -542,11 +531,11 @@ void Model<Bf16Step>::adamw_launch(const UpdateSettings& u) {
                          &step_values_->step,
                          &step_values_->seed,
                          layout_.total,
-                         u.beta1,
-                         u.beta2,
-                         u.eps,
-                         u.weight_decay,
-                         u.grad_clip,
+                         a.beta1,
+                         a.beta2,
+                         a.eps,
+                         a.weight_decay,
+                         a.grad_clip,
                          u.stochastic_rounding ? 1 : 0};
   });
 }

@@ -11,6 +11,7 @@
 
 #include "base/bf16.h"
 #include "trainer/model.h"
+#include "trainer/options.h"
 #include "workbench/runtime/buffers.h"
 #include "workbench/runtime/executor.h"
 #include "workbench/runtime/kernel_plan.h"
@@ -40,9 +41,7 @@ std::string why_the_step_skips(const std::string& op);
 // (a captured step bakes them in).
 struct UpdateSettings {
   float lr = 3e-4f;
-  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
-  float weight_decay = 0.0f;
-  float grad_clip = 0.0f;           // 0 = off
+  AdamwConstants adamw;
   int step = 1;                     // from 1
   uint32_t rounding_seed = 0;       // bf16: the seed of this step's stochastic rounding of the parameters
   bool stochastic_rounding = true;  // bf16: false rounds the master weights to nearest even (--rounding nearest)

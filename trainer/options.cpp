@@ -50,11 +50,12 @@ void add_model_options(CLI::App& app, Options& o) {
 
 void add_optimiser_options(CLI::App& app, Options& o) {
   app.add_option("--lr", o.lr, "peak learning rate")->capture_default_str();
-  app.add_option("--weight-decay", o.weight_decay, "AdamW weight decay")->capture_default_str();
-  app.add_option("--grad-clip", o.grad_clip, "clip the global gradient norm to this (0 = off)")->capture_default_str();
-  app.add_option("--beta1", o.beta1, "AdamW beta1")->capture_default_str();
-  app.add_option("--beta2", o.beta2, "AdamW beta2")->capture_default_str();
-  app.add_option("--eps", o.eps, "AdamW epsilon")->capture_default_str();
+  app.add_option("--weight-decay", o.adamw.weight_decay, "AdamW weight decay")->capture_default_str();
+  app.add_option("--grad-clip", o.adamw.grad_clip, "clip the global gradient norm to this (0 = off)")
+      ->capture_default_str();
+  app.add_option("--beta1", o.adamw.beta1, "AdamW beta1")->capture_default_str();
+  app.add_option("--beta2", o.adamw.beta2, "AdamW beta2")->capture_default_str();
+  app.add_option("--eps", o.adamw.eps, "AdamW epsilon")->capture_default_str();
   app.add_option("--warmup", o.warmup, "linear warm-up steps")->capture_default_str();
   app.add_option("--schedule", o.schedule, "learning rate after warm-up: const or cosine")->capture_default_str();
   app.add_option("--final-lr-frac", o.final_lr_frac, "cosine: final learning rate as a fraction of --lr")
@@ -122,13 +123,13 @@ void validate_options(const Options& o) {
   if (o.batch <= 0) fail("--batch", o.batch, "give at least 1 sequence per batch");
   if (o.seq_len <= 0) fail("--seq-len", o.seq_len, "give at least 1 token per sequence");
   if (!std::isfinite(o.lr) || o.lr < 0) fail("--lr", o.lr, "the learning rate must be finite and not negative");
-  if (!std::isfinite(o.weight_decay) || o.weight_decay < 0)
-    fail("--weight-decay", o.weight_decay, "must be finite and not negative");
-  if (!std::isfinite(o.grad_clip) || o.grad_clip < 0)
-    fail("--grad-clip", o.grad_clip, "give the largest gradient norm, or 0 for no clipping");
-  if (!(o.beta1 >= 0 && o.beta1 < 1)) fail("--beta1", o.beta1, "must lie in [0, 1)");
-  if (!(o.beta2 >= 0 && o.beta2 < 1)) fail("--beta2", o.beta2, "must lie in [0, 1)");
-  if (!std::isfinite(o.eps) || o.eps <= 0) fail("--eps", o.eps, "must be finite and above 0");
+  if (!std::isfinite(o.adamw.weight_decay) || o.adamw.weight_decay < 0)
+    fail("--weight-decay", o.adamw.weight_decay, "must be finite and not negative");
+  if (!std::isfinite(o.adamw.grad_clip) || o.adamw.grad_clip < 0)
+    fail("--grad-clip", o.adamw.grad_clip, "give the largest gradient norm, or 0 for no clipping");
+  if (!(o.adamw.beta1 >= 0 && o.adamw.beta1 < 1)) fail("--beta1", o.adamw.beta1, "must lie in [0, 1)");
+  if (!(o.adamw.beta2 >= 0 && o.adamw.beta2 < 1)) fail("--beta2", o.adamw.beta2, "must lie in [0, 1)");
+  if (!std::isfinite(o.adamw.eps) || o.adamw.eps <= 0) fail("--eps", o.adamw.eps, "must be finite and above 0");
   if (o.warmup < 0) fail("--warmup", o.warmup, "give 0 or more warm-up steps");
   if (o.schedule != "const" && o.schedule != "cosine")
     throw UsageError("--schedule '" + o.schedule + "' is not known (legal: const, cosine)");

@@ -10,6 +10,14 @@ class App;
 
 namespace wb::trainer {
 
+// AdamW's constants: the same at every step of a run (the learning rate is the
+// schedule's, step by step). The defaults are the trainer's.
+struct AdamwConstants {
+  float weight_decay = 0.0f;
+  float grad_clip = 1.0f;  // the largest global gradient norm; 0 = no clipping
+  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
+};
+
 struct Options {
   std::string backend;                  // "" = cuda when usable, else cpu
   std::string kernels;                  // best.json
@@ -21,7 +29,8 @@ struct Options {
   std::string init;                     // d12 | L,C,NH
   std::string train, val;               // llm.c token files
   int batch = 4, seq_len = 64, steps = 10;
-  float lr = 3e-4f, weight_decay = 0.0f, grad_clip = 1.0f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
+  float lr = 3e-4f;
+  AdamwConstants adamw;
   int warmup = 0;
   std::string schedule = "const";  // const | cosine
   float final_lr_frac = 0.0f;

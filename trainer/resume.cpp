@@ -23,11 +23,13 @@ void check_resume_options(const TrainState& state, const Options& o) {
   if (given.B != saved.B) refuse("--batch", given.B, saved.B);
   if (given.T != saved.T) refuse("--seq-len", given.T, saved.T);
   if (given.lr != saved.lr) refuse("--lr", given.lr, saved.lr);
-  if (given.weight_decay != saved.weight_decay) refuse("--weight-decay", given.weight_decay, saved.weight_decay);
-  if (given.grad_clip != saved.grad_clip) refuse("--grad-clip", given.grad_clip, saved.grad_clip);
-  if (given.beta1 != saved.beta1) refuse("--beta1", given.beta1, saved.beta1);
-  if (given.beta2 != saved.beta2) refuse("--beta2", given.beta2, saved.beta2);
-  if (given.eps != saved.eps) refuse("--eps", given.eps, saved.eps);
+  if (given.adamw.weight_decay != saved.adamw.weight_decay)
+    refuse("--weight-decay", given.adamw.weight_decay, saved.adamw.weight_decay);
+  if (given.adamw.grad_clip != saved.adamw.grad_clip)
+    refuse("--grad-clip", given.adamw.grad_clip, saved.adamw.grad_clip);
+  if (given.adamw.beta1 != saved.adamw.beta1) refuse("--beta1", given.adamw.beta1, saved.adamw.beta1);
+  if (given.adamw.beta2 != saved.adamw.beta2) refuse("--beta2", given.adamw.beta2, saved.adamw.beta2);
+  if (given.adamw.eps != saved.adamw.eps) refuse("--eps", given.adamw.eps, saved.adamw.eps);
   if (given.warmup != saved.warmup) refuse("--warmup", given.warmup, saved.warmup);
   if (given.schedule != saved.schedule) refuse("--schedule", given.schedule, saved.schedule);
   if (given.final_lr_frac != saved.final_lr_frac) refuse("--final-lr-frac", given.final_lr_frac, saved.final_lr_frac);
@@ -67,8 +69,7 @@ void check_resume_model(const Config& saved, const Options& o) {
 StateSettings settings_of(const Options& o) {
   StateSettings s;
   s.B = o.batch, s.T = o.seq_len, s.steps = o.steps;
-  s.lr = o.lr, s.weight_decay = o.weight_decay, s.grad_clip = o.grad_clip;
-  s.beta1 = o.beta1, s.beta2 = o.beta2, s.eps = o.eps;
+  s.lr = o.lr, s.adamw = o.adamw;
   s.warmup = o.warmup, s.schedule = o.schedule, s.final_lr_frac = o.final_lr_frac;
   s.seed = o.seed, s.shuffle = o.shuffle;
   s.nearest_rounding = o.rounding == "nearest";

@@ -87,8 +87,9 @@ Header make_header(const TrainState& s) {
   h[kTokens] = s.train_tokens;
   h[kTokensHash] = s.train_hash;
   for (int i = 0; i < 4; ++i) h[kDataRng + i] = s.data.rng[i], h[kSamplerRng + i] = s.sampler[i];
-  h[kLr] = float_bits(o.lr), h[kWeightDecay] = float_bits(o.weight_decay), h[kGradClip] = float_bits(o.grad_clip);
-  h[kBeta1] = float_bits(o.beta1), h[kBeta2] = float_bits(o.beta2), h[kEps] = float_bits(o.eps);
+  h[kLr] = float_bits(o.lr);
+  h[kWeightDecay] = float_bits(o.adamw.weight_decay), h[kGradClip] = float_bits(o.adamw.grad_clip);
+  h[kBeta1] = float_bits(o.adamw.beta1), h[kBeta2] = float_bits(o.adamw.beta2), h[kEps] = float_bits(o.adamw.eps);
   h[kWarmup] = uint64_t(o.warmup);
   h[kSchedule] = o.schedule == "cosine" ? 1 : 0;
   h[kFinalLrFrac] = float_bits(o.final_lr_frac);
@@ -136,8 +137,9 @@ void read_header_fields(const Header& h, TrainState& s, const std::string& path)
   s.step = int_field(h, kStep, "the step", path);
   if (s.step > o.steps)
     throw corrupt("step " + std::to_string(s.step) + " is past the run's --steps " + std::to_string(o.steps));
-  o.lr = bits_float(h[kLr]), o.weight_decay = bits_float(h[kWeightDecay]), o.grad_clip = bits_float(h[kGradClip]);
-  o.beta1 = bits_float(h[kBeta1]), o.beta2 = bits_float(h[kBeta2]), o.eps = bits_float(h[kEps]);
+  o.lr = bits_float(h[kLr]);
+  o.adamw.weight_decay = bits_float(h[kWeightDecay]), o.adamw.grad_clip = bits_float(h[kGradClip]);
+  o.adamw.beta1 = bits_float(h[kBeta1]), o.adamw.beta2 = bits_float(h[kBeta2]), o.adamw.eps = bits_float(h[kEps]);
   o.warmup = int_field(h, kWarmup, "--warmup", path, 0);
   if (h[kSchedule] > 1) throw corrupt("schedule " + std::to_string(h[kSchedule]) + " is neither 0 nor 1");
   o.schedule = h[kSchedule] == 1 ? "cosine" : "const";

@@ -36,6 +36,7 @@
 
 #include "trainer/data.h"
 #include "trainer/model.h"
+#include "trainer/options.h"
 #include "workbench/runtime/rng.h"
 
 namespace wb::trainer {
@@ -43,7 +44,8 @@ namespace wb::trainer {
 // The options a resume must repeat: they shape every later step.
 struct StateSettings {
   int B = 0, T = 0, steps = 0;
-  float lr = 0, weight_decay = 0, grad_clip = 0, beta1 = 0, beta2 = 0, eps = 0;
+  float lr = 0;
+  AdamwConstants adamw;
   int warmup = 0;
   std::string schedule;  // const | cosine
   float final_lr_frac = 0;

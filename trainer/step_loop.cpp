@@ -129,11 +129,7 @@ float StepLoop::validation_loss() {
 UpdateSettings StepLoop::update_settings(int step) const {
   UpdateSettings u;
   u.lr = learning_rate(o_, step);
-  u.beta1 = o_.beta1;
-  u.beta2 = o_.beta2;
-  u.eps = o_.eps;
-  u.weight_decay = o_.weight_decay;
-  u.grad_clip = o_.grad_clip;
+  u.adamw = o_.adamw;
   u.step = step;
   u.rounding_seed = rounding_seed(o_.seed, step);
   u.stochastic_rounding = o_.rounding == "stochastic";

@@ -12,8 +12,7 @@
 #include <string>
 
 #include "emu/emu.h"
-#include "tests/planted/planted.h"
-#include "tests/support/test_helpers.h"
+#include "tests/support/programs.h"
 #include "workbench/runtime/harness.h"
 #include "workbench/runtime/report.h"
 
@@ -22,10 +21,9 @@ namespace {
 
 using testing::contains;
 using testing::planted_registry;
+using testing::read_planted_report;
 using testing::Result;
-using testing::run_command;
-
-Result planted(const std::string& args) { return run_command(WB_PLANTED, args); }
+using testing::run_planted;
 
 std::string temp_path(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() / ("wb_isolate_test_" + std::to_string(getpid()));
@@ -58,9 +56,9 @@ struct Written {
 Written planted_report(const std::string& command, const std::string& name) {
   const std::string path = temp_path(name);
   std::filesystem::remove(path);
-  Written w{planted(command + " " + path), {}};
+  Written w{run_planted(command + " " + path), {}};
   EXPECT_TRUE(std::filesystem::exists(path)) << w.result.output;
-  if (std::filesystem::exists(path)) w.report = read_report(path, planted_registry());
+  if (std::filesystem::exists(path)) w.report = read_planted_report(path);
   return w;
 }
 
@@ -149,7 +147,7 @@ TEST(Isolate, CheckRunsEachVariantInAChildSoOneFaultCostsOneVariant) {
 
 TEST(Isolate, AChildKilledByASignalIsReportedAndTheRunGoesOn) {
   // Without --isolate the planted SIGSEGV takes wb down with it.
-  EXPECT_NE(planted("check residual_forward --backend cpu --variants 90 --shapes tiny --seed 1").code, 0);
+  EXPECT_NE(run_planted("check residual_forward --backend cpu --variants 90 --shapes tiny --seed 1").code, 0);
 
   const auto [r, report] = planted_report(
       "check residual_forward --backend cpu --variants 90,1 --shapes tiny --seed 1 --isolate --json", "signal.json");
@@ -168,7 +166,7 @@ TEST(Isolate, RunAndSweepToo) {
   EXPECT_TRUE(contains(run.output, "INCORRECT child process died: signal 11")) << run.output;
   EXPECT_EQ(only_record(run_report, 90).status, Status::incorrect);
 
-  EXPECT_EXIT_WITH(planted("run residual_forward -v 90 --backend emu --shape B=2,T=4,C=8 --seed 1"), 1,
+  EXPECT_EXIT_WITH(run_planted("run residual_forward -v 90 --backend emu --shape B=2,T=4,C=8 --seed 1"), 1,
                    "cudaErrorIllegalAddress");
 
   const auto [sweep, report] = planted_report(
@@ -199,8 +197,9 @@ TEST(Isolate, AChildsRecordsAreFoundWhateverTheOrderOfTheirLaunchParameters) {
 }
 
 TEST(Isolate, FlagsAreValidatedBeforeAnyChildRuns) {
-  EXPECT_EXIT_WITH(planted("check residual_forward --backend emu --isolate --shapes nope"), 2, "unknown check shape");
-  EXPECT_EXIT_WITH(planted("sweep residual_forward --backend emu --isolate --out x.json"), 2, "never timed");
+  EXPECT_EXIT_WITH(run_planted("check residual_forward --backend emu --isolate --shapes nope"), 2,
+                   "unknown check shape");
+  EXPECT_EXIT_WITH(run_planted("sweep residual_forward --backend emu --isolate --out x.json"), 2, "never timed");
 }
 
 TEST(DeviceLost, APlantedOutOfBoundsKernelOnAGpu) {

@@ -232,48 +232,44 @@ CompiledKernel kernel_with(int registers, int static_shared) {
   return CompiledKernel{"variants/x/01_x.cu", "variants::x", 90, registers, static_shared, 0, 0};
 }
 
+// Every figure of an occupancy in one line, "blocks 2, warps 64 of 64, limit warps", for
+// a test to state at once; "unknown" where the architecture has none.
+std::string figures(const std::optional<Occupancy>& o) {
+  if (!o) return "unknown";
+  return "blocks " + std::to_string(o->blocks_per_sm) + ", warps " + std::to_string(o->warps_per_sm) + " of " +
+         std::to_string(o->max_warps_per_sm) + ", limit " + o->limit;
+}
+
 TEST(Occupancy, WarpsLimitAFullBlockOf1024Threads) {
   const auto o = theoretical_occupancy(kernel_with(32, 0), 1024, 0, 90);
-  ASSERT_TRUE(o);
-  EXPECT_EQ(o->blocks_per_sm, 2);
-  EXPECT_EQ(o->warps_per_sm, 64);
-  EXPECT_EQ(o->limit, "warps");
+  ASSERT_EQ(figures(o), "blocks 2, warps 64 of 64, limit warps");
   EXPECT_DOUBLE_EQ(o->fraction(), 1.0);
 }
 
 TEST(Occupancy, RegistersLimitWhenEachThreadHoldsMany) {
   // 128 registers: 4096 a warp, 16 warps of the 64 Ki file; blocks of 8 warps: 2.
   const auto o = theoretical_occupancy(kernel_with(128, 0), 256, 0, 80);
-  ASSERT_TRUE(o);
-  EXPECT_EQ(o->blocks_per_sm, 2);
-  EXPECT_EQ(o->warps_per_sm, 16);
-  EXPECT_EQ(o->limit, "registers");
+  ASSERT_EQ(figures(o), "blocks 2, warps 16 of 64, limit registers");
   EXPECT_DOUBLE_EQ(o->fraction(), 0.25);
   // 72 registers round up to 2304 a warp (units of 256): 28 warps, 3 blocks of 8.
-  EXPECT_EQ(theoretical_occupancy(kernel_with(72, 0), 256, 0, 80)->blocks_per_sm, 3);
+  EXPECT_EQ(figures(theoretical_occupancy(kernel_with(72, 0), 256, 0, 80)),
+            "blocks 3, warps 24 of 64, limit registers");
 }
 
 TEST(Occupancy, SharedMemoryLimitsWithItsReservedKibibytePerBlock) {
   // 48 KiB static + 1 KiB reserved: 4 blocks in sm_90's 228 KiB, 3 in sm_80's 164 KiB.
-  EXPECT_EQ(theoretical_occupancy(kernel_with(32, 48 * 1024), 128, 0, 90)->blocks_per_sm, 4);
-  const auto o = theoretical_occupancy(kernel_with(32, 16 * 1024), 128, 32 * 1024, 80);
-  ASSERT_TRUE(o);
-  EXPECT_EQ(o->blocks_per_sm, 3);
-  EXPECT_EQ(o->limit, "shared memory");
-  EXPECT_EQ(o->warps_per_sm, 12);
+  EXPECT_EQ(figures(theoretical_occupancy(kernel_with(32, 48 * 1024), 128, 0, 90)),
+            "blocks 4, warps 16 of 64, limit shared memory");
+  EXPECT_EQ(figures(theoretical_occupancy(kernel_with(32, 16 * 1024), 128, 32 * 1024, 80)),
+            "blocks 3, warps 12 of 64, limit shared memory");
 }
 
 TEST(Occupancy, BlockSlotsLimitSmallBlocksAndSm86HasFewerWarps) {
   const auto o = theoretical_occupancy(kernel_with(16, 0), 32, 0, 90);
-  ASSERT_TRUE(o);
-  EXPECT_EQ(o->blocks_per_sm, 32);
-  EXPECT_EQ(o->limit, "blocks");
+  ASSERT_EQ(figures(o), "blocks 32, warps 32 of 64, limit blocks");
   EXPECT_DOUBLE_EQ(o->fraction(), 0.5);
-  const auto ampere = theoretical_occupancy(kernel_with(16, 0), 1024, 0, 86);
-  ASSERT_TRUE(ampere);
-  EXPECT_EQ(ampere->blocks_per_sm, 1);
-  EXPECT_EQ(ampere->max_warps_per_sm, 48);
-  EXPECT_FALSE(theoretical_occupancy(kernel_with(16, 0), 32, 0, 75)) << "sm_75 is not known";
+  EXPECT_EQ(figures(theoretical_occupancy(kernel_with(16, 0), 1024, 0, 86)), "blocks 1, warps 32 of 48, limit warps");
+  EXPECT_EQ(figures(theoretical_occupancy(kernel_with(16, 0), 32, 0, 75)), "unknown") << "sm_75 is not known";
 }
 
 }  // namespace

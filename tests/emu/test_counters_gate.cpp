@@ -10,42 +10,32 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "emu/emu.h"
-#include "tests/planted/planted.h"
-#include "tests/support/test_helpers.h"
+#include "tests/support/programs.h"
 #include "workbench/runtime/report.h"
 
 namespace wb {
 namespace {
 
 using testing::contains;
-using testing::planted_registry;
+using testing::read_planted_report;
 using testing::Result;
-using testing::run_command;
+using testing::run_planted;
 
-class CountersGate : public ::testing::Test {
+class CountersGate : public testing::PlainEmulatorSuite {
  protected:
-  void SetUp() override {
-    if (!emu::reports_accesses())
-      GTEST_SKIP() << "the plain build's access reports (this is the " << emu::flavour() << " flavour)";
-  }
-
   // One planted variant checked with counters at the odd shape; the report's path.
   std::string check(int variant) {
     const std::string json = dir_ / ("v" + std::to_string(variant) + ".json");
-    const Result r =
-        run_command(WB_PLANTED, "check residual_forward --backend emu --variants " + std::to_string(variant) +
-                                    " --shapes odd --seed 5 --counters --json " + json);
+    const Result r = run_planted("check residual_forward --backend emu --variants " + std::to_string(variant) +
+                                 " --shapes odd --seed 5 --counters --json " + json);
     EXPECT_EQ(r.code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "COUNTERS residual_forward emu/" + std::to_string(variant))) << r.output;
     return json;
   }
-
-  testing::TempDir dir_;
 };
 
 TEST_F(CountersGate, ReportsRecordTheCountersAndTheirSites) {
-  const Report report = read_report(check(97), planted_registry());
+  const Report report = read_planted_report(check(97));
   ASSERT_FALSE(report.records.empty());
   for (const Record& r : report.records) {
     ASSERT_TRUE(r.counters.has_value()) << r.shape_text();
@@ -63,7 +53,7 @@ TEST_F(CountersGate, ReportsRecordTheCountersAndTheirSites) {
 
 TEST_F(CountersGate, ComparingAReportWithItselfPasses) {
   const std::string base = check(91);
-  const Result r = run_command(WB_PLANTED, "compare " + base + " " + base);
+  const Result r = run_planted("compare " + base + " " + base);
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_FALSE(contains(r.output, "WORSE !")) << r.output;
 }
@@ -81,7 +71,7 @@ TEST_F(CountersGate, FailsOnAPlantedUncoalescedLoadNamingItsSite) {
   const std::string changed = dir_ / "changed.json";
   std::ofstream(changed) << j.dump();
 
-  const Result r = run_command(WB_PLANTED, "compare " + base + " " + changed);
+  const Result r = run_planted("compare " + base + " " + changed);
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "WORSE !")) << r.output;
   EXPECT_TRUE(contains(r.output, "global sectors/request")) << r.output;
@@ -89,7 +79,7 @@ TEST_F(CountersGate, FailsOnAPlantedUncoalescedLoadNamingItsSite) {
   EXPECT_TRUE(contains(r.output, "global load")) << r.output;
 
   // The same change within an allowed increase of 200% passes.
-  const Result allowed = run_command(WB_PLANTED, "compare " + base + " " + changed + " --max-counter-increase 200%");
+  const Result allowed = run_planted("compare " + base + " " + changed + " --max-counter-increase 200%");
   EXPECT_EQ(allowed.code, 0) << allowed.output;
 }
 

@@ -10,39 +10,31 @@
 #include <vector>
 
 #include "emu/emu.h"
-#include "tests/planted/planted.h"
-#include "tests/support/test_helpers.h"
+#include "tests/support/programs.h"
 #include "workbench/runtime/report.h"
 
 namespace wb {
 namespace {
 
 using testing::contains;
-using testing::planted_registry;
+using testing::read_planted_report;
 using testing::Result;
-using testing::run_command;
+using testing::run_planted;
 
-class EmuPlanted : public ::testing::Test {
+class EmuPlanted : public testing::PlainEmulatorSuite {
  protected:
-  void SetUp() override {
-    if (!emu::reports_accesses() || std::string(emu::flavour()) != "plain")
-      GTEST_SKIP() << "the plain build's checks (this is the " << emu::flavour() << " flavour)";
-  }
-
   // Checks the planted variants at the tiny and odd shapes; the records by variant.
   std::map<int, std::vector<Record>> check(const std::string& extra, Result* result = nullptr) {
     const std::string json = dir_ / "report.json";
-    const Result r = run_command(WB_PLANTED,
-                                 "check residual_forward --backend emu --variants 1,92,93,94,95,96 "
-                                 "--shapes tiny,odd --seed 11 --isolate --json " +
-                                     json + extra);
+    const Result r = run_planted(
+        "check residual_forward --backend emu --variants 1,92,93,94,95,96 "
+        "--shapes tiny,odd --seed 11 --isolate --json " +
+        json + extra);
     if (result) *result = r;
     std::map<int, std::vector<Record>> by_variant;
-    for (const Record& rec : read_report(json, planted_registry()).records) by_variant[rec.variant].push_back(rec);
+    for (const Record& rec : read_planted_report(json).records) by_variant[rec.variant].push_back(rec);
     return by_variant;
   }
-
-  testing::TempDir dir_;
 };
 
 // Every record of the variant has the status, and the first incorrect one's reason
@@ -92,7 +84,7 @@ TEST_F(EmuPlanted, ABarrierAfterThreadsExitedIsANoteAndAFaultWhenStrict) {
 // is emulated (a control that is not run passes nothing); its output, for what is
 // expected of the planted variants.
 std::string check_fails(const std::string& op, const std::string& flags, const std::vector<int>& controls) {
-  const Result r = run_command(WB_PLANTED, "check " + op + " --backend emu " + flags);
+  const Result r = run_planted("check " + op + " --backend emu " + flags);
   EXPECT_EQ(r.code, 1) << r.output;
   for (int id : controls)
     EXPECT_FALSE(contains(r.output, "INCORRECT " + op + " emu/" + std::to_string(id) + " ")) << r.output;

@@ -1,5 +1,8 @@
 #pragma once
-// What the variant suites check first of a ladder (tests/variants/): its rungs.
+// What the variant suites check first of a ladder (tests/variants/): its rungs, and of a
+// rung that takes no launch parameter, that it takes none.
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
 
@@ -15,6 +18,16 @@ inline std::vector<std::string> rungs(const std::string& op, Backend backend) {
   for (const Variant* v : Registry::global().variants(op, backend))
     out.push_back(std::to_string(v->id) + " " + v->name);
   return out;
+}
+
+// Rung `id` of op's CPU ladder, checked to be one that takes no launch parameter, not
+// even the thread count the other rungs take (it threads itself, as OpenBLAS does), and
+// computes in fp32.
+inline const Variant& parameterless_cpu_rung(const std::string& op, int id) {
+  const Variant& v = Registry::global().variant(op, Backend::cpu, id);
+  EXPECT_EQ(v.numeric, NumericClass::fp32) << v.key();
+  EXPECT_TRUE(v.params.empty()) << v.key();
+  return v;
 }
 
 }  // namespace wb::testing

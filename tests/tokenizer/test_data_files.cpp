@@ -181,6 +181,13 @@ struct fixture {
   }
 };
 
+// The fixture on a loopback server, as the sources a download takes: input.txt and gpt2/
+// in `served`.
+loopback_server serve(const fixture& fx, const temp_dir& served) {
+  fx.write(served.path(), "input.txt");
+  return loopback_server(served.path());
+}
+
 TEST(DataFiles, PinnedSourcesAndChecksumsAreThoseOfTheOfflineData) {
   EXPECT_EQ(tinyshakespeare_file().url,
             "https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt");
@@ -196,8 +203,7 @@ TEST(Download, TheFilesAreDownloadedVerifiedAndUsed) {
   WB_REQUIRE_PYTHON3();
   const temp_dir served, out;
   const fixture fx;
-  fx.write(served.path(), "input.txt");
-  const loopback_server server(served.path());
+  const loopback_server server = serve(fx, served);
   const std::string args =
       "tinyshakespeare --out " + q(out.path()) + " " + fx.url_args(server.url()) + " " + fx.sha256_args();
   run_result r = prepare_data(args, kCleanEnv);
@@ -234,8 +240,7 @@ TEST(Download, AFileWithAnotherChecksumFailsAndIsNotKept) {
   WB_REQUIRE_PYTHON3();
   const temp_dir served, out;
   const fixture fx;
-  fx.write(served.path(), "input.txt");
-  const loopback_server server(served.path());
+  const loopback_server server = serve(fx, served);
   // The fixture vocabulary against the pinned checksum of GPT-2's.
   const run_result r =
       prepare_data("tokenizer --out " + q(out.path()) + " --vocab-url " + server.url() + "/gpt2", kCleanEnv);

@@ -18,6 +18,7 @@
 #include "contract/registry.h"
 #include "tests/support/best_fixtures.h"
 #include "tests/support/not_integers.h"
+#include "tests/support/programs.h"
 #include "tests/support/test_helpers.h"
 #include "trainer/data.h"
 #include "trainer/gpt2.h"
@@ -568,10 +569,10 @@ TEST(Bf16, LossesStayWithinABoundOfFp32Over20Steps) {
   TempDir dir;
   write_tokens(dir / "train.bin", hashed_tokens(4097, 512, 50257));
   auto run = [&](const std::string& precision) {
-    const Result r = testing::run_command(std::string("OMP_NUM_THREADS=1 ") + WB_TRAINER,
-                                          "--backend cpu --init 2,64,2 --train " + (dir / "train.bin") +
-                                              " -b 4 -t 32 --steps 20 --lr 1e-3 --seed 1 --peak-tflops 1 --precision " +
-                                              precision + " --log " + (dir / (precision + ".jsonl")));
+    const Result r =
+        testing::run_one_thread_trainer("--backend cpu --init 2,64,2 --train " + (dir / "train.bin") +
+                                        " -b 4 -t 32 --steps 20 --lr 1e-3 --seed 1 --peak-tflops 1 --precision " +
+                                        precision + " --log " + (dir / (precision + ".jsonl")));
     EXPECT_EQ(r.code, 0) << r.output;
     return log_lines(dir / (precision + ".jsonl"));
   };
@@ -614,12 +615,11 @@ TEST(Bf16, EmulatedCudaPlanAgreesWithTheCpuPlan) {
   write_best(best_for(*emu, {entry("attention_forward_bf16", attention, 2), entry("attention_backward_bf16", attention, 2)}),
              cuda_core_attention);
   auto run = [&](const std::string& backend, const std::string& kernels, const std::string& name) {
-    const Result r = testing::run_command(std::string("OMP_NUM_THREADS=1 ") + WB_TRAINER,
-                                          "--backend " + backend + " --model " + (dir / "model.bin") + " --train " +
-                                              (dir / "train.bin") + kernels +
-                                              " -b 4 -t 16 --steps 10 --lr 1e-3 --seed 1 --peak-tflops 1 "
-                                              "--precision bf16 --log " +
-                                              (dir / (name + ".jsonl")));
+    const Result r = testing::run_one_thread_trainer("--backend " + backend + " --model " + (dir / "model.bin") +
+                                                     " --train " + (dir / "train.bin") + kernels +
+                                                     " -b 4 -t 16 --steps 10 --lr 1e-3 --seed 1 --peak-tflops 1 "
+                                                     "--precision bf16 --log " +
+                                                     (dir / (name + ".jsonl")));
     EXPECT_EQ(r.code, 0) << r.output;
     return log_lines(dir / (name + ".jsonl"));
   };
@@ -666,11 +666,10 @@ TEST(CudaGraph, AReplayedStepIsTheLaunchedStepBitwiseOnTheEmulator) {
   for (const std::string precision : {"fp32", "bf16"}) {
     auto run = [&](const std::string& graph) {
       const std::string name = precision + "_" + graph;
-      const Result r = testing::run_command(
-          std::string("OMP_NUM_THREADS=1 ") + WB_TRAINER,
+      const Result r = testing::run_one_thread_trainer(
           "--backend emu --deterministic --model " + (dir / "model.bin") + " --train " + (dir / "train.bin") +
-              " -b 2 -t 16 --steps 3 --lr 1e-3 --warmup 3 --peak-tflops 1 --precision " + precision +
-              " --cuda-graph " + graph + " --log " + (dir / (name + ".jsonl")) + " --save " + (dir / (name + ".bin")));
+          " -b 2 -t 16 --steps 3 --lr 1e-3 --warmup 3 --peak-tflops 1 --precision " + precision + " --cuda-graph " +
+          graph + " --log " + (dir / (name + ".jsonl")) + " --save " + (dir / (name + ".bin")));
       EXPECT_EQ(r.code, 0) << r.output;
       // Captured at the second step: the first, launched, builds the libraries' plans.
       EXPECT_EQ(r.output.find("captured the step (forward, backward, gradient norm, AdamW)") != std::string::npos,
@@ -718,7 +717,7 @@ TEST(CudaGraph, OpTimesAloneTurnsTheDefaultGraphOffOnCuda) {
 TEST(CudaGraph, OnIsRefusedWhereTheBackendCannotCaptureAndWithOpTimes) {
   TempDir dir;
   write_tokens(dir / "train.bin", iota_tokens(200, 64));
-  const std::string base = std::string("OMP_NUM_THREADS=1 ") + WB_TRAINER;
+  const std::string& base = testing::one_thread_trainer();
   const std::string args = " --init 1,32,2 --train " + (dir / "train.bin") + " -b 2 -t 8 --steps 1 --peak-tflops 1";
   Result r = testing::run_command(base, "--backend cpu --cuda-graph on" + args);
   EXPECT_EQ(r.code, 2) << r.output;

@@ -20,7 +20,7 @@
 #include <thread>
 
 #include "base/files.h"
-#include "tests/support/test_helpers.h"
+#include "tests/support/programs.h"
 #include "trainer/data.h"
 #include "trainer/model.h"
 #include "trainer/state.h"
@@ -32,12 +32,8 @@ namespace fs = std::filesystem;
 using testing::Result;
 using testing::TempDir;
 
-// The trainer on one OpenMP thread: on a loaded machine, threads that wait for a core
-// make a 3 ms step of this small model take 200 ms. Every CPU variant computes bitwise
-// the same at any thread count, so the results are those of any other count.
-Result trainer(const std::string& args) {
-  return testing::run_command(std::string("OMP_NUM_THREADS=1 ") + WB_TRAINER, args);
-}
+// The trainer on one OpenMP thread (tests/support/programs.h: a loaded machine).
+Result trainer(const std::string& args) { return testing::run_one_thread_trainer(args); }
 
 // Starts the trainer and kills it with SIGKILL as soon as `state` exists. Returns
 // whether the kill landed mid-run (false: the run had ended first, a machine too

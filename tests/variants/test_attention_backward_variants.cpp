@@ -18,9 +18,7 @@ constexpr const char* kOp = "attention_backward";
 
 TEST(AttentionBackwardVariants, CpuLadder) {
   EXPECT_EQ(testing::rungs(kOp, Backend::cpu), (std::vector<std::string>{"1 reference", "2 recompute_from_lse"}));
-  const Variant& v = Registry::global().variant(kOp, Backend::cpu, 2);
-  EXPECT_EQ(v.numeric, NumericClass::fp32);
-  EXPECT_TRUE(v.params.empty());
+  const Variant& v = testing::parameterless_cpu_rung(kOp, 2);
   EXPECT_EQ(v.source, "variants/attention_backward/cpu_02_recompute_from_lse.cpp");
   EXPECT_EQ(v.workspace_bytes(parse_shape("llmc-dev"), v.default_params()), 0u);
 }

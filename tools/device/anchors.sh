@@ -37,13 +37,8 @@ device_dir="$(realpath "${DEVICE_DIR:-.device}")"
 work="${WORK:-/tmp/wbanchors}"
 rehearse="${REHEARSE:-0}"
 fixtures="$repo/tools/device/fixtures"
-rm -rf "$work" && mkdir -p "$work/bin" "$work/run" "$work/a/train" "$work/a/torch" "$work/a/dev" "$work/a/sweep" "$work/a/build"
-xz -dc "$device_dir/bundle.tar.xz" | tar -C "$work/bin" -xf -
-wb="$work/bin/wb"
-trainer="$work/bin/trainer"
-summary="$work/a/summary.md"
-pack() { tar -C "$work" -czf "$OUT/anchors.tgz.tmp" a && mv "$OUT/anchors.tgz.tmp" "$OUT/anchors.tgz"; cp "$summary" "$OUT/anchors.md"; }
-note() { echo "$*" | tee -a "$summary"; }
+unpack_stage a anchors.tgz anchors.md train torch dev sweep build
+mkdir -p "$work/run"
 parse() { "$py" "$repo/tools/device/anchors_parse.py" "$@"; }
 
 # Python: the host's PyTorch environment, else this machine's python3 (the rehearsal).

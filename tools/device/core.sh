@@ -39,13 +39,7 @@ else
   check_ops="${OPS:-}"
   sweep_args="${SWEEP_ARGS:---repetitions 10 --min-time 0.005}"
 fi
-rm -rf "$work" && mkdir -p "$work/bin" "$work/r/check" "$work/r/sweep" "$work/r/sweep-bf16" "$work/r/trainer"
-xz -dc "$device_dir/bundle.tar.xz" | tar -C "$work/bin" -xf -
-wb="$work/bin/wb"
-trainer="$work/bin/trainer"
-summary="$work/r/summary.md"
-pack() { tar -C "$work" -czf "$OUT/results.tgz.tmp" r && mv "$OUT/results.tgz.tmp" "$OUT/results.tgz"; cp "$summary" "$OUT/summary.md"; }
-note() { echo "$*" | tee -a "$summary"; }
+unpack_stage r results.tgz summary.md check sweep sweep-bf16 trainer
 
 # The CUDA libraries: the toolkit's, else the Python environment's nvidia/*/lib.
 source tools/device/cuda_libs.sh

@@ -35,12 +35,7 @@ else
   default_ops=""
 fi
 tools="${TOOLS:-memcheck synccheck initcheck racecheck}"
-rm -rf "$work" && mkdir -p "$work/bin" "$work/s"
-xz -dc "$device_dir/bundle.tar.xz" | tar -C "$work/bin" -xf -
-wb="$work/bin/wb"
-summary="$work/s/summary.md"
-pack() { tar -C "$work" -czf "$OUT/sanitize.tgz.tmp" s && mv "$OUT/sanitize.tgz.tmp" "$OUT/sanitize.tgz"; cp "$summary" "$OUT/sanitize.md"; }
-note() { echo "$*" | tee -a "$summary"; }
+unpack_stage s sanitize.tgz sanitize.md
 
 # The CUDA libraries, as core.sh finds them.
 source tools/device/cuda_libs.sh

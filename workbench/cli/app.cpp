@@ -30,6 +30,10 @@ const program::ExitPolicy& exit_policy() {
 
 const Registry& registry() { return registry_in_use ? *registry_in_use : Registry::global(); }
 
+CLI::App* add_subcommand(CLI::App& app, const std::string& name, const std::string& help) {
+  return app.add_subcommand(name, help);
+}
+
 int exit_code_for(const std::exception_ptr& e, std::ostream& err) {
   return program::exit_code_for(e, err, exit_policy());
 }

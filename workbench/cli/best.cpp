@@ -121,21 +121,23 @@ int best(const BestOptions& o) {
   return kOk;
 }
 
+void add_options(CLI::App& cmd, BestOptions& o) {
+  cmd.add_option("reports", o.reports, "wb.report files (each device's reports make its section)");
+  cmd.add_option("--out", o.out, "the best.json to update (the other devices' sections are kept)");
+  cmd.add_flag("--replace", o.replace, "start --out afresh: only the sections of these reports");
+  cmd.add_option("--show", o.show, "list the sections of this best.json (device, date, ops) and exit");
+  cmd.add_option("--precision", o.precision, "fp32 (fp32 variants only), tf32 (fp32 and tf32) or bf16 (all)")
+      ->capture_default_str();
+  cmd.add_flag("--deterministic", o.deterministic,
+               "choose only among records whose two runs gave bitwise equal outputs");
+}
+
 }  // namespace
 
 Command add_best_command(CLI::App& app) {
-  auto o = std::make_shared<BestOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "best", "the best variant per op and shape from reports, into the section of their device in best.json");
-  cmd->add_option("reports", o->reports, "wb.report files (each device's reports make its section)");
-  cmd->add_option("--out", o->out, "the best.json to update (the other devices' sections are kept)");
-  cmd->add_flag("--replace", o->replace, "start --out afresh: only the sections of these reports");
-  cmd->add_option("--show", o->show, "list the sections of this best.json (device, date, ops) and exit");
-  cmd->add_option("--precision", o->precision, "fp32 (fp32 variants only), tf32 (fp32 and tf32) or bf16 (all)")
-      ->capture_default_str();
-  cmd->add_flag("--deterministic", o->deterministic,
-                "choose only among records whose two runs gave bitwise equal outputs");
-  return {cmd, [o] { return best(*o); }};
+  return new_command(app, "best",
+                     "the best variant per op and shape from reports, into the section of their device in best.json",
+                     add_options, best);
 }
 
 }  // namespace wb::cli

@@ -24,30 +24,13 @@ namespace wb::cli {
 namespace {
 
 // What the configurations of one variant on one shape came to.
-struct Tally {
-  int ok = 0, skipped = 0, incorrect = 0, not_emulated = 0, not_run = 0;
+struct Tally : StatusCounts {
   double worst_err = 0;
   int deterministic = 0, nondeterministic = 0;
   std::string note;  // first skip reason
 
   void add(const Record& r) {
-    switch (r.status) {
-      case Status::ok:
-        ++ok;
-        break;
-      case Status::skipped:
-        ++skipped;
-        break;
-      case Status::incorrect:
-        ++incorrect;
-        break;
-      case Status::not_emulated:
-        ++not_emulated;
-        break;
-      case Status::not_run:
-        ++not_run;
-        break;
-    }
+    StatusCounts::add(r.status);
     if ((r.status == Status::skipped || r.status == Status::not_emulated) && note.empty()) note = r.reason;
     if (r.status == Status::not_run && note.empty()) note = "not run: device lost";
     if (r.status == Status::ok) {
@@ -252,34 +235,35 @@ int check(const CheckOptions& o) {
   return n.incorrect == 0 && n.not_run == 0 ? kOk : kCheckFailed;
 }
 
+void add_options(CLI::App& cmd, CheckOptions& o) {
+  add_op_choice(cmd, o.ops, "check");
+  add_backend_option(cmd, o.backend);
+  cmd.add_option("--shapes", o.shapes,
+                 "only these check shapes: tiny, odd, gpt2 (emu: wide), long, vocab; emu also ragged, "
+                 "ragged8 (default: all)");
+  add_block_sizes_option(cmd, o.block_sizes,
+                         "only these block sizes, e.g. 32,128 (a variant with none of them checks its default "
+                         "block size; default: all)");
+  cmd.add_flag("--defaults", o.defaults,
+               "every launch parameter but the block size at the variant's default (a variant without a "
+               "block size: its default configuration)");
+  add_seed_option(cmd, o.seed, "base seed (default: fresh)");
+  cmd.add_option("--misalign", o.misalign,
+                 "start every tensor this many bytes (4, 8 or 12) off a 16-byte boundary: variants with "
+                 "vector accesses must skip or fall back, never fault");
+  add_strict_sync_flag(cmd, o.strict_sync);
+  cmd.add_flag("--verbose", o.verbose, "a line per launch configuration");
+  add_json_option(cmd, o.json);
+  add_isolate_flag(cmd, o.isolate);
+  add_counter_options(cmd, o.counters);
+}
+
 }  // namespace
 
 Command add_check_command(CLI::App& app, const std::string& command_line) {
-  auto o = std::make_shared<CheckOptions>();
-  o->command = command_line;
-  CLI::App* cmd = app.add_subcommand(
-      "check", "correctness only: every variant, every legal launch configuration, several shapes, fresh seeds");
-  add_op_choice(*cmd, o->ops, "check");
-  add_backend_option(*cmd, o->backend);
-  cmd->add_option("--shapes", o->shapes,
-                  "only these check shapes: tiny, odd, gpt2 (emu: wide), long, vocab; emu also ragged, "
-                  "ragged8 (default: all)");
-  add_block_sizes_option(*cmd, o->block_sizes,
-                         "only these block sizes, e.g. 32,128 (a variant with none of them checks its default "
-                         "block size; default: all)");
-  cmd->add_flag("--defaults", o->defaults,
-                "every launch parameter but the block size at the variant's default (a variant without a "
-                "block size: its default configuration)");
-  add_seed_option(*cmd, o->seed, "base seed (default: fresh)");
-  cmd->add_option("--misalign", o->misalign,
-                  "start every tensor this many bytes (4, 8 or 12) off a 16-byte boundary: variants with "
-                  "vector accesses must skip or fall back, never fault");
-  add_strict_sync_flag(*cmd, o->strict_sync);
-  cmd->add_flag("--verbose", o->verbose, "a line per launch configuration");
-  add_json_option(*cmd, o->json);
-  add_isolate_flag(*cmd, o->isolate);
-  add_counter_options(*cmd, o->counters);
-  return {cmd, [o] { return check(*o); }};
+  return new_command(app, command_line, "check",
+                     "correctness only: every variant, every legal launch configuration, several shapes, fresh seeds",
+                     add_options, check);
 }
 
 }  // namespace wb::cli

@@ -13,8 +13,10 @@
 // share; output.{h,cpp} what several print; app.cpp the program that ties them.
 #include <exception>
 #include <functional>
+#include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 
 #include "base/exit_codes.h"
 #include "contract/registry.h"
@@ -48,6 +50,31 @@ struct Command {
   CLI::App* cli = nullptr;
   std::function<int()> run;
 };
+
+// The subcommand `name` on `app`, with its help (what new_command needs of CLI11, so
+// that this header does without it).
+CLI::App* add_subcommand(CLI::App& app, const std::string& name, const std::string& help);
+
+// A command whose options are the struct Options: its subcommand, on which `add_options`
+// registers the options (their defaults `initial`'s), and its run, `work` on the options
+// the parse filled. The options are shared by the parse, which writes them, and the run,
+// which reads them after it.
+template <class Options>
+Command new_command(CLI::App& app, const std::string& name, const std::string& help,
+                    void (*add_options)(CLI::App&, Options&), int (*work)(const Options&), Options initial = {}) {
+  auto o = std::make_shared<Options>(std::move(initial));
+  CLI::App* cmd = add_subcommand(app, name, help);
+  add_options(*cmd, *o);
+  return {cmd, [o, work] { return work(*o); }};
+}
+// The same for a command whose report records the whole command line (Options::command).
+template <class Options>
+Command new_command(CLI::App& app, const std::string& command_line, const std::string& name, const std::string& help,
+                    void (*add_options)(CLI::App&, Options&), int (*work)(const Options&)) {
+  Options initial;
+  initial.command = command_line;
+  return new_command(app, name, help, add_options, work, std::move(initial));
+}
 
 // Each command adds its subcommand and its options to `app` (in its own file);
 // `command_line` is the whole command line, for the reports that record it.

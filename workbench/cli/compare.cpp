@@ -42,22 +42,23 @@ int compare(const CompareOptions& o) {
   return r.passed() ? kOk : kCheckFailed;
 }
 
-}  // namespace
-
-Command add_compare_command(CLI::App& app) {
-  auto o = std::make_shared<CompareOptions>();
-  CLI::App* cmd =
-      app.add_subcommand("compare", "compare two reports record by record; exit 1 on a regression (for CI)");
-  cmd->add_option("base", o->base, "the baseline report")->required();
-  cmd->add_option("new", o->now, "the new report")->required();
-  cmd->add_option("--max-slowdown", o->max_slowdown, "slowdown beyond the noise that fails, e.g. 5%")
+void add_options(CLI::App& cmd, CompareOptions& o) {
+  cmd.add_option("base", o.base, "the baseline report")->required();
+  cmd.add_option("new", o.now, "the new report")->required();
+  cmd.add_option("--max-slowdown", o.max_slowdown, "slowdown beyond the noise that fails, e.g. 5%")
       ->capture_default_str();
-  cmd->add_option("--max-counter-increase", o->max_counter_increase,
+  cmd.add_option("--max-counter-increase", o.max_counter_increase,
                  "records with the emulator's counters: how much worse sectors/request, bank conflicts per request "
                  "or lost occupancy may get before it fails (counts have no noise)")
       ->capture_default_str();
-  cmd->add_option("--format", o->format, "text or markdown")->capture_default_str();
-  return {cmd, [o] { return compare(*o); }};
+  cmd.add_option("--format", o.format, "text or markdown")->capture_default_str();
+}
+
+}  // namespace
+
+Command add_compare_command(CLI::App& app) {
+  return new_command(app, "compare", "compare two reports record by record; exit 1 on a regression (for CI)",
+                     add_options, compare);
 }
 
 }  // namespace wb::cli

@@ -69,15 +69,17 @@ int device(const DeviceOptions& o) {
   return kOk;
 }
 
+void add_options(CLI::App& cmd, DeviceOptions& o) {
+  add_backend_option(cmd, o.backend);
+  cmd.add_flag("--slug", o.slug_only, "print only the device's slug (the results/ folder name)");
+}
+
 }  // namespace
 
 Command add_device_command(CLI::App& app) {
-  auto o = std::make_shared<DeviceOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "device", "the device's properties and its measured ceilings: copy bandwidth and GEMM throughput");
-  add_backend_option(*cmd, o->backend);
-  cmd->add_flag("--slug", o->slug_only, "print only the device's slug (the results/ folder name)");
-  return {cmd, [o] { return device(*o); }};
+  return new_command(app, "device",
+                     "the device's properties and its measured ceilings: copy bandwidth and GEMM throughput",
+                     add_options, device);
 }
 
 }  // namespace wb::cli

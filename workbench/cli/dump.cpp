@@ -66,17 +66,20 @@ int dump(const DumpOptions& o) {
   return kOk;
 }
 
+void add_options(CLI::App& cmd, DumpOptions& o) {
+  cmd.add_option("op", o.op, "the op")->required();
+  add_shape_option(cmd, o.shape);
+  add_seed_option(cmd, o.seed);
+  cmd.add_option("--out", o.out, "folder to write")->required();
+}
+
 }  // namespace
 
 Command add_dump_command(CLI::App& app) {
-  auto o = std::make_shared<DumpOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "dump", "write one op's random inputs and reference outputs as raw files and a manifest (for external checks)");
-  cmd->add_option("op", o->op, "the op")->required();
-  add_shape_option(*cmd, o->shape);
-  add_seed_option(*cmd, o->seed);
-  cmd->add_option("--out", o->out, "folder to write")->required();
-  return {cmd, [o] { return dump(*o); }};
+  return new_command(
+      app, "dump",
+      "write one op's random inputs and reference outputs as raw files and a manifest (for external checks)",
+      add_options, dump);
 }
 
 }  // namespace wb::cli

@@ -24,7 +24,7 @@ std::string cpu_status(const Variant& v) {
 
 struct ListOptions {
   std::string op;
-  std::string results_dir;
+  std::string results_dir = default_results_dir();
 };
 
 int list(const ListOptions& o) {
@@ -75,17 +75,18 @@ int list(const ListOptions& o) {
   return kOk;
 }
 
+void add_options(CLI::App& cmd, ListOptions& o) {
+  cmd.add_option("op", o.op, "only this op");
+  cmd.add_option("--results", o.results_dir, "folder of committed reports, for the verification status")
+      ->capture_default_str();
+}
+
 }  // namespace
 
 Command add_list_command(CLI::App& app) {
-  auto o = std::make_shared<ListOptions>();
-  o->results_dir = default_results_dir();
-  CLI::App* cmd = app.add_subcommand(
-      "list", "ops and their variants: backend, id, name, numeric class, block sizes, requirements, verification");
-  cmd->add_option("op", o->op, "only this op");
-  cmd->add_option("--results", o->results_dir, "folder of committed reports, for the verification status")
-      ->capture_default_str();
-  return {cmd, [o] { return list(*o); }};
+  return new_command(
+      app, "list", "ops and their variants: backend, id, name, numeric class, block sizes, requirements, verification",
+      add_options, list);
 }
 
 }  // namespace wb::cli

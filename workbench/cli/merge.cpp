@@ -44,18 +44,20 @@ int merge(const MergeOptions& o) {
   return kOk;
 }
 
+void add_options(CLI::App& cmd, MergeOptions& o) {
+  cmd.add_option("shards", o.shards, "the shards' reports, one per shard")->required();
+  cmd.add_option("--out", o.out, "the merged report to write ({device}: the device's slug)")->required();
+  cmd.add_flag("--allow-missing", o.allow_missing,
+               "merge even when shards are missing (with a warning; the report names the missing ones)");
+}
+
 }  // namespace
 
 Command add_merge_command(CLI::App& app, const std::string& command_line) {
-  auto o = std::make_shared<MergeOptions>();
-  o->command = command_line;
-  CLI::App* cmd = app.add_subcommand(
-      "merge", "join the reports of the shards of one sweep (wb sweep --shard K/N) into the report of the whole sweep");
-  cmd->add_option("shards", o->shards, "the shards' reports, one per shard")->required();
-  cmd->add_option("--out", o->out, "the merged report to write ({device}: the device's slug)")->required();
-  cmd->add_flag("--allow-missing", o->allow_missing,
-                "merge even when shards are missing (with a warning; the report names the missing ones)");
-  return {cmd, [o] { return merge(*o); }};
+  return new_command(
+      app, command_line, "merge",
+      "join the reports of the shards of one sweep (wb sweep --shard K/N) into the report of the whole sweep",
+      add_options, merge);
 }
 
 }  // namespace wb::cli

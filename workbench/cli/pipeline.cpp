@@ -130,13 +130,15 @@ std::vector<Record> execute(const Registry& reg, const Plan& plan, Executor& ex,
 }
 
 StatusCounts::StatusCounts(const std::vector<Record>& records) {
-  for (const Record& r : records) {
-    ok += r.status == Status::ok;
-    skipped += r.status == Status::skipped;
-    incorrect += r.status == Status::incorrect;
-    not_emulated += r.status == Status::not_emulated;
-    not_run += r.status == Status::not_run;
-  }
+  for (const Record& r : records) add(r.status);
+}
+
+void StatusCounts::add(Status s) {
+  ok += s == Status::ok;
+  skipped += s == Status::skipped;
+  incorrect += s == Status::incorrect;
+  not_emulated += s == Status::not_emulated;
+  not_run += s == Status::not_run;
 }
 
 void print_device_lost(std::ostream& out, Executor& ex, int not_run) {

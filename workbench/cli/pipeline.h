@@ -83,7 +83,9 @@ std::vector<Record> execute(const Registry& reg, const Plan& plan, Executor& ex,
 // How many records of each status.
 struct StatusCounts {
   int ok = 0, skipped = 0, incorrect = 0, not_emulated = 0, not_run = 0;
+  StatusCounts() = default;
   explicit StatusCounts(const std::vector<Record>& records);
+  void add(Status s);  // one record more
 };
 
 // After a fault lost the device: what it was, and how many configurations after it were

@@ -160,30 +160,30 @@ int predict(const PredictOptions& o) {
   return kOk;
 }
 
+void add_options(CLI::App& cmd, PredictOptions& o) {
+  cmd.add_option("reports", o.reports, "the device's sweep reports (wb.report), e.g. results/nvidia-h200/sweep/*.json")
+      ->required();
+  cmd.add_option("--sample-blocks", o.sample_blocks,
+                 "blocks counted (and run) per launch, the first and the last; 0: every block")
+      ->capture_default_str();
+  cmd.add_option("--seed", o.seed, "seed of the inputs the emulator counts on")->capture_default_str();
+  cmd.add_option("--workloads", o.workloads,
+                 "trainer --dump-workloads files: instead of scoring, predict every configuration of every CUDA "
+                 "variant the reports never timed at these shapes, and each file's step (with --out)");
+  cmd.add_option("--out", o.out, "with --workloads: the wb.predictions/1 file to write (docs/formats.md)");
+  cmd.add_option("--format", o.format, "text, markdown, or rows (text and every configuration's prediction)")
+      ->check(CLI::IsMember({"text", "markdown", "rows"}))
+      ->capture_default_str();
+}
+
 }  // namespace
 
 Command add_predict_command(CLI::App& app, const std::string& command_line) {
-  auto o = std::make_shared<PredictOptions>();
-  o->command = command_line;
-  CLI::App* cmd = app.add_subcommand(
-      "predict",
+  return new_command(
+      app, command_line, "predict",
       "predict each timed configuration of a device's sweep reports from the emulator's counters and the device's "
-      "ceilings, and score the predictions against the measured times (docs/counters.md)");
-  cmd->add_option("reports", o->reports,
-                  "the device's sweep reports (wb.report), e.g. results/nvidia-h200/sweep/*.json")
-      ->required();
-  cmd->add_option("--sample-blocks", o->sample_blocks,
-                  "blocks counted (and run) per launch, the first and the last; 0: every block")
-      ->capture_default_str();
-  cmd->add_option("--seed", o->seed, "seed of the inputs the emulator counts on")->capture_default_str();
-  cmd->add_option("--workloads", o->workloads,
-                  "trainer --dump-workloads files: instead of scoring, predict every configuration of every CUDA "
-                  "variant the reports never timed at these shapes, and each file's step (with --out)");
-  cmd->add_option("--out", o->out, "with --workloads: the wb.predictions/1 file to write (docs/formats.md)");
-  cmd->add_option("--format", o->format, "text, markdown, or rows (text and every configuration's prediction)")
-      ->check(CLI::IsMember({"text", "markdown", "rows"}))
-      ->capture_default_str();
-  return {cmd, [o] { return predict(*o); }};
+      "ceilings, and score the predictions against the measured times (docs/counters.md)",
+      add_options, predict);
 }
 
 }  // namespace wb::cli

@@ -153,25 +153,25 @@ int run(const RunOptions& o) {
   return r.status == Status::incorrect ? kCheckFailed : kOk;
 }
 
+void add_options(CLI::App& cmd, RunOptions& o) {
+  cmd.add_option("op", o.op, "the op, e.g. layernorm_forward")->required();
+  cmd.add_option("--variant,-v", o.variant, "variant id")->required();
+  add_backend_option(cmd, o.backend);
+  cmd.add_option("--block-size", o.block_size, "block size (default: the variant's)");
+  cmd.add_option("--param", o.params, "other launch parameter, NAME=VALUE (repeatable)");
+  add_shape_option(cmd, o.shape);
+  add_seed_option(cmd, o.seed);
+  add_json_option(cmd, o.json);
+  add_timing_options(cmd, o.timing);
+  add_strict_sync_flag(cmd, o.strict_sync);
+  add_isolate_flag(cmd, o.isolate);
+  add_counter_options(cmd, o.counters);
+}
+
 }  // namespace
 
 Command add_run_command(CLI::App& app, const std::string& command_line) {
-  auto o = std::make_shared<RunOptions>();
-  o->command = command_line;
-  CLI::App* cmd = app.add_subcommand("run", "validate one variant, then time it");
-  cmd->add_option("op", o->op, "the op, e.g. layernorm_forward")->required();
-  cmd->add_option("--variant,-v", o->variant, "variant id")->required();
-  add_backend_option(*cmd, o->backend);
-  cmd->add_option("--block-size", o->block_size, "block size (default: the variant's)");
-  cmd->add_option("--param", o->params, "other launch parameter, NAME=VALUE (repeatable)");
-  add_shape_option(*cmd, o->shape);
-  add_seed_option(*cmd, o->seed);
-  add_json_option(*cmd, o->json);
-  add_timing_options(*cmd, o->timing);
-  add_strict_sync_flag(*cmd, o->strict_sync);
-  add_isolate_flag(*cmd, o->isolate);
-  add_counter_options(*cmd, o->counters);
-  return {cmd, [o] { return run(*o); }};
+  return new_command(app, command_line, "run", "validate one variant, then time it", add_options, run);
 }
 
 }  // namespace wb::cli

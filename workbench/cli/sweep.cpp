@@ -268,27 +268,28 @@ int sweep(const SweepOptions& o) {
   return n.incorrect || n.not_run ? kCheckFailed : kOk;
 }
 
+void add_options(CLI::App& cmd, SweepOptions& o) {
+  add_op_choice(cmd, o.ops, "sweep");
+  add_backend_option(cmd, o.backend);
+  add_block_sizes_option(cmd, o.block_sizes, "e.g. 128,256, or all")->capture_default_str();
+  add_shape_option(cmd, o.shape);
+  cmd.add_option("--workloads", o.workloads, "sweep every (op, shape) of a trainer --dump-workloads file instead");
+  add_seed_option(cmd, o.seed);
+  cmd.add_option("--out", o.out, "where to write the wb.report report ({device}: the device's slug)")->required();
+  add_timing_options(cmd, o.timing);
+  add_isolate_flag(cmd, o.isolate);
+  cmd.add_flag("--isolated-child", o.isolated_child, "internal: run as a child of --isolate")->group("");
+  cmd.add_option("--shard", o.shard,
+                 "K/N: measure only the K-th of N round-robin slices of the sweep's units, K from 1 to N "
+                 "(needs --seed; wb merge joins the shards' reports)");
+}
+
 }  // namespace
 
 Command add_sweep_command(CLI::App& app, const std::string& command_line) {
-  auto o = std::make_shared<SweepOptions>();
-  o->command = command_line;
-  CLI::App* cmd = app.add_subcommand(
-      "sweep", "validate and time every (variant, block size) of an op at one shape; write a report");
-  add_op_choice(*cmd, o->ops, "sweep");
-  add_backend_option(*cmd, o->backend);
-  add_block_sizes_option(*cmd, o->block_sizes, "e.g. 128,256, or all")->capture_default_str();
-  add_shape_option(*cmd, o->shape);
-  cmd->add_option("--workloads", o->workloads, "sweep every (op, shape) of a trainer --dump-workloads file instead");
-  add_seed_option(*cmd, o->seed);
-  cmd->add_option("--out", o->out, "where to write the wb.report report ({device}: the device's slug)")->required();
-  add_timing_options(*cmd, o->timing);
-  add_isolate_flag(*cmd, o->isolate);
-  cmd->add_flag("--isolated-child", o->isolated_child, "internal: run as a child of --isolate")->group("");
-  cmd->add_option("--shard", o->shard,
-                  "K/N: measure only the K-th of N round-robin slices of the sweep's units, K from 1 to N "
-                  "(needs --seed; wb merge joins the shards' reports)");
-  return {cmd, [o] { return sweep(*o); }};
+  return new_command(app, command_line, "sweep",
+                     "validate and time every (variant, block size) of an op at one shape; write a report", add_options,
+                     sweep);
 }
 
 }  // namespace wb::cli

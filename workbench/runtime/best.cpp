@@ -135,13 +135,7 @@ BestSection choose_best(const std::vector<std::pair<std::string, Report>>& repor
     }
     const Record& r = *chosen.record;
     BestEntry e;
-    e.op = r.op;
-    e.dims = r.dims;
-    e.shape = r.shape;
-    e.variant = r.variant;
-    e.variant_name = r.variant_name;
-    e.numeric = r.numeric;
-    e.params = r.params;
+    static_cast<Configuration&>(e) = r;
     e.median_s = r.timing->median_s;
     e.stddev_s = r.timing->stddev_s;
     e.deterministic = r.deterministic.value_or(false);

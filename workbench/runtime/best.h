@@ -29,14 +29,8 @@ inline constexpr double kMinWinningMargin = 0.01;
 // fp32 runs fp32 variants only; tf32 also tf32 ones; bf16 all three.
 bool allowed_in(NumericClass variant, NumericClass precision);
 
-struct BestEntry {
-  std::string op;
-  std::vector<std::string> dims;
-  Shape shape;
-  int variant = 0;
-  std::string variant_name;
-  NumericClass numeric = NumericClass::fp32;
-  ParamValues params;
+// The configuration chosen for its op and shape.
+struct BestEntry : Configuration {
   double median_s = 0;
   double stddev_s = 0;
   bool deterministic = true;  // its report saw two runs give bitwise equal outputs

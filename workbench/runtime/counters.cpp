@@ -16,15 +16,6 @@ namespace wb {
 
 using nlohmann::json;
 
-namespace {
-
-// What a site counts: summed over launches and blocks, scaled alike by a sample.
-constexpr uint64_t SiteCount::*kSiteCounts[] = {&SiteCount::requests, &SiteCount::active_lanes,
-                                                 &SiteCount::sectors,  &SiteCount::ideal_sectors,
-                                                 &SiteCount::wavefronts, &SiteCount::ideal_wavefronts};
-
-}  // namespace
-
 std::string SiteCount::verdict() const {
   if (requests == 0) return "no requests";
   if (collective) return fmt::format("{:.1f} active lanes", double(active_lanes) / double(requests));
@@ -83,7 +74,7 @@ Counters Counters::scaled_to_every_block() const {
     if (k.library || k.counted_warps == 0 || k.counted_warps == k.warps) continue;
     const double f = double(k.warps) / double(k.counted_warps);
     for (SiteCount& s : k.sites)
-      for (uint64_t SiteCount::*n : kSiteCounts) s.*n = uint64_t(double(s.*n) * f + 0.5);
+      for (uint64_t emu::AccessCounts::*n : emu::kAccessCounts) s.*n = uint64_t(double(s.*n) * f + 0.5);
     k.counted_blocks = k.blocks;
     k.counted_warps = k.warps;
   }
@@ -128,7 +119,7 @@ std::vector<Occupancy> occupancy_of(const emu::LaunchCounters& l) {
 
 void add_site(SiteCount& total, const SiteCount& s) {
   total.bytes = std::max(total.bytes, s.bytes);
-  for (uint64_t SiteCount::*n : kSiteCounts) total.*n += s.*n;
+  total += s;
 }
 
 }  // namespace
@@ -181,12 +172,7 @@ Counters summarize_counters(const std::vector<emu::LaunchCounters>& launches, co
       one.store = s.store;
       one.collective = s.collective;
       one.bytes = int(s.bytes);
-      one.requests = s.requests;
-      one.active_lanes = s.active_lanes;
-      one.sectors = s.sectors;
-      one.ideal_sectors = s.ideal_sectors;
-      one.wavefronts = s.wavefronts;
-      one.ideal_wavefronts = s.ideal_wavefronts;
+      static_cast<emu::AccessCounts&>(one) = s;
       SiteCount& total = sites[it->second][{one.site + (one.collective ? "|collective" : ""), one.shared, one.store}];
       if (total.site.empty()) {
         total.site = one.site;

@@ -11,23 +11,17 @@
 #include <vector>
 
 #include "contract/launch_resources.h"
+#include "emu/emu.h"
 
 namespace wb {
 
-namespace emu {
-struct LaunchCounters;
-}
-
-// One static access site of a kernel, summed over its launches and counted blocks.
-struct SiteCount {
+// One static access site of a kernel, summed over its launches and counted blocks: the
+// emulator's counts of it (requests, active lanes, sectors, wavefronts).
+struct SiteCount : emu::AccessCounts {
   std::string site;  // "variants/layernorm_forward/04_x.cu:57" (site_name)
   bool shared = false, store = false;
   bool collective = false;  // a warp collective: requests (completed groups) and active lanes only
   int bytes = 0;            // per lane and access: 1, 2, 4, 8 or 16 (0 for a collective)
-  uint64_t requests = 0;
-  uint64_t active_lanes = 0;                      // summed over the requests
-  uint64_t sectors = 0, ideal_sectors = 0;        // global memory: 32-byte sectors
-  uint64_t wavefronts = 0, ideal_wavefronts = 0;  // shared memory
 
   std::string kind() const;  // "global load", "shared store", "collective"
   // Sectors (global) or wavefronts (shared) beyond the ideal: uncoalesced sectors, bank

@@ -85,16 +85,22 @@ std::string text(const json& j, const char* key, const std::string& where) {
   return v.get<std::string>();
 }
 
+// Calls each(element, its place for messages: "where.key[i]") for each element of the
+// array j[key].
+template <class Each>
+void for_each_element(const json& j, const char* key, const std::string& where, Each each) {
+  const json& elements = field(j, key, where);
+  if (!elements.is_array()) throw UsageError(where + " '" + key + "' is not an array");
+  for (std::size_t i = 0; i < elements.size(); ++i)
+    each(elements[i], where + "." + key + "[" + std::to_string(i) + "]");
+}
+
 }  // namespace
 
 Counters counters_from_json(const json& j, const std::string& where) {
   Counters c;
   c.sample_blocks = count(j, "sample_blocks", where);
-  const json& kernels = field(j, "kernels", where);
-  if (!kernels.is_array()) throw UsageError(where + " 'kernels' is not an array");
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    const json& jk = kernels[i];
-    const std::string at = where + ".kernels[" + std::to_string(i) + "]";
+  for_each_element(j, "kernels", where, [&](const json& jk, const std::string& at) {
     KernelCount k;
     k.kernel = text(jk, "kernel", at);
     k.launches = count(jk, "launches", at);
@@ -106,7 +112,7 @@ Counters counters_from_json(const json& j, const std::string& where) {
         (std::string(key) == "flops" ? k.flops : k.bytes) = v.get<double>();
       }
       c.kernels.push_back(std::move(k));
-      continue;
+      return;
     }
     k.threads = int(json_integer(field(jk, "threads", at), at + " 'threads'", 1, 1024));
     k.dynamic_shared = count(jk, "dynamic_shared", at);
@@ -127,11 +133,7 @@ Counters counters_from_json(const json& j, const std::string& where) {
       o.limit = text(jo, "limit", ato);
       k.occupancy.push_back(o);
     }
-    const json& sites = field(jk, "sites", at);
-    if (!sites.is_array()) throw UsageError(at + " 'sites' is not an array");
-    for (std::size_t s = 0; s < sites.size(); ++s) {
-      const json& js = sites[s];
-      const std::string ats = at + ".sites[" + std::to_string(s) + "]";
+    for_each_element(jk, "sites", at, [&](const json& js, const std::string& ats) {
       SiteCount site;
       site.site = text(js, "site", ats);
       const std::string kind = text(js, "kind", ats);
@@ -143,7 +145,7 @@ Counters counters_from_json(const json& j, const std::string& where) {
       if (kind == "collective") {
         site.collective = true;
         k.sites.push_back(std::move(site));
-        continue;
+        return;
       }
       site.shared = kind.rfind("shared", 0) == 0;
       site.store = kind.find("store") != std::string::npos;
@@ -158,9 +160,9 @@ Counters counters_from_json(const json& j, const std::string& where) {
         if (site.ideal_sectors > site.sectors) throw UsageError(ats + ": fewer sectors than the ideal");
       }
       k.sites.push_back(std::move(site));
-    }
+    });
     c.kernels.push_back(std::move(k));
-  }
+  });
   return c;
 }
 

@@ -27,17 +27,22 @@ Status parse_status(std::string_view s);  // throws UsageError
 // "B=8 T=1024 C=768" plus " without bias" for the optional tensors passed as null.
 std::string shape_with_omitted(std::string shape, const std::vector<std::string>& omitted);
 
-struct Record {
+// A configuration: an op at a shape, one of its variants and the variant's launch
+// parameters. A record is the measurement of one; a best.json entry names the one chosen.
+struct Configuration {
   std::string op;
-  Backend backend = Backend::cpu;
+  std::vector<std::string> dims;  // the op's dims, in order
+  Shape shape;
   int variant = 0;
   std::string variant_name;
   NumericClass numeric = NumericClass::fp32;
+  ParamValues params;
+};
+
+struct Record : Configuration {
+  Backend backend = Backend::cpu;
   std::string source;       // variant file, relative to the repository
   std::string source_hash;  // its identity when this binary was built (base/source_identity.h)
-  ParamValues params;
-  std::vector<std::string> dims;  // the op's dims, in order
-  Shape shape;
   std::vector<std::string> omitted;  // optional tensors passed as null (wb check runs without a bias too)
   Status status = Status::skipped;
   std::string reason;  // why skipped or incorrect
