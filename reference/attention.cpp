@@ -113,5 +113,11 @@ void attention_backward_bf16(const AttentionBackwardBf16Args& a) { backward(a); 
 
 }  // namespace wb::reference
 
-WB_REFERENCES(attention, WB_REFERENCE(attention_forward), WB_REFERENCE(attention_backward),
-              WB_REFERENCE_PORT(attention_forward_bf16), WB_REFERENCE_PORT(attention_backward_bf16))
+namespace wb::references {
+
+std::vector<Variant> attention() {
+  return {WB_REFERENCE(attention_forward), WB_REFERENCE(attention_backward), WB_REFERENCE_PORT(attention_forward_bf16),
+          WB_REFERENCE_PORT(attention_backward_bf16)};
+}
+
+}  // namespace wb::references

@@ -94,6 +94,12 @@ void fused_classifier_bf16(const FusedClassifierBf16Args& a) {
 
 }  // namespace wb::reference
 
-WB_REFERENCES(classifier, WB_REFERENCE(softmax_forward), WB_REFERENCE(crossentropy_forward),
-              WB_REFERENCE(crossentropy_softmax_backward), WB_REFERENCE(fused_classifier),
-              WB_REFERENCE_PORT(fused_classifier_bf16))
+namespace wb::references {
+
+std::vector<Variant> classifier() {
+  return {WB_REFERENCE(softmax_forward), WB_REFERENCE(crossentropy_forward),
+          WB_REFERENCE(crossentropy_softmax_backward), WB_REFERENCE(fused_classifier),
+          WB_REFERENCE_PORT(fused_classifier_bf16)};
+}
+
+}  // namespace wb::references

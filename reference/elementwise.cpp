@@ -60,6 +60,12 @@ void residual_forward_bf16(const ResidualForwardBf16Args& a) {
 
 }  // namespace wb::reference
 
-WB_REFERENCES(elementwise, WB_REFERENCE(gelu_forward), WB_REFERENCE(gelu_backward), WB_REFERENCE(residual_forward),
-              WB_REFERENCE_PORT(residual_forward_bf16), WB_REFERENCE_PORT(gelu_forward_bf16),
-              WB_REFERENCE_PORT(gelu_backward_bf16))
+namespace wb::references {
+
+std::vector<Variant> elementwise() {
+  return {WB_REFERENCE(gelu_forward),           WB_REFERENCE(gelu_backward),
+          WB_REFERENCE(residual_forward),       WB_REFERENCE_PORT(residual_forward_bf16),
+          WB_REFERENCE_PORT(gelu_forward_bf16), WB_REFERENCE_PORT(gelu_backward_bf16)};
+}
+
+}  // namespace wb::references

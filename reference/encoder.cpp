@@ -70,5 +70,11 @@ void encoder_backward_bf16(const EncoderBackwardBf16Args& a) {
 
 }  // namespace wb::reference
 
-WB_REFERENCES(encoder, WB_REFERENCE(encoder_forward), WB_REFERENCE(encoder_backward),
-              WB_REFERENCE_PORT(encoder_forward_bf16), WB_REFERENCE_PORT(encoder_backward_bf16))
+namespace wb::references {
+
+std::vector<Variant> encoder() {
+  return {WB_REFERENCE(encoder_forward), WB_REFERENCE(encoder_backward), WB_REFERENCE_PORT(encoder_forward_bf16),
+          WB_REFERENCE_PORT(encoder_backward_bf16)};
+}
+
+}  // namespace wb::references

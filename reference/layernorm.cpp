@@ -182,7 +182,15 @@ void layernorm_backward_bf16(const LayernormBackwardBf16Args& a) {
 
 }  // namespace wb::reference
 
-WB_REFERENCES(layernorm, WB_REFERENCE(layernorm_forward), WB_REFERENCE(layernorm_backward),
-              WB_REFERENCE(fused_residual_layernorm_forward), WB_REFERENCE_PORT(layernorm_forward_bf16),
-              WB_REFERENCE_PORT(layernorm_backward_bf16),
-              WB_REFERENCE_PORT_WITH_TRUTH(fused_residual_layernorm_forward_bf16))
+namespace wb::references {
+
+std::vector<Variant> layernorm() {
+  return {WB_REFERENCE(layernorm_forward),
+          WB_REFERENCE(layernorm_backward),
+          WB_REFERENCE(fused_residual_layernorm_forward),
+          WB_REFERENCE_PORT(layernorm_forward_bf16),
+          WB_REFERENCE_PORT(layernorm_backward_bf16),
+          WB_REFERENCE_PORT_WITH_TRUTH(fused_residual_layernorm_forward_bf16)};
+}
+
+}  // namespace wb::references

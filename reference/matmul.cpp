@@ -143,7 +143,17 @@ void matmul_backward_bias_bf16(const MatmulBackwardBiasBf16Args& a) {
 
 }  // namespace wb::reference
 
-WB_REFERENCES(matmul, WB_REFERENCE(matmul_forward), WB_REFERENCE_PORT(matmul_forward_bf16),
-              WB_REFERENCE_PORT(matmul_gelu_forward_bf16), WB_REFERENCE(matmul_gelu_forward),
-              WB_REFERENCE(matmul_backward), WB_REFERENCE_PORT(matmul_backward_bf16),
-              WB_REFERENCE(matmul_backward_bias), WB_REFERENCE_PORT(matmul_backward_bias_bf16))
+namespace wb::references {
+
+std::vector<Variant> matmul() {
+  return {WB_REFERENCE(matmul_forward),
+          WB_REFERENCE_PORT(matmul_forward_bf16),
+          WB_REFERENCE_PORT(matmul_gelu_forward_bf16),
+          WB_REFERENCE(matmul_gelu_forward),
+          WB_REFERENCE(matmul_backward),
+          WB_REFERENCE_PORT(matmul_backward_bf16),
+          WB_REFERENCE(matmul_backward_bias),
+          WB_REFERENCE_PORT(matmul_backward_bias_bf16)};
+}
+
+}  // namespace wb::references

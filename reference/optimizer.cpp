@@ -94,5 +94,11 @@ void global_norm_bf16(const GlobalNormBf16Args& a) {
 
 }  // namespace wb::reference
 
-WB_REFERENCES(optimizer, WB_REFERENCE(adamw), WB_REFERENCE(global_norm), WB_REFERENCE_PORT_WITH_TRUTH(adamw_bf16),
-              WB_REFERENCE_PORT(global_norm_bf16))
+namespace wb::references {
+
+std::vector<Variant> optimizer() {
+  return {WB_REFERENCE(adamw), WB_REFERENCE(global_norm), WB_REFERENCE_PORT_WITH_TRUTH(adamw_bf16),
+          WB_REFERENCE_PORT(global_norm_bf16)};
+}
+
+}  // namespace wb::references

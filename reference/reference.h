@@ -77,10 +77,3 @@ void gelu_backward_bf16(const GeluBackwardBf16Args& a);
 #define WB_REFERENCE_PORT(op) ::wb::Variant::reference_port(#op, &::wb::reference::op)
 #define WB_REFERENCE_PORT_WITH_TRUTH(op) \
   ::wb::Variant::reference_port(#op, &::wb::reference::op, &::wb::reference::op##_truth)
-// The factory a reference file defines, wb::references::<stem>() (the generated registry
-// table calls it: cmake/GenerateRegistry.cmake), returning the entries given, in order.
-// It follows the file's wb::reference namespace, outside any namespace.
-#define WB_REFERENCES(stem, ...)                        \
-  namespace wb::references {                            \
-  std::vector<Variant> stem() { return {__VA_ARGS__}; } \
-  }
