@@ -30,7 +30,7 @@
 namespace wb::cuda::naive_attention_backward {
 namespace {
 
-using attention_rows::thread_row;
+using attention_rows::head_row;
 
 template <class Storage>
 __device__ float dot(const Storage* x, const Storage* y, int n) {
@@ -43,13 +43,14 @@ __device__ float dot(const Storage* x, const Storage* y, int n) {
 template <class Storage>
 __global__ void naive_dq(float* acc, const Storage* dout, const Storage* qkv, const Storage* out, const float* lse,
                          int B, int T, int C, int NH, float scale) {
-  const auto [b, bh, h, t, hs, C3] = thread_row(T, C, NH);
-  if (b >= B) return;
+  const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= int64_t(B) * NH * T) return;
+  const auto [b, bh, h, t, hs, C3] = head_row(idx, T, C, NH);
 
   const Storage* q = qkv + (b * T + t) * C3 + h * hs;
   const Storage* dout_t = dout + (b * T + t) * C + h * hs;
   const float D = dot(dout_t, out + (b * T + t) * C + h * hs, hs);
-  const float lse_t = lse[bh * T + t];
+  const float lse_t = lse[idx];  // lse is (B, NH, T): idx is its flat index
   float* dq = acc + (b * T + t) * C3 + h * hs;
   for (int i = 0; i < hs; ++i) dq[i] = 0.0f;
   for (int t2 = 0; t2 <= t; ++t2) {
@@ -65,8 +66,9 @@ __global__ void naive_dq(float* acc, const Storage* dout, const Storage* qkv, co
 template <class Storage>
 __global__ void naive_dk_dv(float* acc, const Storage* dout, const Storage* qkv, const Storage* out, const float* lse,
                             int B, int T, int C, int NH, float scale) {
-  const auto [b, bh, h, t2, hs, C3] = thread_row(T, C, NH);
-  if (b >= B) return;
+  const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= int64_t(B) * NH * T) return;
+  const auto [b, bh, h, t2, hs, C3] = head_row(idx, T, C, NH);
 
   const Storage* k = qkv + (b * T + t2) * C3 + C + h * hs;
   const Storage* v = qkv + (b * T + t2) * C3 + 2 * C + h * hs;

@@ -10,21 +10,19 @@
 namespace wb::cuda::attention_rows {
 
 // bh = b * NH + h is the row's (b, h) row of lse, hs the head size and C3 the row
-// stride of qkv (3C).
+// stride of qkv (3C). Index: the type of b and bh (int64_t, or int where B * NH fits,
+// which keeps the divisions 32-bit).
+template <class Index>
 struct HeadRow {
-  int64_t b, bh;
+  Index b, bh;
   int h, t, hs;
   int64_t C3;
 };
 
-__device__ inline HeadRow head_row(int64_t idx, int T, int C, int NH) {
-  const int64_t bh = idx / T;
+template <class Index = int64_t>
+__device__ inline HeadRow<Index> head_row(int64_t idx, int T, int C, int NH) {
+  const Index bh = Index(idx / T);
   return {bh / NH, bh, int(bh % NH), int(idx % T), C / NH, 3 * int64_t(C)};
-}
-
-// The row of this thread; b >= B past the last row.
-__device__ inline HeadRow thread_row(int T, int C, int NH) {
-  return head_row(int64_t(blockIdx.x) * blockDim.x + threadIdx.x, T, C, NH);
 }
 
 }  // namespace wb::cuda::attention_rows

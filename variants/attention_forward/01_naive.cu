@@ -32,8 +32,9 @@ __device__ float scaled_score(const float* q, const float* k, int hs, float scal
 
 // Thread index -> (b, h, t) with t fastest, which is also the layout of lse.
 __global__ void attention_thread_per_row(float* out, float* lse, const float* qkv, int B, int T, int C, int NH) {
-  const auto [b, bh, h, t, hs, C3] = cuda::attention_rows::thread_row(T, C, NH);
-  if (b >= B) return;
+  const int64_t row = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (row >= int64_t(B) * NH * T) return;
+  const auto [b, bh, h, t, hs, C3] = cuda::attention_rows::head_row<int>(row, T, C, NH);
   const float scale = 1.0f / sqrtf(float(hs));
 
   const float* q = qkv + qkv_row(b, t, T, C) + h * hs;
@@ -52,7 +53,7 @@ __global__ void attention_thread_per_row(float* out, float* lse, const float* qk
     const float* v = kv + 2 * C;
     for (int i = 0; i < hs; ++i) o[i] += p * v[i];
   }
-  lse[bh * T + t] = l;
+  lse[row] = l;
 }
 
 void launch(const AttentionForwardArgs& a, const Launch& l) {

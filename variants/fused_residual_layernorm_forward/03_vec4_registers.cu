@@ -101,9 +101,12 @@ __global__ void fused_residual_layernorm_vec4(float* residual, float* normed, fl
 void launch(const FusedResidualLayernormForwardArgs& a, const Launch& l) {
   cuda::require_aligned16("fused_residual_layernorm_forward cuda/3",
                           {a.residual, a.normed, a.inp1, a.inp2, a.weight, a.bias});
-  if (!lr::launch_rows<cuda::kWarpSize, 1, 2, 3, 4, 6, 8, 12, lr::kMaxVecsPerLane>(
-          a.C, a.B * a.T, l, [](auto vecs) { return &fused_residual_layernorm_vec4<decltype(vecs)::value>; },
-          a.residual, a.normed, a.mean, a.rstd, a.inp1, a.inp2, a.weight, a.bias, a.B * a.T, a.C))
+  const int rows = a.B * a.T, block = l.block_size();
+  if (!lr::with_vecs_per_thread<cuda::kWarpSize, 1, 2, 3, 4, 6, 8, 12, lr::kMaxVecsPerLane>(a.C, [&](auto vecs) {
+        WB_LAUNCH(fused_residual_layernorm_vec4<decltype(vecs)::value>, cuda::grid_for(rows, block / cuda::kWarpSize),
+                  block, 0, cuda::stream(l), a.residual, a.normed, a.mean, a.rstd, a.inp1, a.inp2, a.weight, a.bias,
+                  rows, a.C);
+      }))
     throw Unsupported("fused_residual_layernorm_forward cuda/3 needs C <= " + std::to_string(lr::kMaxWarpRowC));
 }
 

@@ -14,8 +14,6 @@
 
 #include "contract/variant.h"
 #include "device/cuda/device_utils.cuh"
-#include "device/cuda/dialect.cuh"
-#include "device/cuda/runtime.h"
 #include "variants/layernorm/layernorm.cuh"
 
 namespace wb::cuda::layernorm_registers {
@@ -79,17 +77,6 @@ template <int kWidth, int... kCounts, class F>
 bool with_vecs_per_thread(int C, F&& launch_with) {
   const int needed = (C / 4 + kWidth - 1) / kWidth;
   return ((needed <= kCounts ? (launch_with(std::integral_constant<int, kCounts>{}), true) : false) || ...);
-}
-
-// Launches a row per kWidth threads: kernel_of(std::integral_constant<int, k>{}), the
-// kernel for the first k of kCounts that holds a row of C floats (with_vecs_per_thread),
-// with args, on rows / (block_size / kWidth) blocks. False when no k does: nothing is
-// launched, and the caller says why.
-template <int kWidth, int... kCounts, class KernelOf, class... Args>
-bool launch_rows(int C, int rows, const Launch& l, KernelOf&& kernel_of, const Args&... args) {
-  const int block = l.block_size();
-  return with_vecs_per_thread<kWidth, kCounts...>(
-      C, [&](auto vecs) { WB_LAUNCH(kernel_of(vecs), grid_for(rows, block / kWidth), block, 0, stream(l), args...); });
 }
 
 // What a warp's row in registers needs: whole float4 (16-byte aligned rows) and at most

@@ -43,9 +43,11 @@ __global__ void layernorm_vec4_registers(float* out, float* mean, float* rstd, c
 
 void launch(const LayernormForwardArgs& a, const Launch& l) {
   cuda::require_aligned16("layernorm_forward cuda/6", {a.out, a.inp, a.weight, a.bias});
-  if (!lr::launch_rows<cuda::kWarpSize, 1, 2, 4, 8, lr::kMaxVecsPerLane>(
-          a.C, a.B * a.T, l, [](auto vecs) { return &layernorm_vec4_registers<decltype(vecs)::value>; }, a.out, a.mean,
-          a.rstd, a.inp, a.weight, a.bias, a.B * a.T, a.C))
+  const int rows = a.B * a.T, block = l.block_size();
+  if (!lr::with_vecs_per_thread<cuda::kWarpSize, 1, 2, 4, 8, lr::kMaxVecsPerLane>(a.C, [&](auto vecs) {
+        WB_LAUNCH(layernorm_vec4_registers<decltype(vecs)::value>, cuda::grid_for(rows, block / cuda::kWarpSize), block,
+                  0, cuda::stream(l), a.out, a.mean, a.rstd, a.inp, a.weight, a.bias, rows, a.C);
+      }))
     throw Unsupported("layernorm_forward cuda/6 needs C <= " + std::to_string(lr::kMaxWarpRowC));
 }
 

@@ -56,11 +56,19 @@ __global__ void layernorm_cg_tiles(float* out, float* mean, float* rstd, const f
   }
 }
 
+template <unsigned kTile, int kVecs>
+void launch_with(const LayernormForwardArgs& a, const Launch& l) {
+  const int rows = a.B * a.T;
+  const int block = l.block_size();
+  const int rows_per_block = block / int(kTile);
+  WB_LAUNCH(layernorm_cg_tiles<kTile, kVecs>, cuda::grid_for(rows, rows_per_block), block, 0, cuda::stream(l), a.out,
+            a.mean, a.rstd, a.inp, a.weight, a.bias, rows, a.C);
+}
+
 template <unsigned kTile>
 void launch_tile(const LayernormForwardArgs& a, const Launch& l) {
-  if (!lr::launch_rows<int(kTile), 1, 2, 4, 8, kMaxVecsPerThread>(
-          a.C, a.B * a.T, l, [](auto vecs) { return &layernorm_cg_tiles<kTile, decltype(vecs)::value>; }, a.out, a.mean,
-          a.rstd, a.inp, a.weight, a.bias, a.B * a.T, a.C))
+  if (!lr::with_vecs_per_thread<int(kTile), 1, 2, 4, 8, kMaxVecsPerThread>(
+          a.C, [&](auto vecs) { launch_with<kTile, decltype(vecs)::value>(a, l); }))
     throw Unsupported("layernorm_forward cuda/7: a tile of " + std::to_string(kTile) + " holds rows of up to " +
                       std::to_string(4 * kMaxVecsPerThread * kTile) + " channels");
 }

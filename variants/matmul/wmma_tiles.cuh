@@ -34,7 +34,7 @@ struct WarpTile {
   static constexpr int kFM = kWM / 16;                                  // accumulator fragments down the tile
   static constexpr int kFN = kWN / 16;                                  // and across
   static_assert(kWM % 16 == 0 && kWN % 16 == 0, "whole fragments per warp");
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
   const int r0 = warp / kWarpsN * kWM;  // the warp's first row within the block tile
   const int o0 = warp % kWarpsN * kWN;  // and its first column
   wmma::fragment<wmma::accumulator, 16, 16, kK, float> acc[kFM][kFN];
@@ -50,14 +50,16 @@ struct WarpTile {
   // slab (ws): kBK channels, slab rows kLd elements apart.
   template <int kBK, int kLd, class E>
   __device__ void multiply_slab(const E* xs, const E* ws) {
+    xs += r0 * kLd;  // the warp's first row of each
+    ws += o0 * kLd;
 #pragma unroll
     for (int kk = 0; kk < kBK; kk += kK) {
       wmma::fragment<wmma::matrix_a, 16, 16, kK, T, wmma::row_major> af[kFM];
       wmma::fragment<wmma::matrix_b, 16, 16, kK, T, wmma::col_major> bf[kFN];
 #pragma unroll
-      for (int i = 0; i < kFM; ++i) wmma::load_matrix_sync(af[i], xs + (r0 + i * 16) * kLd + kk, kLd);
+      for (int i = 0; i < kFM; ++i) wmma::load_matrix_sync(af[i], xs + i * 16 * kLd + kk, kLd);
 #pragma unroll
-      for (int j = 0; j < kFN; ++j) wmma::load_matrix_sync(bf[j], ws + (o0 + j * 16) * kLd + kk, kLd);
+      for (int j = 0; j < kFN; ++j) wmma::load_matrix_sync(bf[j], ws + j * 16 * kLd + kk, kLd);
 #pragma unroll
       for (int i = 0; i < kFM; ++i)
 #pragma unroll
@@ -67,10 +69,10 @@ struct WarpTile {
 
   // The epilogue, once every warp is past the slabs: one fragment at a time through
   // the warp's own 16x16 fp32 part of `scratch` (kWarpsM * kWarpsN * 256 floats of
-  // shared memory), then put(r, o, sum) for each of its outputs, (r, o) within the
-  // block tile; put masks the edges.
+  // shared memory), then put(r, o, sum) for each of its outputs, at row r and column o of
+  // out for a block tile at (row0, col0); put masks the edges. lane: threadIdx.x % 32.
   template <class Put>
-  __device__ void store(float* scratch, Put&& put) {
+  __device__ void store(float* scratch, int lane, int row0, int col0, Put&& put) {
     float* const mine = scratch + warp * 256;
 #pragma unroll
     for (int i = 0; i < kFM; ++i) {
@@ -81,7 +83,7 @@ struct WarpTile {
 #pragma unroll
         for (int q = 0; q < 8; ++q) {
           const int e = lane + 32 * q;
-          put(r0 + i * 16 + e / 16, o0 + j * 16 + e % 16, mine[e]);
+          put(row0 + r0 + i * 16 + e / 16, col0 + o0 + j * 16 + e % 16, mine[e]);
         }
         __syncwarp();
       }

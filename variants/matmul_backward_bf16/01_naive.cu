@@ -25,21 +25,43 @@
 #include "device/cuda/packed.cuh"
 #include "device/cuda/runtime.h"
 #include "variants/matmul/matmul.cuh"
-#include "variants/matmul/matmul_naive.cuh"
 
 namespace wb::variants {
 namespace {
 
-namespace mn = cuda::matmul_naive;
+// dinp (rows, C) = dout (rows, OC) @ weight (OC, C), rounded once
+__global__ void dinp_bf16_thread_per_element(__nv_bfloat16* dinp, const __nv_bfloat16* dout,
+                                             const __nv_bfloat16* weight, int64_t rows, int C, int OC) {
+  const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= rows * C) return;
+  const int64_t r = idx / C;
+  const int c = int(idx % C);
+  const __nv_bfloat16* g = dout + r * OC;
+  float acc = 0.0f;
+  for (int o = 0; o < OC; ++o) acc += __bfloat162float(g[o]) * __bfloat162float(weight[int64_t(o) * C + c]);
+  dinp[idx] = __float2bfloat16(acc);
+}
+
+// dweight (OC, C) = old + dout^T (OC, rows) @ inp (rows, C), rounded once
+__global__ void dweight_bf16_thread_per_element(__nv_bfloat16* dweight, const __nv_bfloat16* dout,
+                                                const __nv_bfloat16* inp, int64_t rows, int C, int OC) {
+  const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= int64_t(OC) * C) return;
+  const int o = int(idx / C);
+  const int c = int(idx % C);
+  float acc = 0.0f;
+  for (int64_t r = 0; r < rows; ++r) acc += __bfloat162float(dout[r * OC + o]) * __bfloat162float(inp[r * C + c]);
+  dweight[idx] = __float2bfloat16(__bfloat162float(dweight[idx]) + acc);
+}
 
 void launch(const MatmulBackwardBf16Args& a, const Launch& l) {
   const int64_t rows = int64_t(a.B) * a.T;
-  // dinp (rows, C) = dout (rows, OC; k-contiguous) @ weight (OC, C; k-major), rounded once
-  mn::launch_product<mn::kStore, true, false>(cuda::as_cuda(a.dinp), nullptr, cuda::as_cuda(a.dout),
-                                              cuda::as_cuda(a.weight), nullptr, rows, a.C, a.OC, a.OC, a.C, l);
-  // dweight (OC, C) = old + dout^T (OC, rows; k-major) @ inp (rows, C; k-major), rounded once
-  mn::launch_product<mn::kAccumulate, false, false>(cuda::as_cuda(a.dweight), nullptr, cuda::as_cuda(a.dout),
-                                                    cuda::as_cuda(a.inp), nullptr, a.OC, a.C, rows, a.OC, a.C, l);
+  const int block = l.block_size();
+  const cudaStream_t stream = cuda::stream(l);
+  WB_LAUNCH(dinp_bf16_thread_per_element, cuda::grid_for(rows * a.C, block), block, 0, stream, cuda::as_cuda(a.dinp),
+            cuda::as_cuda(a.dout), cuda::as_cuda(a.weight), rows, a.C, a.OC);
+  WB_LAUNCH(dweight_bf16_thread_per_element, cuda::grid_for(int64_t(a.OC) * a.C, block), block, 0, stream,
+            cuda::as_cuda(a.dweight), cuda::as_cuda(a.dout), cuda::as_cuda(a.inp), rows, a.C, a.OC);
 }
 
 // Both kernels put one thread per element on gridDim.x.

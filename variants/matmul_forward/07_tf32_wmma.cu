@@ -80,14 +80,14 @@ __global__ void __launch_bounds__(32 * kWarpsM * kWarpsN)
     }
   };
 
+  const int lane = threadIdx.x % 32;
   wt::WarpTile<kTile, kWarpsM, kWarpsN, wmma::precision::tf32> tile;
   db::walk((C + kBK - 1) / kBK, [&](int slab) { next.load(inp, weight, rows, C, OC, row0, col0, slab * kBK, tid); },
            store_slab, [&](int b) { tile.template multiply_slab<kBK, kLd>(smem + b * kSlab, smem + (2 + b) * kSlab); });
 
   // Every thread has passed the last barrier: the slabs are free. Each warp writes its
   // fragments through its own 16x16 scratch, masking the edges and adding the bias.
-  tile.store(smem, [&](int m, int n, float sum) {
-    const int r = row0 + m, o = col0 + n;
+  tile.store(smem, lane, row0, col0, [&](int r, int o, float sum) {
     if (r < rows && o < OC) out[int64_t(r) * OC + o] = sum + (bias ? bias[o] : 0.0f);
   });
 #else

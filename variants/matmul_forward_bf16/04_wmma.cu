@@ -71,8 +71,7 @@ __global__ void __launch_bounds__(32 * kWarpsM * kWarpsN) matmul_bf16_wmma(tg::P
   // Every thread has passed the last barrier: the slabs are free. Each warp writes its
   // fragments through its own 16x16 fp32 scratch, masking the edges, adding the bias to
   // the fp32 sum and rounding each output once.
-  tile.store(reinterpret_cast<float*>(smem), [&](int m, int n, float sum) {
-    const int r = row0 + m, o = col0 + n;
+  tile.store(reinterpret_cast<float*>(smem), int(threadIdx.x) % 32, row0, col0, [&](int r, int o, float sum) {
     if (r < p.M && o < p.N)
       p.out[int64_t(r) * p.N + o] = __float2bfloat16(sum + (p.bias ? __bfloat162float(p.bias[o]) : 0.0f));
   });
