@@ -49,9 +49,7 @@ TEST(LaunchLimits, TheEmulatorPlansAConfigurationsLaunchesWithoutRunningThem) {
   ASSERT_EQ(kernels->size(), 1u);
   const PlannedKernel& k = kernels->front();
   EXPECT_EQ(k.unit, "06_vec4_registers");
-  // The launch's source line is in the family header (layernorm_registers.cuh's
-  // launch_rows), so the folder is the family's; the unit still names the rung's file.
-  EXPECT_EQ(k.folder, "variants/layernorm");
+  EXPECT_EQ(k.folder, "variants/layernorm_forward");
   EXPECT_EQ(k.name.rfind("variants::", 0), 0u) << k.name;
   EXPECT_NE(k.name.find('<'), std::string::npos) << k.name << ": the instantiation the shape selects";
   EXPECT_EQ(k.threads, 256);
