@@ -47,6 +47,9 @@ DeviceModel device_model(const ReportContext& c, const std::string& origin) {
   d.clock_hz = c.device.clock_khz * 1e3;
   d.compute_capability = compute_capability_number(c.device.compute_capability);
   d.ceilings = c.ceilings;
+  d.name = c.device.name;
+  d.measured = true;
+  d.source = "Hopper's published figures (no description of this device)";
   if (c.device.backend != Backend::cuda || d.sms <= 0 || d.clock_hz <= 0 || d.ceilings.copy_gbps <= 0)
     throw UsageError(origin + ": not a CUDA device's report with its SMs, clock and measured ceilings");
   return d;

@@ -51,12 +51,28 @@ struct Prediction {
 };
 
 // What the device offers the model: SMs, clock and compute capability from its report,
-// the ceilings it measured.
+// the ceilings it measured, and the figures no report measures (L2, the SM's limits, the
+// issue rates), from the device's description (results/devices/<slug>.json) or, for a
+// report of a device without one, the defaults below (Hopper's).
+struct IssueRates {  // warp instructions an SM issues a clock, per kind (published figures)
+  double shuffle = 1;     // shfl, vote, __syncwarp, redux: 32 lanes a clock
+  double mma = 0.5;       // mma.sync m16n8k16 (bf16 in, fp32 accumulate)
+  double ldmatrix = 1;    // ldmatrix .x4: 512 bytes of shared memory
+  double special = 0.5;   // MUFU (exp2, rsqrt, tanh): 16 lanes a clock
+};
+
 struct DeviceModel {
+  std::string name;            // "NVIDIA H200"
   int sms = 0;
   double clock_hz = 0;
   int compute_capability = 0;  // 90 for 9.0: whose occupancy to take
   Ceilings ceilings;
+  double l2_bytes = 60.0 * (1 << 20);  // L2's capacity
+  double l2_gbps = 10000;              // L2 to the SMs, all of them (gpu-benches, 5-40 MB sets)
+  int max_warps_per_sm = 64, max_blocks_per_sm = 32;
+  IssueRates issue;
+  std::string source;     // where the figures not in a report come from, in words
+  bool measured = false;  // false: predicted, never scored against this device's times
 };
 
 // counters: the configuration's, scaled to every block; nullopt for a variant the
