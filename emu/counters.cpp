@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_set>
 #include <stdexcept>
 #include <utility>
 
@@ -71,7 +72,15 @@ uint64_t wavefronts(const Request& r) {
   return total;
 }
 
-void fold(BlockCounters& c, const void* pc, const Request& r) {
+// The sectors of a global request into its warp's footprint (LaunchCounters::Footprint).
+void add_footprint(std::unordered_set<uint64_t>& sectors, const Request& r) {
+  for (int l = 0; l < 32; ++l) {
+    if (!(r.mask & (1u << l))) continue;
+    for (uint64_t s = r.address[l] / 32; s <= (r.address[l] + r.bytes - 1) / 32; ++s) sectors.insert(s);
+  }
+}
+
+void fold(BlockCounters& c, std::size_t warp, const void* pc, const Request& r) {
   SiteCounters& s = c.sites[SiteKey{pc, r.shared, r.store}];
   s.pc = pc;
   s.instruction_site = r.instruction_site;
@@ -87,6 +96,7 @@ void fold(BlockCounters& c, const void* pc, const Request& r) {
   } else {
     s.sectors += sectors(r);
     s.ideal_sectors += (needed + 31) / 32;
+    add_footprint((r.store ? c.written_sectors : c.read_sectors)[warp], r);
   }
 }
 
@@ -163,6 +173,9 @@ void begin_counting(Block& b) {
   b.counters->pending.resize(b.warps.size());
   b.counters->visits.resize(b.threads.size());
   b.counters->vectors.resize(b.threads.size());
+  b.counters->read_sectors.resize(b.warps.size());
+  b.counters->written_sectors.resize(b.warps.size());
+  b.counters->atomic_addresses.resize(b.warps.size());
   const std::size_t warps = b.warps.size();
   b.counters->counted_warps.assign(warps, b.launch->only_sampled ? 0 : 1);
   if (b.launch->only_sampled) b.counters->counted_warps.front() = b.counters->counted_warps.back() = 1;
@@ -200,7 +213,7 @@ void join(Block& b, const Thread& t, const void* pc, const void* address, std::s
   }
   const unsigned live = b.warps[std::size_t(t.warp)].live;
   if ((r.arrived & live) == live) {
-    fold(c, pc, r);
+    fold(c, std::size_t(t.warp), pc, r);
     c.pending[std::size_t(t.warp)].erase({site, visit});
   }
 }
@@ -225,6 +238,10 @@ void count_access(Block& b, const Thread& t, const void* address, std::size_t by
   const bool shared = in_shared(b, static_cast<const char*>(address));
   if (!shared && !in_device_memory(*b.launch, reinterpret_cast<std::uintptr_t>(address)))
     return;  // the kernel's parameters, a local copy: neither global nor shared memory
+  if (!shared && (kind == Access::atomic_read || kind == Access::atomic_write)) {
+    ++c.atomic_ops;
+    c.atomic_addresses[std::size_t(t.warp)].insert(reinterpret_cast<std::uintptr_t>(address));
+  }
   join(b, t, pc, address, bytes, shared, kind != Access::read && kind != Access::volatile_read, true, nullptr);
 }
 
@@ -236,12 +253,28 @@ void count_instruction(Block& b, const Thread& t, const char* site, const void* 
 
 void end_counting(Block& b) {
   BlockCounters& c = *b.counters;
-  for (auto& warp : c.pending)
-    for (const auto& [key, r] : warp) fold(c, std::get<0>(key.first), r);
+  for (std::size_t w = 0; w < c.pending.size(); ++w)
+    for (const auto& [key, r] : c.pending[w]) fold(c, w, std::get<0>(key.first), r);
   Launch& launch = *b.launch;
   {
     std::lock_guard<std::mutex> lock(launch.counters_mutex);
     for (const auto& [key, s] : c.sites) add(launch.sites[key], s);
+    for (const auto& sectors : c.read_sectors) {
+      launch.read_warp_sectors += sectors.size();
+      launch.reading_warps += !sectors.empty();
+      launch.read_sectors.insert(sectors.begin(), sectors.end());
+    }
+    for (const auto& sectors : c.written_sectors) {
+      launch.written_warp_sectors += sectors.size();
+      launch.writing_warps += !sectors.empty();
+      launch.written_sectors.insert(sectors.begin(), sectors.end());
+    }
+    for (const auto& addresses : c.atomic_addresses) {
+      launch.atomic_warp_addresses += addresses.size();
+      launch.atomic_warps += !addresses.empty();
+      launch.atomic_addresses.insert(addresses.begin(), addresses.end());
+    }
+    launch.atomic_ops += c.atomic_ops;
   }
   delete b.counters;
   b.counters = nullptr;

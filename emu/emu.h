@@ -215,6 +215,21 @@ struct LaunchCounters {
   uint64_t counted_warps = 0;                   // of them: every warp of a counted block, or two (only_sampled)
   double library_flops = 0, library_bytes = 0;  // an emulated library call's (function null)
   std::vector<SiteCounters> sites;              // ordered by pc, then by kind
+  // The global sectors the counted warps touched, as memory behind the caches sees
+  // them, reads and writes apart (a sector both read and written is in both): each
+  // counted warp's distinct sectors summed over the warps (per_warp), the distinct
+  // sectors of all counted warps together (distinct), and the counted warps that touched
+  // any (warps). per_warp - distinct is what the counted warps share, from which wb
+  // estimates a whole grid's (docs/counters.md).
+  struct Footprint {
+    uint64_t per_warp = 0, distinct = 0, warps = 0;
+  } read_footprint, write_footprint;
+  uint64_t touched_bytes = 0;  // the device buffers the counted accesses touched, whole
+  // Global atomics of the counted warps: the lanes' operations, and the distinct
+  // addresses they went to (a Footprint of addresses): operations on one address
+  // are serialised where it lives, so ops / addresses is the contention.
+  uint64_t atomic_ops = 0;
+  Footprint atomic_addresses;
 };
 // Turns counting on or off for the launches that follow (off by default: it costs a
 // thread switch per access). With sample_blocks = N > 0, only N blocks of each grid

@@ -29,6 +29,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -229,6 +230,12 @@ struct BlockCounters {
   std::vector<std::map<SiteKey, uint64_t>> visits;
   std::vector<VectorAccess> vectors;  // per thread
   std::map<SiteKey, SiteCounters> sites;
+  // per warp: the global sectors its requests touched, read and written (LaunchCounters::
+  // Footprint)
+  std::vector<std::unordered_set<uint64_t>> read_sectors, written_sectors;
+  // per warp: the global addresses its atomics went to; and the block's atomic lanes
+  std::vector<std::unordered_set<uint64_t>> atomic_addresses;
+  uint64_t atomic_ops = 0;
 };
 
 // ThreadSanitizer's sync objects of one block, at addresses no other block of the
@@ -321,6 +328,12 @@ struct Launch {
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>> device_ranges;
   std::mutex counters_mutex;
   std::map<SiteKey, SiteCounters> sites;
+  // The counted warps' sectors, all together, and summed warp by warp (Footprint).
+  std::unordered_set<uint64_t> read_sectors, written_sectors;
+  uint64_t read_warp_sectors = 0, written_warp_sectors = 0;
+  uint64_t reading_warps = 0, writing_warps = 0;  // counted warps with any
+  std::unordered_set<uint64_t> atomic_addresses;  // likewise, of the atomics
+  uint64_t atomic_warp_addresses = 0, atomic_ops = 0, atomic_warps = 0;
 };
 
 // A thread's outstanding cp.async copies, oldest first (a ring), and its count of

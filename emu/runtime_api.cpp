@@ -5,12 +5,14 @@
 // scheduler runs its grid (scheduler.cpp).
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "emu/internal.h"
 #include "emu/symbols.h"
@@ -316,6 +318,22 @@ std::string kernel_name(const LaunchSpec& spec) {
 // A launch's configuration against the target's limits: a refusal is the calling
 // thread's last error (not sticky), as cudaLaunchKernel's. *limit: the shared memory a
 // block may use, static and dynamic (above 48 KiB, the kernel's opt-in).
+// The device buffers a counted launch touched, whole: a sampled launch touches the
+// buffers the whole grid does, which bounds what the grid can need from memory.
+uint64_t touched_bytes(const Launch& run) {
+  const auto& r = run.device_ranges;
+  std::vector<char> touched(r.size(), 0);
+  for (const auto* sectors : {&run.read_sectors, &run.written_sectors})
+    for (uint64_t s : *sectors) {
+      auto it = std::upper_bound(r.begin(), r.end(), std::make_pair(std::uintptr_t(s * 32), ~std::uintptr_t(0)));
+      if (it != r.begin() && s * 32 < std::prev(it)->second) touched[std::size_t(std::prev(it) - r.begin())] = 1;
+    }
+  uint64_t bytes = 0;
+  for (std::size_t i = 0; i < r.size(); ++i)
+    if (touched[i]) bytes += r[i].second - r[i].first;
+  return bytes;
+}
+
 int check_configuration(const LaunchSpec& spec, const std::string& name, std::size_t* limit) {
   Context& c = context();
   const Target& t = target();
@@ -434,6 +452,11 @@ int run_launch(const LaunchSpec& spec, const std::function<void()>& body, const 
     counted.warps = counted.blocks * ((uint64_t(b.x) * b.y * b.z + 31) / 32);
     counted.counted_warps = run.counted_warps;
     for (const auto& entry : run.sites) counted.sites.push_back(entry.second);
+    counted.read_footprint = {run.read_warp_sectors, run.read_sectors.size(), run.reading_warps};
+    counted.write_footprint = {run.written_warp_sectors, run.written_sectors.size(), run.writing_warps};
+    counted.touched_bytes = touched_bytes(run);
+    counted.atomic_ops = run.atomic_ops;
+    counted.atomic_addresses = {run.atomic_warp_addresses, run.atomic_addresses.size(), run.atomic_warps};
     std::lock_guard<std::mutex> lock(c.mutex);
     c.counters.push_back(std::move(counted));
   }

@@ -1,15 +1,21 @@
 // The prediction of wb predict (workbench/runtime/predict.h) on counters made up here,
-// whose predicted times follow from the stated model by hand; the rank correlation on
-// series whose Spearman coefficient is known; and counting a configuration in
-// emulation with a sample of blocks that alone run.
+// each term planted alone so that its predicted time follows from the stated model by
+// hand; the footprint's estimate from a sample; the fit and the scores
+// (predict_score.h) on points made by known constants; the rank correlation on series
+// whose Spearman coefficient is known; and counting a configuration in emulation with a
+// sample of blocks that alone run.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "base/errors.h"
 #include "contract/registry.h"
 #include "emu/emu.h"
 #include "workbench/runtime/predict.h"
+#include "workbench/runtime/predict_score.h"
 
 namespace wb {
 namespace {
@@ -56,47 +62,182 @@ Counters one_kernel(uint64_t blocks, uint64_t requests, uint64_t sectors_per_req
   return c;
 }
 
-// The model's memory time: the sectors' bytes pay for the copy ceiling and for their
-// share of the latency, with `in_flight` bytes in flight.
-double memory_seconds(double bytes, double active_sms, double warps, double bytes_per_request) {
-  const double in_flight = active_sms * warps * bytes_per_request * kRequestsInFlight / kLatencySeconds;
-  return bytes * (1 / 4e12 + 1 / in_flight);
+// Constants that leave one term of the model at a round figure and the others out, so
+// that each test sees the term it plants.
+ModelConstants only(double ModelConstants::*term, double value) {
+  ModelConstants m;
+  for (double ModelConstants::*c : {&ModelConstants::wave_s, &ModelConstants::load_s, &ModelConstants::store_s,
+                                    &ModelConstants::sector_clocks, &ModelConstants::wavefront_clocks,
+                                    &ModelConstants::collective_clocks, &ModelConstants::same_address_s})
+    m.*c = 0;
+  m.dram_efficiency = m.l2_efficiency = 1e30;  // infinitely fast: out of the max
+  m.launch_s = 1e-6;
+  m.*term = value;
+  return m;
 }
 
-TEST(Predict, AFullMachineOfCoalescedLoadsPaysForTheCopyCeilingAndTheLatency) {
-  // 1e6 requests of 4 sectors: 128 MB, 128 bytes a request, 100 SMs of 64 warps.
-  const Prediction p = predict_time(one_kernel(800, 1000000, 4), 1e6, 0, NumericClass::fp32, h200_like());
-  EXPECT_NEAR(p.seconds, kLaunchSeconds + memory_seconds(128e6, 100, 64, 128), 1e-12);
-  EXPECT_EQ(p.bound, "memory");
+TEST(Predict, AWarpsChainPaysEachLoadAndStoreInTurnOncePerWave) {
+  // 800 blocks of 8 warps, 8 resident per SM (64 warps), 100 SMs: one wave. A warp's
+  // share of 1e6 requests over 6400 warps: 156.25 loads.
+  ModelConstants m = only(&ModelConstants::load_s, 1e-7);
+  m.wave_s = 1e-6;
+  const Prediction p = predict_time(one_kernel(800, 1000000, 4), 0, 0, NumericClass::fp32, h200_like(), m);
+  EXPECT_NEAR(p.seconds, 1e-6 + (1e-6 + 1e6 / 6400.0 * 1e-7), 1e-12);
+  EXPECT_EQ(p.bound, "chain");
+  // Twice the blocks: two waves, each a chain of the same length (the requests per warp
+  // halve: the same 1e6 over twice the warps).
+  const Prediction two = predict_time(one_kernel(1600, 2000000, 4), 0, 0, NumericClass::fp32, h200_like(), m);
+  EXPECT_NEAR(two.seconds, 1e-6 + 2 * (1e-6 + 1e6 / 6400.0 * 1e-7), 1e-12);
+  // 801 blocks: a tail wave of one block costs a whole chain.
+  const Prediction tail = predict_time(one_kernel(801, 801 * 1250, 4), 0, 0, NumericClass::fp32, h200_like(), m);
+  EXPECT_NEAR(tail.seconds, 1e-6 + 2 * (1e-6 + 156.25 * 1e-7), 1e-12);
 }
 
-TEST(Predict, AnUncoalescedLoadCostsItsSectorsAndAFewBlocksLeaveSmsIdle) {
+TEST(Predict, AnSmsPipesIssueItsWarpsSectorsAndWavefronts) {
+  // 64 warps an SM, each 1e6 * 8 / 6400 = 1250 sectors at 2 clocks, at 2 GHz.
+  const ModelConstants m = only(&ModelConstants::sector_clocks, 2);
+  const Prediction strided = predict_time(one_kernel(800, 1000000, 8), 0, 0, NumericClass::fp32, h200_like(), m);
+  EXPECT_NEAR(strided.seconds, 1e-6 + 64 * 1250 * 2 / 2e9, 1e-12);
+  EXPECT_EQ(strided.bound, "issue");
+  const Prediction coalesced = predict_time(one_kernel(800, 1000000, 4), 0, 0, NumericClass::fp32, h200_like(), m);
+  EXPECT_NEAR(coalesced.seconds - 1e-6, (strided.seconds - 1e-6) / 2, 1e-12) << "half the sectors, half the time";
+  // 10 blocks: 10 SMs of 8 warps, each warp now 1e6 * 4 / 80 sectors.
+  const Prediction few = predict_time(one_kernel(10, 1000000, 4), 0, 0, NumericClass::fp32, h200_like(), m);
+  EXPECT_NEAR(few.seconds, 1e-6 + 8 * (4e6 / 80) * 2 / 2e9, 1e-12);
+  // Shared wavefronts alike: 2e9 over 6400 warps, a clock each.
+  const Prediction banks = predict_time(one_kernel(800, 1, 4, 2000000000), 0, 0, NumericClass::fp32, h200_like(),
+                                        only(&ModelConstants::wavefront_clocks, 1));
+  EXPECT_NEAR(banks.seconds, 1e-6 + 64 * (2e9 / 6400) / 2e9, 1e-12);
+}
+
+TEST(Predict, TheChainAndThePipesOverlapInPart) {
+  ModelConstants m = only(&ModelConstants::load_s, 1e-7);
+  m.sector_clocks = 2;
+  const double chain = 1e6 / 6400.0 * 1e-7, issue = 64 * 1250 * 2 / 2e9;
+  const Prediction p = predict_time(one_kernel(800, 1000000, 8), 0, 0, NumericClass::fp32, h200_like(), m);
+  EXPECT_NEAR(p.seconds, 1e-6 + std::hypot(chain, issue), 1e-12);
+}
+
+// A kernel whose counted warps touched `distinct` sectors, read and written alike.
+Counters with_footprint(uint64_t distinct) {
+  Counters c = one_kernel(800, 1000, 4);
+  c.kernels[0].read_footprint = {distinct, distinct, 6400};
+  c.kernels[0].write_footprint = {distinct, distinct, 6400};
+  return c;
+}
+
+TEST(Predict, MemoryBehindTheCachesServesEachDistinctSectorOnce) {
+  ModelConstants m = only(&ModelConstants::dram_efficiency, 0.5);
+  // 2 x 1e6 sectors of 32 bytes at half of 4 TB/s.
+  const Prediction p = predict_time(with_footprint(1000000), 0, 0, NumericClass::fp32, h200_like(), m);
+  EXPECT_NEAR(p.seconds, 1e-6 + 64e6 / 2e12, 1e-12);
+  EXPECT_EQ(p.bound, "dram");
+  // The requested sectors (4000 here) pay the L2's bandwidth: 10 TB/s in full.
+  m = only(&ModelConstants::l2_efficiency, 1);
+  DeviceModel d = h200_like();
+  d.l2_gbps = 10000;
+  const Prediction l2 = predict_time(one_kernel(800, 1000000, 4), 0, 0, NumericClass::fp32, d, m);
+  EXPECT_NEAR(l2.seconds, 1e-6 + 4e6 * 32 / 1e13, 1e-12);
+  EXPECT_EQ(l2.bound, "l2");
+}
+
+TEST(Predict, AtomicsOnOneAddressWaitForEachOther) {
+  Counters c = one_kernel(800, 1000, 4);
+  c.kernels[0].atomic_ops = 64000;
+  c.kernels[0].atomic_addresses = {64, 64, 6400};  // every warp to the same 64 addresses
+  const Prediction p =
+      predict_time(c, 0, 0, NumericClass::fp32, h200_like(), only(&ModelConstants::same_address_s, 1e-8));
+  EXPECT_NEAR(p.seconds, 1e-6 + 1000 * 1e-8, 1e-12);
+  EXPECT_EQ(p.bound, "atomics");
+}
+
+TEST(Predict, TheFlopModelBoundsItAndALibraryRungIsPredictedByTheOpsModels) {
   const DeviceModel d = h200_like();
-  const double coalesced = predict_time(one_kernel(800, 1000000, 4), 0, 0, NumericClass::fp32, d).seconds;
-  const double strided = predict_time(one_kernel(800, 1000000, 8), 0, 0, NumericClass::fp32, d).seconds;
-  EXPECT_NEAR(strided - kLaunchSeconds, memory_seconds(256e6, 100, 64, 256), 1e-12);
-  EXPECT_GT(strided, coalesced);
-  // 10 blocks: 10 SMs of 8 warps each.
-  const double few = predict_time(one_kernel(10, 1000000, 4), 0, 0, NumericClass::fp32, d).seconds;
-  EXPECT_NEAR(few - kLaunchSeconds, memory_seconds(128e6, 10, 8, 128), 1e-12);
-  EXPECT_GT(few, coalesced);
-}
-
-TEST(Predict, TheByteAndFlopModelsBoundItAndALibraryRungIsPredictedByThemAlone) {
-  const DeviceModel d = h200_like();
+  ModelConstants m = only(&ModelConstants::load_s, 1e-9);
   // The op's flop model (1e9 at 50 TFLOP/s: 20 us) above what the counters say.
-  const Prediction flops = predict_time(one_kernel(800, 1000, 4), 0, 1e9, NumericClass::fp32, d);
-  EXPECT_NEAR(flops.seconds, kLaunchSeconds + 20e-6, 1e-12);
+  const Prediction flops = predict_time(one_kernel(800, 1000, 4), 0, 1e9, NumericClass::fp32, d, m);
+  EXPECT_NEAR(flops.seconds, 1e-6 + 20e-6, 1e-12);
   EXPECT_EQ(flops.bound, "flops");
-  const Prediction library = predict_time(std::nullopt, 4e6, 0, NumericClass::fp32, d);
-  EXPECT_NEAR(library.seconds, kLaunchSeconds + 1e-6, 1e-12);
+  m.library_efficiency = 0.5;
+  const Prediction library = predict_time(std::nullopt, 4e6, 0, NumericClass::fp32, d, m);
+  EXPECT_NEAR(library.seconds, 1e-6 + 2e-6, 1e-12);
   EXPECT_EQ(library.bound, "model");
 }
 
-TEST(Predict, SharedWavefrontsTakeAClockEachOnEveryActiveSm) {
-  const Prediction p = predict_time(one_kernel(800, 1, 4, 2000000000), 0, 0, NumericClass::fp32, h200_like());
-  EXPECT_NEAR(p.seconds, kLaunchSeconds + 2e9 / (100 * 2e9), 1e-12);
-  EXPECT_EQ(p.bound, "shared");
+TEST(Footprint, TheGridsDistinctSectorsAreEstimatedFromWhatCountedWarpsShare) {
+  KernelCount k = one_kernel(800, 1000, 4).kernels[0];
+  k.counted_warps = 4;  // of 6400
+  // Four warps touched 100 sectors each, 40 of them the same for all: a grid of 6400
+  // warps touches 60 of its own each and the shared 40 once.
+  k.read_footprint = {400, 4 * 60 + 40, 4};
+  EXPECT_NEAR(k.distinct_sectors(false), 6400 * 60 + 40, 1e-6);
+  // Only two of the four touched any (lane 0 of a block's first warp, say): so do half
+  // of the grid's warps.
+  k.read_footprint = {200, 200, 2};
+  EXPECT_NEAR(k.distinct_sectors(false), 3200 * 100, 1e-6);
+  // Never more than the buffers the accesses touched.
+  k.touched_bytes = 32 * 1000;
+  EXPECT_NEAR(k.distinct_sectors(false), 1000, 1e-6);
+  // Counted in full, the count itself.
+  k.counted_warps = k.warps;
+  k.touched_bytes = 0;
+  EXPECT_NEAR(k.distinct_sectors(false), 200, 1e-6);
+}
+
+TEST(PredictScore, FitsConstantsAndScoresOutOfSampleWithoutTheHeldOutOp) {
+  // Two ops whose measured times follow the model with load_s = 2e-7; the fit from
+  // 1e-7 finds it (within its factors' grid) and, left out, each op is predicted by the
+  // other's fit.
+  const DeviceModel d = h200_like();
+  ModelConstants truth = only(&ModelConstants::load_s, 2e-7);
+  std::vector<ScoredPoint> points;
+  for (const char* op : {"a", "b"})
+    for (uint64_t blocks : {800, 1600, 3200}) {  // 1, 2 and 4 waves
+      ScoredPoint p;
+      p.op = op;
+      p.pair = std::string(op) + " at N=1";
+      p.counters = one_kernel(blocks, blocks * 1000, 4);
+      p.measured_s = predict_time(p.counters, 0, 0, NumericClass::fp32, d, truth).seconds;
+      points.push_back(p);
+    }
+  ModelConstants start = only(&ModelConstants::load_s, 1e-7);
+  std::set<std::string> fixed;
+  for (const ModelConstants::Named& c : ModelConstants::all())
+    if (std::string(c.name) != "load_s") fixed.insert(c.name);
+  const ModelConstants fitted = fit_constants(points, d, start, fixed);
+  EXPECT_NEAR(fitted.load_s, 2e-7, 2e-7 * 0.06);
+  EXPECT_EQ(fitted.launch_s, start.launch_s) << "a fixed constant stays";
+  const std::vector<double> out = leave_one_op_out(points, d, start, fixed);
+  const Scores s = score(points, out);
+  ASSERT_EQ(s.pairs.size(), 2u);
+  EXPECT_LT(s.mape, 0.06);
+  EXPECT_EQ(s.picks_within_5, 2u);
+  EXPECT_EQ(s.best_in_top3, 2u);
+  // The prior's predictions: right order, wrong scale.
+  std::vector<double> prior;
+  for (const ScoredPoint& p : points) prior.push_back(predict_time(p.counters, 0, 0, NumericClass::fp32, d, start).seconds);
+  const Scores sp = score(points, prior);
+  EXPECT_GT(sp.mape, 0.2);
+  ASSERT_TRUE(sp.pairs[0].spearman.has_value());
+  EXPECT_DOUBLE_EQ(*sp.pairs[0].spearman, 1.0);
+}
+
+TEST(PredictScore, RanksOnlyConfigurationsMoreThanTwoPercentApartAndScoresThePick) {
+  std::vector<ScoredPoint> points(4);
+  const double measured[] = {10, 10.1, 12, 20};  // 10.1 is within 2% of 10: not ranked
+  for (int i = 0; i < 4; ++i) points[i].pair = "x", points[i].op = "x", points[i].measured_s = measured[i];
+  const Scores s = score(points, {3, 1, 2, 4});  // picks 10.1: within 5% of the best
+  ASSERT_EQ(s.pairs.size(), 1u);
+  EXPECT_EQ(s.pairs[0].distinct, 3u);
+  ASSERT_TRUE(s.pairs[0].spearman.has_value());
+  EXPECT_DOUBLE_EQ(*s.pairs[0].spearman, 0.5);  // (3, 2, 4) against (10, 12, 20)
+  EXPECT_EQ(s.pairs[0].pick, 1u);
+  EXPECT_TRUE(s.pairs[0].pick_within_5);
+  EXPECT_TRUE(s.pairs[0].best_in_top3);
+  const Scores wrong = score(points, {4, 3, 2, 1});  // picks the slowest
+  EXPECT_FALSE(wrong.pairs[0].pick_within_5);
+  EXPECT_FALSE(wrong.pairs[0].best_in_top3);
+  EXPECT_DOUBLE_EQ(wrong.pairs[0].pick_ratio, 2.0);
 }
 
 TEST(CountersJson, RoundTripsEveryFieldAndRefusesAnImpossibleSite) {
@@ -167,6 +308,14 @@ TEST(CountingSession, CountsASampleOfBlocksThatAloneRunAndScalesToEveryBlock) {
   EXPECT_EQ(a.global_requests, 128u * 4 * 3) << "two loads and a store a warp, 4 warps a block";
   EXPECT_EQ(b.global_requests, a.global_requests);
   EXPECT_EQ(b.sectors, a.sectors);
+  // Its footprint: two inputs read and one output written, each of 16384 floats once
+  // (512 sectors of 32 bytes each 128 floats: 4096 read, 2048 written), counted in full
+  // and estimated from the sample's four warps alike.
+  EXPECT_EQ(every.kernels[0].read_footprint.distinct, 4096u);
+  EXPECT_EQ(every.kernels[0].write_footprint.distinct, 2048u);
+  EXPECT_NEAR(sampled.kernels[0].distinct_sectors(false), 4096, 1e-6);
+  EXPECT_NEAR(sampled.kernels[0].distinct_sectors(true), 2048, 1e-6);
+  EXPECT_EQ(every.kernels[0].atomic_ops, 0u);
 }
 
 }  // namespace

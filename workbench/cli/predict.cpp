@@ -10,15 +10,20 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "base/errors.h"
 #include "workbench/cli/commands.h"
 #include "workbench/cli/output.h"
 #include "workbench/cli/predict_ahead.h"
+#include "workbench/runtime/predict_score.h"
 #include "workbench/runtime/report.h"
 #include "workbench/runtime/table.h"
 
@@ -31,14 +36,19 @@ struct PredictOptions {
   std::string format = "text";
   uint64_t seed = 1;
   std::vector<std::string> workloads;  // with --out: predict ahead (predict_ahead.h)
+  std::vector<std::string> settings;   // --set NAME=VALUE
+  std::string counts;                  // --counts: an earlier --format json's counts
+  ModelConstants constants;            // the prior, as --set changes it
+  std::set<std::string> fixed;         // constants --set keeps out of the fit
   std::string out;
   std::string command;
 };
 
 struct Row {
   const Record* measured;
-  Prediction predicted;
   bool counted = false;  // false: a library rung, predicted from the op's models
+  std::optional<Counters> counters;
+  std::string twin_hash = {};  // the emulated twin's identity, with what it counted
 };
 
 DeviceModel device_model(const ReportContext& c, const std::string& origin) {
@@ -57,7 +67,41 @@ DeviceModel device_model(const ReportContext& c, const std::string& origin) {
 
 std::string label(const Record& r) { return r.variant_label() + " " + r.params.describe(); }
 
-int predict(const PredictOptions& o) {
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError("cannot read " + path + ": no such file or not readable");
+  std::ostringstream text;
+  text << in.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(path + ": malformed JSON: " + e.what());
+  }
+}
+
+// --set NAME=VALUE: a constant's prior, kept out of the fit.
+void apply_settings(const std::vector<std::string>& settings, PredictOptions& o) {
+  for (const std::string& s : settings) {
+    const std::size_t eq = s.find('=');
+    const std::string name = s.substr(0, eq);
+    const ModelConstants::Named* found = nullptr;
+    for (const ModelConstants::Named& c : ModelConstants::all())
+      if (name == c.name) found = &c;
+    std::string names;
+    for (const ModelConstants::Named& c : ModelConstants::all()) names += std::string(names.empty() ? "" : ", ") + c.name;
+    if (eq == std::string::npos || !found) throw UsageError("--set " + s + ": expected NAME=VALUE, NAME one of " + names);
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str() + eq + 1, &end);
+    if (end == s.c_str() + eq + 1 || *end != '\0' || !(v >= 0) || !std::isfinite(v))
+      throw UsageError("--set " + s + ": the value is not a number >= 0");
+    o.constants.*(found->value) = v;
+    o.fixed.insert(name);
+  }
+}
+
+int predict(const PredictOptions& given) {
+  PredictOptions o = given;
+  apply_settings(o.settings, o);
   const Registry& reg = registry();
   std::vector<Report> reports;
   for (const std::string& path : o.reports) reports.push_back(read_report(path, reg));
@@ -68,9 +112,18 @@ int predict(const PredictOptions& o) {
       throw UsageError(o.reports[i] + " comes from " + reports[i].context.device.name + ", not " +
                        reports.front().context.device.name);
   if (o.workloads.empty() != o.out.empty()) throw UsageError("--workloads and --out go together");
-  if (!o.workloads.empty())
-    return predict_ahead(reports, device, {o.workloads, o.out, o.sample_blocks, o.seed, o.command});
 
+  // --counts: what an earlier --format json counted, by (op, shape), configuration and
+  // the emulated twin's identity (a changed variant is counted again).
+  std::map<std::string, Counters> cached;
+  if (!o.counts.empty()) {
+    const nlohmann::json rows = read_json_file(o.counts);
+    if (!rows.is_array()) throw UsageError(o.counts + ": not what wb predict --format json writes");
+    for (const nlohmann::json& j : rows)
+      if (j.is_object() && j.contains("counters") && j.contains("twin_hash"))
+        cached[j.value("pair", "") + "|" + j.value("label", "") + "|" + j.value("twin_hash", "")] =
+            counters_from_json(j.at("counters"), o.counts);
+  }
   auto emu = make_executor(Backend::emu);
   std::map<std::string, std::unique_ptr<CountingSession>> sessions;  // per (op, shape): its inputs, made once
   // Per (op, shape): the rows of its timed, correct records.
@@ -88,9 +141,16 @@ int predict(const PredictOptions& o) {
       progress.step(r.op + " " + label(r));
       const OpSpec& op = reg.op(r.op);
       const Variant* twin = reg.find(r.op, Backend::emu, r.variant);
-      Row row{&r, {}, false};
+      Row row{&r, false, std::nullopt};
       std::optional<Counters> counters;
       if (twin && twin->not_emulated.empty() && r.omitted.empty()) {
+        row.twin_hash = twin->source_hash;
+        if (auto hit = cached.find(key + "|" + label(r) + "|" + twin->source_hash); hit != cached.end()) {
+          row.counters = hit->second;
+          row.counted = true;
+          pairs[key].push_back(row);
+          continue;
+        }
         if (!sessions.count(key)) {
           sessions.clear();  // one op's tensors at a time
           sessions[key] = std::make_unique<CountingSession>(reg, op, r.shape, o.seed, *emu);
@@ -98,68 +158,117 @@ int predict(const PredictOptions& o) {
         counters = sessions[key]->count(*twin, r.params, o.sample_blocks);
         row.counted = true;
       }
-      row.predicted = predict_time(counters, r.bytes, r.flops, r.numeric, device);
+      row.counters = counters;
       pairs[key].push_back(row);
     }
 
-  TextTable table({"op and shape", "configs", "measured best", "us", "predicted best", "its measured us",
-                   "same variant", "within 10%", "rank corr"});
-  std::vector<double> all_predicted, all_measured;
-  int hits = 0, variant_hits = 0;
-  std::ostringstream markdown;
-  markdown
-      << "| op and shape | configurations | measured best | us | predicted best | its measured us | same variant | "
-         "within 10% | rank correlation |\n| --- | ---: | --- | ---: | --- | ---: | --- | --- | ---: |\n";
-  for (const std::string& key : order) {
-    const std::vector<Row>& rows = pairs[key];
-    auto measured_s = [](const Row& x) { return x.measured->timing->median_s; };
-    const Row& best = *std::min_element(rows.begin(), rows.end(),
-                                        [&](const Row& a, const Row& b) { return measured_s(a) < measured_s(b); });
-    const Row& pick = *std::min_element(
-        rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.predicted.seconds < b.predicted.seconds; });
-    const bool hit = measured_s(pick) <= 1.1 * measured_s(best);
-    const bool same_variant = pick.measured->variant == best.measured->variant;
-    hits += hit;
-    variant_hits += same_variant;
-    std::vector<double> p, m;
-    for (const Row& x : rows) {
-      p.push_back(x.predicted.seconds);
-      m.push_back(measured_s(x));
-      all_predicted.push_back(x.predicted.seconds);
-      all_measured.push_back(measured_s(x));
+  // The points in the pairs' order, and the three predictions of each: the prior
+  // constants', those fitted to every point (in sample) and those fitted without the
+  // point's op (out of sample).
+  std::vector<ScoredPoint> points;
+  std::vector<const Row*> point_rows;
+  for (const std::string& key : order)
+    for (const Row& x : pairs[key]) {
+      const Record& r = *x.measured;
+      points.push_back({r.op, key, x.counters, r.bytes, r.flops, r.numeric, r.timing->median_s});
+      point_rows.push_back(&x);
     }
-    const double rho = rank_correlation(p, m);
-    const std::vector<std::string> cells{key,
-                                         std::to_string(rows.size()),
-                                         label(*best.measured),
-                                         fmt::format("{:.1f}", measured_s(best) * 1e6),
-                                         label(*pick.measured) + " (" + pick.predicted.bound + ")",
-                                         fmt::format("{:.1f}", measured_s(pick) * 1e6),
-                                         same_variant ? "yes" : "no",
-                                         hit ? "yes" : "no",
-                                         fmt::format("{:.2f}", rho)};
+  const ModelConstants prior = o.constants;
+  const ModelConstants fitted = fit_constants(points, device, prior, o.fixed);
+  auto predict_all = [&](const ModelConstants& m) {
+    std::vector<double> out;
+    for (const ScoredPoint& p : points) out.push_back(predict_time(p.counters, p.bytes, p.flops, p.numeric, device, m).seconds);
+    return out;
+  };
+  const std::vector<double> at_prior = predict_all(prior), in_sample = predict_all(fitted),
+                            out_of_sample = leave_one_op_out(points, device, prior, o.fixed);
+  const Scores sp = score(points, at_prior), si = score(points, in_sample), so = score(points, out_of_sample);
+  if (!o.workloads.empty())  // what the reports never timed, by the constants fitted to what they did
+    return predict_ahead(reports, device, {o.workloads, o.out, o.sample_blocks, o.seed, o.command, fitted});
+
+  if (o.format == "json") {  // every point with its counts and predictions: for studying the model
+    nlohmann::json rows = nlohmann::json::array();
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const Row& x = *point_rows[i];
+      nlohmann::json j = {{"pair", points[i].pair},
+                          {"op", points[i].op},
+                          {"label", label(*x.measured)},
+                          {"measured_s", points[i].measured_s},
+                          {"prior_s", at_prior[i]},
+                          {"in_sample_s", in_sample[i]},
+                          {"out_of_sample_s", out_of_sample[i]},
+                          {"bytes", points[i].bytes},
+                          {"flops", points[i].flops},
+                          {"numeric", std::string(to_string(points[i].numeric))}};
+      if (x.counters) j["counters"] = to_json(*x.counters), j["twin_hash"] = x.twin_hash;
+      rows.push_back(j);
+    }
+    std::cout << rows.dump(1) << "\n";
+    return kOk;
+  }
+
+  auto spearman = [](const PairScore& p) { return p.spearman ? fmt::format("{:.2f}", *p.spearman) : "-"; };
+  auto yes = [](bool b) { return std::string(b ? "yes" : "no"); };
+  const std::vector<std::string> header{"op and shape", "configs", "MAPE prior", "MAPE in", "MAPE out",
+                                        "Spearman in", "Spearman out", "pick in (x best)", "pick out (x best)",
+                                        "best in top 3 in/out"};
+  TextTable table(header);
+  std::ostringstream markdown;
+  markdown << "|";
+  for (const std::string& h : header) markdown << " " << h << " |";
+  markdown << "\n| --- |";
+  for (std::size_t i = 1; i < header.size(); ++i) markdown << " ---: |";
+  markdown << "\n";
+  for (std::size_t k = 0; k < si.pairs.size(); ++k) {
+    const PairScore &p = sp.pairs[k], &in = si.pairs[k], &out = so.pairs[k];
+    const std::vector<std::string> cells{
+        in.pair,
+        std::to_string(in.configurations),
+        fmt::format("{:.0f}%", p.mape * 100),
+        fmt::format("{:.0f}%", in.mape * 100),
+        fmt::format("{:.0f}%", out.mape * 100),
+        spearman(in) + " of " + std::to_string(in.distinct),
+        spearman(out),
+        fmt::format("{:.2f}", in.pick_ratio),
+        fmt::format("{:.2f}", out.pick_ratio),
+        yes(in.best_in_top3) + "/" + yes(out.best_in_top3)};
     table.add(cells);
     markdown << "|";
     for (const std::string& c : cells) markdown << " " << c << " |";
     markdown << "\n";
   }
-  const double rho = rank_correlation(all_predicted, all_measured);
-  const std::string summary = fmt::format(
-      "the predicted best is the measured best's variant in {} of {} (op, shape) pairs, and its measured "
-      "time within 10% of the best in {}; rank correlation of predicted and measured times over all {} "
-      "configurations: {:.2f} (counted with --sample-blocks {}, seed {})",
-      variant_hits, order.size(), hits, all_measured.size(), rho, o.sample_blocks, o.seed);
+  auto line = [&](const char* name, const Scores& s) {
+    return fmt::format("{:<14} MAPE {:5.1f}%, lowest Spearman {:.2f}, pick within 5% of the best in {} of {}, best in "
+                       "the predicted top 3 in {} of {}",
+                       name, s.mape * 100, s.lowest_spearman, s.picks_within_5, s.pairs.size(), s.best_in_top3,
+                       s.pairs.size());
+  };
+  std::ostringstream summary;
+  summary << "over " << points.size() << " configurations (counted with --sample-blocks " << o.sample_blocks
+          << ", seed " << o.seed << "; model " << kPredictModel << "):\n"
+          << line("prior", sp) << "\n"
+          << line("in sample", si) << "\n"
+          << line("out of sample", so) << "  (each op by constants fitted without it)\n"
+          << "fitted to all:";
+  for (const ModelConstants::Named& c : ModelConstants::all())
+    summary << " " << c.name << "=" << fmt::format("{:.3g}", fitted.*c.value) << (o.fixed.count(c.name) ? "(fixed)" : "");
+  summary << "\n";
   if (o.format == "markdown") {
-    std::cout << markdown.str() << "\n" << summary << "\n";
+    std::cout << markdown.str() << "\n" << summary.str();
   } else {
     table.print(std::cout);
-    std::cout << summary << "\n";
+    std::cout << summary.str();
   }
   if (o.format == "rows")
-    for (const std::string& key : order)
-      for (const Row& x : pairs[key])
-        std::cout << fmt::format("{} | {} | predicted {:.1f} us ({}) | measured {:.1f} us\n", key, label(*x.measured),
-                                 x.predicted.seconds * 1e6, x.predicted.bound, x.measured->timing->median_s * 1e6);
+    for (std::size_t i = 0; i < points.size(); ++i)
+      std::cout << fmt::format("{} | {} | measured {:.1f} us | prior {:.1f} | in sample {:.1f} ({}) | out of sample "
+                               "{:.1f}\n",
+                               points[i].pair, label(*point_rows[i]->measured), points[i].measured_s * 1e6,
+                               at_prior[i] * 1e6, in_sample[i] * 1e6,
+                               predict_time(points[i].counters, points[i].bytes, points[i].flops, points[i].numeric,
+                                            device, fitted)
+                                   .bound,
+                               out_of_sample[i] * 1e6);
   return kOk;
 }
 
@@ -173,9 +282,15 @@ void add_options(CLI::App& cmd, PredictOptions& o) {
   cmd.add_option("--workloads", o.workloads,
                  "trainer --dump-workloads files: instead of scoring, predict every configuration of every CUDA "
                  "variant the reports never timed at these shapes, and each file's step (with --out)");
+  cmd.add_option("--counts", o.counts,
+                 "what an earlier run's --format json wrote: its counts are used where the configuration and its "
+                 "emulated variant are unchanged, instead of counting again (minutes at these shapes)");
+  cmd.add_option("--set", o.settings,
+                 "NAME=VALUE: a model constant's value, kept out of the fit (e.g. same_address_s=0 takes the "
+                 "atomics term out; the names are printed with the fitted constants)");
   cmd.add_option("--out", o.out, "with --workloads: the wb.predictions/1 file to write (docs/formats.md)");
-  cmd.add_option("--format", o.format, "text, markdown, or rows (text and every configuration's prediction)")
-      ->check(CLI::IsMember({"text", "markdown", "rows"}))
+  cmd.add_option("--format", o.format, "text, markdown, rows (text and every configuration's prediction), or json (every configuration with its counts)")
+      ->check(CLI::IsMember({"text", "markdown", "rows", "json"}))
       ->capture_default_str();
 }
 

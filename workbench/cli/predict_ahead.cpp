@@ -79,7 +79,7 @@ class Predictor {
     }
     const Record r = record_for(op, v, p, shape);  // the op's byte and flop models, the numeric class
     made_.push_back(
-        {&op, &v, p, shape, predict_time(counters, r.bytes, r.flops, r.numeric, device_), bool(counters), note});
+        {&op, &v, p, shape, predict_time(counters, r.bytes, r.flops, r.numeric, device_, o_.constants), bool(counters), note});
     index_[key] = made_.size() - 1;
     return made_.back();
   }
@@ -125,6 +125,12 @@ bool all_bf16(const std::vector<Workload>& workloads) {
   return !workloads.empty();
 }
 
+json constants_json(const ModelConstants& m) {
+  json j = json::object();
+  for (const ModelConstants::Named& c : ModelConstants::all()) j[c.name] = m.*c.value;
+  return j;
+}
+
 json prediction_json(const Predicted& x) {
   return {{"op", x.op->name},
           {"shape", shape_json(*x.op, x.shape)},
@@ -141,8 +147,8 @@ json prediction_json(const Predicted& x) {
 
 // One launch's time replayed as a graph node: the launch floor of each of its launches
 // replaced by a node's.
-double as_graph_node(const Prediction& p) {
-  return p.seconds - double(p.launches) * (kLaunchSeconds - kGraphNodeSeconds);
+double as_graph_node(const Prediction& p, const ModelConstants& m) {
+  return p.seconds - double(p.launches) * (m.launch_s - kGraphNodeSeconds);
 }
 
 struct StepCall {
@@ -150,11 +156,12 @@ struct StepCall {
   const Predicted* predicted;
 };
 
-json step_json(const std::string& path, bool bf16, const std::vector<StepCall>& calls, bool graph) {
+json step_json(const std::string& path, bool bf16, const std::vector<StepCall>& calls, bool graph,
+               const ModelConstants& m) {
   json list = json::array();
   double seconds = 0;
   for (const StepCall& c : calls) {
-    const double one = graph ? as_graph_node(c.predicted->prediction) : c.predicted->prediction.seconds;
+    const double one = graph ? as_graph_node(c.predicted->prediction, m) : c.predicted->prediction.seconds;
     seconds += c.workload->calls * one;
     list.push_back({{"op", c.workload->op},
                     {"shape", shape_json(*c.predicted->op, c.workload->shape)},
@@ -207,7 +214,7 @@ int predict_ahead(const std::vector<Report>& measured, const DeviceModel& device
                  fastest ? fmt::format("{:.1f}", fastest->prediction.seconds * 1e6) : "-",
                  fastest ? fastest->prediction.bound : "-"});
     }
-    for (bool graph : {false, true}) steps.push_back(step_json(path, bf16, calls, graph));
+    for (bool graph : {false, true}) steps.push_back(step_json(path, bf16, calls, graph, o.constants));
   }
 
   json list = json::array();
@@ -219,6 +226,7 @@ int predict_ahead(const std::vector<Report>& measured, const DeviceModel& device
                    {{"commit", source.commit + (source.dirty ? "-dirty" : "")},
                     {"date", utc_now().substr(0, 10)},
                     {"model", kPredictModel},
+                    {"constants", constants_json(o.constants)},
                     {"command", o.command},
                     {"sample_blocks", o.sample_blocks},
                     {"seed", o.seed}}},

@@ -16,6 +16,7 @@ struct AheadOptions {
   uint64_t sample_blocks = 2;
   uint64_t seed = 1;
   std::string command;
+  ModelConstants constants;  // fitted to the measured reports (in sample for what they timed)
 };
 
 // For the device of `measured` (its sweep reports, one device) described by `device`:

@@ -68,13 +68,55 @@ bool Counters::sampled() const {
                      [](const KernelCount& k) { return !k.library && k.counted_warps < k.warps; });
 }
 
+namespace {
+
+// What a kernel's whole grids touch, per launch, from the footprint of its counted warps:
+// the grid's warps are taken to touch anything in the proportion the counted ones do,
+// and every further touching warp to share with those before it what one counted
+// touching warp shares with the others. Exact when every warp was counted.
+double grid_estimate(const KernelCount& k, const emu::LaunchCounters::Footprint& f) {
+  const double n = double(k.launches);
+  const double m = double(f.warps) / n;  // counted warps that touched any, per launch
+  const double together = double(f.distinct) / n;
+  if (m < 1 || k.counted_warps >= k.warps) return together;
+  const double w = double(k.warps) / double(k.counted_warps) * m;  // the grid's touching warps
+  const double summed = double(f.per_warp) / n;
+  const double shared = m > 1 ? (summed - together) / (m - 1) : 0;
+  return std::max(together, w * summed / m - (w - 1) * shared);
+}
+
+}  // namespace
+
+double KernelCount::distinct_atomic_addresses() const {
+  if (library || launches == 0) return 0;
+  return double(launches) * grid_estimate(*this, atomic_addresses);
+}
+
+double KernelCount::distinct_sectors(bool write) const {
+  const emu::LaunchCounters::Footprint& f = write ? write_footprint : read_footprint;
+  if (library || launches == 0) return 0;
+  const double n = double(launches);
+  const double estimate = grid_estimate(*this, f), together = double(f.distinct) / n;
+  const double bound = double(touched_bytes) / 32 / n;
+  return n * (bound > 0 ? std::min(estimate, std::max(bound, together)) : estimate);
+}
+
 Counters Counters::scaled_to_every_block() const {
   Counters out = *this;
   for (KernelCount& k : out.kernels) {
     if (k.library || k.counted_warps == 0 || k.counted_warps == k.warps) continue;
-    const double f = double(k.warps) / double(k.counted_warps);
+    const double scale = double(k.warps) / double(k.counted_warps);
     for (SiteCount& s : k.sites)
-      for (uint64_t emu::AccessCounts::*n : emu::kAccessCounts) s.*n = uint64_t(double(s.*n) * f + 0.5);
+      for (uint64_t emu::AccessCounts::*n : emu::kAccessCounts) s.*n = uint64_t(double(s.*n) * scale + 0.5);
+    for (bool write : {false, true}) {
+      const uint64_t estimate = uint64_t(k.distinct_sectors(write) + 0.5);
+      emu::LaunchCounters::Footprint& fp = write ? k.write_footprint : k.read_footprint;
+      fp = {estimate, estimate, fp.warps ? uint64_t(double(fp.warps) * scale + 0.5) : 0};
+    }
+    const uint64_t addresses = uint64_t(k.distinct_atomic_addresses() + 0.5);
+    k.atomic_addresses = {addresses, addresses,
+                          k.atomic_addresses.warps ? uint64_t(double(k.atomic_addresses.warps) * scale + 0.5) : 0};
+    k.atomic_ops = uint64_t(double(k.atomic_ops) * scale + 0.5);
     k.counted_blocks = k.blocks;
     k.counted_warps = k.warps;
   }
@@ -160,6 +202,16 @@ Counters summarize_counters(const std::vector<emu::LaunchCounters>& launches, co
     k.counted_blocks += l.counted_blocks;
     k.warps += l.warps;
     k.counted_warps += l.counted_warps;
+    auto add = [](emu::LaunchCounters::Footprint& to, const emu::LaunchCounters::Footprint& more) {
+      to.per_warp += more.per_warp;
+      to.distinct += more.distinct;
+      to.warps += more.warps;
+    };
+    add(k.read_footprint, l.read_footprint);
+    add(k.write_footprint, l.write_footprint);
+    add(k.atomic_addresses, l.atomic_addresses);
+    k.touched_bytes += l.touched_bytes;
+    k.atomic_ops += l.atomic_ops;
     for (const emu::SiteCounters& s : l.sites) {
       SiteCount one;
       if (s.instruction_site) {

@@ -44,6 +44,22 @@ struct KernelCount {
   uint64_t warps = 0, counted_warps = 0;    // likewise (wb predict counts two warps of a block)
   std::vector<Occupancy> occupancy;  // sm_80 and sm_90, where the table knows the kernel
   std::vector<SiteCount> sites;      // by site, then kind
+  // The global sectors the counted warps touched (emu::LaunchCounters::Footprint), read
+  // and written, summed over the launches; and the device buffers they touched, whole.
+  emu::LaunchCounters::Footprint read_footprint, write_footprint;
+  uint64_t touched_bytes = 0;
+  // Global atomics (emu::LaunchCounters): the counted lanes' operations and the distinct
+  // addresses they went to, summed over the launches.
+  uint64_t atomic_ops = 0;
+  emu::LaunchCounters::Footprint atomic_addresses;
+
+  // The distinct sectors the whole grid reads (or writes) in its launches, as memory
+  // behind the caches serves them: exact when every warp was counted; from a sample,
+  // estimated by taking what two counted warps share as what every further warp shares
+  // with those before it (docs/counters.md), bounded by the touched buffers.
+  double distinct_sectors(bool write) const;
+  // The distinct addresses the whole grid's atomics go to, estimated alike (not bounded).
+  double distinct_atomic_addresses() const;
 };
 
 // Totals of a configuration's counted sites.

@@ -34,6 +34,14 @@ json to_json(const Counters& c) {
     jk["counted_blocks"] = k.counted_blocks;
     jk["warps"] = k.warps;
     jk["counted_warps"] = k.counted_warps;
+    auto footprint = [](const emu::LaunchCounters::Footprint& f) {
+      return json{{"per_warp", f.per_warp}, {"distinct", f.distinct}, {"warps", f.warps}};
+    };
+    jk["footprint"] = {{"read_sectors", footprint(k.read_footprint)},
+                       {"write_sectors", footprint(k.write_footprint)},
+                       {"touched_bytes", k.touched_bytes},
+                       {"atomic_ops", k.atomic_ops},
+                       {"atomic_addresses", footprint(k.atomic_addresses)}};
     json occupancy = json::object();
     for (const Occupancy& o : k.occupancy)
       occupancy["sm_" + std::to_string(o.compute_capability)] = {{"blocks_per_sm", o.blocks_per_sm},
@@ -120,6 +128,21 @@ Counters counters_from_json(const json& j, const std::string& where) {
     k.counted_blocks = count(jk, "counted_blocks", at);
     k.warps = count(jk, "warps", at);
     k.counted_warps = count(jk, "counted_warps", at);
+    if (jk.contains("footprint")) {  // absent from reports made before it was counted
+      const json& jf = jk.at("footprint");
+      const std::string atf = at + ".footprint";
+      auto footprint = [&](const char* key) {
+        const std::string atk = atf + "." + key;
+        const json& jv = field(jf, key, atf);
+        return emu::LaunchCounters::Footprint{count(jv, "per_warp", atk), count(jv, "distinct", atk),
+                                              count(jv, "warps", atk)};
+      };
+      k.read_footprint = footprint("read_sectors");
+      k.write_footprint = footprint("write_sectors");
+      k.touched_bytes = count(jf, "touched_bytes", atf);
+      k.atomic_ops = count(jf, "atomic_ops", atf);
+      k.atomic_addresses = footprint("atomic_addresses");
+    }
     const json& occupancy = field(jk, "occupancy", at);
     if (!occupancy.is_object()) throw UsageError(at + " 'occupancy' is not an object");
     for (const auto& [arch, jo] : occupancy.items()) {

@@ -9,77 +9,112 @@
 
 namespace wb {
 
+const std::vector<ModelConstants::Named>& ModelConstants::all() {
+  static const std::vector<Named> named{
+      {"launch_s", &ModelConstants::launch_s},
+      {"wave_s", &ModelConstants::wave_s},
+      {"load_s", &ModelConstants::load_s},
+      {"store_s", &ModelConstants::store_s},
+      {"sector_clocks", &ModelConstants::sector_clocks},
+      {"wavefront_clocks", &ModelConstants::wavefront_clocks},
+      {"collective_clocks", &ModelConstants::collective_clocks},
+      {"dram_efficiency", &ModelConstants::dram_efficiency},
+      {"l2_efficiency", &ModelConstants::l2_efficiency},
+      {"same_address_s", &ModelConstants::same_address_s},
+      {"library_efficiency", &ModelConstants::library_efficiency},
+  };
+  return named;
+}
+
 namespace {
 
-// The warps one SM holds of kernel k at the device's compute capability: its
-// theoretical occupancy's, or the SM's most where the table does not know it.
-double occupancy_warps(const KernelCount& k, int cc) {
+// The blocks one SM holds of kernel k at the device's compute capability: its
+// theoretical occupancy's, or as many as the SM's warps and blocks allow where the table
+// does not know the kernel (a build without nvcc).
+double resident_blocks(const KernelCount& k, const DeviceModel& d, double warps_per_block) {
   for (const Occupancy& o : k.occupancy)
-    if (o.compute_capability == cc) return o.warps_per_sm;
-  return 64;
+    if (o.compute_capability == d.compute_capability) return std::max(1, o.blocks_per_sm);
+  return std::max(1.0, std::min(double(d.max_blocks_per_sm), std::floor(d.max_warps_per_sm / warps_per_block)));
+}
+
+struct Term {
+  const char* name;
+  double seconds;
+};
+
+// One kernel's time over its launches (predict.h states every term), and its largest term.
+Term kernel_time(const KernelCount& k, const DeviceModel& d, const ModelConstants& m) {
+  uint64_t loads = 0, stores = 0, sectors = 0, wavefronts = 0, collectives = 0;
+  for (const SiteCount& s : k.sites) {
+    if (s.collective) {
+      collectives += s.requests;
+    } else if (s.shared) {
+      wavefronts += s.wavefronts;
+    } else {
+      sectors += s.sectors;
+      (s.store ? stores : loads) += s.requests;
+    }
+  }
+  const double launches = double(std::max<uint64_t>(k.launches, 1));
+  const double warps = double(std::max<uint64_t>(k.warps, 1));
+  const double blocks = double(k.blocks) / launches;  // per launch
+  const double warps_per_block = std::ceil(k.threads / 32.0);
+  const double resident = resident_blocks(k, d, warps_per_block);
+  const double sms = double(std::max(d.sms, 1));
+  const double waves = std::ceil(blocks / (sms * resident));
+  const double n = std::min(resident, std::ceil(blocks / sms)) * warps_per_block;
+  const double chain = m.wave_s + double(loads) / warps * m.load_s + double(stores) / warps * m.store_s;
+  const double issue = n *
+                       (double(sectors) / warps * m.sector_clocks + double(wavefronts) / warps * m.wavefront_clocks +
+                        double(collectives) / warps * m.collective_clocks) /
+                       d.clock_hz;
+  const double copy = d.ceilings.copy_gbps * 1e9 * m.dram_efficiency;
+  const double l2 = d.l2_gbps * 1e9 * m.l2_efficiency;
+  const double distinct = (k.distinct_sectors(false) + k.distinct_sectors(true)) * 32;
+  // A warp's chain and its SM's pipes overlap in part: their quadratic sum.
+  Term top{chain >= issue ? "chain" : "issue", waves * std::hypot(chain, issue)};
+  for (const Term& t : {Term{"dram", copy > 0 ? distinct / copy / launches : 0},
+                        Term{"l2", l2 > 0 ? double(sectors) * 32 / l2 / launches : 0}})
+    if (t.seconds > top.seconds) top = t;
+  const double addresses = k.distinct_atomic_addresses();
+  const double atomics = addresses > 0 ? double(k.atomic_ops) / addresses * m.same_address_s / launches : 0;
+  if (atomics > top.seconds) top.name = "atomics";
+  return {top.name, launches * (top.seconds + atomics)};
 }
 
 }  // namespace
 
 Prediction predict_time(const std::optional<Counters>& counters, double model_bytes, double model_flops,
-                        NumericClass numeric, const DeviceModel& d) {
+                        NumericClass numeric, const DeviceModel& d, const ModelConstants& m) {
   const double copy = d.ceilings.copy_gbps * 1e9;
   const double matmul = d.ceilings.matmul_tflops(numeric) > 0 ? d.ceilings.matmul_tflops(numeric) * 1e12
                                                                : d.ceilings.fp32_tflops * 1e12;
-  Prediction p;
-  struct Part {
-    const char* name;
-    double seconds;
+  auto library = [&](double flops, double bytes) {
+    return std::max(matmul > 0 ? flops / matmul : 0, copy > 0 ? bytes / copy : 0) / m.library_efficiency;
   };
-  std::vector<Part> parts{{"dram", copy > 0 ? model_bytes / copy : 0}, {"flops", matmul > 0 ? model_flops / matmul : 0}};
-  uint64_t launches = 1;
-  if (counters) {
-    launches = 0;
-    double kernels = 0, library = 0, memory = 0, banks = 0;
-    for (const KernelCount& k : counters->kernels) {
-      launches += k.launches;
-      if (k.library) {
-        library += std::max(matmul > 0 ? k.flops / matmul : 0, copy > 0 ? k.bytes / copy : 0);
-        continue;
-      }
-      uint64_t sectors = 0, requests = 0, wavefronts = 0;
-      for (const SiteCount& s : k.sites) {
-        if (s.collective) continue;
-        if (s.shared) {
-          wavefronts += s.wavefronts;
-        } else {
-          sectors += s.sectors;
-          requests += s.requests;
-        }
-      }
-      // Per launch (launches of one kernel run one after another).
-      const double n = double(std::max<uint64_t>(k.launches, 1));
-      const double blocks = double(k.blocks) / n;
-      const double active = std::max(1.0, std::min(double(d.sms), blocks));
-      const double warps =
-          std::min(occupancy_warps(k, d.compute_capability), blocks * std::ceil(k.threads / 32.0) / active);
-      const double bytes_per_request = requests ? double(sectors) * 32 / double(requests) : 0;
-      // Each byte pays for the copy bandwidth and for its share of the latency: a
-      // harmonic mean rather than the lower of the two, so that more bytes in flight
-      // still help near the ceiling, as queueing makes them.
-      const double in_flight = active * warps * bytes_per_request * kRequestsInFlight / kLatencySeconds;
-      const double t_memory = in_flight > 0 && copy > 0 ? double(sectors) * 32 * (1 / copy + 1 / in_flight) : 0;
-      const double t_banks = double(wavefronts) / (active * d.clock_hz);
-      kernels += std::max(t_memory, t_banks);
-      memory += t_memory;
-      banks += t_banks;
-    }
-    const char* kernel_bound = banks > memory ? "shared" : "memory";
-    parts.push_back({library > kernels ? "library" : kernel_bound, kernels + library});
-  } else {
+  Prediction p;
+  if (!counters) {
+    p.seconds = m.launch_s + library(model_flops, model_bytes);
     p.bound = "model";
+    return p;
   }
-  const Part* top = &parts.front();
-  for (const Part& part : parts)
-    if (part.seconds > top->seconds) top = &part;
-  p.seconds = double(launches) * kLaunchSeconds + top->seconds;
-  p.launches = launches;
-  if (p.bound.empty()) p.bound = top->name;
+  p.launches = 0;
+  double kernels = 0, calls = 0, costliest = -1;
+  for (const KernelCount& k : counters->kernels) {
+    p.launches += k.launches;
+    if (k.library) {
+      calls += double(k.launches) * library(k.flops / double(std::max<uint64_t>(k.launches, 1)),
+                                            k.bytes / double(std::max<uint64_t>(k.launches, 1)));
+      continue;
+    }
+    const Term t = kernel_time(k, d, m);
+    kernels += t.seconds;
+    if (t.seconds > costliest) costliest = t.seconds, p.bound = t.name;
+  }
+  if (calls > costliest) p.bound = "library";
+  double work = kernels + calls;
+  if (matmul > 0 && model_flops / matmul > work) work = model_flops / matmul, p.bound = "flops";
+  p.seconds = double(p.launches) * m.launch_s + work;
   return p;
 }
 

@@ -2,29 +2,37 @@
 // A predicted time for a CUDA variant's configuration on a device, from the emulator's
 // counters (workbench/runtime/counters.h) and the device's measured ceilings: `wb
 // predict` holds it against a device's measured sweep (docs/counters.md). The model is
-// deliberately simple, with its constants chosen beforehand (not fitted to the sweep it
-// is scored on), and stated in full here:
+// an analytical one, each term a line of predict_time, stated in full here (per kernel
+// and launch; B blocks of W warps, R of them resident on an SM, S SMs):
 //
-//   t = launches x kLaunchSeconds
-//     + max( the op's byte model / the copy ceiling,             (DRAM: every byte once)
-//            the op's flop model / the matrix ceiling of its class,
-//            sum over the counted kernels of t_k
-//            + the library calls' max(flops / matrix ceiling, bytes / copy ceiling) )
-//   t_k = max( global sectors x 32 bytes x (1 / the copy ceiling + 1 / in_flight_k),
-//              shared wavefronts / (active SMs x 1 a clock) )
-//   in_flight_k = active SMs x warps per active SM x bytes per request
-//                 x kRequestsInFlight / kLatencySeconds           (Little's law)
-//   active SMs = min(SMs, blocks of a launch); warps per active SM = min(the theoretical
-//   occupancy's warps, the launch's warps / active SMs)
+//   waves    = ceil(B / (S x R))                    (the last one may be partial: a tail)
+//   n        = min(R, ceil(B / S)) x W              warps an SM holds in a wave
+//   chain    = wave_s + loads x load_s + stores x store_s          (a warp's requests, in turn)
+//   issue    = n x (sectors x sector_clocks + wavefronts x wavefront_clocks
+//                   + collectives x collective_clocks) / clock     (an SM's pipes, its warps')
+//   t_sm     = waves x sqrt(chain^2 + issue^2)     (either can hide the other only in part)
+//   t_dram   = distinct bytes / (copy ceiling x dram_efficiency)   (each sector once: the rest
+//              hits in L1 or L2; the emulator's addresses say which are distinct)
+//   t_l2     = requested sectors x 32 / (the L2's bandwidth x l2_efficiency)
+//   t_atomic = atomic operations / their distinct addresses x same_address_s
+//   t_k      = max(t_sm, t_dram, t_l2) + t_atomic
 //
-// A variant the emulator cannot run (cuDNN, cuBLASLt) is predicted by the op's byte
-// and flop models at the ceilings alone, as if it reached them. What the model misses
-// (no caches: every sector comes from memory; no instruction issue or CUDA-core
-// arithmetic beyond the op's flop model; no tail effects) is listed with its scores in
-// docs/counters.md.
+//   t = launches x launch_s + max(sum over kernels of t_k + library calls,
+//                                 the op's flop model / the matrix ceiling of its class)
+//   a library call (cuBLAS, emulated) = max(flops / matrix ceiling, bytes / copy ceiling)
+//                                       / library_efficiency
+//
+// loads, stores, sectors, wavefronts and collectives are per warp (the counters over the
+// kernel's warps). A variant the emulator cannot run (cuDNN, cuBLASLt) is predicted as
+// one library call at the op's byte and flop models. The constants have a stated prior
+// (ModelConstants' defaults, set before any fit) and are fitted to a device's measured
+// sweep by fit_constants, scored leave-one-op-out (predict_score.h). What the model does
+// not see (CUDA-core arithmetic beyond the op's flop model, instruction dependencies,
+// caches other than by distinct sectors) is listed with its scores in docs/counters.md.
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "contract/registry.h"
 #include "workbench/runtime/buffers.h"
@@ -34,20 +42,43 @@
 
 namespace wb {
 
-inline constexpr double kLaunchSeconds = 2e-6;   // a launch's floor on a busy stream
-inline constexpr double kLatencySeconds = 5e-7;  // a global load's latency under load (~1000 clocks)
-inline constexpr double kRequestsInFlight = 2;   // a warp's independent loads in flight
 // A node of a replayed CUDA graph in place of a launch's floor: ~0.5-0.6 us per node on
 // Hopper (published replay figures; not yet measured by wb).
 inline constexpr double kGraphNodeSeconds = 5.5e-7;
 // The model's version: what a committed prediction names (docs/formats.md,
-// wb.predictions/1). Any change to a term or a constant above makes a new one.
-inline constexpr const char* kPredictModel = "wb.predict/1";
+// wb.predictions/1). Any change to a term makes a new one; the constants a prediction
+// used travel with it.
+inline constexpr const char* kPredictModel = "wb.predict/2";
+
+// The model's constants. The defaults are the prior: set from published Hopper figures
+// and first principles before any fit (the fitted ones are printed by wb predict).
+struct ModelConstants {
+  double launch_s = 2e-6;           // a launch's floor on a busy stream
+  double wave_s = 1e-6;             // a wave's fixed cost: its blocks started, a first load's latency
+  double load_s = 1e-7;             // a warp's global load after the one before it (pipelined)
+  double store_s = 1e-7;            // a warp's global store after the one before it
+  double sector_clocks = 1;         // an SM's clocks per global sector requested (L1's tag stage)
+  double wavefront_clocks = 1;      // per shared-memory wavefront
+  double collective_clocks = 1;     // per warp collective (shuffle, vote, mma.sync, ldmatrix)
+  double dram_efficiency = 0.9;     // of the copy ceiling that a kernel's distinct bytes reach
+  double l2_efficiency = 0.5;       // of the L2's bandwidth that requested sectors reach
+  double same_address_s = 2e-8;     // an atomic on an address right after another on it
+  double library_efficiency = 0.7;  // of the ceilings a library rung reaches
+
+  struct Named {
+    const char* name;
+    double ModelConstants::*value;
+  };
+  static const std::vector<Named>& all();  // every constant, by name: what a fit varies
+};
 
 struct Prediction {
   double seconds = 0;
   uint64_t launches = 1;  // what the launch floor was paid for (1 for a library rung: not counted)
-  std::string bound;      // what the max picked: "dram", "flops", "l1", "shared", "library"; "model" for a library rung
+  // What bounds it: the costliest kernel's largest term ("chain", "issue", "dram", "l2",
+  // "atomics"), "library" where library calls cost most, "flops" where the op's flop
+  // model does; "model" for a variant the emulator cannot run.
+  std::string bound;
 };
 
 // What the device offers the model: SMs, clock and compute capability from its report,
@@ -78,7 +109,7 @@ struct DeviceModel {
 // counters: the configuration's, scaled to every block; nullopt for a variant the
 // emulator cannot run.
 Prediction predict_time(const std::optional<Counters>& counters, double model_bytes, double model_flops,
-                        NumericClass numeric, const DeviceModel& device);
+                        NumericClass numeric, const DeviceModel& device, const ModelConstants& constants = {});
 
 // One op at one shape on the emulator, its inputs made once (as a check makes them)
 // for every configuration counted on it.
