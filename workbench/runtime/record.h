@@ -39,6 +39,16 @@ struct Configuration {
   ParamValues params;
 };
 
+// A time predicted, never measured: the prediction model's (workbench/runtime/predict.h)
+// for a configuration that passed the emulated check (wb check, run or sweep --backend
+// emu --predict-for DEVICE), on the device its report's context.predicted_for names. It
+// stays apart from `timing`, so that nothing reading a report takes it for a measurement.
+struct PredictedTime {
+  double seconds = 0;
+  std::string bound;  // what the model's max picked: "dram", "flops", "shared", ...
+  uint64_t launches = 1;
+};
+
 struct Record : Configuration {
   Backend backend = Backend::cpu;
   std::string source;       // variant file, relative to the repository
@@ -54,6 +64,7 @@ struct Record : Configuration {
   std::optional<TimingStats> timing;
   // emu with --counters: what the first validated run's warps asked of memory.
   std::optional<Counters> counters;
+  std::optional<PredictedTime> predicted;  // with --predict-for, for a configuration that passed
   uint64_t seed = 0;  // of the inputs
   double bytes = 0;   // the op's byte model at this shape
   double flops = 0;   // the op's flop model at this shape
