@@ -1,9 +1,11 @@
-// --predict-for DEVICE (workbench/cli/for_device.h): wb check and run on the emulator
-// with each passing configuration's time predicted on a described device, and the
-// refusals. At tiny shapes so that the emulator runs and counts in seconds.
+// --predict-for DEVICE (workbench/cli/for_device.h): wb check, run and sweep on the
+// emulator with each passing configuration's time predicted on a described device, the
+// refusals, and a predicted sweep turned by wb best into a section marked predicted. At
+// B=2 T=8 C=64 so that the emulator runs and counts in seconds.
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -76,12 +78,70 @@ TEST(PredictFor, RefusedWithoutTheEmulatorOrAKnownDevice) {
   EXPECT_NE(r.output.find("--predict-for predicts from the emulator's counts: give it with --backend emu, not cpu"),
             std::string::npos)
       << r.output;
+  r = wb("sweep residual_forward --backend cpu --shape B=2,T=8,C=64 --predict-for nvidia-h200 --out x.json");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("give it with --backend emu"), std::string::npos) << r.output;
   r = wb("check residual_forward --backend emu --shapes tiny --predict-for nvidia-h300");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("unknown device 'nvidia-h300'"), std::string::npos) << r.output;
+  r = wb("sweep residual_forward --backend emu --shape B=2,T=8,C=64 --out x.json");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--predict-for DEVICE"), std::string::npos) << r.output;
   // Without --counters or --predict-for, --sample-blocks has nothing to sample.
   r = wb("check residual_forward --backend emu --shapes tiny --sample-blocks 2");
   EXPECT_EQ(r.code, 2) << r.output;
+}
+
+// The variant wb best picks from predicted times: per variant its fastest configuration,
+// taken in order of id, a later one winning only when faster by at least 1%.
+int expected_pick(const json& report) {
+  std::map<int, double> fastest;
+  for (const json& r : report["records"]) {
+    if (!r.contains("predicted")) continue;
+    const int id = r["variant"];
+    const double us = r["predicted"]["us"];
+    if (!fastest.count(id) || us < fastest[id]) fastest[id] = us;
+  }
+  int chosen = 0;
+  double best = 0;
+  for (const auto& [id, us] : fastest)
+    if (chosen == 0 || (us < best * 0.99 && best - us > 0)) chosen = id, best = us;
+  return chosen;
+}
+
+TEST(PredictFor, APredictedSweepMakesAPredictedBestSection) {
+  const testing::TempDir dir;
+  const testing::Result s = wb("sweep residual_forward --backend emu --shape B=2,T=8,C=64 --seed 3 --predict-for "
+                               "nvidia-a100-sxm --out '" + dir / "{device}.json'");
+  ASSERT_EQ(s.code, 0) << s.output;
+  EXPECT_NE(s.output.find("never measured"), std::string::npos) << s.output;
+  const std::string report_path = dir / "nvidia-a100-sxm4-80gb.json";
+  const json report = read_json(report_path);
+  EXPECT_EQ(report["context"]["predicted_for"]["device"], "NVIDIA A100-SXM4-80GB");
+  ASSERT_GT(check_predictions(report), 1);
+
+  const std::string best = dir / "best.json";
+  const testing::Result b = wb("best " + report_path + " --out " + best);
+  ASSERT_EQ(b.code, 0) << b.output;
+  EXPECT_NE(b.output.find("PREDICTED"), std::string::npos) << b.output;
+  const json file = read_json(best);
+  ASSERT_EQ(file["sections"].size(), 1u);
+  const json& section = file["sections"][0];
+  EXPECT_EQ(section["backend"], "cuda");
+  EXPECT_EQ(section["device"]["slug"], "nvidia-a100-sxm4-80gb");
+  EXPECT_EQ(section["device"]["compute_capability"], "8.0");
+  EXPECT_EQ(section["predicted"]["model"], kPredictModel);
+  EXPECT_EQ(section["predicted"]["device_measured"], false);
+  const json& entry = section["ops"]["residual_forward"][0];
+  EXPECT_EQ(entry["predicted"], true);
+  EXPECT_EQ(entry["variant"].get<int>(), expected_pick(report));
+  EXPECT_EQ(entry["stddev_us"].get<double>(), 0);
+
+  // wb best --show says which sections hold predicted entries.
+  const testing::Result show = wb("best --show " + best);
+  ASSERT_EQ(show.code, 0) << show.output;
+  EXPECT_NE(show.output.find("cuda/nvidia-a100-sxm4-80gb: 1 of 1 entries predicted"), std::string::npos)
+      << show.output;
 }
 
 }  // namespace
