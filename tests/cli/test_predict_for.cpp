@@ -43,8 +43,10 @@ int check_predictions(const json& report) {
 TEST(PredictFor, CheckPredictsEveryPassingConfiguration) {
   const testing::TempDir dir;
   const std::string out = dir / "check.json";
-  const testing::Result r = wb("check residual_forward --backend emu --shapes tiny --seed 5 --predict-for "
-                               "nvidia-h100-sxm --json " + out);
+  const testing::Result r =
+      wb("check residual_forward --backend emu --shapes tiny --seed 5 --predict-for "
+         "nvidia-h100-sxm --json " +
+         out);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("predicted for NVIDIA H100 80GB HBM3"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("published figures, unscored until measured"), std::string::npos) << r.output;
@@ -61,8 +63,10 @@ TEST(PredictFor, CheckPredictsEveryPassingConfiguration) {
 TEST(PredictFor, RunPrintsThePredictionBesideTheVerdict) {
   const testing::TempDir dir;
   const std::string out = dir / "run.json";
-  const testing::Result r = wb("run residual_forward --variant 1 --backend emu --shape B=2,T=8,C=64 --seed 5 "
-                               "--predict-for nvidia-h200 --sample-blocks 1 --json " + out);
+  const testing::Result r =
+      wb("run residual_forward --variant 1 --backend emu --shape B=2,T=8,C=64 --seed 5 "
+         "--predict-for nvidia-h200 --sample-blocks 1 --json " +
+         out);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("  predicted "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("predicted for NVIDIA H200 ("), std::string::npos) << r.output;
@@ -111,8 +115,10 @@ int expected_pick(const json& report) {
 
 TEST(PredictFor, APredictedSweepMakesAPredictedBestSection) {
   const testing::TempDir dir;
-  const testing::Result s = wb("sweep residual_forward --backend emu --shape B=2,T=8,C=64 --seed 3 --predict-for "
-                               "nvidia-a100-sxm --out '" + dir / "{device}.json'");
+  const testing::Result s =
+      wb("sweep residual_forward --backend emu --shape B=2,T=8,C=64 --seed 3 --predict-for "
+         "nvidia-a100-sxm --out '" +
+         dir / "{device}.json'");
   ASSERT_EQ(s.code, 0) << s.output;
   EXPECT_NE(s.output.find("never measured"), std::string::npos) << s.output;
   const std::string report_path = dir / "nvidia-a100-sxm4-80gb.json";
@@ -140,8 +146,7 @@ TEST(PredictFor, APredictedSweepMakesAPredictedBestSection) {
   // wb best --show says which sections hold predicted entries.
   const testing::Result show = wb("best --show " + best);
   ASSERT_EQ(show.code, 0) << show.output;
-  EXPECT_NE(show.output.find("cuda/nvidia-a100-sxm4-80gb: 1 of 1 entries predicted"), std::string::npos)
-      << show.output;
+  EXPECT_NE(show.output.find("cuda/nvidia-a100-sxm4-80gb: 1 of 1 entries predicted"), std::string::npos) << show.output;
 }
 
 }  // namespace

@@ -83,9 +83,9 @@ TEST(BestPredicted, APredictedReportMakesAPredictedSectionOfItsDevice) {
   EXPECT_EQ(back.sections[0].predicted_model, "wb.predict/1");
   EXPECT_EQ(back.sections[0].predicted_description, "results/devices/nvidia-h100-sxm.json");
   // A measured section stays as it was written: no mark on its entries.
-  const BestSection measured =
-      choose_best({{"m.json", testing::fixture_report({testing::timed_record("layernorm_forward", 1, 5e-6, 0)}, kH100)}},
-                  NumericClass::fp32);
+  const BestSection measured = choose_best(
+      {{"m.json", testing::fixture_report({testing::timed_record("layernorm_forward", 1, 5e-6, 0)}, kH100)}},
+      NumericClass::fp32);
   BestFile plain;
   plain.merge(measured);
   const nlohmann::json j = to_json(plain);

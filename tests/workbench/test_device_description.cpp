@@ -1,8 +1,6 @@
 // The device descriptions (workbench/runtime/device_description.h): every committed file
 // under results/devices/ reads, the H200's ceilings are the ones wb measured there, and a
 // broken description is refused with a message naming what is wrong.
-#include "workbench/runtime/device_description.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +10,7 @@
 #include <string>
 
 #include "base/errors.h"
+#include "workbench/runtime/device_description.h"
 
 namespace wb {
 namespace {
@@ -57,7 +56,7 @@ TEST(DeviceDescription, FiguresOfEachDevice) {
   EXPECT_EQ(h100.model.compute_capability, 90);
   EXPECT_EQ(h100.compute_capability, "9.0");
   EXPECT_DOUBLE_EQ(h100.model.l2_bytes, 50.0 * (1 << 20));  // 50 MB as sold, not the die's 60
-  EXPECT_EQ(h100.slug, "nvidia-h100-80gb-hbm3");           // what a real H100 SXM's report is keyed by
+  EXPECT_EQ(h100.slug, "nvidia-h100-80gb-hbm3");            // what a real H100 SXM's report is keyed by
   const DeviceDescription a100 = find_device_description((kDevices / "nvidia-a100-sxm.json").string());
   EXPECT_EQ(a100.model.sms, 108);
   EXPECT_EQ(a100.model.compute_capability, 80);

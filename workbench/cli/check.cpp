@@ -227,7 +227,8 @@ int check(const CheckOptions& o) {
   const Plan plan = plan_check(o, s);
   std::optional<DevicePredictor> predictor;
   if (!o.predict_for.empty())
-    predictor.emplace(o.predict_for, s.backend, o.counters.sample_blocks ? o.counters.sample_blocks : kDefaultSampleBlocks);
+    predictor.emplace(o.predict_for, s.backend,
+                      o.counters.sample_blocks ? o.counters.sample_blocks : kDefaultSampleBlocks);
 
   auto ex = make_executor(s.backend);
   ex->set_strict_sync(o.strict_sync);

@@ -14,8 +14,8 @@ namespace {
 
 // The one place wb check, run and sweep call the prediction model: a change of
 // CountingSession's or predict_time's signature is a change here only.
-PredictedTime predict_one(CountingSession& session, const Variant& emu_variant, const Record& r,
-                          uint64_t sample_blocks, const DeviceModel& device) {
+PredictedTime predict_one(CountingSession& session, const Variant& emu_variant, const Record& r, uint64_t sample_blocks,
+                          const DeviceModel& device) {
   const Counters counters = session.count(emu_variant, r.params, sample_blocks);
   const Prediction p = predict_time(counters, r.bytes, r.flops, r.numeric, device);
   return PredictedTime{p.seconds, p.bound, p.launches};

@@ -39,10 +39,10 @@ struct SweepOptions {
   std::optional<uint64_t> seed;
   std::string out;
   TimingFlags timing;
-  bool isolate = false;              // each (variant, shape) in a child process (pipeline_isolate.h)
-  bool isolated_child = false;       // internal: a child of --isolate (measures no ceilings)
-  std::optional<std::string> shard;  // "K/N": only the K-th of N slices of the units (sweep_shards.h)
-  std::string predict_for;           // emu: check, then predict the times on this device (for_device.h)
+  bool isolate = false;                           // each (variant, shape) in a child process (pipeline_isolate.h)
+  bool isolated_child = false;                    // internal: a child of --isolate (measures no ceilings)
+  std::optional<std::string> shard;               // "K/N": only the K-th of N slices of the units (sweep_shards.h)
+  std::string predict_for;                        // emu: check, then predict the times on this device (for_device.h)
   uint64_t sample_blocks = kDefaultSampleBlocks;  // with --predict-for: blocks counted per launch
   std::string command;
 };

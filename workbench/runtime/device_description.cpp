@@ -43,9 +43,7 @@ class Fields {
       throw UsageError(where_ + "." + key + " is " + v.dump() + ", not a positive number");
     return v.get<double>();
   }
-  int integer(const std::string& key, int lo, int hi) {
-    return int(json_integer(at(key), where_ + "." + key, lo, hi));
-  }
+  int integer(const std::string& key, int lo, int hi) { return int(json_integer(at(key), where_ + "." + key, lo, hi)); }
   bool boolean(const std::string& key) {
     const json& v = at(key);
     if (!v.is_boolean()) throw UsageError(where_ + "." + key + " is " + v.dump() + ", not true or false");
@@ -65,9 +63,8 @@ class Fields {
 };
 
 bool is_slug(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-  });
+  return !s.empty() && std::all_of(s.begin(), s.end(),
+                                   [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
 }
 
 }  // namespace
@@ -111,7 +108,9 @@ DeviceDescription parse_device_description(std::string_view text, const std::str
   m.measured = f.boolean("measured");
   m.source = f.text("source");
   f.done();
-  m.ceilings.method = (m.measured ? "measured by wb, from the device description " : "published, from the device description ") + origin;
+  m.ceilings.method =
+      (m.measured ? "measured by wb, from the device description " : "published, from the device description ") +
+      origin;
   d.slug = slugify(m.name);
   d.path = origin;
   return d;

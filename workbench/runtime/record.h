@@ -51,8 +51,8 @@ struct PredictedTime {
 
 struct Record : Configuration {
   Backend backend = Backend::cpu;
-  std::string source;       // variant file, relative to the repository
-  std::string source_hash;  // its identity when this binary was built (base/source_identity.h)
+  std::string source;                // variant file, relative to the repository
+  std::string source_hash;           // its identity when this binary was built (base/source_identity.h)
   std::vector<std::string> omitted;  // optional tensors passed as null (wb check runs without a bias too)
   Status status = Status::skipped;
   std::string reason;  // why skipped or incorrect
@@ -65,9 +65,9 @@ struct Record : Configuration {
   // emu with --counters: what the first validated run's warps asked of memory.
   std::optional<Counters> counters;
   std::optional<PredictedTime> predicted;  // with --predict-for, for a configuration that passed
-  uint64_t seed = 0;  // of the inputs
-  double bytes = 0;   // the op's byte model at this shape
-  double flops = 0;   // the op's flop model at this shape
+  uint64_t seed = 0;                       // of the inputs
+  double bytes = 0;                        // the op's byte model at this shape
+  double flops = 0;                        // the op's flop model at this shape
 
   double gbps() const { return timing && timing->median_s > 0 ? bytes / timing->median_s * 1e-9 : 0.0; }
   double tflops() const { return timing && timing->median_s > 0 ? flops / timing->median_s * 1e-12 : 0.0; }

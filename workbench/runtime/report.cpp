@@ -419,8 +419,8 @@ Record record_from(const Reader& r) {
   if (r.has("counters")) rec.counters = counters_from_json(r.at("counters"), r.where() + ".counters");
   if (r.has("predicted")) {  // optional in wb.report/2: a time predicted, never measured
     const Reader p = r.child("predicted");
-    rec.predicted = PredictedTime{p.measure("us") * 1e-6, p.str("bound"),
-                                  uint64_t(p.integer("launches", 0, kMaxInt64))};
+    rec.predicted =
+        PredictedTime{p.measure("us") * 1e-6, p.str("bound"), uint64_t(p.integer("launches", 0, kMaxInt64))};
   }
   const Reader model = r.child("model");
   rec.bytes = model.measure("bytes");
@@ -456,7 +456,8 @@ json to_json(const Record& r, const Ceilings& ceilings, int64_t llc_bytes) {
   if (!r.notes.empty()) j["notes"] = r.notes;
   if (r.counters) j["counters"] = to_json(*r.counters);
   if (r.predicted)
-    j["predicted"] = {{"us", r.predicted->seconds * 1e6}, {"bound", r.predicted->bound}, {"launches", r.predicted->launches}};
+    j["predicted"] = {
+        {"us", r.predicted->seconds * 1e6}, {"bound", r.predicted->bound}, {"launches", r.predicted->launches}};
   if (r.timing) {
     const TimingStats& t = *r.timing;
     j["timing"] = {{"median_us", t.median_s * 1e6},
