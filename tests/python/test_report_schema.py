@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""A CPU sweep and a CPU check end to end, and a sharded sweep with its merge: the
-reports must validate against the documented schema (results/wb.report-2.schema.json)
-and say what was run."""
+"""A CPU sweep and a CPU check end to end, a sharded sweep with its merge, and an
+emulated sweep with predicted times (--predict-for): the reports must validate against
+the documented schema (results/wb.report-2.schema.json) and say what was run."""
 import argparse
 import json
 import subprocess
@@ -37,7 +37,10 @@ def main():
         subprocess.run(tiny + ["--shard", "1000/1000", "--out", empty], check=True)
         merged = f"{tmp}/merged.json"
         subprocess.run([args.wb, "merge", *shards, "--out", merged], check=True)
-        for path in (sweep, check, shards[0], empty, merged):
+        predicted = f"{tmp}/predicted.json"
+        subprocess.run([args.wb, "sweep", "residual_forward", "--backend", "emu", "--shape", "B=2,T=8,C=64",
+                        "--seed", "5", "--predict-for", "nvidia-h100-sxm", "--out", predicted], check=True)
+        for path in (sweep, check, shards[0], empty, merged, predicted):
             with open(path) as f:
                 report = json.load(f)
             errors = sorted(validator.iter_errors(report), key=lambda e: list(e.path))
@@ -74,6 +77,10 @@ def main():
         assert "shard" not in report["context"], report["context"]
         assert [s["index"] for s in report["context"]["merged_from"]["shards"]] == [1, 2], report["context"]
         assert len(report["records"]) == report["context"]["merged_from"]["units"], report["context"]
+        with open(predicted) as f:
+            report = json.load(f)
+        assert report["context"]["predicted_for"]["slug"] == "nvidia-h100-80gb-hbm3", report["context"]
+        assert all(r["timing"] is None and r["predicted"]["us"] > 0 for r in report["records"]), report["records"]
     print("the reports validate against the schema")
     return 0
 

@@ -44,6 +44,10 @@ int show(const std::string& path) {
            std::to_string(ops.size()), std::to_string(s.entries.size()), reports.empty() ? "-" : reports});
   }
   t.print(std::cout, "  ");
+  for (const auto& s : b.sections)
+    if (const std::size_t predicted = s.predicted_entries())
+      std::cout << fmt::format("  {}: {} of {} entries predicted ({}), not measured\n", s.key(), predicted,
+                               s.entries.size(), s.predicted_model);
   return kOk;
 }
 
@@ -54,9 +58,15 @@ void print_section(const BestSection& s, std::size_t report_count) {
   for (const auto& e : s.entries)
     t.add({e.op, e.shape_text(),
            std::string(to_string(s.backend)) + "/" + std::to_string(e.variant) + " " + e.variant_name,
-           e.params.describe(), format_time(e.median_s), e.note});
+           e.params.describe(), format_time(e.median_s) + (e.predicted ? " predicted" : ""), e.note});
   t.print(std::cout, "  ");
   if (s.entries.empty()) std::cout << "  no correct, timed record of an allowed numeric class in these reports\n";
+  if (const std::size_t predicted = s.predicted_entries())
+    std::cout << fmt::format(
+        "  {} of {} entries PREDICTED ({}, {}{}), not measured: a trainer running them says so; a measured report "
+        "of the device replaces them\n",
+        predicted, s.entries.size(), s.predicted_model, s.predicted_description,
+        s.predicted_device_measured ? "" : ", a device wb never measured");
 }
 
 // The reports, read and checked before anything is written, with a warning for a part
@@ -100,7 +110,7 @@ int best(const BestOptions& o) {
   std::vector<std::string> order;
   std::map<std::string, std::vector<std::pair<std::string, Report>>> per_device;
   for (auto& [path, report] : reports) {
-    const DeviceInfo& d = report.context.device;
+    const DeviceInfo d = device_of(report);  // a predicted report: the device predicted for
     const std::string key = std::string(to_string(d.backend)) + "/" + d.slug;
     if (!per_device.count(key)) order.push_back(key);
     per_device[key].emplace_back(path, std::move(report));

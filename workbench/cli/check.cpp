@@ -11,6 +11,7 @@
 
 #include "base/errors.h"
 #include "workbench/cli/commands.h"
+#include "workbench/cli/for_device.h"
 #include "workbench/cli/options.h"
 #include "workbench/cli/output.h"
 #include "workbench/cli/pipeline.h"
@@ -69,7 +70,16 @@ struct CheckOptions {
   std::string json;
   bool isolate = false;  // each (variant, shape) in a child process (pipeline_isolate.h)
   CounterFlags counters;
+  std::string predict_for;  // emu: predict each passing configuration's time on this device (for_device.h)
   std::string command;
+
+  // The counters' flags as the executor and a child of --isolate take them: with
+  // --predict-for and without --counters, --sample-blocks is the prediction's alone.
+  CounterFlags counting() const {
+    CounterFlags c = counters;
+    if (!predict_for.empty() && !c.on) c.sample_blocks = 0;
+    return c;
+  }
 };
 
 // The check shapes --shapes names ("" or "all": every one of the backend's).
@@ -161,7 +171,7 @@ std::vector<std::string> child_args(const CheckOptions& o, Backend b, const Plan
   if (o.defaults) args.push_back("--defaults");
   if (o.misalign) args.insert(args.end(), {"--misalign", std::to_string(o.misalign)});
   if (o.strict_sync) args.push_back("--strict-sync");
-  o.counters.pass_to(args);
+  o.counting().pass_to(args);
   return args;
 }
 
@@ -178,6 +188,20 @@ TextTable tally_table(const Plan& plan, const std::vector<Record>& records) {
                tally.ok ? fmt::format("{:.1e}", tally.worst_err) : "-", tally.determinism(), tally.note});
   }
   return table;
+}
+
+// With --predict-for: a row per configuration that passed, its predicted time beside it.
+void print_predictions(const Plan& plan, const std::vector<Record>& records, const DevicePredictor& predictor) {
+  std::cout << predictor.heading() << "\n";
+  TextTable table({"op", "variant", "launch", "shape", "verdict", "predicted", "bound"});
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const Record& r = records[i];
+    if (!r.predicted) continue;
+    const Job& job = plan.jobs[plan.units[i].job];
+    table.add({job.op->name, plan.units[i].variant->label(), r.params.describe(), job.shape_text(),
+               std::string(to_string(r.status)), format_time(r.predicted->seconds), r.predicted->bound});
+  }
+  table.print(std::cout, "  ");
 }
 
 // "<op> <variant> <launch> at <shape>": where a NOTE or an INCORRECT line comes from.
@@ -201,10 +225,14 @@ void print_notes_and_failures(const Plan& plan, const std::vector<Record>& recor
 int check(const CheckOptions& o) {
   const CheckSetup s = setup(o);
   const Plan plan = plan_check(o, s);
+  std::optional<DevicePredictor> predictor;
+  if (!o.predict_for.empty())
+    predictor.emplace(o.predict_for, s.backend,
+                      o.counters.sample_blocks ? o.counters.sample_blocks : kDefaultSampleBlocks);
 
   auto ex = make_executor(s.backend);
   ex->set_strict_sync(o.strict_sync);
-  o.counters.apply(*ex);
+  o.counting().apply(*ex);
   Report report{make_context(*ex, TimingOptions{}, o.command), {}};
   Execution how;
   if (s.backend == Backend::emu) how.eval.check_launches = 1;  // each emulated launch costs milliseconds
@@ -219,8 +247,13 @@ int check(const CheckOptions& o) {
                                job.shape_text(), to_string(r.status), r.reason);
     };
   report.records = execute(registry(), plan, *ex, how);
+  if (predictor) {
+    predictor->predict(report.records, registry());
+    report.context.predicted_for = predictor->predicted_for();
+  }
 
   tally_table(plan, report.records).print(std::cout);
+  if (predictor) print_predictions(plan, report.records, *predictor);
   for (std::size_t i = 0; i < report.records.size(); ++i)
     if (const Record& r = report.records[i]; r.counters)
       print_counters(std::cout, where(plan, plan.units[i]), *r.counters, r.bytes);
@@ -256,6 +289,7 @@ void add_options(CLI::App& cmd, CheckOptions& o) {
   add_json_option(cmd, o.json);
   add_isolate_flag(cmd, o.isolate);
   add_counter_options(cmd, o.counters);
+  add_predict_for_option(cmd, o.predict_for);
 }
 
 }  // namespace

@@ -56,7 +56,8 @@ void add_strict_sync_flag(CLI::App& cmd, bool& strict_sync) {
 }
 
 void CounterFlags::apply(Executor& ex) const {
-  if (sample_blocks && !on) throw UsageError("--sample-blocks counts a sample of blocks: give it with --counters");
+  if (sample_blocks && !on)
+    throw UsageError("--sample-blocks counts a sample of blocks: give it with --counters or --predict-for");
   if (on) ex.set_counting(true, sample_blocks);
 }
 
@@ -72,7 +73,8 @@ void add_counter_options(CLI::App& cmd, CounterFlags& flags) {
                "sites (docs/counters.md)");
   cmd.add_option("--sample-blocks", flags.sample_blocks,
                  "with --counters: count only this many blocks of each launch (the first, the last and evenly "
-                 "between; every block still runs), so that large shapes stay affordable")
+                 "between; every block still runs), so that large shapes stay affordable; with --predict-for: "
+                 "the blocks counted (and run) per launch for the prediction (default 2)")
       ->check(CLI::PositiveNumber);
 }
 

@@ -7,6 +7,7 @@
 
 #include "base/errors.h"
 #include "workbench/cli/commands.h"
+#include "workbench/cli/for_device.h"
 #include "workbench/cli/options.h"
 #include "workbench/cli/output.h"
 #include "workbench/cli/pipeline.h"
@@ -73,7 +74,16 @@ struct RunOptions {
   bool isolate = false;      // in a child process (pipeline_isolate.h)
   bool strict_sync = false;  // emu: a barrier after threads of the block exited is a fault
   CounterFlags counters;
+  std::string predict_for;  // emu: predict the configuration's time on this device (for_device.h)
   std::string command;
+
+  // The counters' flags as the executor and a child of --isolate take them: with
+  // --predict-for and without --counters, --sample-blocks is the prediction's alone.
+  CounterFlags counting() const {
+    CounterFlags c = counters;
+    if (!predict_for.empty() && !c.on) c.sample_blocks = 0;
+    return c;
+  }
 };
 
 // What wb run measures: one configuration of one variant on one problem.
@@ -119,7 +129,7 @@ Record run_isolated(const RunTarget& t, const RunOptions& o, Executor& ex, Repor
     args.insert(args.end(), {"--param", name + "=" + std::to_string(value)});
   o.timing.pass_to(args);
   if (o.strict_sync) args.push_back("--strict-sync");
-  o.counters.pass_to(args);
+  o.counting().pass_to(args);
   Record wanted = record_for(t.op, t.variant, t.params, t.shape);
   wanted.seed = t.seed;
   ChildRecords child = records_from_child(args, out, {wanted}, isolation);
@@ -137,16 +147,28 @@ int run(const RunOptions& o) {
   const Backend b = resolve_backend(o.backend);
   const Variant& v = reg.variant(op.name, b, o.variant);
   const RunTarget target{op, v, parse_params(v, o.block_size, o.params), shape, resolve_seed(o.seed), timing};
+  std::optional<DevicePredictor> predictor;
+  if (!o.predict_for.empty())
+    predictor.emplace(o.predict_for, b, o.counters.sample_blocks ? o.counters.sample_blocks : kDefaultSampleBlocks);
 
   auto ex = make_executor(b);
   ex->set_strict_sync(o.strict_sync);
-  o.counters.apply(*ex);
+  o.counting().apply(*ex);
   ReportContext context;
-  const Record r = o.isolate ? run_isolated(target, o, *ex, context) : run_here(target, *ex, o.command, context);
+  std::vector<Record> records{o.isolate ? run_isolated(target, o, *ex, context)
+                                        : run_here(target, *ex, o.command, context)};
+  if (predictor) {
+    predictor->predict(records, reg);
+    context.predicted_for = predictor->predicted_for();
+  }
+  const Record& r = records.front();
   print_record(r, context.ceilings);
   for (const std::string& n : r.notes) std::cout << "  note    " << n << "\n";
   if (!ex->timed() && r.status == Status::ok)
     std::cout << "  time    not measured: emulation checks logic (bounds, barriers, races), never speed\n";
+  if (predictor)
+    std::cout << "  predicted " << format_predicted(r) << ", " << predictor->heading()
+              << (r.predicted ? "" : ": none, the configuration did not pass") << "\n";
   if (r.counters)
     print_counters(std::cout, r.op + " " + r.variant_label() + " " + r.params.describe(), *r.counters, r.bytes, 8);
   if (!o.json.empty()) std::cout << "wrote " << write_report_for(Report{context, {r}}, o.json, *ex) << "\n";
@@ -166,6 +188,7 @@ void add_options(CLI::App& cmd, RunOptions& o) {
   add_strict_sync_flag(cmd, o.strict_sync);
   add_isolate_flag(cmd, o.isolate);
   add_counter_options(cmd, o.counters);
+  add_predict_for_option(cmd, o.predict_for);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "base/errors.h"
 #include "workbench/cli/commands.h"
+#include "workbench/cli/for_device.h"
 #include "workbench/cli/options.h"
 #include "workbench/cli/output.h"
 #include "workbench/cli/pipeline.h"
@@ -38,9 +39,11 @@ struct SweepOptions {
   std::optional<uint64_t> seed;
   std::string out;
   TimingFlags timing;
-  bool isolate = false;              // each (variant, shape) in a child process (pipeline_isolate.h)
-  bool isolated_child = false;       // internal: a child of --isolate (measures no ceilings)
-  std::optional<std::string> shard;  // "K/N": only the K-th of N slices of the units (sweep_shards.h)
+  bool isolate = false;                           // each (variant, shape) in a child process (pipeline_isolate.h)
+  bool isolated_child = false;                    // internal: a child of --isolate (measures no ceilings)
+  std::optional<std::string> shard;               // "K/N": only the K-th of N slices of the units (sweep_shards.h)
+  std::string predict_for;                        // emu: check, then predict the times on this device (for_device.h)
+  uint64_t sample_blocks = kDefaultSampleBlocks;  // with --predict-for: blocks counted per launch
   std::string command;
 };
 
@@ -217,6 +220,67 @@ void warn_above_roofline(const std::vector<const Record*>& sorted, const ReportC
     std::cout << above << " records above the roofline beyond the last-level cache: ceilings " << ceil.method << "\n";
 }
 
+// The records of a predicted sweep per job, the predicted ones fastest first, then the
+// others in the order of the plan.
+std::vector<const Record*> ranked_by_prediction(const Plan& plan, const std::vector<Record>& records) {
+  std::vector<std::size_t> order(records.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    if (plan.units[x].job != plan.units[y].job) return plan.units[x].job < plan.units[y].job;
+    const Record &a = records[x], &c = records[y];
+    if (bool(a.predicted) != bool(c.predicted)) return bool(a.predicted);
+    return a.predicted && a.predicted->seconds < c.predicted->seconds;
+  });
+  std::vector<const Record*> sorted;
+  for (std::size_t i : order) sorted.push_back(&records[i]);
+  return sorted;
+}
+
+// wb sweep --backend emu --predict-for DEVICE: every configuration checked in emulation
+// (as wb check checks it, once), and each that passed predicted on the device; the
+// report holds the predictions apart from any timing and names the device
+// (context.predicted_for), so that wb best can make a predicted section of it.
+int sweep_predicted(const SweepOptions& o, Plan& plan, Backend b, uint64_t seed, const TimingOptions& timing) {
+  if (o.isolate || o.isolated_child || o.shard)
+    throw UsageError("--predict-for sweeps in one process, whole: give it without --isolate and --shard");
+  DevicePredictor predictor(o.predict_for, b, o.sample_blocks);
+  auto ex = make_executor(b);
+  for (const Job& job : plan.jobs) check_session_fits(*job.op, job.shape, *ex);
+  Report report{make_context(*ex, timing, o.command), {}};
+  report.context.predicted_for = predictor.predicted_for();
+  Execution how;
+  how.eval.check_launches = 1;  // each emulated launch costs milliseconds
+  report.records = execute(registry(), plan, *ex, how);
+  predictor.predict(report.records, registry());
+
+  std::cout << "sweep checked on " << ex->device().name << " (" << to_string(b) << ", seed " << seed
+            << "), nothing timed; " << predictor.heading() << "\n";
+  std::string current;
+  std::unique_ptr<TextTable> table;
+  for (const Record* r : ranked_by_prediction(plan, report.records)) {
+    if (r->op + " " + r->shape_text() != current) {
+      if (table) table->print(std::cout, "  ");
+      current = r->op + " " + r->shape_text();
+      std::cout << r->op << "  " << r->shape_text() << "\n";
+      table = std::make_unique<TextTable>(
+          std::vector<std::string>{"variant", "launch", "status", "predicted", "bound", "max err", "note"});
+    }
+    table->add({r->variant_label(), r->params.describe(), std::string(to_string(r->status)),
+                r->predicted ? format_time(r->predicted->seconds) : "-", r->predicted ? r->predicted->bound : "-",
+                format_errors(*r), r->reason});
+  }
+  if (table) table->print(std::cout, "  ");
+  const StatusCounts n(report.records);
+  const std::size_t predicted =
+      std::count_if(report.records.begin(), report.records.end(), [](const Record& r) { return bool(r.predicted); });
+  const std::string path = output_path(o.out, predictor.device().slug);
+  write_report(report, path);
+  std::cout << "wrote " << path << " (" << report.records.size() << " records, " << predicted << " predicted, "
+            << n.incorrect << " incorrect; times predicted for " << predictor.device().model.name
+            << ", never measured)\n";
+  return n.incorrect ? kCheckFailed : kOk;
+}
+
 int sweep(const SweepOptions& o) {
   std::optional<ShardSpec> shard;
   if (o.shard) {
@@ -228,12 +292,17 @@ int sweep(const SweepOptions& o) {
   plan.jobs = sweep_jobs(o, registry());
   const TimingOptions timing = o.timing.resolve();
   const Backend b = resolve_backend(o.backend);
-  if (b == Backend::emu)
+  if (b == Backend::emu && o.predict_for.empty())
     throw UsageError(
-        "wb sweep times variants, and the emu backend is never timed; check them with wb check --backend emu");
+        "wb sweep times variants, and the emu backend is never timed; check them with wb check --backend emu, or "
+        "predict their times on a device with --predict-for DEVICE");
+  if (b != Backend::emu && !o.predict_for.empty())
+    throw UsageError("--predict-for predicts from the emulator's counts: give it with --backend emu, not " +
+                     std::string(to_string(b)));
   plan_units(plan, registry(), b, o);
   const uint64_t seed = resolve_seed(o.seed);
   for (Job& job : plan.jobs) job.seed = seed;
+  if (b == Backend::emu) return sweep_predicted(o, plan, b, seed, timing);
   std::optional<ShardInfo> shard_info;
   if (shard) shard_info = keep_shard(plan, *shard, seed);
 
@@ -275,13 +344,20 @@ void add_options(CLI::App& cmd, SweepOptions& o) {
   add_shape_option(cmd, o.shape);
   cmd.add_option("--workloads", o.workloads, "sweep every (op, shape) of a trainer --dump-workloads file instead");
   add_seed_option(cmd, o.seed);
-  cmd.add_option("--out", o.out, "where to write the wb.report report ({device}: the device's slug)")->required();
+  cmd.add_option("--out", o.out,
+                 "where to write the wb.report report ({device}: the device's slug; with --predict-for, the "
+                 "predicted device's)")
+      ->required();
   add_timing_options(cmd, o.timing);
   add_isolate_flag(cmd, o.isolate);
   cmd.add_flag("--isolated-child", o.isolated_child, "internal: run as a child of --isolate")->group("");
   cmd.add_option("--shard", o.shard,
                  "K/N: measure only the K-th of N round-robin slices of the sweep's units, K from 1 to N "
                  "(needs --seed; wb merge joins the shards' reports)");
+  add_predict_for_option(cmd, o.predict_for);
+  cmd.add_option("--sample-blocks", o.sample_blocks,
+                 "with --predict-for: blocks counted (and run) per launch for the prediction; 0: every block")
+      ->capture_default_str();
 }
 
 }  // namespace

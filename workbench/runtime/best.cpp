@@ -9,6 +9,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "base/cpu_isa.h"
@@ -28,9 +29,25 @@ const BestEntry* BestSection::find(const std::string& op, const Shape& shape) co
 
 std::string BestSection::key() const { return std::string(to_string(backend)) + "/" + device_slug; }
 
+std::size_t BestSection::predicted_entries() const {
+  return std::size_t(std::count_if(entries.begin(), entries.end(), [](const BestEntry& e) { return e.predicted; }));
+}
+
 std::size_t BestFile::merge(BestSection s) {
   for (auto& old : sections) {
     if (old.backend != s.backend || old.device_slug != s.device_slug) continue;
+    // A measured entry already there outlives a predicted one of the same op and shape.
+    std::vector<BestEntry> incoming;
+    for (BestEntry& e : s.entries) {
+      const BestEntry* there = old.find(e.op, e.shape);
+      if (!(e.predicted && there && !there->predicted)) incoming.push_back(std::move(e));
+    }
+    s.entries = std::move(incoming);
+    if (s.predicted_model.empty() && old.predicted_entries() > 0) {
+      s.predicted_model = old.predicted_model;
+      s.predicted_description = old.predicted_description;
+      s.predicted_device_measured = old.predicted_device_measured;
+    }
     std::vector<BestEntry> kept;
     for (const BestEntry& e : old.entries)
       if (!s.find(e.op, e.shape)) kept.push_back(e);
@@ -41,6 +58,7 @@ std::size_t BestFile::merge(BestSection s) {
     const std::size_t count = kept.size();
     kept.insert(kept.end(), s.entries.begin(), s.entries.end());
     s.entries = std::move(kept);
+    if (s.predicted_entries() == 0) s.predicted_model.clear();
     old = std::move(s);
     return count;
   }
@@ -65,12 +83,15 @@ bool is_dim_name(const std::string& d) {
 struct Candidate {
   const Record* record;
   const std::string* report;
+  double median_s = 0;
+  double stddev_s = 0;     // 0 for a predicted time
+  bool predicted = false;  // from a predicted report
 };
 
 // Faster by more than both measurements' noise and by at least the margin.
-bool beats(const Record& challenger, const Record& holder) {
-  const double a = challenger.timing->median_s, b = holder.timing->median_s;
-  const double noise = challenger.timing->stddev_s + holder.timing->stddev_s;
+bool beats(const Candidate& challenger, const Candidate& holder) {
+  const double a = challenger.median_s, b = holder.median_s;
+  const double noise = challenger.stddev_s + holder.stddev_s;
   return a < b * (1.0 - kMinWinningMargin) && b - a > noise;
 }
 
@@ -80,11 +101,24 @@ std::string major_of(const std::string& cc) { return cc.substr(0, cc.find('.'));
 
 }  // namespace
 
+DeviceInfo device_of(const Report& report) {
+  const auto& p = report.context.predicted_for;
+  if (!p) return report.context.device;
+  DeviceInfo d;
+  d.backend = Backend::cuda;
+  d.name = p->device;
+  d.slug = p->slug;
+  d.compute_capability = p->compute_capability;
+  d.multiprocessors = p->multiprocessors;
+  d.l2_bytes = p->l2_bytes;
+  return d;
+}
+
 BestSection choose_best(const std::vector<std::pair<std::string, Report>>& reports, NumericClass precision,
                         bool deterministic_only) {
   if (reports.empty()) throw UsageError("wb best needs at least one report");
   BestSection out;
-  const DeviceInfo& first = reports.front().second.context.device;
+  const DeviceInfo first = device_of(reports.front().second);
   out.backend = first.backend;
   out.device_name = first.name;
   out.device_slug = first.slug;
@@ -93,7 +127,7 @@ BestSection choose_best(const std::vector<std::pair<std::string, Report>>& repor
   out.precision = precision;
   out.deterministic_only = deterministic_only;
   for (const auto& [path, report] : reports) {
-    const DeviceInfo& d = report.context.device;
+    const DeviceInfo d = device_of(report);
     // The slug too: one CPU at two instruction-set levels (capped, or reports from
     // before the level was part of the slug) is two devices for the choices.
     if (d.backend != first.backend || d.name != first.name || d.slug != first.slug)
@@ -103,6 +137,11 @@ BestSection choose_best(const std::vector<std::pair<std::string, Report>>& repor
                        "/" + d.slug + ")");
     if (out.architecture.empty()) out.architecture = d.architecture;
     out.reports.push_back(path);
+    if (const auto& p = report.context.predicted_for; p && out.predicted_model.empty()) {
+      out.predicted_model = p->model;
+      out.predicted_description = p->description;
+      out.predicted_device_measured = p->device_measured;
+    }
   }
   if (out.architecture.empty() && out.backend == Backend::cuda && !out.compute_capability.empty()) {
     const std::string cc = out.compute_capability;
@@ -112,16 +151,27 @@ BestSection choose_best(const std::vector<std::pair<std::string, Report>>& repor
   // (op, shape) in order of first appearance -> variant id -> its fastest configuration
   std::vector<std::pair<std::string, std::string>> order;
   std::map<std::pair<std::string, std::string>, std::map<int, Candidate>> groups;
-  for (const auto& [path, report] : reports) {
-    for (const Record& r : report.records) {
-      if (r.status != Status::ok || !r.timing || !allowed_in(r.numeric, precision) || !r.omitted.empty()) continue;
-      if (deterministic_only && !r.deterministic.value_or(false)) continue;
-      const auto key = std::make_pair(r.op, r.shape_text());
-      if (!groups.count(key)) order.push_back(key);
-      auto& per_variant = groups[key];
-      auto it = per_variant.find(r.variant);
-      if (it == per_variant.end() || r.timing->median_s < it->second.record->timing->median_s)
-        per_variant[r.variant] = Candidate{&r, &path};
+  // Measured reports first: an (op, shape) they have takes no predicted candidate.
+  for (const bool predicted_pass : {false, true}) {
+    std::set<std::pair<std::string, std::string>> measured;
+    if (predicted_pass)
+      for (const auto& [key, per_variant] : groups) measured.insert(key);
+    for (const auto& [path, report] : reports) {
+      if (bool(report.context.predicted_for) != predicted_pass) continue;
+      for (const Record& r : report.records) {
+        // A predicted report's records passed the emulated check; their time is the predicted one.
+        const bool timed = predicted_pass ? bool(r.predicted) : bool(r.timing);
+        if (r.status != Status::ok || !timed || !allowed_in(r.numeric, precision) || !r.omitted.empty()) continue;
+        if (deterministic_only && !r.deterministic.value_or(false)) continue;
+        const auto key = std::make_pair(r.op, r.shape_text());
+        if (measured.count(key)) continue;
+        const Candidate c = predicted_pass ? Candidate{&r, &path, r.predicted->seconds, 0.0, true}
+                                           : Candidate{&r, &path, r.timing->median_s, r.timing->stddev_s, false};
+        if (!groups.count(key)) order.push_back(key);
+        auto& per_variant = groups[key];
+        auto it = per_variant.find(r.variant);
+        if (it == per_variant.end() || c.median_s < it->second.median_s) per_variant[r.variant] = c;
+      }
     }
   }
 
@@ -130,24 +180,29 @@ BestSection choose_best(const std::vector<std::pair<std::string, Report>>& repor
     Candidate chosen = per_variant.begin()->second;
     const Candidate* fastest = &per_variant.begin()->second;
     for (const auto& [id, c] : per_variant) {
-      if (beats(*c.record, *chosen.record)) chosen = c;
-      if (c.record->timing->median_s < fastest->record->timing->median_s) fastest = &c;
+      if (beats(c, chosen)) chosen = c;
+      if (c.median_s < fastest->median_s) fastest = &c;
     }
     const Record& r = *chosen.record;
     BestEntry e;
     static_cast<Configuration&>(e) = r;
-    e.median_s = r.timing->median_s;
-    e.stddev_s = r.timing->stddev_s;
+    e.median_s = chosen.median_s;
+    e.stddev_s = chosen.stddev_s;
     e.deterministic = r.deterministic.value_or(false);
     e.report = *chosen.report;
     e.source_hash = r.source_hash;
+    e.predicted = chosen.predicted;
     if (fastest->record == chosen.record) {
       e.note = per_variant.size() == 1 ? "the only correct variant" : "fastest correct";
     } else {
-      const double gain = 1.0 - fastest->record->timing->median_s / r.timing->median_s;
+      const double gain = 1.0 - fastest->median_s / chosen.median_s;
       e.note =
           fmt::format("kept over {} ({:.1f}% faster, within noise or under 1%)", label(*fastest->record), 100 * gain);
     }
+    if (e.predicted)
+      e.note = (per_variant.size() == 1 ? std::string("the only variant that passed the emulated check")
+                                        : e.note + " of those that passed the emulated check") +
+               ", by predicted time (" + out.predicted_model + "), not verified on a GPU";
     if (deterministic_only) e.note += " (deterministic only)";
     out.entries.push_back(std::move(e));
   }
@@ -260,6 +315,7 @@ nlohmann::json entries_json(const BestSection& s) {
                          {"report", e.report},
                          {"source_hash", e.source_hash},
                          {"note", e.note}});
+    if (e.predicted) ops[e.op].back()["predicted"] = true;  // absent: measured
   }
   return ops;
 }
@@ -303,6 +359,7 @@ void read_entries(BestSection& s, const nlohmann::json& ops, const std::string& 
       e.report = x.at("report").get<std::string>();
       e.source_hash = x.at("source_hash").get<std::string>();
       e.note = x.at("note").get<std::string>();
+      e.predicted = x.value("predicted", false);  // written since predicted sections exist
       s.entries.push_back(std::move(e));
     }
   }
@@ -323,6 +380,15 @@ BestSection section_from_json(const nlohmann::json& j, const std::string& where)
   s.deterministic_only = j.value("deterministic_only", false);
   s.reports = j.at("reports").get<std::vector<std::string>>();
   read_entries(s, j.at("ops"), where);
+  if (j.contains("predicted")) {  // a section with predicted entries
+    const auto& p = j.at("predicted");
+    if (!p.is_object()) throw UsageError(where + ".predicted is not an object");
+    s.predicted_model = p.at("model").get<std::string>();
+    s.predicted_description = p.at("description").get<std::string>();
+    s.predicted_device_measured = p.at("device_measured").get<bool>();
+  }
+  if (s.predicted_entries() > 0 && s.predicted_model.empty())
+    throw UsageError(where + " has predicted entries but no 'predicted' object naming the model");
   return s;
 }
 
@@ -343,6 +409,11 @@ nlohmann::json to_json(const BestFile& b) {
                         {"deterministic_only", s.deterministic_only},
                         {"reports", s.reports},
                         {"ops", entries_json(s)}});
+    if (s.predicted_entries() > 0)
+      sections.back()["predicted"] = {{"model", s.predicted_model},
+                                      {"description", s.predicted_description},
+                                      {"device_measured", s.predicted_device_measured},
+                                      {"entries", s.predicted_entries()}};
   }
   return {{"schema", kBestSchema}, {"sections", sections}};
 }

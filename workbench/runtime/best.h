@@ -11,6 +11,13 @@
 // simplest first: a variant only takes over from the one chosen so far when it is
 // faster by more than the noise of both measurements (the sum of their standard
 // deviations) and by at least 1%. Otherwise the simpler one stays.
+//
+// Predicted reports (wb sweep --backend emu --predict-for DEVICE: context.predicted_for)
+// are chosen from as the device they predict for, by their predicted times (no noise:
+// the fastest wins), among the configurations that passed the emulated check; their
+// entries are marked predicted. A measured time always wins: for an (op, shape) that a
+// measured report of the device has, the predicted ones are not candidates, and a
+// predicted entry never replaces a measured one already in best.json.
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -37,6 +44,7 @@ struct BestEntry : Configuration {
   std::string report;         // the report the winning record came from
   std::string source_hash;    // the variant's identity when it was measured
   std::string note;           // why it won, or which faster variant it was kept over
+  bool predicted = false;     // its time was predicted (a predicted report), never measured on the device
 
   std::string shape_text() const { return describe(shape, dims); }
 };
@@ -54,6 +62,13 @@ struct BestSection {
   bool deterministic_only = false;  // made with --deterministic
   std::vector<std::string> reports;
   std::vector<BestEntry> entries;  // in the order of first appearance in the reports
+  // Of the predicted reports an entry came from: the prediction model's version and the
+  // device description, and whether that device was ever measured ("" when none).
+  std::string predicted_model;
+  std::string predicted_description;
+  bool predicted_device_measured = false;
+
+  std::size_t predicted_entries() const;
 
   // The entry for op at exactly this shape (its dims), or nullptr.
   const BestEntry* find(const std::string& op, const Shape& shape) const;
@@ -71,6 +86,10 @@ struct BestFile {
   std::size_t merge(BestSection s);
   const BestSection* find(Backend b, const std::string& slug) const;
 };
+
+// The device whose times a report holds: its own, or for a predicted report the device
+// predicted for (a CUDA device, as its description names it).
+DeviceInfo device_of(const Report& report);
 
 // Throws UsageError when the reports come from different devices or backends. With
 // deterministic_only, records whose two runs differed bitwise are not candidates.

@@ -61,6 +61,21 @@ struct MergeInfo {
   std::vector<int> missing;         // indices of the shards not given
 };
 
+// The device the records' predicted times are for (wb check, run or sweep --backend emu
+// --predict-for DEVICE, workbench/runtime/device_description.h): a report holding it was
+// made on the emulator, and its records' `predicted` times were never measured.
+struct PredictedFor {
+  std::string device;              // its name, as CUDA reports it: "NVIDIA H100 80GB HBM3"
+  std::string slug;                // of that name: the best.json section it makes
+  std::string compute_capability;  // "9.0"
+  int multiprocessors = 0;
+  int64_t l2_bytes = 0;
+  std::string description;       // the device description it was read from
+  bool device_measured = false;  // the description's `measured`: false, unscored until measured
+  std::string model;             // the prediction model's version (kPredictModel)
+  uint64_t sample_blocks = 0;    // blocks counted per launch (0: every block)
+};
+
 struct ReportContext {
   BuildInfo build;
   SourceState source;
@@ -68,10 +83,11 @@ struct ReportContext {
   std::string created;  // UTC, ISO 8601
   std::string command;  // the wb command line
   DeviceInfo device;
-  TimingOptions timing;             // resolved for the backend
-  Ceilings ceilings;                // of the device (zero when not measured)
-  std::optional<ShardInfo> shard;   // the report of a shard (wb sweep --shard)
-  std::optional<MergeInfo> merged;  // a report of wb merge
+  TimingOptions timing;                       // resolved for the backend
+  Ceilings ceilings;                          // of the device (zero when not measured)
+  std::optional<ShardInfo> shard;             // the report of a shard (wb sweep --shard)
+  std::optional<MergeInfo> merged;            // a report of wb merge
+  std::optional<PredictedFor> predicted_for;  // its records' times are predicted, for this device
 };
 
 const BuildInfo& build_info();

@@ -121,7 +121,7 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, const PlanOptions& o, 
           s.variant = v;
           s.params = params;
           s.entry = e;
-          s.origin = "best.json" + why;
+          s.origin = (e->predicted ? "best.json, PREDICTED" : "best.json") + why;
         }
       }
     }
@@ -137,6 +137,23 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, const PlanOptions& o, 
     workspace = std::max(workspace, s.variant->workspace_bytes(w.shape, s.params));
     selections_.push_back(s);
   }
+  // A predicted section (wb best of a wb sweep --predict-for report) is a start on a GPU
+  // nobody measured, never a verification: the plan says which selections it made.
+  std::string predicted;
+  std::size_t predicted_count = 0;
+  for (const Selection& sel : selections_)
+    if (sel.entry && sel.entry->predicted) {
+      predicted += fmt::format("\n  {} {}/{} {} {}", at_shape(*sel.op, sel.shape), to_string(section_->backend),
+                               sel.variant->id, sel.variant->name, sel.params.describe());
+      ++predicted_count;
+    }
+  if (predicted_count)
+    notices << "notice: " << predicted_count << " of the plan's " << selections_.size()
+            << " selections come from PREDICTED times (" << section_->predicted_model << ", "
+            << section_->predicted_description
+            << (section_->predicted_device_measured ? "" : ", a device wb never measured")
+            << "), chosen among the variants that passed the emulated check and not verified on a GPU:" << predicted
+            << "\n";
   workspace_ = Buffer(ex, workspace);
   std::size_t calls = 0;
   for (const Selection& s : selections_) calls += std::size_t(std::max(s.calls, 0));

@@ -39,10 +39,20 @@ struct Configuration {
   ParamValues params;
 };
 
+// A time predicted, never measured: the prediction model's (workbench/runtime/predict.h)
+// for a configuration that passed the emulated check (wb check, run or sweep --backend
+// emu --predict-for DEVICE), on the device its report's context.predicted_for names. It
+// stays apart from `timing`, so that nothing reading a report takes it for a measurement.
+struct PredictedTime {
+  double seconds = 0;
+  std::string bound;  // what the model's max picked: "dram", "flops", "shared", ...
+  uint64_t launches = 1;
+};
+
 struct Record : Configuration {
   Backend backend = Backend::cpu;
-  std::string source;       // variant file, relative to the repository
-  std::string source_hash;  // its identity when this binary was built (base/source_identity.h)
+  std::string source;                // variant file, relative to the repository
+  std::string source_hash;           // its identity when this binary was built (base/source_identity.h)
   std::vector<std::string> omitted;  // optional tensors passed as null (wb check runs without a bias too)
   Status status = Status::skipped;
   std::string reason;  // why skipped or incorrect
@@ -54,9 +64,10 @@ struct Record : Configuration {
   std::optional<TimingStats> timing;
   // emu with --counters: what the first validated run's warps asked of memory.
   std::optional<Counters> counters;
-  uint64_t seed = 0;  // of the inputs
-  double bytes = 0;   // the op's byte model at this shape
-  double flops = 0;   // the op's flop model at this shape
+  std::optional<PredictedTime> predicted;  // with --predict-for, for a configuration that passed
+  uint64_t seed = 0;                       // of the inputs
+  double bytes = 0;                        // the op's byte model at this shape
+  double flops = 0;                        // the op's flop model at this shape
 
   double gbps() const { return timing && timing->median_s > 0 ? bytes / timing->median_s * 1e-9 : 0.0; }
   double tflops() const { return timing && timing->median_s > 0 ? flops / timing->median_s * 1e-12 : 0.0; }

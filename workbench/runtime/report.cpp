@@ -248,6 +248,16 @@ json to_json(const ReportContext& c) {
   if (!c.ceilings.absent.empty()) j["ceilings"]["absent"] = c.ceilings.absent;
   if (c.shard) j["shard"] = to_json(*c.shard);
   if (c.merged) j["merged_from"] = to_json(*c.merged);
+  if (const auto& p = c.predicted_for)
+    j["predicted_for"] = {{"device", p->device},
+                          {"slug", p->slug},
+                          {"compute_capability", p->compute_capability},
+                          {"multiprocessors", p->multiprocessors},
+                          {"l2_bytes", p->l2_bytes},
+                          {"description", p->description},
+                          {"device_measured", p->device_measured},
+                          {"model", p->model},
+                          {"sample_blocks", p->sample_blocks}};
   return j;
 }
 
@@ -295,6 +305,20 @@ ReportContext context_from(const Reader& r) {
   if (r.has("shard")) c.shard = shard_from(r.child("shard"));                // optional in wb.report/2
   if (r.has("merged_from")) c.merged = merged_from(r.child("merged_from"));  // optional in wb.report/2
   if (c.shard && c.merged) r.fail("is both a shard's report ('shard') and a merge of shards ('merged_from')");
+  if (r.has("predicted_for")) {  // optional in wb.report/2: a report of predicted times
+    const Reader p = r.child("predicted_for");
+    PredictedFor f;
+    f.device = p.str("device");
+    f.slug = p.str("slug");
+    f.compute_capability = p.str("compute_capability");
+    f.multiprocessors = int(p.integer("multiprocessors", 1, kMaxInt));
+    f.l2_bytes = p.integer("l2_bytes", 0, kMaxInt64);
+    f.description = p.str("description");
+    f.device_measured = p.boolean("device_measured");
+    f.model = p.str("model");
+    f.sample_blocks = uint64_t(p.integer("sample_blocks", 0, kMaxInt64));
+    c.predicted_for = f;
+  }
   return c;
 }
 
@@ -393,6 +417,11 @@ Record record_from(const Reader& r) {
     rec.timing = s;
   }
   if (r.has("counters")) rec.counters = counters_from_json(r.at("counters"), r.where() + ".counters");
+  if (r.has("predicted")) {  // optional in wb.report/2: a time predicted, never measured
+    const Reader p = r.child("predicted");
+    rec.predicted =
+        PredictedTime{p.measure("us") * 1e-6, p.str("bound"), uint64_t(p.integer("launches", 0, kMaxInt64))};
+  }
   const Reader model = r.child("model");
   rec.bytes = model.measure("bytes");
   rec.flops = model.measure("flops");
@@ -426,6 +455,9 @@ json to_json(const Record& r, const Ceilings& ceilings, int64_t llc_bytes) {
             {"model", {{"bytes", r.bytes}, {"flops", r.flops}}}};
   if (!r.notes.empty()) j["notes"] = r.notes;
   if (r.counters) j["counters"] = to_json(*r.counters);
+  if (r.predicted)
+    j["predicted"] = {
+        {"us", r.predicted->seconds * 1e6}, {"bound", r.predicted->bound}, {"launches", r.predicted->launches}};
   if (r.timing) {
     const TimingStats& t = *r.timing;
     j["timing"] = {{"median_us", t.median_s * 1e6},
