@@ -48,6 +48,7 @@ std::string type_name(std::type_index t) {
 // What to write in a factory to declare the launch parameter `name`.
 std::string declaration_of(const std::string& name) {
   if (name == "block_size") return "v.params = {block_size_param()};";
+  if (name == "threads") return "v.params = {cpu::threads_param()};";
   return "v.params.push_back({\"" + name + "\", {<legal values>}, <default>});";
 }
 
@@ -205,6 +206,14 @@ int Registry::next_free_id(std::string_view op, Backend b) const {
   int id = 1;
   for (const auto& v : variants_)
     if (v.op == op && v.backend == b) id = std::max(id, v.id + 1);
+  // And every file of this build, registered yet or not (the global registry adds them
+  // in the order of their paths, so a message about gelu_forward/ comes before
+  // gelu_forward_bf16/'s files are in).
+  const Backend file_backend = b == Backend::emu ? Backend::cuda : b;
+  for (const auto& factory : variant_factories()) {
+    const VariantFile file = parse_variant_file(factory.source);
+    if (file.op == op && file.backend == file_backend) id = std::max(id, file.id + 1);
+  }
   return id;
 }
 

@@ -27,7 +27,7 @@ class Registry {
   // id, an unknown op, an argument struct of another op, or malformed launch parameters.
   void add(Variant v);
 
-  // The lowest id above every registered variant of op on backend b (1 when none).
+  // The lowest id above op's on backend b, registered or a file of this build (1: none).
   int next_free_id(std::string_view op, Backend b) const;
 
   const std::vector<const OpSpec*>& ops() const { return ops_; }

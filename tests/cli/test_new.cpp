@@ -53,8 +53,8 @@ TEST(WbNew, WritesTheNextFreeCudaRungWithItsOpsGlueAndContract) {
   EXPECT_TRUE(contains(text, "WB_LAUNCH(my_kernel_kernel,")) << text;
   EXPECT_TRUE(contains(text, "v.params = {block_size_param()};")) << text;
   // The contract: the tensors with what a rung owes each, the shapes it is checked at.
-  EXPECT_TRUE(contains(text, "output out (N) f32: overwritten, every element")) << text;
-  EXPECT_TRUE(contains(text, "input inp (N) f32: read only")) << text;
+  EXPECT_TRUE(contains(text, "output out (B, T, C) f32: overwritten, every element")) << text;
+  EXPECT_TRUE(contains(text, "input inp (B, T, C) f32: read only")) << text;
   EXPECT_TRUE(contains(text, "odd: ")) << text;
   // The stub's mark, never a silent pass.
   EXPECT_TRUE(contains(text, std::string("{\"") + cli::kStubRequirement + "\", [](const Shape&) { return false; }}"))

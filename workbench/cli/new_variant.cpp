@@ -5,6 +5,8 @@
 #include <regex>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "base/errors.h"
 #include "contract/op.h"
@@ -199,17 +201,21 @@ Scaffold scaffold_variant(const Registry& reg, const fs::path& root, const std::
 std::string next_steps(const Scaffold& s, const std::string& op, Backend backend) {
   const std::string id = std::to_string(s.id);
   const std::string check_backend = backend == Backend::cpu ? "cpu" : "emu";
-  std::string t;
-  t += "Wrote " + s.path.string() + ": " + std::string(to_string(backend)) + " variant " + id + " of " + op +
-       ", a stub that every check skips as \"" + kStubRequirement + "\" until its kernel is written and that\n"
-       "requirement deleted. Then:\n";
-  t += "  cmake --build build --target wb                      # the build finds the file by its name\n";
-  t += "  build/wb list " + op + "                                # its row\n";
-  t += "  build/wb check " + op + " --backend " + check_backend + " --variants " + id + "\n";
+  std::vector<std::pair<std::string, std::string>> steps = {
+      {"cmake --build build --target wb", "the build finds the file by its name"},
+      {"build/wb list " + op, "its row"},
+      {"build/wb check " + op + " --backend " + check_backend + " --variants " + id, "every check shape"}};
   if (backend == Backend::cuda) {
-    t += "  build/wb check --all --backend emu --json results/emu/check.json   # the committed emulation report\n";
-    t += "  build/wb check " + op + " --backend cuda --variants " + id + "     # on a GPU\n";
+    steps.push_back({"build/wb check --all --backend emu --json results/emu/check.json", "the emulation report"});
+    steps.push_back({"build/wb check " + op + " --backend cuda --variants " + id, "on a GPU"});
   }
+  std::size_t width = 0;
+  for (const auto& step : steps) width = std::max(width, step.first.size());
+  std::string t = "Wrote " + s.path.string() + ": " + std::string(to_string(backend)) + " variant " + id + " of " +
+                  op + ", a stub that every check skips as \"" + kStubRequirement +
+                  "\" until its kernel is written and that requirement deleted. Then:\n";
+  for (const auto& [command, what] : steps)
+    t += "  " + command + std::string(width - command.size() + 2, ' ') + "# " + what + "\n";
   t += "Every step: README.md, \"Adding a variant\"; porting a CUDA kernel: docs/porting.md.\n";
   return t;
 }
