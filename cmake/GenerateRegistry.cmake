@@ -35,6 +35,11 @@ if(DEFINED EMU_LIST)
   file(STRINGS "${EMU_LIST}" emu_files)
 endif()
 
+# The mistakes a user can make in naming a file or its factory stop here, listed with
+# their fix (cmake/VariantFiles.cmake), before any compiler or linker meets them.
+include("${CMAKE_CURRENT_LIST_DIR}/VariantFiles.cmake")
+wb_check_variant_files("${ROOT}" ${variant_files} ${emu_files})
+
 set(declarations "")
 set(entries "")
 foreach(path IN LISTS variant_files)

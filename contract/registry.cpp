@@ -1,13 +1,22 @@
 #include "contract/registry.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <memory>
 #include <regex>
 #include <set>
 #include <stdexcept>
+#include <type_traits>
+#include <typeindex>
+#include <utility>
 
 #include "base/errors.h"
 #include "contract/catalogue.h"
 #include "contract/registry_table.h"
+#include "contract/variant_errors.h"
 
 namespace wb {
 namespace {
@@ -18,31 +27,82 @@ std::string hash_of(const std::string& path) {
   return "";
 }
 
+// A mistake in the variant's file: bad input, the message names the file and the fix.
 [[noreturn]] void reject(const Variant& v, const std::string& why) {
+  throw VariantFileError("registry: " + v.key() + (v.source.empty() ? "" : " (" + v.source + ")") + ": " + why);
+}
+
+// A broken invariant of wb's own files (its references): a bug in wb.
+[[noreturn]] void internal(const Variant& v, const std::string& why) {
   throw std::logic_error("registry: " + v.key() + " (" + v.source + "): " + why);
+}
+
+// "wb::GeluForwardArgs" for a type's mangled name (the one a user writes).
+std::string type_name(std::type_index t) {
+  int status = 0;
+  const std::unique_ptr<char, void (*)(void*)> readable(abi::__cxa_demangle(t.name(), nullptr, nullptr, &status),
+                                                        std::free);
+  return status == 0 && readable ? std::string(readable.get()) : std::string(t.name());
+}
+
+// What to write in a factory to declare the launch parameter `name`.
+std::string declaration_of(const std::string& name) {
+  if (name == "block_size") return "v.params = {block_size_param()};";
+  if (name == "threads") return "v.params = {cpu::threads_param()};";
+  return "v.params.push_back({\"" + name + "\", {<legal values>}, <default>});";
+}
+
+// fn (the variant's launcher, launch limit, workspace or determinism claim) with a
+// launch parameter it reads and its factory never declared reported as the file's
+// mistake rather than as wb's bug or a wrong result.
+template <class R, class... A>
+std::function<R(A...)> own_params_only(std::function<R(A...)> fn, const std::string& where, const char* what) {
+  if (!fn) return fn;
+  return [fn = std::move(fn), where, what](A... a) -> R {
+    try {
+      return fn(std::forward<A>(a)...);
+    } catch (const MissingLaunchParam& e) {
+      throw VariantFileError("registry: " + where + ": its " + what + " reads the launch parameter '" + e.name +
+                             "', which its factory does not declare: add `" + declaration_of(e.name) +
+                             "` to the factory (or stop reading it)");
+    }
+  };
 }
 
 // A variant made by the factory of its file: what the path says (op, id, name) is
 // filled in, or checked where the factory states it too; `backend` is the one it
 // registers on, as the path says (emu for the emulator's build of a CUDA file).
-Variant from_file(const VariantFactory& factory, Backend backend) {
-  Variant v = factory.make();
-  v.source = factory.source;
+Variant from_file(Variant (*make)(), const std::string& source, Backend backend) {
+  Variant v = make();
+  v.source = source;
   v.source_hash = hash_of(v.source);
   const VariantFile file = parse_variant_file(v.source);
+  auto text_of = [](const auto& x) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(x)>, int>) return std::to_string(x);
+    else return std::string(x);
+  };
   auto fill = [&](auto& field, const auto& value, const char* what, const std::string& text) {
     if (field == std::decay_t<decltype(field)>{}) field = value;
-    if (field != value) reject(v, std::string("its factory says ") + what + " " + text + ", its file name another");
+    if (field != value)
+      reject(v, std::string("its factory sets ") + what + " " + text + ", its file name says " + text_of(value) +
+                    ": the file name decides; remove that line from the factory (or rename the file)");
   };
   fill(v.op, file.op, "op", v.op);
   fill(v.id, file.id, "id", std::to_string(v.id));
   fill(v.name, file.name, "name", v.name);
   v.backend = backend;  // cpu for cpu_NN_*.cpp, cuda for NN_*.cu (emu for the emulator's build of one)
+  const std::string where = v.key() + " (" + v.source + ")";
+  v.run = own_params_only(std::move(v.run), where, "launcher");
+  v.launch_limit = own_params_only(std::move(v.launch_limit), where, "launch_limit");
+  v.workspace = own_params_only(std::move(v.workspace), where, "workspace");
+  v.deterministic = own_params_only(std::move(v.deterministic), where, "deterministic");
   if (backend == Backend::emu && !v.run) {
     // A variant the emulator cannot run (it names why) leaves its launcher out of the
     // emulator's build: this stub stands in, never called (the harness and the kernel
     // plan refuse the variant first, can_run.h).
-    if (v.not_emulated.empty()) reject(v, "has nothing to run in the emulator and does not say why");
+    if (v.not_emulated.empty())
+      reject(v, "has nothing to run in the emulator and does not say why: set v.not_emulated to the reason "
+                "(\"needs cuDNN\") in its factory");
     const std::string what = v.key() + " is not emulated: " + v.not_emulated;
     v.run = [what](const void*, const Launch&) { throw std::logic_error(what); };
   }
@@ -50,6 +110,8 @@ Variant from_file(const VariantFactory& factory, Backend backend) {
 }
 
 }  // namespace
+
+Variant variant_from_file(Variant (*make)(), const std::string& source, Backend b) { return from_file(make, source, b); }
 
 VariantFile parse_variant_file(std::string_view path) {
   static const std::regex pattern(R"(^variants/([a-z0-9_]+)/(cpu_)?([0-9]+)_([a-z0-9_]+)\.(cu|cpp)$)");
@@ -74,7 +136,7 @@ const Registry& Registry::global() {
         ref.source = factory.source;
         ref.source_hash = hash_of(ref.source);
         if (ref.backend != Backend::cpu || ref.id != 1 || ref.name != "reference")
-          reject(ref, "a reference file registers CPU variant 1, named reference");
+          internal(ref, "a reference file registers CPU variant 1, named reference");
         r.add(std::move(ref));
       }
     }
@@ -83,14 +145,14 @@ const Registry& Registry::global() {
         throw std::logic_error("registry: " + op->name + " has no CPU reference (reference/*.cpp registers them)");
     for (const auto& factory : variant_factories()) {
       const VariantFile file = parse_variant_file(factory.source);
-      r.add(from_file(factory, file.backend));
+      r.add(from_file(factory.make, factory.source, file.backend));
     }
     // The same CUDA sources compiled for the emulator: backend emu, same ids, files
     // and hashes.
     for (const auto& factory : emu_variant_factories()) {
       if (parse_variant_file(factory.source).backend != Backend::cuda)
         throw std::logic_error(std::string("registry: ") + factory.source + ": the emulator builds CUDA files only");
-      r.add(from_file(factory, Backend::emu));
+      r.add(from_file(factory.make, factory.source, Backend::emu));
     }
     return r;
   }();
@@ -99,22 +161,60 @@ const Registry& Registry::global() {
 
 void Registry::add(Variant v) {
   const OpSpec* spec = find_op(v.op);
-  if (!spec) reject(v, "unknown op");
-  if (v.args_type != spec->args_type()) reject(v, "takes another argument struct than " + spec->name);
+  if (!spec) {
+    std::string legal;
+    for (const OpSpec* o : ops_) legal += (legal.empty() ? "" : ", ") + o->name;
+    reject(v, "variants/" + v.op + "/ is no op's folder: move the file into the folder of the op it implements (" +
+                  legal + ")");
+  }
+  if (v.args_type != spec->args_type()) {
+    std::string why = "its launcher takes " + type_name(v.args_type) + ", but " + spec->name + " takes " +
+                      type_name(spec->args_type());
+    const OpSpec* owner = nullptr;
+    for (const OpSpec* o : ops_)
+      if (o->args_type() == v.args_type) owner = o;
+    if (owner)
+      why += ": " + type_name(v.args_type) + " is " + owner->name + "'s argument struct, so the file belongs in variants/" +
+             owner->name + "/ (with that folder's next free id, " + std::to_string(next_free_id(owner->name, v.backend)) +
+             "), or its launcher should take const " + type_name(spec->args_type()) + "&";
+    else
+      why += ": make its launcher take const " + type_name(spec->args_type()) + "&";
+    reject(v, why);
+  }
   if (v.id < 1) reject(v, "ids start at 1");
-  if (find(v.op, v.backend, v.id)) reject(v, "id registered twice");
-  if (v.name.empty() || v.summary.empty()) reject(v, "needs a name and a summary");
-  if (!v.run) reject(v, "has nothing to run");
+  if (const Variant* other = find(v.op, v.backend, v.id))
+    reject(v, "id " + std::to_string(v.id) + " is taken twice in variants/" + v.op + "/, by " +
+                  (other->source.empty() ? other->key() : other->source) + " and by this file: give the newer one " +
+                  "the next free id, " + std::to_string(next_free_id(v.op, v.backend)) +
+                  " (rename the file; ids are never renumbered)");
+  if (v.name.empty() || v.summary.empty()) reject(v, "needs a name and a summary: set v.summary in its factory");
+  if (!v.run) reject(v, "has nothing to run: its factory starts from Variant::of(&launch)");
   std::set<std::string> names;
   for (const auto& p : v.params) {
     if (p.values.empty()) reject(v, "launch parameter " + p.name + " has no legal values");
     if (std::find(p.values.begin(), p.values.end(), p.default_value) == p.values.end())
-      reject(v, "default " + p.name + " " + std::to_string(p.default_value) + " is not among its legal values");
+      reject(v, "default " + p.name + " " + std::to_string(p.default_value) + " is not among its legal values (" +
+                    describe_values(p.values) + ")");
     if (!names.insert(p.name).second) reject(v, "launch parameter " + p.name + " declared twice");
   }
   for (const auto& req : v.requirements)
-    if (!req.holds) reject(v, "requirement '" + req.text + "' has no check");
+    if (!req.holds) reject(v, "requirement '" + req.text + "' has no check: give it a function of the shape");
   variants_.push_back(std::move(v));
+}
+
+int Registry::next_free_id(std::string_view op, Backend b) const {
+  int id = 1;
+  for (const auto& v : variants_)
+    if (v.op == op && v.backend == b) id = std::max(id, v.id + 1);
+  // And every file of this build, registered yet or not (the global registry adds them
+  // in the order of their paths, so a message about gelu_forward/ comes before
+  // gelu_forward_bf16/'s files are in).
+  const Backend file_backend = b == Backend::emu ? Backend::cuda : b;
+  for (const auto& factory : variant_factories()) {
+    const VariantFile file = parse_variant_file(factory.source);
+    if (file.op == op && file.backend == file_backend) id = std::max(id, file.id + 1);
+  }
+  return id;
 }
 
 const OpSpec* Registry::find_op(std::string_view name) const {

@@ -22,9 +22,13 @@ class Registry {
   // An empty registry over the given ops (tests build their own).
   explicit Registry(std::vector<const OpSpec*> ops);
 
-  // Adds a variant after checking it against its op; throws std::logic_error on a
-  // duplicate id, an argument struct of another op, or malformed launch parameters.
+  // Adds a variant after checking it against its op; throws VariantFileError
+  // (contract/variant_errors.h: bad input, naming the file and the fix) on a duplicate
+  // id, an unknown op, an argument struct of another op, or malformed launch parameters.
   void add(Variant v);
+
+  // The lowest id above op's on backend b, registered or a file of this build (1: none).
+  int next_free_id(std::string_view op, Backend b) const;
 
   const std::vector<const OpSpec*>& ops() const { return ops_; }
   const OpSpec* find_op(std::string_view name) const;
@@ -57,5 +61,12 @@ struct VariantFile {
   std::string name;
 };
 VariantFile parse_variant_file(std::string_view path);  // throws std::logic_error
+
+// A variant made by the factory of its file as the registry registers it (on backend
+// b: the path's, or emu for the emulator's build of a CUDA file): what the path says
+// filled in, or checked where the factory states it too; its launcher, launch limit,
+// workspace and determinism claim report a launch parameter they read and the factory
+// never declared as the file's mistake (VariantFileError, contract/variant_errors.h).
+Variant variant_from_file(Variant (*make)(), const std::string& source, Backend b);
 
 }  // namespace wb

@@ -5,6 +5,7 @@
 
 #include "base/errors.h"
 #include "contract/cpu_capabilities.h"
+#include "contract/variant_errors.h"
 
 namespace wb {
 
@@ -30,7 +31,7 @@ std::optional<int> ParamValues::find(std::string_view name) const {
 
 int ParamValues::get(std::string_view name) const {
   if (auto v = find(name)) return *v;
-  throw std::logic_error("launch parameter '" + std::string(name) + "' is not set");
+  throw MissingLaunchParam(std::string(name));
 }
 
 std::string ParamValues::describe() const {

@@ -39,6 +39,24 @@ WB_EMU_NO_TSAN void check_read(Worker& w, Block& b, Thread& t, const void* addre
   std::abort();  // a faulted block's threads are never resumed
 }
 
+// memcheck of a reported write: one into a canary faults before it lands, naming the
+// thread and the line that wrote (the canaries' scan after the block or the launch can
+// name only the buffer). The block faults and the thread is abandoned, as for a read.
+WB_EMU_NO_TSAN void check_write(Worker& w, Block& b, Thread& t, const void* address, std::size_t bytes,
+                                const void* pc) {
+  t.checking_pc = pc;
+  const std::string past = canary_read(b, address, bytes);  // the bytes still hold the canary
+  t.checking_pc = nullptr;
+  if (past.empty()) return;
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "%p", address);
+  record_fault(b, Fault{kIllegalAddress, "memcheck: " + where(b, &t) + ": a write of " + std::to_string(bytes) +
+                                             " bytes at " + hex + ", " + past + ", in " + access_site(pc)});
+  t.yielded_at_access = true;
+  yield(w, t);
+  std::abort();  // a faulted block's threads are never resumed
+}
+
 // racecheck across blocks (the plain build's interleaving pass): a plain store to a byte
 // of a device buffer that another block of the launch stored to with a plain store is a
 // race, whatever barriers either block passed: a __syncthreads orders the threads of its
@@ -113,6 +131,8 @@ WB_EMU_NO_TSAN void on_access(const void* address, std::size_t bytes, Access kin
   Block& b = *w->block;
   if (kGuardPages && (kind == Access::read || kind == Access::volatile_read || kind == Access::atomic_read))
     check_read(*w, b, t, address, bytes, pc);
+  if (kGuardPages && (kind == Access::write || kind == Access::volatile_write || kind == Access::atomic_write))
+    check_write(*w, b, t, address, bytes, pc);
   const bool counting = b.counters && b.counters->counts(t);
   if (counting && !t.uncounted) count_access(b, t, address, bytes, kind, pc);
   switch (kind) {

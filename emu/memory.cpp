@@ -409,15 +409,18 @@ int device_memcpy(void* dst, const void* src, std::size_t bytes, CopyKind kind, 
 }
 
 void check_aligned(const void* p, std::size_t bytes) {
+  // The shim's access functions (__ldcs, __stcs, __ldg) are inlined into the kernel, so
+  // the return address is the accessing line, which the message names (not the launch's).
+  const void* pc = __builtin_return_address(0);
   if (Worker* w = tls_worker; w && w->current && w->block && w->block->counters)
-    announce_vector(*w->block, *w->current, p, bytes, __builtin_return_address(0));
+    announce_vector(*w->block, *w->current, p, bytes, pc);
   const auto address = reinterpret_cast<std::uintptr_t>(p);
   if (address % bytes == 0) return;
   char text[32];
   std::snprintf(text, sizeof text, "%#llx", static_cast<unsigned long long>(address));
   raise(kMisalignedAddress, "memcheck",
         "a " + std::to_string(bytes) + "-byte access at " + text + ", which is not " + std::to_string(bytes) +
-            "-byte aligned");
+            "-byte aligned, in " + access_site(pc));
 }
 
 WB_EMU_NO_TSAN void* shared_array(const SharedDecl& decl, std::size_t bytes, std::size_t align) {

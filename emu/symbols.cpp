@@ -214,4 +214,12 @@ std::vector<std::string> source_lines(const void* pc) {
   return cache.emplace(pc, std::move(lines)).first->second;
 }
 
+std::string access_site(const void* pc) {
+  const std::vector<std::string> lines = source_lines(pc);
+  if (lines.empty()) return code_location(pc);
+  std::string out = lines.front();
+  for (std::size_t i = 1; i < lines.size(); ++i) out += ", inlined in " + lines[i];
+  return out;
+}
+
 }  // namespace wb::emu

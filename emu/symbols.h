@@ -35,6 +35,12 @@ std::string code_location(const void* pc);
 // emulator's own lines; empty where code_location has no line. Cached per address.
 std::vector<std::string> source_lines(const void* pc);
 
+// Where an access was made, for a fault's message: its source lines from the innermost
+// out ("device/cuda/device_utils.cuh:56, inlined in variants/op/NN_name.cu:40"), so
+// that an access inside a helper still names the user's line; code_location where the
+// build has no line tables.
+std::string access_site(const void* pc);
+
 // A demangled name reduced as cmake/launch_resources.py reduces nvcc's: no return type,
 // no parameter list, no "wb::", "emu_build::" or anonymous namespaces.
 std::string reduced_kernel_name(const std::string& demangled);

@@ -30,10 +30,14 @@ inline void report(const volatile void* address, std::size_t bytes, Access kind,
   wb::emu::on_access(const_cast<const void*>(address), bytes, kind, pc);
 }
 
-// Plain accesses matter only to the interleaving pass and to counting (the flag is set
-// only while a kernel's thread runs: one test on the fast path).
+// Plain reads matter only to the interleaving pass and to counting (the flag is set only
+// while a kernel's thread runs: one test on the fast path). Plain writes inside a kernel
+// are reported in every pass, so that one into a canary faults as it is made, naming
+// the thread and the line, in the first run already (the canaries' scan after the
+// block or the launch could name only the buffer); outside the interleaving pass and
+// counting, on_access returns after that check.
 inline void plain(const void* address, std::size_t bytes, Access kind, const void* pc) {
-  if (detail::report_plain_accesses) report(address, bytes, kind, pc);
+  if (detail::report_plain_accesses || (kind == Access::write && in_kernel())) report(address, bytes, kind, pc);
 }
 
 #define WB_PC __builtin_return_address(0)

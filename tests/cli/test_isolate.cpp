@@ -145,6 +145,32 @@ TEST(Isolate, CheckRunsEachVariantInAChildSoOneFaultCostsOneVariant) {
     EXPECT_EQ(alone.records[i].seed, of_variant(report, 1)[i].seed);
 }
 
+// Variant 89 faults at block size 64 only. Without --isolate the fault loses the device
+// and block size 128, after it, is not run; with --isolate a fresh child checks it, so
+// the fault costs its own configuration only.
+TEST(Isolate, AfterAFaultTheShapesOtherConfigurationsAreEachStillChecked) {
+  const auto block = [](const Record& rec) { return rec.params.get("block_size"); };
+  const auto [plain, lost] = planted_report(
+      "check residual_forward --backend emu --variants 89 --shapes tiny --seed 3 --json", "fault_lost.json");
+  EXPECT_EQ(plain.code, 1) << plain.output;
+  ASSERT_EQ(lost.records.size(), 3u);
+  EXPECT_EQ(lost.records[2].status, Status::not_run) << block(lost.records[2]);
+
+  const auto [r, report] = planted_report(
+      "check residual_forward --backend emu --variants 89 --shapes tiny --seed 3 --isolate --json", "fault_iso.json");
+  EXPECT_EQ(r.code, 1) << r.output;
+  ASSERT_EQ(report.records.size(), 3u);
+  for (const Record& rec : report.records) {
+    if (block(rec) == 64) {
+      EXPECT_EQ(rec.status, Status::incorrect);
+      EXPECT_TRUE(contains(rec.reason, "cudaErrorIllegalAddress")) << rec.reason;
+    } else {
+      EXPECT_EQ(rec.status, Status::ok) << block(rec) << ": " << rec.reason;
+    }
+  }
+  EXPECT_FALSE(contains(r.output, "not run")) << r.output;
+}
+
 TEST(Isolate, AChildKilledByASignalIsReportedAndTheRunGoesOn) {
   // Without --isolate the planted SIGSEGV takes wb down with it.
   EXPECT_NE(run_planted("check residual_forward --backend cpu --variants 90 --shapes tiny --seed 1").code, 0);

@@ -8,6 +8,7 @@
 #include "contract/ops/gelu_forward.h"
 #include "contract/ops/layernorm_forward.h"
 #include "contract/registry.h"
+#include "contract/variant_errors.h"
 #include "tests/support/test_helpers.h"
 
 namespace wb {
@@ -167,22 +168,23 @@ Variant test_variant(int id) {
 TEST(Registry, AddRejectsMalformedVariants) {
   Registry reg(all_ops());
   reg.add(test_variant(1));
-  EXPECT_THROW(reg.add(test_variant(1)), std::logic_error);  // duplicate id
+  // A variant file's mistakes are bad input (VariantFileError, exit 2), not wb's bugs.
+  EXPECT_THROW(reg.add(test_variant(1)), VariantFileError);  // duplicate id
 
   Variant wrong_args = Variant::of(&gelu_noop);
   wrong_args.op = "layernorm_forward";
   wrong_args.id = 2;
   wrong_args.name = "wrong";
   wrong_args.summary = "takes gelu's arguments";
-  EXPECT_THROW(reg.add(wrong_args), std::logic_error);
+  EXPECT_THROW(reg.add(wrong_args), VariantFileError);
 
   Variant bad_default = test_variant(3);
   bad_default.params = {block_size_param({32, 64}, 128)};
-  EXPECT_THROW(reg.add(bad_default), std::logic_error);
+  EXPECT_THROW(reg.add(bad_default), VariantFileError);
 
   Variant unknown_op = test_variant(4);
   unknown_op.op = "layernorm";
-  EXPECT_THROW(reg.add(unknown_op), std::logic_error);
+  EXPECT_THROW(reg.add(unknown_op), VariantFileError);
 }
 
 TEST(Variant, ParamsAreCheckedAgainstTheLegalValues) {

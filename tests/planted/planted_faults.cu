@@ -7,6 +7,8 @@
 //                     (its memcheck canary), far out of the allocation on a GPU (an
 //                     illegal address). The context is lost, on both.
 //   91 naive_again    correct: the naive port, to be run (or not) after the fault.
+//   89 faults_at_64   90's fault at block size 64 only, the naive port at 32 and 128
+//                     (--isolate checks the configurations after the fault).
 // And one per class of bug that the emulator's plain build catches (see the README's
 // "Running CUDA kernels without a GPU"), each otherwise a correct residual_forward:
 //   92 shared_race       each thread claims the element it computes with a shared
@@ -218,6 +220,13 @@ WB_PLANTED_LAUNCHER(planted_out_of_bounds, ResidualForwardArgs)
 WB_PLANTED_LAUNCHER(planted_naive, ResidualForwardArgs)
 WB_PLANTED_LAUNCHER(planted_bf16_truncates, ResidualForwardBf16Args)
 #undef WB_PLANTED_LAUNCHER
+
+// 89: the out-of-bounds write of 90 at block size 64 only, the naive port at 32 and 128:
+// the configurations after its fault must still be checked under --isolate.
+void launch_faults_at_64(const ResidualForwardArgs& a, const Launch& l) {
+  if (l.block_size() == 64) return launch_planted_out_of_bounds(a, l);
+  launch_planted_naive(a, l);
+}
 
 // The two bf16 faults of layernorm_forward_bf16 emu/90 and emu/91.
 enum class LayernormBug { accumulate_in_bf16, round_twice };
@@ -517,7 +526,11 @@ std::vector<Variant> planted() {
                 "test only: TF32 wmma, the bias added into x[i] of the accumulator at a guessed layout", 32);
   layout.numeric = NumericClass::tf32;
   layout.min_compute_capability = 80;
-  return {test_only(&launch_planted_out_of_bounds, "residual_forward", 90, "planted_out_of_bounds",
+  Variant faults_at_64 = test_only(&launch_faults_at_64, "residual_forward", 89, "planted_faults_at_64",
+                                   "test only: the out-of-bounds write of 90 at block size 64, correct at 32 and 128");
+  faults_at_64.params = {block_size_param({32, 64, 128}, 32)};
+  return {faults_at_64,
+          test_only(&launch_planted_out_of_bounds, "residual_forward", 90, "planted_out_of_bounds",
                     "test only: writes outside its output, which loses the device", 128),
           test_only(&launch_planted_naive, "residual_forward", 91, "planted_naive_again",
                     "test only: the naive port, correct", 128),

@@ -57,6 +57,7 @@ int run_command(int argc, char** argv) {
       "2 bad usage or input (also: out of memory), 3 no usable device, 4 internal error.\n"
       "Examples:\n"
       "  wb list layernorm_forward\n"
+      "  wb new gelu_forward my_kernel   (a new rung's file, at the next free id)\n"
       "  wb run layernorm_forward --variant 4 --shape llmc-dev\n"
       "  wb check --all --backend cpu\n"
       "  wb sweep layernorm_forward --shape llmc-dev --out 'results/{device}/layernorm_forward.json'\n"
@@ -69,7 +70,8 @@ int run_command(int argc, char** argv) {
                               add_check_command(app, line), add_sweep_command(app, line),
                               add_merge_command(app, line), add_best_command(app),
                               add_compare_command(app),     add_predict_command(app, line),
-                              add_device_command(app),      add_dump_command(app)};
+                              add_device_command(app),      add_dump_command(app),
+                              add_new_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

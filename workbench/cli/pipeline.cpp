@@ -94,9 +94,27 @@ class Children {
         wanted.push_back(plan_.blank_record(u));
       }
     }
-    const std::string out = dir_.next_file("report");
-    ChildRecords got = records_from_child(args_(plan_, mine, out), out, std::move(wanted), dir_);
-    for (std::size_t k = 0; k < mine.size(); ++k) made_[mine[k]] = std::move(got.records[k]);
+    // A fault in the child loses its device, and the configurations after it come back
+    // not run: they go to a fresh child, and again after each fault, until all are
+    // checked or a child makes no progress (one that faults before it checks any of
+    // them, or dies and reports none). So one fault costs one configuration.
+    while (!mine.empty()) {
+      const std::string out = dir_.next_file("report");
+      ChildRecords got = records_from_child(args_(plan_, mine, out), out, wanted, dir_);
+      std::vector<std::size_t> again;
+      std::vector<Record> again_wanted;
+      for (std::size_t k = 0; k < mine.size(); ++k)
+        if (got.records[k].status == Status::not_run) {
+          again.push_back(mine[k]);
+          again_wanted.push_back(std::move(wanted[k]));
+        }
+      const bool progress = again.size() < mine.size();
+      for (std::size_t k = 0; k < mine.size(); ++k)
+        if (!progress || got.records[k].status != Status::not_run) made_[mine[k]] = std::move(got.records[k]);
+      if (!progress) break;
+      mine = std::move(again);
+      wanted = std::move(again_wanted);
+    }
   }
 
   const Plan& plan_;

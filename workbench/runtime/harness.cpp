@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "base/errors.h"
+#include "contract/variant_errors.h"
 #include "workbench/runtime/can_run.h"
 
 namespace wb {
@@ -212,6 +213,11 @@ Record Session::evaluate_once(const Variant& v, const ParamValues& params, const
     r.deterministic.reset();
     r.timing.reset();
     r.counters.reset();
+  } catch (const VariantFileError&) {
+    // A mistake in the variant's file (a launch parameter read and never declared):
+    // every configuration would fail alike, so the command stops with the file and the
+    // fix (exit 2) rather than reporting each one as incorrect.
+    throw;
   } catch (const std::exception& e) {  // whatever the variant threw: a CUDA error, a refused pointer, ...
     // A sticky fault also loses the device (ex_.lost() says so from now on): the
     // caller records what is left as not run. A refused launch loses nothing.
