@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include "base/errors.h"
+#include "base/files.h"
 #include "workbench/cli/commands.h"
 #include "workbench/cli/output.h"
 #include "workbench/cli/predict_ahead.h"
@@ -38,6 +39,7 @@ struct PredictOptions {
   std::vector<std::string> workloads;  // with --out: predict ahead (predict_ahead.h)
   std::vector<std::string> settings;   // --set NAME=VALUE
   std::string counts;                  // --counts: an earlier --format json's counts
+  std::string scores_out;              // --scores-out: the scores, as JSON
   ModelConstants constants;            // the prior, as --set changes it
   std::set<std::string> fixed;         // constants --set keeps out of the fit
   std::string out;
@@ -77,6 +79,31 @@ nlohmann::json read_json_file(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(path + ": malformed JSON: " + e.what());
   }
+}
+
+// --scores-out: the scores as wb.predict-scores/1 (docs/formats.md), what the prediction
+// gate (tests/cli/test_predict_gate.cpp) holds a later model to.
+void write_scores(const std::string& path, std::size_t configurations, const ModelConstants& fitted,
+                  const std::vector<std::pair<const char*, const Scores*>>& sets) {
+  nlohmann::json j{{"schema", "wb.predict-scores/1"}, {"model", kPredictModel}, {"configurations", configurations}};
+  for (const auto& [name, s] : sets) {
+    nlohmann::json pairs = nlohmann::json::array();
+    for (const PairScore& p : s->pairs)
+      pairs.push_back({{"pair", p.pair},
+                       {"mape", p.mape},
+                       {"spearman", p.spearman ? nlohmann::json(*p.spearman) : nlohmann::json(nullptr)},
+                       {"pick_ratio", p.pick_ratio},
+                       {"best_in_top3", p.best_in_top3}});
+    j[name] = {{"mape", s->mape},
+               {"lowest_spearman", s->lowest_spearman},
+               {"picks_within_5", s->picks_within_5},
+               {"best_in_top3", s->best_in_top3},
+               {"pairs", pairs}};
+  }
+  nlohmann::json constants = nlohmann::json::object();
+  for (const ModelConstants::Named& c : ModelConstants::all()) constants[c.name] = fitted.*c.value;
+  j["fitted"] = constants;
+  write_file_atomically(path, j.dump(2) + "\n");
 }
 
 // --set NAME=VALUE: a constant's prior, kept out of the fit.
@@ -183,6 +210,7 @@ int predict(const PredictOptions& given) {
   const std::vector<double> at_prior = predict_all(prior), in_sample = predict_all(fitted),
                             out_of_sample = leave_one_op_out(points, device, prior, o.fixed);
   const Scores sp = score(points, at_prior), si = score(points, in_sample), so = score(points, out_of_sample);
+  if (!o.scores_out.empty()) write_scores(o.scores_out, points.size(), fitted, {{"prior", &sp}, {"in_sample", &si}, {"out_of_sample", &so}});
   if (!o.workloads.empty())  // what the reports never timed, by the constants fitted to what they did
     return predict_ahead(reports, device, {o.workloads, o.out, o.sample_blocks, o.seed, o.command, fitted});
 
@@ -285,6 +313,9 @@ void add_options(CLI::App& cmd, PredictOptions& o) {
   cmd.add_option("--counts", o.counts,
                  "what an earlier run's --format json wrote: its counts are used where the configuration and its "
                  "emulated variant are unchanged, instead of counting again (minutes at these shapes)");
+  cmd.add_option("--scores-out", o.scores_out,
+                 "also write the prior's, in-sample and out-of-sample scores and the fitted constants to this JSON "
+                 "file (wb.predict-scores/1)");
   cmd.add_option("--set", o.settings,
                  "NAME=VALUE: a model constant's value, kept out of the fit (e.g. same_address_s=0 takes the "
                  "atomics term out; the names are printed with the fitted constants)");
