@@ -24,6 +24,7 @@
 #include "workbench/cli/commands.h"
 #include "workbench/cli/output.h"
 #include "workbench/cli/predict_ahead.h"
+#include "workbench/cli/predict_step.h"
 #include "workbench/runtime/predict_score.h"
 #include "workbench/runtime/report.h"
 #include "workbench/runtime/table.h"
@@ -40,6 +41,7 @@ struct PredictOptions {
   std::vector<std::string> settings;   // --set NAME=VALUE
   std::string counts;                  // --counts: an earlier --format json's counts
   std::string scores_out;              // --scores-out: the scores, as JSON
+  std::string plan;                    // --plan: a trainer's log whose step to predict
   ModelConstants constants;            // the prior, as --set changes it
   std::set<std::string> fixed;         // constants --set keeps out of the fit
   std::string out;
@@ -211,6 +213,8 @@ int predict(const PredictOptions& given) {
                             out_of_sample = leave_one_op_out(points, device, prior, o.fixed);
   const Scores sp = score(points, at_prior), si = score(points, in_sample), so = score(points, out_of_sample);
   if (!o.scores_out.empty()) write_scores(o.scores_out, points.size(), fitted, {{"prior", &sp}, {"in_sample", &si}, {"out_of_sample", &so}});
+  if (!o.plan.empty())  // a trainer's step, by the constants fitted to the reports
+    return predict_step(device, {o.plan, o.sample_blocks, o.seed, fitted});
   if (!o.workloads.empty())  // what the reports never timed, by the constants fitted to what they did
     return predict_ahead(reports, device, {o.workloads, o.out, o.sample_blocks, o.seed, o.command, fitted});
 
@@ -313,6 +317,10 @@ void add_options(CLI::App& cmd, PredictOptions& o) {
   cmd.add_option("--counts", o.counts,
                  "what an earlier run's --format json wrote: its counts are used where the configuration and its "
                  "emulated variant are unchanged, instead of counting again (minutes at these shapes)");
+  cmd.add_option("--plan", o.plan,
+                 "a trainer's log (or --print-plan output): predict its step from its kernel plan, call by call, "
+                 "launched and as a CUDA graph, with the constants fitted to the reports, beside the step time the "
+                 "log measured");
   cmd.add_option("--scores-out", o.scores_out,
                  "also write the prior's, in-sample and out-of-sample scores and the fitted constants to this JSON "
                  "file (wb.predict-scores/1)");

@@ -53,18 +53,16 @@ const Variant* entry_variant(const Registry& reg, const BestEntry& e, Backend ba
 
 }  // namespace
 
-KernelPlan::KernelPlan(const Registry& reg, Executor& ex, const PlanOptions& o, const BestFile* best,
-                       const std::vector<Workload>& workloads, std::ostream& notices)
-    : ex_(ex) {
-  const DeviceInfo& device = ex.device();
-  const Backend backend = ex.backend();
+PlanSelections select_kernels(const Registry& reg, const DeviceInfo& device, Backend backend, const PlanOptions& o,
+                              const BestFile* best, const std::vector<Workload>& workloads, std::ostream& notices) {
+  PlanSelections out;
   RunFilter filter;
   filter.precision = o.precision;
   filter.deterministic = o.deterministic;
   if (best) {
     const SectionChoice c = choose_section(*best, device);
-    section_ = c.section;
-    section_choice_ = c.why;
+    out.section = c.section;
+    out.section_choice = c.why;
     if (o.strict_device && !c.exact)
       throw UsageError("--strict-device: the kernels file has no section for this device (" +
                        std::string(to_string(backend)) + "/" + device.slug + "); make one here with wb sweep and " +
@@ -80,22 +78,20 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, const PlanOptions& o, 
   }
 
   std::map<const BestEntry*, const Variant*> resolved;  // nullptr: this build lacks the variant
-  if (section_)
-    for (const auto& e : section_->entries) resolved[&e] = entry_variant(reg, e, backend);
+  if (out.section)
+    for (const auto& e : out.section->entries) resolved[&e] = entry_variant(reg, e, backend);
 
-  std::size_t workspace = 0;
-  std::map<const BestEntry*, std::string> rejected;  // entries tried and refused, and why
   for (const Workload& w : workloads) {
     Selection s;
     s.op = &reg.op(w.op);
     s.shape = w.shape;
     s.calls = w.calls;
     const std::string where = at_shape(*s.op, w.shape);
-    if (section_) {
-      const BestEntry* e = section_->find(w.op, w.shape);
+    if (out.section) {
+      const BestEntry* e = out.section->find(w.op, w.shape);
       std::string why;
       if (!e) {
-        for (const auto& other : section_->entries)
+        for (const auto& other : out.section->entries)
           if (other.op == w.op && !e) e = &other;
         if (e) why = " (chosen at " + e->shape_text() + ")";
       }
@@ -103,7 +99,7 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, const PlanOptions& o, 
       const std::string named = e ? std::string(to_string(backend)) + "/" + std::to_string(e->variant) : "";
       auto refuse = [&](const std::string& reason) {
         notices << "warning: " << where << ": best.json names " << named << ", " << reason << "; using the default\n";
-        rejected[e] = named + ": " + reason;
+        out.rejected[e] = named + ": " + reason;
       };
       if (!e) {
         notices << "notice: " << where << " is not in best.json; using the default\n";
@@ -132,11 +128,23 @@ KernelPlan::KernelPlan(const Registry& reg, Executor& ex, const PlanOptions& o, 
                          std::string(to_string(o.precision)) + " or narrower" +
                          (o.deterministic ? ", deterministic," : "") + " can run " + where);
       s.params = s.variant->default_params();
-      s.origin = section_ ? "default (fallback)" : "default";
+      s.origin = out.section ? "default (fallback)" : "default";
     }
-    workspace = std::max(workspace, s.variant->workspace_bytes(w.shape, s.params));
-    selections_.push_back(s);
+    out.workspace = std::max(out.workspace, s.variant->workspace_bytes(w.shape, s.params));
+    out.selections.push_back(s);
   }
+  return out;
+}
+
+KernelPlan::KernelPlan(const Registry& reg, Executor& ex, const PlanOptions& o, const BestFile* best,
+                       const std::vector<Workload>& workloads, std::ostream& notices)
+    : ex_(ex) {
+  PlanSelections chosen = select_kernels(reg, ex.device(), ex.backend(), o, best, workloads, notices);
+  selections_ = std::move(chosen.selections);
+  section_ = chosen.section;
+  section_choice_ = std::move(chosen.section_choice);
+  const std::size_t workspace = chosen.workspace;
+  std::map<const BestEntry*, std::string>& rejected = chosen.rejected;
   // A predicted section (wb best of a wb sweep --predict-for report) is a start on a GPU
   // nobody measured, never a verification: the plan says which selections it made.
   std::string predicted;

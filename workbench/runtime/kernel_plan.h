@@ -10,6 +10,7 @@
 // reason. The plan then runs the calls through the registry. It knows nothing of the
 // model: the trainer gives the workloads and why its step never calls some ops.
 #include <functional>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <ostream>
@@ -58,6 +59,19 @@ struct PlanOptions {
 // device `d` under `f` with its default launch parameters; null when none can.
 const Variant* default_variant(const Registry& reg, const std::string& op, const DeviceInfo& d, const RunFilter& f,
                                const Shape& shape);
+
+// What a plan selects for each workload, without running anything: the choice of the
+// best.json section for `device` and of each call's variant (KernelPlan's, also what
+// wb predict predicts a step by). Notices as KernelPlan's.
+struct PlanSelections {
+  std::vector<Selection> selections;  // one per workload, in order
+  const BestSection* section = nullptr;
+  std::string section_choice;
+  std::size_t workspace = 0;                         // the most any selection needs
+  std::map<const BestEntry*, std::string> rejected;  // entries tried and refused, and why
+};
+PlanSelections select_kernels(const Registry& reg, const DeviceInfo& device, Backend backend, const PlanOptions& o,
+                              const BestFile* best, const std::vector<Workload>& workloads, std::ostream& notices);
 
 class KernelPlan {
  public:
