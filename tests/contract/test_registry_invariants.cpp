@@ -121,7 +121,8 @@ TEST(RegistryInvariants, CommittedReportsAgreeOnVariantNames) {
       ADD_FAILURE() << entry.path() << " is not JSON";
       continue;
     }
-    if (j.value("schema", "") != kReportSchema && j.value("schema", "") != kReportSchemaV1) continue;
+    if (!j.is_object() || (j.value("schema", "") != kReportSchema && j.value("schema", "") != kReportSchemaV1))
+      continue;
     for (const Record& r : report_from_json(j, entry.path().string()).records) {
       ++records;
       const Variant* v = reg.find(r.op, r.backend, r.variant);

@@ -146,9 +146,11 @@ int predict(const PredictOptions& given) {
   // the emulated twin's identity (a changed variant is counted again).
   std::map<std::string, Counters> cached;
   if (!o.counts.empty()) {
-    const nlohmann::json rows = read_json_file(o.counts);
-    if (!rows.is_array()) throw UsageError(o.counts + ": not what wb predict --format json writes");
-    for (const nlohmann::json& j : rows)
+    const nlohmann::json counts = read_json_file(o.counts);
+    if (!counts.is_object() || counts.value("schema", "") != "wb.predict-counts/1" || !counts.contains("rows") ||
+        !counts.at("rows").is_array())
+      throw UsageError(o.counts + ": not what wb predict --format json writes (wb.predict-counts/1)");
+    for (const nlohmann::json& j : counts.at("rows"))
       if (j.is_object() && j.contains("counters") && j.contains("twin_hash"))
         cached[j.value("pair", "") + "|" + j.value("label", "") + "|" + j.value("twin_hash", "")] =
             counters_from_json(j.at("counters"), o.counts);
@@ -235,7 +237,8 @@ int predict(const PredictOptions& given) {
       if (x.counters) j["counters"] = to_json(*x.counters), j["twin_hash"] = x.twin_hash;
       rows.push_back(j);
     }
-    std::cout << rows.dump(1) << "\n";
+    const nlohmann::json counts{{"schema", "wb.predict-counts/1"}, {"model", kPredictModel}, {"rows", rows}};
+    std::cout << counts.dump(1) << "\n";
     return kOk;
   }
 
