@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "emu/emu.h"
 #include "tests/support/test_helpers.h"
 #include "workbench/runtime/predict.h"
 
@@ -41,6 +42,7 @@ int check_predictions(const json& report) {
 }
 
 TEST(PredictFor, CheckPredictsEveryPassingConfiguration) {
+  if (!emu::reports_accesses()) GTEST_SKIP() << "counting needs the plain build (this is the " << emu::flavour() << ")";
   const testing::TempDir dir;
   const std::string out = dir / "check.json";
   const testing::Result r =
@@ -61,6 +63,7 @@ TEST(PredictFor, CheckPredictsEveryPassingConfiguration) {
 }
 
 TEST(PredictFor, RunPrintsThePredictionBesideTheVerdict) {
+  if (!emu::reports_accesses()) GTEST_SKIP() << "counting needs the plain build (this is the " << emu::flavour() << ")";
   const testing::TempDir dir;
   const std::string out = dir / "run.json";
   const testing::Result r =
@@ -114,6 +117,7 @@ int expected_pick(const json& report) {
 }
 
 TEST(PredictFor, APredictedSweepMakesAPredictedBestSection) {
+  if (!emu::reports_accesses()) GTEST_SKIP() << "counting needs the plain build (this is the " << emu::flavour() << ")";
   const testing::TempDir dir;
   const testing::Result s =
       wb("sweep residual_forward --backend emu --shape B=2,T=8,C=64 --seed 3 --predict-for "

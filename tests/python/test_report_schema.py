@@ -38,9 +38,18 @@ def main():
         merged = f"{tmp}/merged.json"
         subprocess.run([args.wb, "merge", *shards, "--out", merged], check=True)
         predicted = f"{tmp}/predicted.json"
-        subprocess.run([args.wb, "sweep", "residual_forward", "--backend", "emu", "--shape", "B=2,T=8,C=64",
-                        "--seed", "5", "--predict-for", "nvidia-h100-sxm", "--out", predicted], check=True)
-        for path in (sweep, check, shards[0], empty, merged, predicted):
+        run = subprocess.run([args.wb, "sweep", "residual_forward", "--backend", "emu", "--shape", "B=2,T=8,C=64",
+                              "--seed", "5", "--predict-for", "nvidia-h100-sxm", "--out", predicted],
+                             capture_output=True, text=True)
+        reports = [sweep, check, shards[0], empty, merged]
+        if run.returncode == 0:
+            reports.append(predicted)
+        elif "counting needs the plain build" in run.stderr:
+            print("a predicted sweep is not validated: " + run.stderr.strip())  # a sanitizer's build
+        else:
+            print(run.stdout + run.stderr)
+            return 1
+        for path in reports:
             with open(path) as f:
                 report = json.load(f)
             errors = sorted(validator.iter_errors(report), key=lambda e: list(e.path))
