@@ -86,10 +86,11 @@ def main():
         assert "shard" not in report["context"], report["context"]
         assert [s["index"] for s in report["context"]["merged_from"]["shards"]] == [1, 2], report["context"]
         assert len(report["records"]) == report["context"]["merged_from"]["units"], report["context"]
-        with open(predicted) as f:
-            report = json.load(f)
-        assert report["context"]["predicted_for"]["slug"] == "nvidia-h100-80gb-hbm3", report["context"]
-        assert all(r["timing"] is None and r["predicted"]["us"] > 0 for r in report["records"]), report["records"]
+        if predicted in reports:
+            with open(predicted) as f:
+                report = json.load(f)
+            assert report["context"]["predicted_for"]["slug"] == "nvidia-h100-80gb-hbm3", report["context"]
+            assert all(r["timing"] is None and r["predicted"]["us"] > 0 for r in report["records"]), report["records"]
     print("the reports validate against the schema")
     return 0
 
