@@ -50,8 +50,7 @@ struct PredictOptions {
 
 struct Row {
   const Record* measured;
-  bool counted = false;  // false: a library rung, predicted from the op's models
-  std::optional<Counters> counters;
+  std::optional<Counters> counters;  // nullopt: a library rung, predicted from the op's models
   std::string twin_hash = {};  // the emulated twin's identity, with what it counted
 };
 
@@ -102,9 +101,7 @@ void write_scores(const std::string& path, std::size_t configurations, const Mod
                {"best_in_top3", s->best_in_top3},
                {"pairs", pairs}};
   }
-  nlohmann::json constants = nlohmann::json::object();
-  for (const ModelConstants::Named& c : ModelConstants::all()) constants[c.name] = fitted.*c.value;
-  j["fitted"] = constants;
+  j["fitted"] = to_json(fitted);
   write_file_atomically(path, j.dump(2) + "\n");
 }
 
@@ -116,9 +113,11 @@ void apply_settings(const std::vector<std::string>& settings, PredictOptions& o)
     const ModelConstants::Named* found = nullptr;
     for (const ModelConstants::Named& c : ModelConstants::all())
       if (name == c.name) found = &c;
-    std::string names;
-    for (const ModelConstants::Named& c : ModelConstants::all()) names += std::string(names.empty() ? "" : ", ") + c.name;
-    if (eq == std::string::npos || !found) throw UsageError("--set " + s + ": expected NAME=VALUE, NAME one of " + names);
+    if (eq == std::string::npos || !found) {
+      std::string names;
+      for (const ModelConstants::Named& c : ModelConstants::all()) names += std::string(names.empty() ? "" : ", ") + c.name;
+      throw UsageError("--set " + s + ": expected NAME=VALUE, NAME one of " + names);
+    }
     char* end = nullptr;
     const double v = std::strtod(s.c_str() + eq + 1, &end);
     if (end == s.c_str() + eq + 1 || *end != '\0' || !(v >= 0) || !std::isfinite(v))
@@ -172,13 +171,12 @@ int predict(const PredictOptions& given) {
       progress.step(r.op + " " + label(r));
       const OpSpec& op = reg.op(r.op);
       const Variant* twin = reg.find(r.op, Backend::emu, r.variant);
-      Row row{&r, false, std::nullopt};
+      Row row{&r, std::nullopt};
       std::optional<Counters> counters;
       if (twin && twin->not_emulated.empty() && r.omitted.empty()) {
         row.twin_hash = twin->source_hash;
         if (auto hit = cached.find(key + "|" + label(r) + "|" + twin->source_hash); hit != cached.end()) {
           row.counters = hit->second;
-          row.counted = true;
           pairs[key].push_back(row);
           continue;
         }
@@ -187,7 +185,6 @@ int predict(const PredictOptions& given) {
           sessions[key] = std::make_unique<CountingSession>(reg, op, r.shape, o.seed, *emu);
         }
         counters = sessions[key]->count(*twin, r.params, o.sample_blocks);
-        row.counted = true;
       }
       row.counters = counters;
       pairs[key].push_back(row);

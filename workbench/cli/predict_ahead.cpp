@@ -125,12 +125,6 @@ bool all_bf16(const std::vector<Workload>& workloads) {
   return !workloads.empty();
 }
 
-json constants_json(const ModelConstants& m) {
-  json j = json::object();
-  for (const ModelConstants::Named& c : ModelConstants::all()) j[c.name] = m.*c.value;
-  return j;
-}
-
 json prediction_json(const Predicted& x) {
   return {{"op", x.op->name},
           {"shape", shape_json(*x.op, x.shape)},
@@ -143,12 +137,6 @@ json prediction_json(const Predicted& x) {
           {"bound", x.prediction.bound},
           {"counted", x.counted},
           {"note", x.note}};
-}
-
-// One launch's time replayed as a graph node: the launch floor of each of its launches
-// replaced by a node's.
-double as_graph_node(const Prediction& p, const ModelConstants& m) {
-  return p.seconds - double(p.launches) * (m.launch_s - kGraphNodeSeconds);
 }
 
 struct StepCall {
@@ -226,7 +214,7 @@ int predict_ahead(const std::vector<Report>& measured, const DeviceModel& device
                    {{"commit", source.commit + (source.dirty ? "-dirty" : "")},
                     {"date", utc_now().substr(0, 10)},
                     {"model", kPredictModel},
-                    {"constants", constants_json(o.constants)},
+                    {"constants", to_json(o.constants)},
                     {"command", o.command},
                     {"sample_blocks", o.sample_blocks},
                     {"seed", o.seed}}},

@@ -135,7 +135,7 @@ int predict_step(const DeviceModel& device, const StepOptions& o) {
     const Record r = record_for(op, *v, params, shape);
     const Prediction p = predict_time(counters, r.bytes, r.flops, r.numeric, device, o.constants);
     launched += c.calls * p.seconds;
-    graph += c.calls * (p.seconds - double(p.launches) * (o.constants.launch_s - kGraphNodeSeconds));
+    graph += c.calls * as_graph_node(p, o.constants);
     launches += uint64_t(c.calls) * p.launches;
     table.add({c.op, c.shape, std::to_string(c.calls), fmt::format("cuda/{} {}", c.variant, c.name), c.launch,
                fmt::format("{:.1f}", p.seconds * 1e6), p.bound, fmt::format("{:.2f}", c.calls * p.seconds * 1e3)});

@@ -118,6 +118,16 @@ Prediction predict_time(const std::optional<Counters>& counters, double model_by
   return p;
 }
 
+double as_graph_node(const Prediction& p, const ModelConstants& m) {
+  return p.seconds - double(p.launches) * (m.launch_s - kGraphNodeSeconds);
+}
+
+nlohmann::json to_json(const ModelConstants& m) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const ModelConstants::Named& c : ModelConstants::all()) j[c.name] = m.*c.value;
+  return j;
+}
+
 CountingSession::CountingSession(const Registry& registry, const OpSpec& op, const Shape& shape, uint64_t seed,
                                  Executor& emu)
     : op_(op), shape_(shape), seed_(seed), emu_(emu), host_(op, shape), device_(emu, op, shape) {

@@ -30,6 +30,7 @@
 // not see (CUDA-core arithmetic beyond the op's flop model, instruction dependencies,
 // caches other than by distinct sectors) is listed with its scores in docs/counters.md.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -110,6 +111,13 @@ struct DeviceModel {
 // emulator cannot run.
 Prediction predict_time(const std::optional<Counters>& counters, double model_bytes, double model_flops,
                         NumericClass numeric, const DeviceModel& device, const ModelConstants& constants = {});
+
+// A prediction's time replayed as a node of a CUDA graph: the floor of each of its
+// launches replaced by a node's.
+double as_graph_node(const Prediction& p, const ModelConstants& m);
+
+// The constants by name: what a predictions or scores file records of the model.
+nlohmann::json to_json(const ModelConstants& m);
 
 // One op at one shape on the emulator, its inputs made once (as a check makes them)
 // for every configuration counted on it.
