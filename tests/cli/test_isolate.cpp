@@ -145,30 +145,44 @@ TEST(Isolate, CheckRunsEachVariantInAChildSoOneFaultCostsOneVariant) {
     EXPECT_EQ(alone.records[i].seed, of_variant(report, 1)[i].seed);
 }
 
-// Variant 89 faults at block size 64 only. Without --isolate the fault loses the device
-// and block size 128, after it, is not run; with --isolate a fresh child checks it, so
-// the fault costs its own configuration only.
+// Variant 89 faults at block size 64 with unroll 1 only. Without --isolate the fault
+// loses the device and the configurations after it are not run; with --isolate each is
+// sent to a fresh child, block size 64 with unroll 2 included (a child narrowed by block
+// size alone would run the fault again first and lose it), so the fault costs its own
+// configuration only.
 TEST(Isolate, AfterAFaultTheShapesOtherConfigurationsAreEachStillChecked) {
-  const auto block = [](const Record& rec) { return rec.params.get("block_size"); };
+  const auto faulting = [](const Record& rec) {
+    return rec.params.get("block_size") == 64 && rec.params.get("unroll") == 1;
+  };
   const auto [plain, lost] = planted_report(
       "check residual_forward --backend emu --variants 89 --shapes tiny --seed 3 --json", "fault_lost.json");
   EXPECT_EQ(plain.code, 1) << plain.output;
-  ASSERT_EQ(lost.records.size(), 3u);
-  EXPECT_EQ(lost.records[2].status, Status::not_run) << block(lost.records[2]);
+  ASSERT_EQ(lost.records.size(), 6u);
+  int not_run = 0;
+  for (const Record& rec : lost.records) not_run += rec.status == Status::not_run;
+  EXPECT_GE(not_run, 1) << plain.output;
 
   const auto [r, report] = planted_report(
       "check residual_forward --backend emu --variants 89 --shapes tiny --seed 3 --isolate --json", "fault_iso.json");
   EXPECT_EQ(r.code, 1) << r.output;
-  ASSERT_EQ(report.records.size(), 3u);
+  ASSERT_EQ(report.records.size(), 6u);
   for (const Record& rec : report.records) {
-    if (block(rec) == 64) {
+    if (faulting(rec)) {
       EXPECT_EQ(rec.status, Status::incorrect);
       EXPECT_TRUE(contains(rec.reason, "cudaErrorIllegalAddress")) << rec.reason;
     } else {
-      EXPECT_EQ(rec.status, Status::ok) << block(rec) << ": " << rec.reason;
+      EXPECT_EQ(rec.status, Status::ok) << rec.params.describe() << ": " << rec.reason;
     }
   }
   EXPECT_FALSE(contains(r.output, "not run")) << r.output;
+}
+
+// A child told a configuration its plan does not hold is a usage error naming it.
+TEST(Isolate, AConfigurationThePlanDoesNotHoldIsAUsageError) {
+  const Result r = run_planted(
+      "check residual_forward --backend emu --variants 89 --shapes tiny --configurations block_size=64,unroll=3");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "'block_size=64,unroll=3' is not a configuration")) << r.output;
 }
 
 TEST(Isolate, AChildKilledByASignalIsReportedAndTheRunGoesOn) {

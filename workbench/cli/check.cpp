@@ -69,6 +69,7 @@ struct CheckOptions {
   bool verbose = false;
   std::string json;
   bool isolate = false;  // each (variant, shape) in a child process (pipeline_isolate.h)
+  std::string configurations;  // internal: a child of --isolate's (pipeline.h, keep_configurations)
   CounterFlags counters;
   std::string predict_for;  // emu: predict each passing configuration's time on this device (for_device.h)
   std::string command;
@@ -154,11 +155,13 @@ Plan plan_check(const CheckOptions& o, const CheckSetup& s) {
     }
   }
   if (s.sizes) check_block_sizes(*s.sizes, selected);
+  if (!o.configurations.empty()) keep_configurations(plan, o.configurations);
   return plan;
 }
 
 // The command line of the child that checks one variant at one check shape, both
-// passes, at the seed this process would have used.
+// passes, at the seed this process would have used: the configurations it is sent (all
+// of the variant's the plan holds, then those a fault left unchecked).
 std::vector<std::string> child_args(const CheckOptions& o, Backend b, const Plan& plan,
                                     const std::vector<std::size_t>& units, const std::string& out) {
   const Unit& unit = plan.units[units.front()];
@@ -166,8 +169,8 @@ std::vector<std::string> child_args(const CheckOptions& o, Backend b, const Plan
   std::vector<std::string> args{
       "check",    job.op->name,  "--backend", std::string(to_string(b)), "--variants", std::to_string(unit.variant->id),
       "--shapes", job.shape_arg, "--seed",    std::to_string(job.seed),  "--json",     out};
-  const std::vector<std::string> sizes = block_sizes_args(plan, units);
-  args.insert(args.end(), sizes.begin(), sizes.end());
+  const std::vector<std::string> configurations = configurations_args(plan, units);
+  args.insert(args.end(), configurations.begin(), configurations.end());
   if (o.defaults) args.push_back("--defaults");
   if (o.misalign) args.insert(args.end(), {"--misalign", std::to_string(o.misalign)});
   if (o.strict_sync) args.push_back("--strict-sync");
@@ -288,6 +291,7 @@ void add_options(CLI::App& cmd, CheckOptions& o) {
   cmd.add_flag("--verbose", o.verbose, "a line per launch configuration");
   add_json_option(cmd, o.json);
   add_isolate_flag(cmd, o.isolate);
+  add_configurations_option(cmd, o.configurations);
   add_counter_options(cmd, o.counters);
   add_predict_for_option(cmd, o.predict_for);
 }

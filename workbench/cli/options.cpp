@@ -49,6 +49,11 @@ void add_isolate_flag(CLI::App& cmd, bool& isolate) {
                "only");
 }
 
+void add_configurations_option(CLI::App& cmd, std::string& list) {
+  cmd.add_option("--configurations", list, "internal: a child of --isolate checks these configurations only")
+      ->group("");
+}
+
 void add_strict_sync_flag(CLI::App& cmd, bool& strict_sync) {
   cmd.add_flag("--strict-sync", strict_sync,
                "emu: a __syncthreads reached while threads of the block have exited is a synccheck fault "

@@ -46,6 +46,9 @@ void add_seed_option(CLI::App& cmd, uint64_t& seed);  // a fixed seed, its defau
 CLI::Option* add_block_sizes_option(CLI::App& cmd, std::string& block_sizes, const std::string& help);
 // --isolate: each variant in a child process (pipeline_isolate.h).
 void add_isolate_flag(CLI::App& cmd, bool& isolate);
+// --configurations LIST, hidden: what a child of --isolate is told to check
+// (pipeline.h, configurations_args and keep_configurations).
+void add_configurations_option(CLI::App& cmd, std::string& list);
 // --strict-sync: emu's barrier after exited threads is a fault, not a note.
 void add_strict_sync_flag(CLI::App& cmd, bool& strict_sync);
 

@@ -1,10 +1,12 @@
 #include "workbench/cli/pipeline.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <ostream>
 #include <set>
 
+#include "base/errors.h"
 #include "workbench/cli/options.h"
 #include "workbench/cli/output.h"
 #include "workbench/cli/pipeline_isolate.h"
@@ -33,14 +35,28 @@ Record Plan::blank_record(const Unit& unit) const {
   return r;
 }
 
-std::vector<std::string> block_sizes_args(const Plan& plan, const std::vector<std::size_t>& units) {
-  std::set<int> sizes;
-  for (std::size_t i : units)
-    if (const auto bs = plan.units[i].params.find("block_size")) sizes.insert(*bs);
-  if (sizes.empty()) return {};
+std::vector<std::string> configurations_args(const Plan& plan, const std::vector<std::size_t>& units) {
   std::string list;
-  for (int s : sizes) list += (list.empty() ? "" : ",") + std::to_string(s);
-  return {"--block-sizes", list};
+  for (std::size_t i : units) list += (list.empty() ? "" : ";") + plan.units[i].params.describe();
+  return {"--configurations", list};
+}
+
+void keep_configurations(Plan& plan, const std::string& list) {
+  std::set<std::string> wanted;
+  for (std::size_t at = 0; at <= list.size();) {
+    const std::size_t end = std::min(list.find(';', at), list.size());
+    wanted.insert(list.substr(at, end - at));
+    at = end + 1;
+  }
+  std::set<std::string> planned;
+  std::vector<Unit> kept;
+  for (Unit& unit : plan.units) {
+    planned.insert(unit.params.describe());
+    if (wanted.count(unit.params.describe())) kept.push_back(std::move(unit));
+  }
+  for (const std::string& w : wanted)
+    if (!planned.count(w)) throw UsageError("--configurations: '" + w + "' is not a configuration this run plans");
+  plan.units = std::move(kept);
 }
 
 namespace {

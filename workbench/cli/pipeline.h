@@ -63,10 +63,17 @@ struct Plan {
 using ChildArgs = std::function<std::vector<std::string>(const Plan& plan, const std::vector<std::size_t>& units,
                                                          const std::string& out)>;
 
-// What a child of --isolate measuring `units` is told of their block sizes:
-// {"--block-sizes", "128,256"}, or nothing where none has one (the child then plans all
-// of the variant's configurations, as its parent did: workbench/runtime/block_sizes.h).
-std::vector<std::string> block_sizes_args(const Plan& plan, const std::vector<std::size_t>& units);
+// What a child of --isolate measuring `units` is told of their launch parameters:
+// {"--configurations", "block_size=64,unroll=1;block_size=64,unroll=2"}, each as
+// ParamValues::describe() writes it ("-" for a variant without any), so that a child
+// sent the configurations a fault left unrun checks those and no others, whatever the
+// variant's axes (the child plans as usual, then keep_configurations narrows it).
+std::vector<std::string> configurations_args(const Plan& plan, const std::vector<std::size_t>& units);
+
+// A child's --configurations (options.h): keeps the units whose
+// configuration is listed (a list configurations_args wrote); throws UsageError naming
+// a listed configuration the plan does not hold (a parent and child that disagree).
+void keep_configurations(Plan& plan, const std::string& list);
 
 struct Execution {
   EvalOptions eval;

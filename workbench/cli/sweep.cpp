@@ -41,6 +41,7 @@ struct SweepOptions {
   TimingFlags timing;
   bool isolate = false;                           // each (variant, shape) in a child process (pipeline_isolate.h)
   bool isolated_child = false;                    // internal: a child of --isolate (measures no ceilings)
+  std::string configurations;                     // internal: a child's (pipeline.h, keep_configurations)
   std::optional<std::string> shard;               // "K/N": only the K-th of N slices of the units (sweep_shards.h)
   std::string predict_for;                        // emu: check, then predict the times on this device (for_device.h)
   uint64_t sample_blocks = kDefaultSampleBlocks;  // with --predict-for: blocks counted per launch
@@ -87,6 +88,7 @@ void plan_units(Plan& plan, const Registry& reg, Backend b, const SweepOptions& 
       for (const ParamValues& p : configurations_at(*v, sizes)) plan.units.push_back({j, v, p, ""});
     }
   if (sizes) check_block_sizes(*sizes, selected);
+  if (!o.configurations.empty()) keep_configurations(plan, o.configurations);
 }
 
 // --shard: keeps the units of this shard only; returns what identifies the whole sweep
@@ -110,7 +112,8 @@ ShardInfo keep_shard(Plan& plan, const ShardSpec& shard, uint64_t seed) {
 }
 
 // The command line of the child that sweeps one variant on one job: the same seed, and
-// (with --block-sizes or --shard) the planned block sizes of that variant only.
+// the configurations it is sent (all of the variant's the plan holds, then those a
+// fault left unmeasured).
 std::vector<std::string> child_args(const SweepOptions& o, Backend b, const Plan& plan,
                                     const std::vector<std::size_t>& units, const std::string& out) {
   const Unit& first = plan.units[units.front()];
@@ -122,10 +125,8 @@ std::vector<std::string> child_args(const SweepOptions& o, Backend b, const Plan
                                 "--seed",          std::to_string(job.seed),
                                 "--out",           out,
                                 "--isolated-child"};
-  if (parse_block_sizes(o.block_sizes) || o.shard) {  // a shard's child measures the shard's block sizes only
-    const std::vector<std::string> sizes = block_sizes_args(plan, units);
-    args.insert(args.end(), sizes.begin(), sizes.end());
-  }
+  const std::vector<std::string> configurations = configurations_args(plan, units);
+  args.insert(args.end(), configurations.begin(), configurations.end());
   o.timing.pass_to(args);
   return args;
 }
@@ -351,6 +352,7 @@ void add_options(CLI::App& cmd, SweepOptions& o) {
   add_timing_options(cmd, o.timing);
   add_isolate_flag(cmd, o.isolate);
   cmd.add_flag("--isolated-child", o.isolated_child, "internal: run as a child of --isolate")->group("");
+  add_configurations_option(cmd, o.configurations);
   cmd.add_option("--shard", o.shard,
                  "K/N: measure only the K-th of N round-robin slices of the sweep's units, K from 1 to N "
                  "(needs --seed; wb merge joins the shards' reports)");

@@ -12,8 +12,7 @@ namespace wb {
 // The configurations of `v` a run narrowed to `sizes` makes (all of them without a
 // list): those whose block size is listed; all of a variant that takes no block size;
 // those at its default block size for a variant none of whose block sizes is listed, so
-// that a narrowed run still reaches every variant (its records say which block size ran)
-// and a child of --isolate told the block sizes its parent planned plans the same.
+// that a narrowed run still reaches every variant (its records say which block size ran).
 // `defaults` (wb check --defaults) also holds every other launch parameter at the
 // variant's default, leaving the block size the one axis that varies.
 std::vector<ParamValues> configurations_at(const Variant& v, const std::optional<std::vector<int>>& sizes,
