@@ -64,6 +64,32 @@ TEST_F(EmuPlanted, EachClassFailsTheCheckWithItsFault) {
   expect_all(records[96], Status::incorrect, "not finite");
 }
 
+// docs/porting-example.md's two ports of a public ladder's softmax kernels, as written
+// (softmax_forward emu/90, emu/91) and fixed (92, 93): the check finds what the
+// ladder's own test, at one shape with rows longer than any block, does not.
+TEST_F(EmuPlanted, ThePortingExamplesPortsFailAsItSaysAndTheirFixesPass) {
+  const std::string json = dir_ / "ports.json";
+  const Result r = run_planted(
+      "check softmax_forward --backend emu --variants 90,91,92,93 --shapes tiny,ragged --seed 5 --isolate --json " +
+      json);
+  EXPECT_EQ(r.code, 1) << r.output;
+  std::map<int, std::map<std::string, Record>> at;  // variant -> shape -> record
+  for (const Record& rec : read_planted_report(json).records) at[rec.variant][rec.shape_text()] = rec;
+  const std::string tiny = "B=2 T=3 V=11 Vp=16", ragged = "B=3 T=43 V=101 Vp=104";
+  // The slot reused for the maximum and the sum: harmless at tiny (its 11 values sit in
+  // warp 0, so no other warp uses the maximum), wrong when a warp runs alone.
+  EXPECT_EQ(at[90][tiny].status, Status::ok) << at[90][tiny].reason;
+  EXPECT_EQ(at[90][ragged].status, Status::incorrect);
+  EXPECT_TRUE(contains(at[90][ragged].reason, "each warp alone")) << at[90][ragged].reason;
+  // The early return: lanes at or past V=11 leave while the others shuffle.
+  EXPECT_EQ(at[91][tiny].status, Status::incorrect);
+  EXPECT_TRUE(contains(at[91][tiny].reason, "exits while lanes of its warp wait for it at the collective"))
+      << at[91][tiny].reason;
+  for (int fixed : {92, 93})
+    for (const std::string& shape : {tiny, ragged})
+      EXPECT_EQ(at[fixed][shape].status, Status::ok) << fixed << " at " << shape << ": " << at[fixed][shape].reason;
+}
+
 TEST_F(EmuPlanted, ABarrierAfterThreadsExitedIsANoteAndAFaultWhenStrict) {
   auto records = check("");
   expect_all(records[94], Status::ok);

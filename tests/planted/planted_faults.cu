@@ -7,8 +7,9 @@
 //                     (its memcheck canary), far out of the allocation on a GPU (an
 //                     illegal address). The context is lost, on both.
 //   91 naive_again    correct: the naive port, to be run (or not) after the fault.
-//   89 faults_at_64   90's fault at block size 64 only, the naive port at 32 and 128
-//                     (--isolate checks the configurations after the fault).
+//   89 faults_at_64   90's fault at block size 64 with unroll 1 only, the naive port at
+//                     its five other configurations (--isolate checks those after the
+//                     fault, block size 64 with unroll 2 among them).
 // And one per class of bug that the emulator's plain build catches (see the README's
 // "Running CUDA kernels without a GPU"), each otherwise a correct residual_forward:
 //   92 shared_race       each thread claims the element it computes with a shared
@@ -30,6 +31,18 @@
 //                        cudaMemcpyAsync moves it to `out`, cudaFree releases it): legal in
 //                        an ordinary check, refused inside a CUDA-graph capture
 //                        (tests/emu/test_graph_capture.cpp).
+// And of softmax_forward, the two ports of docs/porting-example.md, kernels of a public
+// ladder ported as their authors wrote them (the fixes are in that page):
+//   90 ported_slot_reuse  a block per row; one shared slot per warp holds the warps' maxima,
+//                        then their sums, with no barrier between the last read of the
+//                        maximum from slot 0 and warp 0's write of its sum there (a
+//                        write-after-read race: caught by the warps-alone run);
+//   91 ported_exits_early a warp per row; threads at or past V return at the top, before
+//                        the row is even chosen, so a row shorter than the block loses the
+//                        warps that had its later rows (left unwritten) and the full-mask
+//                        shuffles run with lanes gone.
+//   92, 93               the two fixed: 90 with a barrier after the maximum's last read,
+//                        91 without its early return (correct).
 // And of residual_forward_bf16, bf16 faults that loose checks let through:
 //   90 truncates         rounds the fp32 sum toward zero (__float2bfloat16_rz) instead
 //                        of to nearest even: every value about half an ulp low in
@@ -122,6 +135,7 @@
 #include "contract/ops/matmul_backward_bias.h"
 #include "contract/ops/matmul_forward.h"
 #include "contract/ops/residual_forward.h"
+#include "contract/ops/softmax_forward.h"
 #include "device/cuda/as_device.cuh"
 #include "device/cuda/libraries.h"
 #include "device/cuda/packed.cuh"
@@ -227,6 +241,80 @@ WB_PLANTED_LAUNCHER(planted_bf16_truncates, ResidualForwardBf16Args)
 void launch_faults_at_64(const ResidualForwardArgs& a, const Launch& l) {
   if (l.block_size() == 64 && l.get("unroll") == 1) return launch_planted_out_of_bounds(a, l);
   launch_planted_naive(a, l);
+}
+
+// softmax_forward emu/90: a block per row, the warps' partial maxima and then their
+// partial sums through one shared slot per warp. The maximum is broadcast from slot 0;
+// warp 0 then writes its partial sum into slot 0 with no barrier after the other warps'
+// read of it, so a warp that reads late takes warp 0's sum for the maximum.
+template <bool kFixed>
+__global__ void planted_softmax_slot_reuse(float* probs, const float* logits, int V, int Vp) {
+  WB_SHARED(float, slot, [32]);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  const float* x = logits + size_t(blockIdx.x) * Vp;
+  float* p = probs + size_t(blockIdx.x) * Vp;
+
+  float m = -INFINITY;
+  for (int i = threadIdx.x; i < V; i += blockDim.x) m = fmaxf(m, x[i]);
+  for (int d = 16; d > 0; d /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, d));
+  if (lane == 0) slot[warp] = m;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < warps; ++w) slot[0] = fmaxf(slot[0], slot[w]);
+  }
+  __syncthreads();
+  const float row_max = slot[0];  // read by every warp ...
+  if (kFixed) __syncthreads();     // (the fix: all have read it before slot 0 is reused)
+
+  float sum = 0.0f;
+  for (int i = threadIdx.x; i < V; i += blockDim.x) sum += expf(x[i] - row_max);
+  for (int d = 16; d > 0; d /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, d);
+  if (lane == 0) slot[warp] = sum;  // ... and overwritten here by warp 0: no barrier between
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < warps; ++w) slot[0] += slot[w];
+  }
+  __syncthreads();
+  const float inv = 1.0f / slot[0];
+  for (int i = threadIdx.x; i < Vp; i += blockDim.x) p[i] = i < V ? expf(x[i] - row_max) * inv : 0.0f;
+}
+
+// softmax_forward emu/91: a warp per row, online max and sum; the early return on
+// threadIdx.x >= V comes first, as in the ladder's kernel.
+template <bool kFixed>
+__global__ void planted_softmax_exits_early(float* probs, const float* logits, int rows, int V, int Vp) {
+  if (!kFixed && int(threadIdx.x) >= V) return;  // (the fix: no such line; whole warps leave below)
+  const int lane = threadIdx.x % 32;
+  const int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  if (row >= rows) return;
+  const float* x = logits + size_t(row) * Vp;
+  float* p = probs + size_t(row) * Vp;
+
+  float m = -INFINITY, sum = 0.0f;
+  for (int i = lane; i < V; i += 32) {
+    const float bigger = fmaxf(m, x[i]);
+    sum = sum * expf(m - bigger) + expf(x[i] - bigger);
+    m = bigger;
+  }
+  for (int d = 16; d > 0; d /= 2) {
+    const float om = __shfl_xor_sync(0xffffffffu, m, d), os = __shfl_xor_sync(0xffffffffu, sum, d);
+    const float bigger = fmaxf(m, om);
+    sum = (m == -INFINITY ? 0.0f : sum * expf(m - bigger)) + (om == -INFINITY ? 0.0f : os * expf(om - bigger));
+    m = bigger;
+  }
+  for (int i = lane; i < Vp; i += 32) p[i] = i < V ? expf(x[i] - m) / sum : 0.0f;
+}
+
+template <bool kFixed>
+void launch_softmax_slot_reuse(const SoftmaxForwardArgs& a, const Launch& l) {
+  WB_LAUNCH(planted_softmax_slot_reuse<kFixed>, a.B * a.T, l.block_size(), 0, cuda::stream(l), a.probs, a.logits, a.V, a.Vp);
+}
+
+template <bool kFixed>
+void launch_softmax_exits_early(const SoftmaxForwardArgs& a, const Launch& l) {
+  const int rows = a.B * a.T, rows_per_block = l.block_size() / 32;
+  WB_LAUNCH(planted_softmax_exits_early<kFixed>, cuda::grid_for(rows, rows_per_block), l.block_size(), 0, cuda::stream(l),
+            a.probs, a.logits, rows, a.V, a.Vp);
 }
 
 // The two bf16 faults of layernorm_forward_bf16 emu/90 and emu/91.
@@ -530,7 +618,22 @@ std::vector<Variant> planted() {
   Variant faults_at_64 = test_only(&launch_faults_at_64, "residual_forward", 89, "planted_faults_at_64",
                                    "test only: the out-of-bounds write of 90 at block size 64 with unroll 1, correct elsewhere");
   faults_at_64.params = {block_size_param({32, 64, 128}, 32), TuningParam{"unroll", {1, 2}, 1}};
+  Variant slot_reuse =
+      test_only(&launch_softmax_slot_reuse<false>, "softmax_forward", 90, "ported_slot_reuse",
+                "test only: a ladder's block-per-row softmax, one shared slot reused for max and sum", 128);
+  Variant exits_early =
+      test_only(&launch_softmax_exits_early<false>, "softmax_forward", 91, "ported_exits_early",
+                "test only: a ladder's warp-per-row online softmax, returning at threadIdx.x >= V", 128);
+  Variant slot_reuse_fixed =
+      test_only(&launch_softmax_slot_reuse<true>, "softmax_forward", 92, "ported_slot_reuse_fixed",
+                "test only: 90 with a barrier after the maximum's last read", 128);
+  Variant exits_early_fixed = test_only(&launch_softmax_exits_early<true>, "softmax_forward", 93,
+                                        "ported_exits_early_fixed", "test only: 91 without the early return", 128);
   return {faults_at_64,
+          slot_reuse,
+          exits_early,
+          slot_reuse_fixed,
+          exits_early_fixed,
           test_only(&launch_planted_out_of_bounds, "residual_forward", 90, "planted_out_of_bounds",
                     "test only: writes outside its output, which loses the device", 128),
           test_only(&launch_planted_naive, "residual_forward", 91, "planted_naive_again",
