@@ -97,7 +97,8 @@ cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb
   // Counting: what the call computes and moves (C read too when beta is not 0).
   if (!::wb::emu::count_library_call(
           name, 2.0 * m * n * k * batch,
-          4.0 * batch * (double(m) * k + double(k) * n + double(m) * n * (*beta != 0.0f ? 2 : 1))))
+          4.0 * batch * (double(m) * k + double(k) * n + double(m) * n * (*beta != 0.0f ? 2 : 1)),
+          ::wb::emu::LaunchCounters::Gemm{m, n, k, batch}))
     return CUBLAS_STATUS_SUCCESS;  // a counting run of sampled blocks: nothing is validated
   for (int i = 0; i < batch; ++i)
     cblas_sgemm(CblasColMajor, trans(ta), trans(tb), m, n, k, *alpha, A + i * sa, lda, B + i * sb, ldb, *beta,
@@ -145,7 +146,8 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
   const float a = *static_cast<const float*>(alpha), b = *static_cast<const float*>(beta);
   if (!::wb::emu::count_library_call("cublasGemmEx", 2.0 * m * n * k,
                                      double(bytes_of(Atype)) * m * k + double(bytes_of(Btype)) * k * n +
-                                         double(bytes_of(Ctype)) * m * n * (b != 0.0f ? 2 : 1)))
+                                         double(bytes_of(Ctype)) * m * n * (b != 0.0f ? 2 : 1),
+                                     ::wb::emu::LaunchCounters::Gemm{m, n, k, 1}))
     return CUBLAS_STATUS_SUCCESS;  // a counting run of sampled blocks: nothing is validated
   const std::vector<float> a_f = widened(A, Atype, a_span), b_f = widened(B, Btype, b_span);
   // Only the m x n elements of C are read (beta != 0) and written; the gaps between

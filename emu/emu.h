@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -214,6 +215,12 @@ struct LaunchCounters {
   uint64_t warps = 0;                           // in the grid
   uint64_t counted_warps = 0;                   // of them: every warp of a counted block, or two (only_sampled)
   double library_flops = 0, library_bytes = 0;  // an emulated library call's (function null)
+  // A library GEMM's problem (C is m x n, k deep, `batch` of them): what a model of the
+  // library's tiles and waves needs (workbench/runtime/predict.h).
+  struct Gemm {
+    int64_t m = 0, n = 0, k = 0, batch = 1;
+  };
+  std::optional<Gemm> library_gemm;
   std::vector<SiteCounters> sites;              // ordered by pc, then by kind
   // The global sectors the counted warps touched, as memory behind the caches sees
   // them, reads and writes apart (a sector both read and written is in both): each
@@ -278,7 +285,8 @@ class UncountedScope : ThreadScope {
 // running (set_counting's only_sampled), when no output is validated and the call's
 // arithmetic on the host (the classifier's GEMMs: hundreds of GFLOP at the trainer's
 // shapes) would cost minutes for nothing.
-bool count_library_call(const std::string& what, double flops, double bytes);
+bool count_library_call(const std::string& what, double flops, double bytes,
+                        std::optional<LaunchCounters::Gemm> gemm = std::nullopt);
 
 // cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes).
 int set_max_dynamic_shared(const void* kernel, int bytes);

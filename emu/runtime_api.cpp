@@ -139,7 +139,8 @@ bool counting() {
   return c.counting;
 }
 
-bool count_library_call(const std::string& what, double flops, double bytes) {
+bool count_library_call(const std::string& what, double flops, double bytes,
+                        std::optional<LaunchCounters::Gemm> gemm) {
   Context& c = context();
   std::lock_guard<std::mutex> lock(c.mutex);
   if (!c.counting) return true;
@@ -147,6 +148,7 @@ bool count_library_call(const std::string& what, double flops, double bytes) {
   call.kernel = what;
   call.library_flops = flops;
   call.library_bytes = bytes;
+  call.library_gemm = gemm;
   c.counters.push_back(std::move(call));
   return !c.only_sampled;
 }

@@ -240,6 +240,67 @@ TEST(PredictScore, RanksOnlyConfigurationsMoreThanTwoPercentApartAndScoresThePic
   EXPECT_DOUBLE_EQ(wrong.pairs[0].pick_ratio, 2.0);
 }
 
+// One emulated library GEMM kernel (cuBLAS), its calls at one problem.
+Counters one_gemm(int64_t m, int64_t n, int64_t k, int64_t batch, uint64_t calls) {
+  KernelCount g;
+  g.kernel = "cublasSgemmStridedBatched";
+  g.library = true;
+  g.launches = calls;
+  g.flops = 2.0 * double(m) * double(n) * double(k) * double(batch) * double(calls);
+  g.bytes = 1;  // out of the max
+  g.gemms.push_back({m, n, k, batch, calls});
+  Counters c;
+  c.kernels.push_back(g);
+  return c;
+}
+
+// The library's tiles (128 x 128) over the SMs in waves: with 100 SMs and no wave cost,
+// the ceiling's square GEMM (n = 8192: 4096 tiles, 41 waves) takes 2 n^3 / 50 TFLOP/s,
+// and a GEMM of one more tile than the SMs takes the two waves of one of 200 tiles (at a
+// depth of 384, too shallow to split).
+TEST(Predict, ALibraryGemmRunsInWavesOfTilesAtTheRateOfTheCeilingsGemm) {
+  const DeviceModel d = h200_like();
+  ModelConstants m = only(&ModelConstants::library_wave_s, 0);
+  m.library_efficiency = 1;
+  m.launch_s = 0;
+  const double n = 8192, reference = 2 * n * n * n / 50e12;
+  const Prediction square = predict_time(one_gemm(8192, 8192, 8192, 1, 1), 0, 0, NumericClass::fp32, d, m);
+  EXPECT_NEAR(square.seconds, reference, reference * 1e-12);
+  EXPECT_EQ(square.bound, "library");
+  const double per_wave_per_depth = reference / 41 / n;
+  const double full = predict_time(one_gemm(1280, 1280, 384, 1, 1), 0, 0, NumericClass::fp32, d, m).seconds;
+  EXPECT_NEAR(full, 384 * per_wave_per_depth, full * 1e-12);  // 100 tiles: one wave
+  const double tail = predict_time(one_gemm(1280, 1408, 384, 1, 1), 0, 0, NumericClass::fp32, d, m).seconds;
+  EXPECT_NEAR(tail, 2 * full, full * 1e-12);  // 110 tiles: a second wave for 10 of them
+  const double full_twice = predict_time(one_gemm(1280, 2560, 384, 1, 1), 0, 0, NumericClass::fp32, d, m).seconds;
+  EXPECT_NEAR(full_twice, tail, full * 1e-12);  // 200 tiles: the same two waves
+  // A narrow matrix takes a narrower tile: n = 64 halves each tile, and 200 tiles of
+  // 128 x 64 (two waves) take the time of one wave of full tiles.
+  const double narrow = predict_time(one_gemm(128, 64, 384, 200, 1), 0, 0, NumericClass::fp32, d, m).seconds;
+  EXPECT_NEAR(narrow, full, full * 1e-12);
+  // A deep GEMM of few tiles is split along k where that takes less time: 110 tiles 4096
+  // deep take 2 waves of 4096 whole, 9 waves of 512 split in 8 (or 18 of 256 in 16).
+  const double deep = predict_time(one_gemm(1280, 1408, 4096, 1, 1), 0, 0, NumericClass::fp32, d, m).seconds;
+  EXPECT_NEAR(deep, 9 * 512 * per_wave_per_depth, deep * 1e-12);
+  // Calls add up; the wave's fixed cost is paid per wave.
+  EXPECT_NEAR(predict_time(one_gemm(1280, 1280, 384, 1, 3), 0, 0, NumericClass::fp32, d, m).seconds, 3 * full,
+              full * 1e-12);
+  m.library_wave_s = 1e-6;
+  const double paid = predict_time(one_gemm(1280, 1408, 384, 1, 1), 0, 0, NumericClass::fp32, d, m).seconds;
+  const double per_depth_paid = (reference - 41 * 1e-6) / 41 / n;
+  EXPECT_NEAR(paid, 2 * (384 * per_depth_paid + 1e-6), paid * 1e-12);
+  // The efficiency divides it all; the bytes bound it from below.
+  m.library_efficiency = 0.5;
+  EXPECT_NEAR(predict_time(one_gemm(1280, 1408, 384, 1, 1), 0, 0, NumericClass::fp32, d, m).seconds, 2 * paid,
+              paid * 1e-12);
+  Counters heavy = one_gemm(1280, 1408, 384, 1, 1);
+  heavy.kernels[0].bytes = 4e6;  // 1 us at 4000 GB/s, above the arithmetic of k = 1
+  m.library_wave_s = 0;
+  m.library_efficiency = 1;
+  heavy.kernels[0].gemms[0].k = 1;
+  EXPECT_NEAR(predict_time(heavy, 0, 0, NumericClass::fp32, d, m).seconds, 1e-6, 1e-15);
+}
+
 TEST(CountersJson, RoundTripsEveryFieldAndRefusesAnImpossibleSite) {
   Counters c = one_kernel(800, 1000, 8, 64);
   SiteCount shuffle;
@@ -254,6 +315,7 @@ TEST(CountersJson, RoundTripsEveryFieldAndRefusesAnImpossibleSite) {
   gemm.launches = 2;
   gemm.flops = 1e9;
   gemm.bytes = 3e6;
+  gemm.gemms = {{768, 2304, 768, 1, 1}, {1024, 1024, 64, 48, 1}};
   c.kernels.push_back(gemm);
   c.sample_blocks = 8;
   const nlohmann::json j = to_json(c);

@@ -283,7 +283,7 @@ int predict(const PredictOptions& given) {
           << line("out of sample", so) << "  (each op by constants fitted without it)\n"
           << "fitted to all:";
   for (const ModelConstants::Named& c : ModelConstants::all())
-    summary << " " << c.name << "=" << fmt::format("{:.3g}", fitted.*c.value) << (o.fixed.count(c.name) ? "(fixed)" : "");
+    summary << " " << c.name << "=" << fmt::format("{:.3g}", fitted.*c.value) << (o.fixed.count(c.name) || !c.fitted ? "(fixed)" : "");
   summary << "\n";
   if (o.format == "markdown") {
     std::cout << markdown.str() << "\n" << summary.str();

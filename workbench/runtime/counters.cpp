@@ -198,6 +198,15 @@ Counters summarize_counters(const std::vector<emu::LaunchCounters>& launches, co
     ++k.launches;
     k.flops += l.library_flops;
     k.bytes += l.library_bytes;
+    if (const auto& g = l.library_gemm) {
+      const auto same = std::find_if(k.gemms.begin(), k.gemms.end(), [&](const KernelCount::Gemm& h) {
+        return h.m == g->m && h.n == g->n && h.k == g->k && h.batch == g->batch;
+      });
+      if (same != k.gemms.end())
+        ++same->calls;
+      else
+        k.gemms.push_back({g->m, g->n, g->k, g->batch, 1});
+    }
     k.blocks += l.blocks;
     k.counted_blocks += l.counted_blocks;
     k.warps += l.warps;

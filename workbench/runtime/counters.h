@@ -37,6 +37,13 @@ struct KernelCount {
   std::string kernel;  // reduced name ("variants::layernorm_kernel<8>"), or the library call
   bool library = false;  // an emulated library call (cuBLAS): computed on the host, not counted
   double flops = 0, bytes = 0;  // a library call's: what it computes, the fewest bytes it moves
+  // A library GEMM's problems, each with the calls that made it (emu::LaunchCounters::Gemm):
+  // the tiles and waves of predict.h's library term. Empty for another library call.
+  struct Gemm {
+    int64_t m = 0, n = 0, k = 0, batch = 1;
+    uint64_t calls = 0;
+  };
+  std::vector<Gemm> gemms;
   int threads = 0;       // per block
   uint64_t dynamic_shared = 0;
   uint64_t launches = 0;

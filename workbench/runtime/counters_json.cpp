@@ -25,6 +25,12 @@ json to_json(const Counters& c) {
       jk["library"] = true;
       jk["flops"] = k.flops;
       jk["bytes"] = k.bytes;
+      if (!k.gemms.empty()) {
+        json gemms = json::array();
+        for (const KernelCount::Gemm& g : k.gemms)
+          gemms.push_back({{"m", g.m}, {"n", g.n}, {"k", g.k}, {"batch", g.batch}, {"calls", g.calls}});
+        jk["gemms"] = gemms;
+      }
       kernels.push_back(jk);
       continue;
     }
@@ -119,6 +125,14 @@ Counters counters_from_json(const json& j, const std::string& where) {
         if (!v.is_number() || !(v.get<double>() >= 0)) throw UsageError(at + " '" + key + "' is not a count");
         (std::string(key) == "flops" ? k.flops : k.bytes) = v.get<double>();
       }
+      if (jk.contains("gemms"))  // older counts have none: their calls are modelled without tiles
+        for_each_element(jk, "gemms", at, [&](const json& jg, const std::string& gat) {
+          KernelCount::Gemm g;
+          for (auto [key, value] : {std::pair{"m", &g.m}, {"n", &g.n}, {"k", &g.k}, {"batch", &g.batch}})
+            *value = int64_t(json_integer(field(jg, key, gat), gat + " '" + key + "'", 1, int64_t(1) << 40));
+          g.calls = count(jg, "calls", gat);
+          k.gemms.push_back(g);
+        });
       c.kernels.push_back(std::move(k));
       return;
     }

@@ -21,7 +21,8 @@ const std::vector<ModelConstants::Named>& ModelConstants::all() {
       {"dram_efficiency", &ModelConstants::dram_efficiency},
       {"l2_efficiency", &ModelConstants::l2_efficiency},
       {"same_address_s", &ModelConstants::same_address_s},
-      {"library_efficiency", &ModelConstants::library_efficiency},
+      {"library_efficiency", &ModelConstants::library_efficiency, false},
+      {"library_wave_s", &ModelConstants::library_wave_s},
   };
   return named;
 }
@@ -82,6 +83,41 @@ Term kernel_time(const KernelCount& k, const DeviceModel& d, const ModelConstant
   return {top.name, launches * (top.seconds + atomics)};
 }
 
+// The library's output tile along one of C's extents: kLibraryTile, or the extent
+// rounded up to a multiple of 32 where it is shorter (a library picks a narrower tile
+// for a narrow matrix rather than leave most of a wide one empty).
+double library_tile(int64_t extent) {
+  return extent >= kLibraryTile ? double(kLibraryTile) : 32.0 * std::ceil(double(extent) / 32.0);
+}
+
+// A library GEMM's calls on the device's SMs (predict.h): waves of tiles, each wave the
+// time of its deepest tile at the rate the ceiling's square GEMM implies, plus the
+// wave's fixed cost.
+double gemm_seconds(const KernelCount::Gemm& g, double matmul, const DeviceModel& d, const ModelConstants& m) {
+  const double sms = double(std::max(d.sms, 1));
+  const double n = double(kCeilingGemmN);
+  const double reference_waves = std::ceil(std::pow(n / kLibraryTile, 2) / sms);
+  // Seconds per unit of depth of a wave of full tiles: the ceiling's GEMM, less its
+  // waves' fixed costs, over its depth (at least half of its time is arithmetic).
+  const double reference = 2 * n * n * n / matmul;
+  const double per_depth = std::max(reference / 2, reference - reference_waves * m.library_wave_s) /
+                           (reference_waves * n);
+  const double tm = library_tile(g.m), tn = library_tile(g.n);
+  const double tiles = double(g.batch) * std::ceil(double(g.m) / tm) * std::ceil(double(g.n) / tn);
+  const double area = tm * tn / (double(kLibraryTile) * kLibraryTile);
+  // Split along k where that fills the SMs better (a deep GEMM of few tiles: the
+  // classifier's backward), each split at least kMinSplitDepth deep; the partial sums'
+  // reduction is not counted.
+  double best = 0;
+  for (int split = 1; split <= kMaxSplit; split *= 2) {
+    if (split > 1 && double(g.k) / split < kMinSplitDepth) break;
+    const double waves = std::ceil(tiles * split / sms);
+    const double t = waves * (area * std::ceil(double(g.k) / split) * per_depth + m.library_wave_s);
+    if (split == 1 || t < best) best = t;
+  }
+  return double(g.calls) * best;
+}
+
 }  // namespace
 
 Prediction predict_time(const std::optional<Counters>& counters, double model_bytes, double model_flops,
@@ -102,7 +138,13 @@ Prediction predict_time(const std::optional<Counters>& counters, double model_by
   double kernels = 0, calls = 0, costliest = -1;
   for (const KernelCount& k : counters->kernels) {
     p.launches += k.launches;
-    if (k.library) {
+    if (k.library && !k.gemms.empty() && matmul > 0) {  // tiles and waves at the problem's shape
+      double arithmetic = 0;
+      for (const KernelCount::Gemm& g : k.gemms) arithmetic += gemm_seconds(g, matmul, d, m);
+      calls += std::max(arithmetic, copy > 0 ? k.bytes / copy : 0) / m.library_efficiency;
+      continue;
+    }
+    if (k.library) {  // a call without its problem's shape (counts made before wb.predict/3)
       calls += double(k.launches) * library(k.flops / double(std::max<uint64_t>(k.launches, 1)),
                                             k.bytes / double(std::max<uint64_t>(k.launches, 1)));
       continue;

@@ -19,8 +19,17 @@
 //
 //   t = launches x launch_s + max(sum over kernels of t_k + library calls,
 //                                 the op's flop model / the matrix ceiling of its class)
-//   a library call (cuBLAS, emulated) = max(flops / matrix ceiling, bytes / copy ceiling)
-//                                       / library_efficiency
+//   a library GEMM (cuBLAS, emulated; C m x n, k deep, `batch` of them), its calls together:
+//     tiles    = batch x ceil(m / tm) x ceil(n / tn)   (tm, tn: 128, or a shorter extent
+//                                                        rounded up to 32)
+//     waves    = ceil(tiles x split / S)
+//     wave     = (tm x tn / 128^2) x (k / split) x per_depth + library_wave_s
+//     split    = 1, 2, 4 .. 16 (k / split at least 256), whichever takes least time
+//     per_depth: the matrix ceiling's square GEMM (n = 8192: 2 n^3 flops in 4096 tiles,
+//                ceil(4096 / S) waves) less its waves' fixed costs, over its waves and depth
+//     t_lib    = max(sum of waves x wave, bytes / copy ceiling) / library_efficiency
+//   (a library call without its shape: max(flops / matrix ceiling, bytes / copy ceiling)
+//    / library_efficiency)
 //
 // loads, stores, sectors, wavefronts and collectives are per warp (the counters over the
 // kernel's warps). A variant the emulator cannot run (cuDNN, cuBLASLt) is predicted as
@@ -49,7 +58,16 @@ inline constexpr double kGraphNodeSeconds = 5.5e-7;
 // The model's version: what a committed prediction names (docs/formats.md,
 // wb.predictions/1). Any change to a term makes a new one; the constants a prediction
 // used travel with it.
-inline constexpr const char* kPredictModel = "wb.predict/2";
+inline constexpr const char* kPredictModel = "wb.predict/3";
+// A library GEMM's output tile (128 x 128, the common choice of cuBLAS for large
+// problems; not the library's actual heuristic, which is not public) and the size of the
+// square GEMM the matrix ceilings are measured at (cuda_executor.cpp).
+inline constexpr int kLibraryTile = 128;
+inline constexpr int kCeilingGemmN = 8192;
+// A deep GEMM of few tiles is split along k (split-K) into up to kMaxSplit parts of at
+// least kMinSplitDepth each, where that takes less time: what libraries do for such shapes.
+inline constexpr int kMaxSplit = 16;
+inline constexpr int kMinSplitDepth = 256;
 
 // The model's constants. The defaults are the prior: set from published Hopper figures
 // and first principles before any fit (the fitted ones are printed by wb predict).
@@ -64,13 +82,21 @@ struct ModelConstants {
   double dram_efficiency = 0.9;     // of the copy ceiling that a kernel's distinct bytes reach
   double l2_efficiency = 0.5;       // of the L2's bandwidth that requested sectors reach
   double same_address_s = 2e-8;     // an atomic on an address right after another on it
-  double library_efficiency = 0.7;  // of the ceilings a library rung reaches
+  // Of the ceilings a library call reaches beyond its tiles and waves. Held at 1, never
+  // fitted: the matrix ceilings are the library's own square GEMM, so what a library GEMM
+  // falls short of them by is its tiles, waves and their fixed costs, which the library
+  // term models; and the only library calls a sweep timed (the attention ops') cannot tell
+  // an efficiency from a wave's cost (any pair from 0.66 with no wave cost to 1.13 with
+  // 8 us fits them alike).
+  double library_efficiency = 1;
+  double library_wave_s = 2e-6;     // a library GEMM wave's fixed cost: its tiles' C written, their first loads
 
   struct Named {
     const char* name;
     double ModelConstants::*value;
+    bool fitted = true;  // false: held at its prior (or --set), never fitted
   };
-  static const std::vector<Named>& all();  // every constant, by name: what a fit varies
+  static const std::vector<Named>& all();  // every constant, by name: those fitted are what a fit varies
 };
 
 struct Prediction {

@@ -28,7 +28,7 @@ ModelConstants fit(const std::vector<const ScoredPoint*>& points, const DeviceMo
   for (int round = 0; round < 8; ++round) {
     bool improved = false;
     for (const ModelConstants::Named& c : ModelConstants::all()) {
-      if (fixed.count(c.name)) continue;
+      if (!c.fitted || fixed.count(c.name)) continue;
       const double was = m.*c.value;
       double chosen = was;
       for (double f : kFactors) {
