@@ -9,7 +9,9 @@
 # Last, the project's Python venv (torch and triton pinned: tools/python/venv.sh,
 # docs/python.md), built once per set of pins outside the clone; optional: without PyPI
 # it says so and the install goes on. python3-venv makes it, python3-dev's headers are
-# what torch.compile's C++ backend compiles against.
+# what torch.compile's C++ backend compiles against; Debian's numpy, jsonschema,
+# matplotlib and yaml serve the tests that need no torch where there is no venv. No
+# python3-torch: the project has one PyTorch, the venv's (Debian's is 1.13).
 # WB_SKIP_VENV=1 leaves the venv out.
 set -euo pipefail
 
@@ -20,7 +22,7 @@ packages=(
   libicu-dev curl
   ocl-icd-opencl-dev
   clang libclang-rt-14-dev
-  python3 python3-venv python3-dev python3-numpy python3-torch python3-jsonschema python3-matplotlib python3-yaml
+  python3 python3-venv python3-dev python3-numpy python3-jsonschema python3-matplotlib python3-yaml
 )
 
 missing=()

@@ -45,15 +45,6 @@ if [ "$rebuild" = 0 ] && bash "$here/python.sh" --ready; then
   exit 0
 fi
 
-# Only a folder that is a venv is ever removed: WB_VENV may name anything.
-if [ -e "$venv" ]; then
-  if [ ! -f "$venv/pyvenv.cfg" ]; then
-    echo "venv.sh: $venv exists and is not a virtual environment: not touching it (set WB_VENV elsewhere)" >&2
-    exit 3
-  fi
-  rm -rf "$venv"
-fi
-
 # pip would retry an unreachable index for minutes (PIP_DEFAULT_TIMEOUT, five retries):
 # one short probe says at once that there is no index, and the install goes on without.
 index="${PIP_INDEX_URL:-https://pypi.org/simple}"
@@ -61,6 +52,16 @@ if ! "$base" -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1].
     "$index" 2>/dev/null; then
   echo "venv.sh: $index is unreachable: no Python venv (torch and triton); the tests that need them skip" >&2
   exit 3
+fi
+
+# Only a folder that is a venv is ever removed (WB_VENV may name anything), and only once
+# the index answers: a venv of older pins stays usable by hand until a new one can be built.
+if [ -e "$venv" ]; then
+  if [ ! -f "$venv/pyvenv.cfg" ]; then
+    echo "venv.sh: $venv exists and is not a virtual environment: not touching it (set WB_VENV elsewhere)" >&2
+    exit 3
+  fi
+  rm -rf "$venv"
 fi
 
 start=$SECONDS
