@@ -12,16 +12,23 @@
 # The venv lives outside the clone, so that every clone on the machine (CI's fresh one
 # each run) shares it: WB_VENV when set, else ${XDG_CACHE_HOME:-~/.cache}/wb/venv-<key>,
 # the key a hash of requirements.txt, so that changed pins make a new venv beside the old
-# one rather than a venv that no longer matches them. A venv is ready when its
-# .wb-ready file holds that same key: venv.sh writes it last, so that an interrupted
-# install never looks ready.
+# one rather than a venv that no longer matches them. A venv that venv.sh makes is ready
+# when its .wb-ready file holds that same key: venv.sh writes it last, so that an
+# interrupted install never looks ready.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 key="$(sha256sum "$here/requirements.txt" | cut -c1-16)"
 venv="${WB_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/wb/venv-$key}"
 
+# A venv that WB_VENV names and venv.sh did not make (no .wb-venv: the GPU host's own,
+# say) is used as it is: the tests check the versions they need themselves.
 ready() {
-  [ -x "$venv/bin/python" ] && [ -f "$venv/.wb-ready" ] && [ "$(cat "$venv/.wb-ready")" = "$key" ]
+  [ -x "$venv/bin/python" ] || return 1
+  if [ -f "$venv/.wb-ready" ]; then
+    [ "$(cat "$venv/.wb-ready")" = "$key" ]
+  else
+    [ -n "${WB_VENV:-}" ] && [ ! -f "$venv/.wb-venv" ]
+  fi
 }
 
 # Debian's interpreter, not whatever python3 comes first on the PATH (a pyenv shim, a

@@ -34,6 +34,10 @@ if [ "$rebuild" = 0 ] && bash "$here/python.sh" --ready; then
   echo "venv.sh: ready at $venv"
   exit 0
 fi
+if [ -x "$venv/bin/python" ] && [ ! -f "$venv/.wb-venv" ] && [ -n "${WB_VENV:-}" ]; then
+  echo "venv.sh: WB_VENV=$venv was not made by venv.sh: used as it is, never rebuilt" >&2
+  exit 3
+fi
 
 mkdir -p "$(dirname "$venv")"
 # Two installs at once (two clones, two CI jobs on one machine) would build into the same
@@ -54,11 +58,12 @@ if ! "$base" -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1].
   exit 3
 fi
 
-# Only a folder that is a venv is ever removed (WB_VENV may name anything), and only once
-# the index answers: a venv of older pins stays usable by hand until a new one can be built.
+# Only a folder that venv.sh made (its .wb-venv, written first) is ever removed: WB_VENV
+# may name anything, another project's venv included. And only once the index answers: a
+# venv of older pins stays usable by hand until a new one can be built.
 if [ -e "$venv" ]; then
-  if [ ! -f "$venv/pyvenv.cfg" ]; then
-    echo "venv.sh: $venv exists and is not a virtual environment: not touching it (set WB_VENV elsewhere)" >&2
+  if [ ! -f "$venv/.wb-venv" ]; then
+    echo "venv.sh: $venv exists and was not made by venv.sh: not touching it (set WB_VENV elsewhere)" >&2
     exit 3
   fi
   rm -rf "$venv"
@@ -69,7 +74,7 @@ echo "venv.sh: building $venv from $req"
 # A venv is not relocatable (its scripts name its folder), so it is built in place and
 # made ready by the marker written last: until then python.sh does not use it, and the
 # next run removes and rebuilds it.
-if ! "$base" -m venv "$venv" ||
+if ! "$base" -m venv "$venv" || ! echo "made by tools/python/venv.sh" > "$venv/.wb-venv" ||
    ! "$venv/bin/python" -m pip install --quiet --no-cache-dir --no-deps --only-binary=:all: \
        --timeout 60 --retries 2 -r "$req" ||
    ! "$venv/bin/python" -c 'import torch, triton, numpy'; then
