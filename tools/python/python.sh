@@ -8,6 +8,7 @@
 #   bash tools/python/python.sh --which     prints its path
 #   bash tools/python/python.sh --venv      prints where the venv lives, ready or not
 #   bash tools/python/python.sh --ready     exit 0 when the venv is ready, 1 when not
+#   bash tools/python/python.sh --key       prints the pins' key that names the venv
 #
 # The venv lives outside the clone, so that every clone on the machine (CI's fresh one
 # each run) shares it: WB_VENV when set, else ${XDG_CACHE_HOME:-~/.cache}/wb/venv-<key>,

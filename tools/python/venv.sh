@@ -12,9 +12,10 @@
 # It is made from Debian's /usr/bin/python3 (the project's, not a pyenv or conda one) and
 # filled with `pip install --no-deps` from the pin file, which lists every package it
 # needs at an exact version: the pins are the whole environment, and nothing else comes
-# in. In particular torch's wheel on PyPI depends on NVIDIA's CUDA wheels (about 3 GB
-# installed) which the CPU side never loads: leaving them out is what keeps a fresh
-# machine's install and CI's first run short (docs/python.md has the measurements).
+# in. That includes NVIDIA's CUDA wheels (about 3 GB of the 4.8 GB): PyPI's torch is the
+# CUDA build, whose libraries name them, and it does not import without them even where
+# there is no GPU. What the first build costs (about 3 minutes) and why CI pays it only
+# once per machine: docs/python.md.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 req="$here/requirements.txt"
