@@ -14,6 +14,7 @@
 #   trainer_parity.*     PyTorch and the trainer for minutes each, far too slow instrumented
 #   reference_pytorch.*  PyTorch per op: the instrumented part (wb dump) is small, the cost
 #                        is Python's; wb's dump and reference code run in wb_tests too
+#   python_env           the Python venv alone (torch, triton): no wb code to instrument
 #   DeviceLost.*, Isolate.*, Pipeline.RecordsFollowThePlanAndALostDeviceLeavesTheRestNotRun,
 #   emu.EmuChecks.OffByOneGlobalWrite*, emu.EmuChecks.SharedOverflow*,
 #   emu.EmuChecks.WriteJustPastTheCanary*, emu.EmuChecks.OutOfBoundsReadReadsNaN,
@@ -35,7 +36,7 @@ export ASAN_OPTIONS="halt_on_error=1 detect_leaks=1"
 export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1"
 start=$(date +%s)
 ctest --test-dir "$dir" --output-on-failure -j "$(nproc)" \
-  -E '^(check_all_emu|counters_gate_emu|check_all_cpu|device_rehearsal|trainer_parity\..*|reference_pytorch\..*|DeviceLost\..*|Isolate\..*|Pipeline\.RecordsFollowThePlanAndALostDeviceLeavesTheRestNotRun|emu\.EmuChecks\.OffByOneGlobalWrite.*|emu\.EmuChecks\.SharedOverflow.*|emu\.EmuChecks\.WriteJustPastTheCanary.*|emu\.EmuChecks\.OutOfBoundsReadReadsNaN|emu\.Wmma\.StorePastTheEndIsAMemcheckFault|Files\.TheTrainerRefusesAHugeHeaderWithoutAllocating|Files\.OutOfMemoryIsExitTwoWithAMessage)$' "$@"
+  -E '^(check_all_emu|counters_gate_emu|check_all_cpu|device_rehearsal|trainer_parity\..*|reference_pytorch\..*|python_env|DeviceLost\..*|Isolate\..*|Pipeline\.RecordsFollowThePlanAndALostDeviceLeavesTheRestNotRun|emu\.EmuChecks\.OffByOneGlobalWrite.*|emu\.EmuChecks\.SharedOverflow.*|emu\.EmuChecks\.WriteJustPastTheCanary.*|emu\.EmuChecks\.OutOfBoundsReadReadsNaN|emu\.Wmma\.StorePastTheEndIsAMemcheckFault|Files\.TheTrainerRefusesAHugeHeaderWithoutAllocating|Files\.OutOfMemoryIsExitTwoWithAMessage)$' "$@"
 echo "ok   sanitized ctest passed in $(( $(date +%s) - start )) s"
 start=$(date +%s)
 "$dir/wb" check --all --backend cpu --shapes tiny,odd

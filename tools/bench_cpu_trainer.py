@@ -4,7 +4,7 @@ mode on the CPU, from an llm.c model file, on an llm.c token file; with --autoca
 forward pass and the loss under torch.autocast(device, dtype=torch.bfloat16) (the matmuls
 in bf16 through oneDNN or cuBLAS, the parameters, gradients and AdamW in fp32).
 
-    /usr/bin/python3 tools/bench_cpu_trainer.py --model model.bin --train tokens.bin
+    bash tools/python/python.sh tools/bench_cpu_trainer.py --model model.bin --train tokens.bin
         [--B 4] [--T 64] [--steps 6] [--threads N] [--autocast] [--json FILE]
         [--device cuda] [--tf32] [--compile [--compile-backend B]]
 

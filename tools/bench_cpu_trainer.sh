@@ -37,8 +37,10 @@ done
 ((steps >= 2)) || { echo "bench_cpu_trainer.sh: --steps must be at least 2 (the first is a warm-up)" >&2; exit 2; }
 [[ -x $build/trainer && -x $build/prepare_data ]] || { echo "bench_cpu_trainer.sh: no $build/trainer: run bash tools/build.sh" >&2; exit 2; }
 [[ -f $kernels ]] || { echo "bench_cpu_trainer.sh: no kernels file $kernels" >&2; exit 2; }
-py=/usr/bin/python3
-$py -c "import torch" 2>/dev/null || { echo "bench_cpu_trainer.sh: $py cannot import torch (bash tools/install_deps.sh)" >&2; exit 2; }
+# The project's Python (tools/python/python.sh): the venv's pinned torch, the one PyTorch
+# the reference is checked against.
+py=$(bash tools/python/python.sh --which)
+$py -c "import torch" 2>/dev/null || { echo "bench_cpu_trainer.sh: $py cannot import torch (bash tools/install_deps.sh builds the project's Python venv: docs/python.md)" >&2; exit 2; }
 if [[ -n $llmc ]]; then
   [[ -f $llmc/train_gpt2.c && -d $llmc/llmc ]] || { echo "bench_cpu_trainer.sh: $llmc holds no llm.c source (train_gpt2.c, llmc/)" >&2; exit 2; }
   llmc=$(cd "$llmc" && pwd)

@@ -6,6 +6,13 @@
 # fuzz targets of ci/fuzz.sh. ocl-icd-opencl-dev: Debian's oneDNN is built with the
 # OpenCL GPU runtime, so its CMake package config requires OpenCL's headers and library
 # (only a recommendation of libdnnl-dev, which --no-install-recommends leaves out).
+# Last, the project's Python venv (torch and triton pinned: tools/python/venv.sh,
+# docs/python.md), built once per set of pins outside the clone; optional: without PyPI
+# it says so and the install goes on. python3-venv makes it, python3-dev's headers are
+# what torch.compile's C++ backend compiles against; Debian's numpy, jsonschema,
+# matplotlib and yaml serve the tests that need no torch where there is no venv. No
+# python3-torch: the project has one PyTorch, the venv's (Debian's is 1.13).
+# WB_SKIP_VENV=1 leaves the venv out.
 set -euo pipefail
 
 packages=(
@@ -15,7 +22,7 @@ packages=(
   libicu-dev curl
   ocl-icd-opencl-dev
   clang libclang-rt-14-dev
-  python3 python3-numpy python3-torch python3-jsonschema python3-matplotlib python3-yaml
+  python3 python3-venv python3-dev python3-numpy python3-jsonschema python3-matplotlib python3-yaml
 )
 
 missing=()
@@ -42,4 +49,10 @@ if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
   echo "install_deps: nvcc found: the CUDA variants will be built"
 else
   echo "install_deps: no nvcc: building the CPU backend only (install the CUDA toolkit for the CUDA variants)"
+fi
+
+if [ "${WB_SKIP_VENV:-0}" = 1 ]; then
+  echo "install_deps: WB_SKIP_VENV=1: no Python venv (the tests that need torch or triton skip)"
+elif ! bash "$(dirname "$0")/python/venv.sh"; then
+  echo "install_deps: going on without the Python venv (the tests that need torch or triton skip)"
 fi

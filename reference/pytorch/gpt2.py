@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """GPT-2 in PyTorch (float64), the independent check of wb's trainer.
 
-    /usr/bin/python3 reference/pytorch/gpt2.py --out DIR [--V 50257] [--L 2] [--C 64] [--NH 4]
+    bash tools/python/python.sh reference/pytorch/gpt2.py --out DIR [--V 50257] [--L 2] [--C 64] [--NH 4]
         [--maxT 32] [--B 2] [--T 16] [--steps 10] [--lr 1e-3] [--weight-decay 0.1] [--grad-clip 1.0]
 
 builds a small GPT-2 (learned positions, pre-layernorm blocks, tanh GELU, classifier
@@ -105,7 +105,7 @@ def write_state(path, B, T, V, Vp, logits, loss, grads):
     with open(path, "wb") as f:
         f.write(header.tobytes())
         f.write(logits.detach().numpy().astype(np.float32).tobytes())
-        f.write(struct.pack("<f", float(loss)))
+        f.write(struct.pack("<f", float(loss.detach())))
         for g in grads:
             f.write(g.detach().numpy().astype(np.float32).tobytes())
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """GPT-2 in PyTorch in llm.c's mixed precision: the independent check of wb's bf16 trainer.
 
-    /usr/bin/python3 reference/pytorch/gpt2_bf16.py --out DIR [gpt2.py's options]
+    bash tools/python/python.sh reference/pytorch/gpt2_bf16.py --out DIR [gpt2.py's options]
 
 The model, batch and files of gpt2.py (same options, same seed: the same model.bin and
 tokens.bin), trained in the scheme of `trainer --precision bf16 --rounding nearest`:

@@ -16,7 +16,10 @@ import struct
 import subprocess
 import sys
 
-import torch
+import needs
+
+needs.modules("torch")
+import torch  # noqa: E402
 
 
 def bits_to_float(u):

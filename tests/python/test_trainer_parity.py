@@ -11,7 +11,8 @@ within |ours - torch| <= atol * max|torch| + rtol * |torch| per tensor (toleranc
 below; tf32 kernels get looser ones). With --best, the kernels come from a best.json
 made on the spot: the trainer's workloads (--dump-workloads) swept by wb and chosen by
 wb best; with --kernels, from the given file (e.g. a CUDA device's choices run in
-emulation). Exits 77 (ctest: skipped) for --backend cuda without a usable device.
+emulation). Exits 77 (ctest: skipped) for --backend cuda without a usable device, and
+without the pinned torch (tests/python/needs.py).
 
 With --precision bf16 the other side is gpt2_bf16.py beside gpt2.py: the same model
 and batch trained in llm.c's mixed precision by PyTorch (bf16 tensors, each op's
@@ -46,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 
+import needs
 import numpy as np
 
 NAMES = ["wte", "wpe", "ln1w", "ln1b", "qkvw", "qkvb", "attprojw", "attprojb", "ln2w", "ln2b", "fcw", "fcb",
@@ -217,6 +219,8 @@ def main():
     ap.add_argument("--best", action="store_true", help="kernels from a best.json made by wb sweep and wb best")
     ap.add_argument("--kernels", help="kernels from this best.json instead (e.g. a CUDA device's, emulated)")
     a = ap.parse_args()
+    # gpt2.py and gpt2_bf16.py run under this Python: without the pinned torch, skipped.
+    needs.modules("torch")
     if a.backend == "cuda":
         probe = subprocess.run([a.wb, "device", "--backend", "cuda", "--slug"], capture_output=True, text=True)
         if probe.returncode == 3:
