@@ -58,6 +58,8 @@ TEST(PredictFor, CheckPredictsEveryPassingConfiguration) {
   EXPECT_EQ(p["model"], kPredictModel);
   EXPECT_EQ(p["sample_blocks"], 2);
   EXPECT_EQ(p["device_measured"], false);
+  EXPECT_EQ(p["constants"], "prior");  // no sweep of an H100 to fit them to
+  EXPECT_NE(r.output.find("prior constants"), std::string::npos) << r.output;
   EXPECT_EQ(report["context"]["device"]["backend"], "emu");  // nothing was measured on the device
   EXPECT_GT(check_predictions(report), 0);
 }
@@ -77,6 +79,12 @@ TEST(PredictFor, RunPrintsThePredictionBesideTheVerdict) {
   const json report = read_json(out);
   EXPECT_EQ(report["context"]["predicted_for"]["sample_blocks"], 1);
   EXPECT_EQ(check_predictions(report), 1);
+  // The H200's sweep was measured: the constants fitted to it (results/nvidia-h200/
+  // predict-scores.json) are used, and the report says where they came from.
+  const std::string constants = report["context"]["predicted_for"]["constants"];
+  EXPECT_EQ(constants.rfind("fitted: ", 0), 0u) << constants;
+  EXPECT_NE(constants.find("nvidia-h200/predict-scores.json"), std::string::npos) << constants;
+  EXPECT_NE(r.output.find("fitted constants"), std::string::npos) << r.output;
 }
 
 TEST(PredictFor, RefusedWithoutTheEmulatorOrAKnownDevice) {

@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <tuple>
+#include <utility>
 
 #include "base/errors.h"
 #include "workbench/cli/output.h"
@@ -15,10 +19,36 @@ namespace {
 // The one place wb check, run and sweep call the prediction model: a change of
 // CountingSession's or predict_time's signature is a change here only.
 PredictedTime predict_one(CountingSession& session, const Variant& emu_variant, const Record& r, uint64_t sample_blocks,
-                          const DeviceModel& device) {
+                          const DeviceModel& device, const ModelConstants& constants) {
   const Counters counters = session.count(emu_variant, r.params, sample_blocks);
-  const Prediction p = predict_time(counters, r.bytes, r.flops, r.numeric, device);
+  const Prediction p = predict_time(counters, r.bytes, r.flops, r.numeric, device, constants);
   return PredictedTime{p.seconds, p.bound, p.launches};
+}
+
+// The constants fitted to the device's own measured sweep, where wb predict --scores-out
+// wrote them under results/<slug>/predict-scores.json with this model's version; else
+// the prior (a device never measured, or scores of an older model, whose constants mean
+// other things). The second member says which, for the report and the heading.
+std::pair<ModelConstants, std::string> constants_for(const DeviceDescription& d) {
+  const std::string path = default_results_dir() + "/" + d.slug + "/predict-scores.json";
+  std::ifstream in(path);
+  if (!in) return {ModelConstants{}, "prior"};
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(path + ": not JSON (" + e.what() + ")");
+  }
+  if (!j.is_object() || j.value("model", "") != kPredictModel || !j.contains("fitted") || !j["fitted"].is_object())
+    return {ModelConstants{}, "prior"};
+  ModelConstants m;
+  for (const ModelConstants::Named& c : ModelConstants::all()) {
+    const auto v = j["fitted"].find(c.name);
+    if (v == j["fitted"].end() || !v->is_number() || !(v->get<double>() >= 0))
+      throw UsageError(path + ": 'fitted' has no number >= 0 for " + c.name);
+    m.*c.value = v->get<double>();
+  }
+  return {m, "fitted: " + path};
 }
 
 }  // namespace
@@ -35,6 +65,7 @@ DevicePredictor::DevicePredictor(const std::string& device, Backend backend, uin
     throw UsageError("--predict-for predicts from the emulator's counts: give it with --backend emu, not " +
                      std::string(to_string(backend)));
   device_ = find_device_description(device);
+  std::tie(constants_, constants_source_) = constants_for(device_);
 }
 
 DevicePredictor::~DevicePredictor() = default;
@@ -60,7 +91,7 @@ void DevicePredictor::predict(std::vector<Record>& records, const Registry& reg)
       session = std::make_unique<CountingSession>(reg, reg.op(r.op), r.shape, r.seed, *emu_);
       key = k;
     }
-    r.predicted = predict_one(*session, *twin, r, sample_blocks_, device_.model);
+    r.predicted = predict_one(*session, *twin, r, sample_blocks_, device_.model, constants_);
   }
 }
 
@@ -75,6 +106,7 @@ PredictedFor DevicePredictor::predicted_for() const {
   f.device_measured = device_.model.measured;
   f.model = kPredictModel;
   f.sample_blocks = sample_blocks_;
+  f.constants = constants_source_;
   return f;
 }
 
@@ -82,9 +114,9 @@ std::string DevicePredictor::heading() const {
   const std::string counted = sample_blocks_ == 0   ? "every block counted"
                               : sample_blocks_ == 1 ? "1 block counted per launch"
                                                     : std::to_string(sample_blocks_) + " blocks counted per launch";
-  return fmt::format("predicted for {} ({}: {}; model {}, {})", device_.model.name, device_.path,
+  return fmt::format("predicted for {} ({}: {}; model {}, {}, {} constants)", device_.model.name, device_.path,
                      device_.model.measured ? "a device wb measured" : "published figures, unscored until measured",
-                     kPredictModel, counted);
+                     kPredictModel, counted, constants_source_ == "prior" ? "prior" : "fitted");
 }
 
 std::string format_predicted(const Record& r) {

@@ -13,6 +13,7 @@
 #include "contract/registry.h"
 #include "workbench/runtime/context.h"
 #include "workbench/runtime/device_description.h"
+#include "workbench/runtime/predict.h"
 #include "workbench/runtime/record.h"
 
 namespace CLI {
@@ -40,12 +41,15 @@ class DevicePredictor {
   // What a report of these records says of the device (ReportContext::predicted_for).
   PredictedFor predicted_for() const;
   const DeviceDescription& device() const { return device_; }
-  // "predicted for NVIDIA H100 80GB HBM3 (nvidia-h100-sxm: published figures, unscored
-  // until measured; model wb.predict/1, 2 blocks counted per launch)"
+  // "predicted for NVIDIA H100 80GB HBM3 (results/devices/nvidia-h100-sxm.json: published
+  // figures, unscored until measured; model wb.predict/3, 2 blocks counted per launch,
+  // prior constants)"
   std::string heading() const;
 
  private:
   DeviceDescription device_;
+  ModelConstants constants_;      // fitted to the device's measured sweep, else the prior
+  std::string constants_source_;  // "fitted: <file>" or "prior" (PredictedFor::constants)
   uint64_t sample_blocks_;
   std::unique_ptr<Executor> emu_;  // made by predict(), after the check
 };

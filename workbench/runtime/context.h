@@ -74,6 +74,10 @@ struct PredictedFor {
   bool device_measured = false;  // the description's `measured`: false, unscored until measured
   std::string model;             // the prediction model's version (kPredictModel)
   uint64_t sample_blocks = 0;    // blocks counted per launch (0: every block)
+  // Where the model's constants came from: "fitted: <scores file>" (the device's own
+  // measured sweep, wb predict --scores-out) or "prior" (predict.h's defaults). Empty in
+  // reports written before it was recorded (they used the prior).
+  std::string constants;
 };
 
 struct ReportContext {

@@ -258,6 +258,8 @@ json to_json(const ReportContext& c) {
                           {"device_measured", p->device_measured},
                           {"model", p->model},
                           {"sample_blocks", p->sample_blocks}};
+  if (c.predicted_for && !c.predicted_for->constants.empty())
+    j["predicted_for"]["constants"] = c.predicted_for->constants;
   return j;
 }
 
@@ -317,6 +319,7 @@ ReportContext context_from(const Reader& r) {
     f.device_measured = p.boolean("device_measured");
     f.model = p.str("model");
     f.sample_blocks = uint64_t(p.integer("sample_blocks", 0, kMaxInt64));
+    if (p.has("constants")) f.constants = p.str("constants");  // optional: from 2026-11-29
     c.predicted_for = f;
   }
   return c;
