@@ -26,13 +26,14 @@ namespace wb {
 //   arithmetic carries is wrong, not rounded. It is never tighter than the elementwise
 //   rtol of any class (fp32 1e-5 < 2.4e-4, tf32 1e-3 < 0.022, bf16 1e-2 < 0.0625), so a
 //   row whose every element meets rtol passes it, and a zero row (relative error 1), a
-//   row written from another row (about 1.4) or a row of garbage fails it whatever its
-//   magnitude.
+//   row written from another row (about 1.4) or a row of garbage fails it however small
+//   it is, down to the floor.
 // - floor: a row whose reference cancels to near zero (the first query's dQ in causal
-//   attention: dP - D is rounding noise) is rounding noise itself, its relative error
-//   near 1 when correct. Its error is the rounding of terms of the size the tensor's
-//   rows have, so the floor is a modest growth (16) of u times the largest row of the same
-//   part: rows below 16u of it are judged by the elementwise test alone.
+//   attention, where dP - D vanishes in exact arithmetic) may be rounding noise in the
+//   output and in the reference alike, its relative error near 1 when correct. Its
+//   error is the rounding of terms of the size the tensor's rows have, so the floor is a
+//   modest growth (16) of u times the largest row of the same part: rows below 16u of it
+//   are judged by the elementwise test alone.
 // - rows whose reference is exactly zero (masked, padded) are the elementwise test's.
 // What it cannot see: a row off by less than sqrt(u) relative (the elementwise test's
 // and the bias test's business), and a row smaller than the floor.
