@@ -340,5 +340,25 @@ TEST(PlantedFlashAttentionBackward, TheBackwardPassesAndEachPlantedBugIsCaught) 
   }
 }
 
+// A fault confined to small rows: 95 zeroes dQ for the rows of the dq kernel's last
+// query tile (rows 32..42 of each sequence at the ragged shape, T = 43: two query tiles
+// of 32). Late queries' dQ are small (their softmax spreads over many keys): the
+// elementwise test, whose atol is sized for the largest gradients, sees only a few of
+// the zeroed elements (11 of 65016 outside at this seed, 9 to 23 at seeds 1-12), while
+// the row test, holding each q row to its own norm (docs/precision.md), fails every
+// zeroed row with a relative error of 1: 33 rows (11 in each of the 3 sequences), the
+// first token 32's q row, row 3 * 32 = 96 (rows of C = 168: q, k and v per token).
+TEST(PlantedFlashAttentionBackward, ALastQueryTileWithoutDqFailsTheRowTest) {
+  const std::string out = check_fails("attention_backward_bf16", "--variants 95 --shapes ragged --seed 3", {});
+  EXPECT_TRUE(contains(out,
+                       "INCORRECT attention_backward_bf16 emu/95 planted_last_query_tile_dq_zeroed block_size=64,"
+                       "dq_atomics=0 at B=3 T=43 C=168 NH=3: dqkv: "))
+      << out;
+  EXPECT_TRUE(contains(out,
+                       "; 33 of 384 rows of 168 off by more than 6.2e-02 of their norm (first: row 96, relative "
+                       "error 1)"))
+      << out;
+}
+
 }  // namespace
 }  // namespace wb

@@ -116,6 +116,15 @@
 //   94 backward_reads_before_wait  each query stage (Q, dO, lse, D; and K and V with
 //                        the first) is read before the cp.async wait that lands it: the
 //                        emulator's poison, NaNs.
+//   95 last_query_tile_dq_zeroed  dq_atomics=0 only: the kernels run as in 91, then
+//                        the rows of the dq kernel's last query tile (rows from
+//                        32 floor((T - 1) / 32) on) get dQ = 0, as if that tile's block
+//                        stopped before its first key tile and stored its zeroed
+//                        accumulators. At the ragged shape (T = 43: two query tiles) rows
+//                        32..42 lose dQ; their gradients are small, and the elementwise
+//                        tolerance sees only a few of them (9 to 23 of 65016 elements at
+//                        seeds 1-12), the row test (docs/precision.md) every zeroed row.
+//                        At tiny (one tile) every dQ row is zero.
 // And of matmul_forward (TF32 tensor cores, wmma m16n16k8; one warp per 16x16 tile):
 //   90 assumes_fragment_layout  adds the bias into the accumulator fragment's x[i]
 //                        as if lane l held columns 2 * (l % 4) + (i & 1) + 8 * (i / 4)
@@ -554,6 +563,26 @@ void launch_flash_backward(const AttentionBackwardBf16Args& a, const Launch& l) 
       "attention_backward_bf16 (planted)");
 }
 
+// dQ, the first C channels of dqkv's rows, set to zero from row `first` of each
+// sequence on.
+__global__ void planted_zero_dq_rows(__nv_bfloat16* dqkv, int B, int T, int C, int first) {
+  const int64_t rows = int64_t(B) * (T - first);
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= rows * C) return;
+  const int64_t row = i / C, b = row / (T - first), t = first + row % (T - first);
+  dqkv[(b * T + t) * 3 * C + i % C] = __float2bfloat16(0.0f);
+}
+
+// 91's kernels at dq_atomics=0, then dQ of the dq kernel's last query tile (key_tile 32
+// rows) zeroed.
+void launch_last_query_tile_dq_zeroed(const AttentionBackwardBf16Args& a, const Launch& l) {
+  launch_flash_backward<cuda::flash_attention_backward_mma::kNone, false>(a, l);
+  const int first = (a.T - 1) / 32 * 32;
+  const int64_t n = int64_t(a.B) * (a.T - first) * a.C;
+  WB_LAUNCH(planted_zero_dq_rows, cuda::grid_for(n, kPlantedBlock), kPlantedBlock, 0, cuda::stream(l),
+            cuda::as_cuda(a.dqkv), a.B, a.T, a.C, first);
+}
+
 // Every planted variant is a test-only CUDA variant of one op with a single block size;
 // what tells them apart is the op, the id, the name and the summary (and, for a few, a
 // workspace, a numeric class or a minimum compute capability).
@@ -603,6 +632,16 @@ Variant flash_mma_backward(int id, const char* name, const char* summary) {
   v.workspace = [](const Shape& s, const ParamValues& p) {
     return cuda::flash_attention_backward_mma::workspace_bytes(s.B, s.T, s.C, s.NH, p.get("dq_atomics") != 0);
   };
+  return v;
+}
+
+// 91 at dq_atomics=0 (the form with a dq kernel and its query tiles), dQ of the last
+// query tile then zeroed.
+Variant last_query_tile_dq_zeroed() {
+  Variant v = flash_mma_backward<cuda::flash_attention_backward_mma::kNone>(
+      95, "planted_last_query_tile_dq_zeroed", "test only: 91, then dQ of the rows of the last query tile set to zero");
+  v.run = Variant::of(&launch_last_query_tile_dq_zeroed).run;
+  v.params.back() = TuningParam{"dq_atomics", {0}, 0};
   return v;
 }
 
@@ -701,7 +740,8 @@ std::vector<Variant> planted() {
               93, "planted_diagonal_query_tile_skipped",
               "test only: the dk/dv blocks start one query tile late, past their diagonal"),
           flash_mma_backward<cuda::flash_attention_backward_mma::kReadsBeforeWait>(
-              94, "planted_backward_reads_before_wait", "test only: a query stage read before its cp.async wait")};
+              94, "planted_backward_reads_before_wait", "test only: a query stage read before its cp.async wait"),
+          last_query_tile_dq_zeroed()};
 }
 
 }  // namespace

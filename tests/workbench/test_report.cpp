@@ -85,6 +85,31 @@ TEST(Report, RoundTripsThroughJson) {
   EXPECT_FALSE(back.records[3].timing);
 }
 
+// A tensor check carries the row test's fields, and a report written before the row
+// test (without them) reads back as a check that did not run it, and still passes.
+TEST(Report, TheRowTestRoundTripsAndOlderReportsReadWithoutIt) {
+  const nlohmann::json j = to_json(sample_report());
+  const nlohmann::json& out = j["records"][0]["errors"][0];
+  EXPECT_EQ(out["tensor"], "out");
+  EXPECT_EQ(out["row_length"], 12) << "rows of OC";
+  EXPECT_EQ(out["rows_checked"], 8) << "B * T rows";
+  EXPECT_EQ(out["rows_failed"], 0);
+  EXPECT_EQ(out["first_bad_row"], -1);
+  const Report back = report_from_json(j, "memory");
+  EXPECT_EQ(back.records[0].errors[0].rows.length, 12);
+  EXPECT_EQ(back.records[0].errors[0].rows_checked, 8);
+  nlohmann::json old = j;
+  for (auto& record : old["records"])
+    for (auto& check : record["errors"])
+      for (const char* key : {"row_length", "row_parts", "row_bound", "row_floor", "rows_checked", "rows_failed",
+                              "first_bad_row", "first_bad_row_rel_err", "row_tol_used", "max_row_rel_err"})
+        check.erase(key);
+  const Report older = report_from_json(old, "memory");
+  EXPECT_EQ(older.records[0].errors[0].rows.length, 0);
+  EXPECT_EQ(older.records[0].errors[0].rows_checked, 0);
+  EXPECT_TRUE(older.records[0].errors[0].passed());
+}
+
 // The context names the BLAS the process loaded, and it is the build CMake linked: the
 // OpenMP one when Debian's libopenblas-openmp-dev was there, whatever the system's
 // libopenblas.so.0 alternative points at (the binaries' RUNPATH decides).

@@ -310,5 +310,132 @@ TEST_F(CompareBf16, TheBiasTestNeedsEnoughElements) {
   EXPECT_TRUE(c.passed()) << "too few elements for the bias test: " << c.describe();
 }
 
+// The row test: rows of C values, four rows, the last a thousand times smaller than the
+// others and so inside an absolute tolerance sized for the large ones.
+class CompareRows : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (std::size_t i = 0; i < ref.size(); ++i) ref[i] = u(rng) * (i / kC == 3 ? 1e-3f : 1.0f);
+    got = ref;
+  }
+  TensorCheck check(const TensorSpec& spec, NumericClass numeric, Tolerance tol) const {
+    return compare(spec, got.data(), ref.data(), int64_t(ref.size()), tol,
+                   row_rule(spec, parse_shape("B=4,C=64"), numeric));
+  }
+  static constexpr std::size_t kC = 64;
+  TensorSpec spec = output("y", "B,C", ToleranceFn{});
+  std::vector<float> ref = std::vector<float>(4 * kC);
+  std::vector<float> got;
+};
+
+TEST_F(CompareRows, TheRuleFollowsTheLastExtentAndTheCoarserOfArithmeticAndStorage) {
+  const Shape s = parse_shape("B=2,T=3,C=8");
+  const RowRule qkv = row_rule(output("dqkv", "B,T,3C", ToleranceFn{}), s, NumericClass::fp32);
+  EXPECT_EQ(qkv.length, 8) << "one row per part of 3C: a token's q, k and v";
+  EXPECT_EQ(qkv.parts, 3);
+  EXPECT_DOUBLE_EQ(qkv.bound, std::ldexp(1.0, -12));  // sqrt(2^-24)
+  EXPECT_DOUBLE_EQ(qkv.floor, 16 * std::ldexp(1.0, -24));
+  EXPECT_DOUBLE_EQ(row_rule(output("y", "B,T,C", ToleranceFn{}), s, NumericClass::tf32).bound,
+                   std::sqrt(std::ldexp(1.0, -11)));
+  const RowRule stored = row_rule(as_bf16(output("y", "B,T,C", ToleranceFn{})), s, NumericClass::fp32);
+  EXPECT_DOUBLE_EQ(stored.bound, 1.0 / 16) << "bf16 storage rounds to 2^-8 whatever the arithmetic";
+  EXPECT_EQ(row_rule(output("out", "1", ToleranceFn{}), s, NumericClass::fp32).length, 1);
+  EXPECT_EQ(row_rule(output("n", "B,T", ToleranceFn{}), s, NumericClass::fp32).length, 3);
+}
+
+TEST_F(CompareRows, AZeroRowOfSmallMagnitudeFails) {
+  for (std::size_t i = 3 * kC; i < 4 * kC; ++i) got[i] = 0;
+  const TensorCheck c = check(spec, NumericClass::fp32, Tolerance{1e-2, 1e-5});
+  EXPECT_EQ(c.mismatches, 0) << "every element within the absolute tolerance: " << c.describe();
+  EXPECT_EQ(c.rows_checked, 4);
+  EXPECT_EQ(c.rows_failed, 1);
+  EXPECT_EQ(c.first_bad_row, 3);
+  EXPECT_DOUBLE_EQ(c.first_bad_row_rel_err, 1.0);
+  EXPECT_FALSE(c.passed());
+  EXPECT_NE(c.describe().find("y: 1 of 4 rows of 64 off by more than 2.4e-04 of their norm (first: row 3, relative "
+                              "error 1); every element within atol 1.0e-02"),
+            std::string::npos)
+      << c.describe();
+  // The same check without the row test passes: what the rule adds.
+  EXPECT_TRUE(compare(spec, got.data(), ref.data(), int64_t(ref.size()), Tolerance{1e-2, 1e-5}).passed());
+}
+
+TEST_F(CompareRows, AnotherRowsValuesFail) {
+  for (std::size_t i = 0; i < kC; ++i) got[3 * kC + i] = ref[2 * kC + i] * 1e-3f;  // the right size, the wrong row
+  const TensorCheck c = check(spec, NumericClass::fp32, Tolerance{1e-2, 1e-2});
+  EXPECT_EQ(c.mismatches, 0) << c.describe();
+  EXPECT_EQ(c.first_bad_row, 3) << c.describe();
+  EXPECT_GT(c.first_bad_row_rel_err, 0.5) << c.describe();
+}
+
+TEST_F(CompareRows, CorrectRowsWithRoundingNoisePass) {
+  // bf16 storage: every value rounded once, the small row included.
+  const TensorSpec stored = as_bf16(spec);
+  std::vector<bf16> rounded(ref.size());
+  for (std::size_t i = 0; i < ref.size(); ++i) rounded[i] = to_bf16(ref[i]);
+  const TensorCheck b =
+      compare(stored, rounded.data(), DType::f32, ref.data(), int64_t(ref.size()), Tolerance{1e-2, 1e-2, 0.5},
+              row_rule(stored, parse_shape("B=4,C=64"), NumericClass::bf16));
+  EXPECT_TRUE(b.passed()) << b.describe();
+  EXPECT_EQ(b.rows_checked, 4);
+  EXPECT_LT(b.max_row_rel_err, std::ldexp(1.0, -8)) << "about half an ulp relative, well inside 2^-4";
+  // fp32: every element off by its full rtol (1e-5) passes, since the bound (2^-12) is
+  // wider than any class's rtol.
+  for (std::size_t i = 0; i < ref.size(); ++i) got[i] = ref[i] * (1 + (i % 2 ? 1e-5f : -1e-5f));
+  const TensorCheck f = check(spec, NumericClass::fp32, Tolerance{0, 1.01e-5});
+  EXPECT_TRUE(f.passed()) << f.describe();
+  EXPECT_GT(f.row_tol_used, 0.01) << f.describe();
+}
+
+TEST_F(CompareRows, ARowThatCancelsToRoundingNoiseIsHeldToTheFloor) {
+  // Row 3 is the rounding noise of a sum of terms the size of the other rows (the first
+  // query's dQ: dP - D cancels), and the output's noise differs from the reference's:
+  // relative error near 1, but far below 16 u of the largest row.
+  for (std::size_t i = 3 * kC; i < 4 * kC; ++i) {
+    ref[i] = 3e-8f * (i % 3 ? 1.0f : -1.0f);
+    got[i] = -2e-8f * (i % 2 ? 1.0f : -1.0f);
+  }
+  const TensorCheck c = check(spec, NumericClass::fp32, Tolerance{1e-5, 1e-5});
+  EXPECT_TRUE(c.passed()) << c.describe();
+}
+
+TEST_F(CompareRows, AnAllZeroReferenceRowPassesWhenTheOutputIsZero) {
+  for (std::size_t i = kC; i < 2 * kC; ++i) ref[i] = got[i] = 0;
+  const TensorCheck c = check(spec, NumericClass::fp32, Tolerance{1e-5, 1e-5});
+  EXPECT_TRUE(c.passed()) << c.describe();
+  EXPECT_EQ(c.rows_checked, 3) << "the zero row is left to the elementwise test";
+  // A stray value in it is the elementwise test's to judge: within atol it passes.
+  got[kC + 5] = 5e-6f;
+  EXPECT_TRUE(check(spec, NumericClass::fp32, Tolerance{1e-5, 1e-5}).passed());
+  got[kC + 5] = 1.0f;
+  EXPECT_FALSE(check(spec, NumericClass::fp32, Tolerance{1e-5, 1e-5}).passed());
+}
+
+TEST_F(CompareRows, NanStillFails) {
+  got[2 * kC + 1] = kNaN;
+  const TensorCheck c = check(spec, NumericClass::fp32, Tolerance{1e9, 1e9});
+  EXPECT_FALSE(c.passed());
+  EXPECT_EQ(c.non_finite, 1);
+  EXPECT_EQ(c.rows_failed, 1) << "a NaN makes its row's error NaN, which no bound holds";
+  EXPECT_EQ(c.first_bad_row, 2);
+}
+
+TEST_F(CompareRows, APartOfARowIsARow) {
+  // dqkv-like rows of 3C: q small, k and v large. Zeroing q alone fails, though q is a
+  // small share of the whole 3C row.
+  const TensorSpec qkv = output("dqkv", "B,3C", ToleranceFn{});
+  const Shape s = parse_shape("B=4,C=16");
+  std::vector<float> r(4 * 48), g;
+  for (std::size_t i = 0; i < r.size(); ++i) r[i] = (i % 48 < 16 ? 1e-3f : 1.0f) * float(1 + i % 7);
+  g = r;
+  for (std::size_t i = 3 * 48; i < 3 * 48 + 16; ++i) g[i] = 0;
+  const TensorCheck c =
+      compare(qkv, g.data(), r.data(), int64_t(r.size()), Tolerance{1e-2, 1e-2}, row_rule(qkv, s, NumericClass::bf16));
+  EXPECT_EQ(c.mismatches, 0) << c.describe();
+  EXPECT_EQ(c.first_bad_row, 9) << "token 3's q row: " << c.describe();
+}
+
 }  // namespace
 }  // namespace wb

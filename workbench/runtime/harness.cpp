@@ -91,8 +91,9 @@ Session::Outcome Session::run_and_check(const Variant& v, const Launch& launch) 
       continue;
     }
     ex_.to_host(last_.buffers[i].data(), src.data(), src.bytes());
-    TensorCheck c = compare(spec, last_.buffers[i].data(), problem_.truth->tensors[i].dtype,
-                            problem_.expected.buffers[i].data(), spec.numel(shape), spec.tol(v.numeric, shape));
+    TensorCheck c =
+        compare(spec, last_.buffers[i].data(), problem_.truth->tensors[i].dtype, problem_.expected.buffers[i].data(),
+                spec.numel(shape), spec.tol(v.numeric, shape), row_rule(spec, shape, v.numeric));
     if (!c.passed() && out.failure.empty()) out.failure = c.describe();
     out.checks.push_back(std::move(c));
   }

@@ -343,6 +343,20 @@ json to_json(const TensorCheck& c) {
     j["bias_elements"] = c.bias_elements;
   }
   j["tol_used"] = number_or_null(c.tol_used);
+  // The row test's fields, present when it ran (reports before it have none, and read
+  // back as not run).
+  if (c.rows.length > 0) {
+    j["row_length"] = c.rows.length;
+    j["row_parts"] = c.rows.parts;
+    j["row_bound"] = c.rows.bound;
+    j["row_floor"] = c.rows.floor;
+    j["rows_checked"] = c.rows_checked;
+    j["rows_failed"] = c.rows_failed;
+    j["first_bad_row"] = c.first_bad_row;
+    j["first_bad_row_rel_err"] = number_or_null(c.first_bad_row_rel_err);
+    j["row_tol_used"] = number_or_null(c.row_tol_used);
+    j["max_row_rel_err"] = number_or_null(c.max_row_rel_err);
+  }
   return j;
 }
 
@@ -360,6 +374,18 @@ TensorCheck check_from(const Reader& r) {
     c.bias_elements = r.integer("bias_elements", 0, kMaxInt64);
   }
   if (r.has("tol_used")) c.tol_used = r.num("tol_used");
+  if (r.has("row_length")) {  // from 2026-11-29: the row test
+    c.rows.length = r.integer("row_length", 1, kMaxInt64);
+    c.rows.parts = r.integer("row_parts", 1, kMaxInt64);
+    c.rows.bound = r.num("row_bound");
+    c.rows.floor = r.num("row_floor");
+    c.rows_checked = r.integer("rows_checked", 0, kMaxInt64);
+    c.rows_failed = r.integer("rows_failed", 0, kMaxInt64);
+    c.first_bad_row = r.integer("first_bad_row", -1, kMaxInt64);  // -1: none
+    c.first_bad_row_rel_err = r.num("first_bad_row_rel_err");
+    c.row_tol_used = r.num("row_tol_used");
+    c.max_row_rel_err = r.num("max_row_rel_err");
+  }
   c.first_bad = r.integer("first_bad", -1, kMaxInt64);  // -1: none
   c.first_bad_value = r.num("first_bad_value");
   c.first_bad_expected = r.num("first_bad_expected");

@@ -24,18 +24,86 @@ double element(DType dtype, const void* base, int64_t i) {
   return 0;
 }
 
+// The unit roundoff of an arithmetic or a storage: half the spacing of values at 1.
+double unit_roundoff(NumericClass c) {
+  switch (c) {
+    case NumericClass::fp32:
+      return std::ldexp(1.0, -24);
+    case NumericClass::tf32:
+      return std::ldexp(1.0, -11);
+    case NumericClass::bf16:
+      return std::ldexp(1.0, -8);
+  }
+  return 0;
+}
+
+// The row test (RowRule): each row's error and reference norms, then each row against
+// its bound plus the floor of its part.
+void check_rows(TensorCheck& c, DType got_dtype, const void* got, DType expected_dtype, const void* expected) {
+  const RowRule& rule = c.rows;
+  if (rule.length <= 0 || rule.parts <= 0 || c.count % (rule.length * rule.parts) != 0) return;
+  const int64_t n = c.count / rule.length;
+  std::vector<double> ref_norm(std::size_t(n), 0.0), err_norm(std::size_t(n), 0.0);
+#pragma omp parallel for if (c.count > (int64_t(1) << 16))
+  for (int64_t r = 0; r < n; ++r) {
+    double rr = 0, ee = 0;
+    for (int64_t i = r * rule.length; i < (r + 1) * rule.length; ++i) {
+      const double out = element(got_dtype, got, i), ref = element(expected_dtype, expected, i);
+      rr += ref * ref;
+      ee += (out - ref) * (out - ref);  // a NaN or Inf anywhere makes the row's error NaN or Inf
+    }
+    ref_norm[std::size_t(r)] = std::sqrt(rr);
+    err_norm[std::size_t(r)] = std::sqrt(ee);
+  }
+  std::vector<double> part_max(std::size_t(rule.parts), 0.0);
+  for (int64_t r = 0; r < n; ++r) {
+    double& m = part_max[std::size_t(r % rule.parts)];
+    if (std::isfinite(ref_norm[std::size_t(r)])) m = std::max(m, ref_norm[std::size_t(r)]);
+  }
+  for (int64_t r = 0; r < n; ++r) {
+    const double ref = ref_norm[std::size_t(r)], err = err_norm[std::size_t(r)];
+    if (!(ref > 0)) continue;  // an all-zero reference row: the elementwise test's (a NaN one fails there)
+    ++c.rows_checked;
+    const double floor = rule.floor * part_max[std::size_t(r % rule.parts)];
+    const double allowed = rule.bound * ref + floor;
+    const double rel = err / ref;
+    if (ref > floor) c.max_row_rel_err = std::max(c.max_row_rel_err, std::isnan(rel) ? HUGE_VAL : rel);
+    c.row_tol_used = std::max(c.row_tol_used, std::isnan(err) ? HUGE_VAL : err / allowed);
+    if (!(err <= allowed)) {
+      if (c.rows_failed++ == 0) {
+        c.first_bad_row = r;
+        c.first_bad_row_rel_err = rel;
+      }
+    }
+  }
+}
+
 }  // namespace
+
+RowRule row_rule(const TensorSpec& spec, const Shape& shape, NumericClass numeric) {
+  if (spec.dtype == DType::i32 || spec.extents.empty()) return {};
+  const Extent& last = spec.extents.back();
+  RowRule rule;
+  rule.length = last.dim.empty() ? last.factor : shape.get(last.dim);
+  rule.parts = last.dim.empty() ? 1 : last.factor;
+  const NumericClass storage = spec.dtype == DType::bf16 ? NumericClass::bf16 : NumericClass::fp32;
+  const double u = std::max(unit_roundoff(numeric), unit_roundoff(storage));
+  rule.bound = std::sqrt(u);
+  rule.floor = kRowFloorGrowth * u;
+  return rule;
+}
 
 bool TensorCheck::biased() const {
   return bias_ulps && bias_elements >= kBiasMinElements && std::fabs(*bias_ulps) > kBiasLimitUlps;
 }
 
 TensorCheck compare(const TensorSpec& spec, const void* got, DType expected_dtype, const void* expected, int64_t count,
-                    Tolerance tol) {
+                    Tolerance tol, RowRule rows) {
   TensorCheck c;
   c.tensor = spec.name;
   c.tol = tol;
   c.count = count;
+  c.rows = rows;
   const bool bf16_out = spec.dtype == DType::bf16;
   // Every element against its tolerance, on every core: at the trainer's shapes a
   // tensor holds up to 124M parameters, compared after every configuration of a sweep.
@@ -73,6 +141,7 @@ TensorCheck compare(const TensorSpec& spec, const void* got, DType expected_dtyp
     c.first_bad_value = element(spec.dtype, got, first_bad);
     c.first_bad_expected = element(expected_dtype, expected, first_bad);
   }
+  check_rows(c, spec.dtype, got, expected_dtype, expected);
   if (!bf16_out) return c;
   // The bias test, over every element up to kBiasSampleMax and an even stride through a
   // larger tensor. Each distinct reference value counts once, since equal references (a
@@ -98,18 +167,29 @@ std::string TensorCheck::describe() const {
   if (count == 0) return tensor + ": empty";
   const std::string bias =
       bias_ulps ? fmt::format(", mean signed error {:+.3f} ulp over {} elements", *bias_ulps, bias_elements) : "";
+  const std::string row_use =
+      rows_checked ? fmt::format(", rows {:.0f}% of theirs", 100 * row_tol_used) : std::string();
+  // "3 of 129 rows of 168 off by more than 6.2e-02 of their norm (first: row 98, relative error 1)"
+  std::string bad_rows;
+  if (rows_failed)
+    bad_rows =
+        fmt::format("{} of {} rows of {} off by more than {:.1e} of their norm (first: row {}, relative error {:.3g})",
+                    rows_failed, rows_checked, rows.length, rows.bound, first_bad_row, first_bad_row_rel_err);
   if (passed())
-    return fmt::format("{}: max abs {:.2e}, max rel {:.2e}, {:.0f}% of the tolerance{}", tensor, max_abs_err,
-                       max_rel_err, 100 * tol_used, bias);
+    return fmt::format("{}: max abs {:.2e}, max rel {:.2e}, {:.0f}% of the tolerance{}{}", tensor, max_abs_err,
+                       max_rel_err, 100 * tol_used, row_use, bias);
+  if (mismatches == 0 && rows_failed)
+    return fmt::format("{}: {}; every element within atol {:.1e} + rtol {:.1e}*|ref|{}", tensor, bad_rows, tol.atol,
+                       tol.rtol, bias);
   if (mismatches == 0)
     return fmt::format("{}: biased: the mean signed error is {:+.3f} ulp over {} elements (more than {} from zero: "
                        "a conversion that truncates, or a rounding mode other than nearest even)",
                        tensor, *bias_ulps, bias_elements, kBiasLimitUlps);
-  return fmt::format("{}: {} of {} outside atol {:.1e} + rtol {:.1e}*|ref|{}{} (first at {}: {} vs {}){}", tensor,
+  return fmt::format("{}: {} of {} outside atol {:.1e} + rtol {:.1e}*|ref|{}{} (first at {}: {} vs {}){}{}", tensor,
                      mismatches, count, tol.atol, tol.rtol,
                      tol.ulps > 0 ? fmt::format(" + {} ulp", tol.ulps) : std::string(),
                      non_finite ? fmt::format(", {} not finite", non_finite) : std::string(), first_bad,
-                     first_bad_value, first_bad_expected, bias);
+                     first_bad_value, first_bad_expected, rows_failed ? "; " + bad_rows : std::string(), bias);
 }
 
 }  // namespace wb

@@ -1,7 +1,10 @@
 #pragma once
-// Elementwise validation of one output tensor against the reference:
+// Validation of one output tensor against the reference. Elementwise:
 // |out - ref| <= atol + rtol * |ref|. NaN or Inf never passes, nor does a NaN in the
-// reference (a poisoned element the reference failed to write).
+// reference (a poisoned element the reference failed to write). And per row (RowRule):
+// the elementwise tolerance is sized for the tensor's largest values, so a row of small
+// values can be zero, or another row's, inside it; a row's error is also held to a share
+// of the row's own size.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,6 +13,42 @@
 #include "contract/op.h"
 
 namespace wb {
+
+// The row test of one tensor: its elements read as rows of `length` consecutive values,
+// `parts` rows side by side in one index of its leading extents (dqkv's 3C holds a
+// token's q, k and v rows: 3 parts; 1 otherwise). A row with reference norm R > 0 passes
+// when
+//   ||out - ref|| <= bound * R + floor * (the largest R among the rows of its part),
+// bound = sqrt(u) and floor = kRowFloorGrowth * u, u the unit roundoff of the coarser
+// of the variant's arithmetic and the tensor's storage (fp32 2^-24, tf32 2^-11, bf16
+// 2^-8). Why these:
+// - bound = sqrt(u): a row that agrees with its reference to fewer than half the bits the
+//   arithmetic carries is wrong, not rounded. It is never tighter than the elementwise
+//   rtol of any class (fp32 1e-5 < 2.4e-4, tf32 1e-3 < 0.022, bf16 1e-2 < 0.0625), so a
+//   row whose every element meets rtol passes it, and a zero row (relative error 1), a
+//   row written from another row (about 1.4) or a row of garbage fails it however small
+//   it is, down to the floor.
+// - floor: a row whose reference cancels to near zero (the first query's dQ in causal
+//   attention, where dP - D vanishes in exact arithmetic) may be rounding noise in the
+//   output and in the reference alike, its relative error near 1 when correct. Its
+//   error is the rounding of terms of the size the tensor's rows have, so the floor is a
+//   modest growth (16) of u times the largest row of the same part: rows below 16u of it
+//   are judged by the elementwise test alone.
+// - rows whose reference is exactly zero (masked, padded) are the elementwise test's.
+// What it cannot see: a row off by less than sqrt(u) relative (the elementwise test's
+// and the bias test's business), and a row smaller than the floor.
+struct RowRule {
+  int64_t length = 0;  // 0: no row test
+  int64_t parts = 1;
+  double bound = 0;
+  double floor = 0;
+};
+inline constexpr double kRowFloorGrowth = 16;
+
+// The row rule of `spec` at `shape` for a variant of class `numeric`: rows along the
+// last extent (one part of it when it is a multiple of a dim, "3C"); no row test for
+// integer tensors (compared exactly).
+RowRule row_rule(const TensorSpec& spec, const Shape& shape, NumericClass numeric);
 
 struct TensorCheck {
   std::string tensor;
@@ -39,9 +78,20 @@ struct TensorCheck {
   int64_t first_bad = -1;  // flat index of the first mismatch
   double first_bad_value = 0;
   double first_bad_expected = 0;
+  // The row test (rows.length == 0: not run, as in reports before it).
+  RowRule rows;
+  int64_t rows_checked = 0;  // rows with a reference norm above zero
+  int64_t rows_failed = 0;   // of those, rows past their bound (a NaN in a row fails it)
+  int64_t first_bad_row = -1;
+  double first_bad_row_rel_err = 0;  // ||out - ref|| / ||ref|| of that row
+  // The largest ||out - ref|| of a row as a fraction of what the rule allows it, and the
+  // largest relative error of a row whose reference norm is above its floor (how close
+  // correct rows come to the bound).
+  double row_tol_used = 0;
+  double max_row_rel_err = 0;
 
   bool biased() const;
-  bool passed() const { return mismatches == 0 && count > 0 && !biased(); }
+  bool passed() const { return mismatches == 0 && rows_failed == 0 && count > 0 && !biased(); }
   std::string describe() const;  // "out: 3 of 1024 outside atol 1e-05 + rtol 1e-05*|ref| (first at 17: 0.5 vs 0.25)"
 };
 
@@ -59,11 +109,12 @@ inline constexpr int64_t kBiasSampleMax = int64_t(1) << 20;
 
 // `got` holds spec's elements (f32, i32 or bf16), `expected` the reference's, of
 // `expected_dtype` (f32 where the reference ran on fp32 storage for a bf16 op).
+// `rows`: the row test, none by default.
 TensorCheck compare(const TensorSpec& spec, const void* got, DType expected_dtype, const void* expected, int64_t count,
-                    Tolerance tol);
-inline TensorCheck compare(const TensorSpec& spec, const void* got, const void* expected, int64_t count,
-                           Tolerance tol) {
-  return compare(spec, got, spec.dtype, expected, count, tol);
+                    Tolerance tol, RowRule rows = {});
+inline TensorCheck compare(const TensorSpec& spec, const void* got, const void* expected, int64_t count, Tolerance tol,
+                           RowRule rows = {}) {
+  return compare(spec, got, spec.dtype, expected, count, tol, rows);
 }
 
 }  // namespace wb
