@@ -38,7 +38,12 @@ model; tools on this CPU), and each fails the runs it must tell apart:
     0.0165).
 An attention rung that rounds P to bf16 before P V (ROUNDS_P: the FlashAttention-style
 forward on tensor cores) is one more rounding point: when the trainer's plan
-(--print-plan) runs one, gpt2_bf16.py --round-p rounds P there too, and the bounds stay.
+(--print-plan) runs one, gpt2_bf16.py --round-p rounds P there too, and the bounds stay,
+but for the first step's logits: under torch 2.11 (the pinned one) 1.03e-2 of them differ
+by a bf16 ulp at most (largest difference 5.0e-3 of the largest logit) where torch 1.13 gave
+0 (emu, V=50257, 2026-11-29; not from exp2, not from the thread count: both tried; which
+op of the P-rounding path sums in another order is not established), so that path's
+bound is 0.03, as the gradients': still far below the float64 model's 0.68.
 """
 import argparse
 import json
@@ -97,6 +102,7 @@ def check(ok, what):
 
 # The attention_forward_bf16 rungs (by name) that round P to bf16 before P V.
 ROUNDS_P = {"flash_mma"}
+ROUND_P_LOGITS_DIFFER = 0.03
 
 
 def plan_rounds_p(a, tmp, c, kernels):
@@ -140,6 +146,8 @@ def bf16_parity(a):
         grads, ref_grads = grads.astype(np.float64), ref_grads.astype(np.float64)
 
         differ = float(np.mean(logits != ref_logits))
+        if round_p:  # the docstring: torch 2.11's P-rounding path sums in another order
+            b = dict(b, logits_differ=ROUND_P_LOGITS_DIFFER)
         largest = float(np.abs(logits - ref_logits).max() / np.abs(ref_logits).max())
         ok = check(differ <= b["logits_differ"], f"logits: {differ:.2e} of them bitwise different "
                    f"(bound {b['logits_differ']:.0e})")
