@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <fstream>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <tuple>
@@ -11,6 +11,7 @@
 
 #include "base/errors.h"
 #include "workbench/cli/output.h"
+#include "workbench/runtime/json_file.h"
 #include "workbench/runtime/predict.h"
 
 namespace wb::cli {
@@ -31,24 +32,11 @@ PredictedTime predict_one(CountingSession& session, const Variant& emu_variant, 
 // other things). The second member says which, for the report and the heading.
 std::pair<ModelConstants, std::string> constants_for(const DeviceDescription& d) {
   const std::string path = default_results_dir() + "/" + d.slug + "/predict-scores.json";
-  std::ifstream in(path);
-  if (!in) return {ModelConstants{}, "prior"};
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(path + ": not JSON (" + e.what() + ")");
-  }
+  if (!std::filesystem::exists(path)) return {ModelConstants{}, "prior"};
+  const nlohmann::json j = read_json_file(path);
   if (!j.is_object() || j.value("model", "") != kPredictModel || !j.contains("fitted") || !j["fitted"].is_object())
     return {ModelConstants{}, "prior"};
-  ModelConstants m;
-  for (const ModelConstants::Named& c : ModelConstants::all()) {
-    const auto v = j["fitted"].find(c.name);
-    if (v == j["fitted"].end() || !v->is_number() || !(v->get<double>() >= 0))
-      throw UsageError(path + ": 'fitted' has no number >= 0 for " + c.name);
-    m.*c.value = v->get<double>();
-  }
-  return {m, "fitted: " + path};
+  return {constants_from_json(j["fitted"], path + " 'fitted'"), "fitted: " + path};
 }
 
 }  // namespace

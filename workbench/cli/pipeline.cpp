@@ -1,12 +1,12 @@
 #include "workbench/cli/pipeline.h"
 
-#include <algorithm>
 #include <memory>
 #include <optional>
 #include <ostream>
 #include <set>
 
 #include "base/errors.h"
+#include "base/text.h"
 #include "workbench/cli/options.h"
 #include "workbench/cli/output.h"
 #include "workbench/cli/pipeline_isolate.h"
@@ -42,17 +42,14 @@ std::vector<std::string> configurations_args(const Plan& plan, const std::vector
 }
 
 void keep_configurations(Plan& plan, const std::string& list) {
-  std::set<std::string> wanted;
-  for (std::size_t at = 0; at <= list.size();) {
-    const std::size_t end = std::min(list.find(';', at), list.size());
-    wanted.insert(list.substr(at, end - at));
-    at = end + 1;
-  }
+  const std::vector<std::string> listed = split_list(list, ';');
+  const std::set<std::string> wanted(listed.begin(), listed.end());
   std::set<std::string> planned;
   std::vector<Unit> kept;
   for (Unit& unit : plan.units) {
-    planned.insert(unit.params.describe());
-    if (wanted.count(unit.params.describe())) kept.push_back(std::move(unit));
+    const std::string configuration = unit.params.describe();
+    planned.insert(configuration);
+    if (wanted.count(configuration)) kept.push_back(std::move(unit));
   }
   for (const std::string& w : wanted)
     if (!planned.count(w)) throw UsageError("--configurations: '" + w + "' is not a configuration this run plans");

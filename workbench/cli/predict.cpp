@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -25,6 +24,7 @@
 #include "workbench/cli/output.h"
 #include "workbench/cli/predict_ahead.h"
 #include "workbench/cli/predict_step.h"
+#include "workbench/runtime/json_file.h"
 #include "workbench/runtime/predict_score.h"
 #include "workbench/runtime/report.h"
 #include "workbench/runtime/table.h"
@@ -69,18 +69,6 @@ DeviceModel device_model(const ReportContext& c, const std::string& origin) {
 }
 
 std::string label(const Record& r) { return r.variant_label() + " " + r.params.describe(); }
-
-nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError("cannot read " + path + ": no such file or not readable");
-  std::ostringstream text;
-  text << in.rdbuf();
-  try {
-    return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(path + ": malformed JSON: " + e.what());
-  }
-}
 
 // --scores-out: the scores as wb.predict-scores/1 (docs/formats.md), what the prediction
 // gate (tests/cli/test_predict_gate.cpp) holds a later model to.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "base/errors.h"
 #include "workbench/runtime/buffers.h"
 #include "workbench/runtime/problem.h"
 
@@ -168,6 +169,18 @@ nlohmann::json to_json(const ModelConstants& m) {
   nlohmann::json j = nlohmann::json::object();
   for (const ModelConstants::Named& c : ModelConstants::all()) j[c.name] = m.*c.value;
   return j;
+}
+
+ModelConstants constants_from_json(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object()) throw UsageError(origin + ": the constants are not an object");
+  ModelConstants m;
+  for (const ModelConstants::Named& c : ModelConstants::all()) {
+    const auto v = j.find(c.name);
+    if (v == j.end() || !v->is_number() || !(v->get<double>() >= 0))
+      throw UsageError(origin + ": no number >= 0 for " + c.name);
+    m.*c.value = v->get<double>();
+  }
+  return m;
 }
 
 CountingSession::CountingSession(const Registry& registry, const OpSpec& op, const Shape& shape, uint64_t seed,

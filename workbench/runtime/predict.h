@@ -144,6 +144,9 @@ double as_graph_node(const Prediction& p, const ModelConstants& m);
 
 // The constants by name: what a predictions or scores file records of the model.
 nlohmann::json to_json(const ModelConstants& m);
+// Its inverse: every constant by name, a number >= 0; UsageError naming `origin` and the
+// constant otherwise.
+ModelConstants constants_from_json(const nlohmann::json& j, const std::string& origin);
 
 // One op at one shape on the emulator, its inputs made once (as a check makes them)
 // for every configuration counted on it.
