@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs a Triton rung under Triton's interpreter, on the CPU, on inputs from raw files.
 
-    bash tools/python/python.sh tools/triton/interpret.py RUNG.py REQUEST.json
+    bash tools/python/python.sh tools/triton/interpret.py RUNG.py REQUEST.json [REQUEST.json...]
 
 This is how wb checks a Triton rung without a GPU (docs/triton.md): the emu backend
 writes every tensor of the op (inputs with their fresh values, outputs poisoned) to raw
@@ -22,9 +22,12 @@ Each tensor lies between two guard bands of 1024 elements filled with a NaN patt
 int32, 0x5a5a5a5a): an unmasked read past a tensor's end reads NaN and so poisons what it
 feeds, and a write past it changes a guard, which fails the run.
 
-Exit: 0 the rung ran and the outputs are written; 1 the rung failed under the
-interpreter (it raised, or wrote outside a tensor; the message says which), no output
-written; 2 bad usage, a bad request or a rung that is not one; 4 a bug in this tool.
+Several requests run in turn in one process (Python, torch and triton start once, which
+is most of a small check's time); each prints one line on stdout, "ok REQUEST" or
+"failed REQUEST: why". Exit: 0 every request ran and its outputs are written; 1 the rung
+failed under the interpreter on at least one (it raised, or wrote outside a tensor),
+whose outputs are not written; 2 bad usage, a bad request or a rung that is not one
+(nothing after it runs); 4 a bug in this tool.
 """
 import json
 import os
@@ -163,10 +166,10 @@ def work_around_scalar_conversion():
     interpreter._patch_lang_tensor = patch_lang_tensor
 
 
-def run(rung, req, folder):
+def run(rung, req, folder, where="request"):
     import numpy as np
     work_around_scalar_conversion()
-    params = check_request(rung, req, "request")
+    params = check_request(rung, req, where)
     tensors = load_tensors(rung, req, folder)
     env = dict(req.get("fields", {}))
     env.update(params)
@@ -205,24 +208,29 @@ def run(rung, req, folder):
 
 
 def main(argv):
-    if len(argv) != 2 or argv[0].startswith("-"):
-        rungs.fail("usage: interpret.py RUNG.py REQUEST.json (docs/triton.md)")
-    rung_path, request_path = argv
+    if len(argv) < 2 or any(a.startswith("-") for a in argv):
+        rungs.fail("usage: interpret.py RUNG.py REQUEST.json [REQUEST.json...] (docs/triton.md)")
+    rung_path, requests = argv[0], argv[1:]
+    failed = 0
     try:
-        req = read_request(request_path)
         rung = rungs.load(rung_path)
-        params = run(rung, req, os.path.dirname(os.path.abspath(request_path)))
+        for request_path in requests:
+            req = read_request(request_path)
+            try:
+                params = run(rung, req, os.path.dirname(os.path.abspath(request_path)), request_path)
+                print(f"ok {request_path}: {rung.op} {rung.name} ran under the interpreter with "
+                      f"{rungs.Rung.params_text(params)}", flush=True)
+            except RungFailed as e:
+                failed += 1
+                print(f"failed {request_path}: {rung.op} {rung.name}: {e}", flush=True)
     except (BadRequest, rungs.RungError) as e:
         rungs.fail(f"interpret.py: {e}")
-    except RungFailed as e:
-        rungs.fail(f"interpret.py: {rung.op} {rung.name}: {e}", 1)
     except OSError as e:
         rungs.fail(f"interpret.py: cannot write an output: {e}")
     except Exception:
         traceback.print_exc()
         rungs.fail("interpret.py: a bug in this tool (the traceback above)", 4)
-    print(f"interpret.py: {rung.op} {rung.name} ran under the interpreter with {rungs.Rung.params_text(params)}")
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
