@@ -14,6 +14,8 @@ its launcher picks the cubin, the specialisation and the grid that the arguments
   illegal parameter, no launch for an empty grid, the grid the rung's expressions give,
   32 num_warps threads, and the kernel arguments in order with the two scratch pointers.
   (Skipped, with the reason, where no C compiler or cuda.h is found.)
+- At the default parameters the 16-divisible cubins load and store 128 bits at a time
+  and the general ones do not (the SASS, through the cuobjdump Triton carries).
 - Bad input exits 2 with a message: a rung misnamed, one without WB_TRITON, an unknown
   architecture.
 
@@ -22,6 +24,7 @@ Skipped (77) without the project's venv. Exit 0 when every case holds, 1 otherwi
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -155,6 +158,28 @@ def check_manifest(op, out, failures):
     print(f"{op}: {len(m['cubins'])} cubins for sm_80 and sm_90 in {m['compile_seconds']} s, "
           f"{min(sizes)}..{max(sizes)} bytes each, {sum(sizes)} in all; triton {m['triton_version']}")
     return m
+
+
+def check_vector_accesses(op, m, out, failures):
+    """The 16-divisible specialisation is what makes 128-bit accesses: at the default
+    parameters its cubins load and store 128 bits at a time, the general ones never.
+    (Read from the SASS by the cuobjdump Triton carries; skipped, with the reason, where
+    it has none.)"""
+    tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
+    if not os.access(tool, os.X_OK):
+        print(f"{op}: the SASS is not read here (skipped: no {tool})")
+        return
+    defaults = {n: p["default"] for n, p in m["params"].items()}
+    for arch in (80, 90):
+        for spec in ("d16", "any"):
+            c = find_cubin(m, arch, defaults, spec)
+            sass = subprocess.run([tool, "-sass", os.path.join(out, c["cubin"])], capture_output=True,
+                                  text=True).stdout
+            wide = [op_ for op_ in ("LDG", "STG") if re.search(op_ + r"\.E[.A-Z]*\.128", sass)]
+            want = ["LDG", "STG"] if spec == "d16" else []
+            print(f"{'ok' if wide == want else 'WRONG'}: {c['cubin']}: 128-bit {' and '.join(wide) or 'none'}")
+            if wide != want:
+                failures.append(f"{op}: {c['cubin']} has 128-bit accesses {wide or 'none'}, want {want or 'none'}")
 
 
 def find_cubin(m, arch, params, spec):
@@ -328,6 +353,7 @@ def main():
                 continue
             print(r.stdout.strip())
             m = check_manifest(op, out, failures)
+            check_vector_accesses(op, m, out, failures)
             check_launcher(op, m, out, work, failures)
         bad_input(work, failures)
     for f in failures:

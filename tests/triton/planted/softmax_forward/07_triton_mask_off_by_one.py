@@ -1,14 +1,13 @@
 # softmax_forward, planted Triton rung 7: variant 6 with its mask one column too wide.
 #
 # Idea: a planted control, never a rung of the ladder (it lives under tests/, not
-# variants/). Variant 6 exactly, except that both passes mask their loads with
+# variants/). Variant 6 exactly, except that both passes keep the columns
 # cols <= V instead of cols < V: the first padding column, V, takes part in the row's
 # maximum and sum, and its probability is written where the contract says 0.
 # Why: a check of Triton rungs under the interpreter must call it INCORRECT at every
 # shape with V < Vp (tests/triton/test_triton_interpret.py); if it passes, the check
 # cannot see a mask that is off by one.
-# Limits: where V == Vp the extra load reads the next row's first value (or past the
-# tensor, into interpret.py's NaN guard on the last row).
+# Limits: where V == Vp the loads stay masked at Vp, so the fault does not show there.
 import triton
 import triton.language as tl
 
@@ -26,7 +25,9 @@ def softmax_online(probs, logits, V, Vp, BLOCK_V: tl.constexpr):
     s = tl.zeros([BLOCK_V], tl.float32)          # per lane: sum of exp(x - m)
     for start in range(0, V, BLOCK_V):
         cols = start + lanes
-        x = tl.load(x_row + cols, mask=cols <= V, other=NEG_INF)
+        # Masked at Vp, a 16-divisible bound when Vp % 16 == 0, so that the loads
+        # vectorise; the padding read with them is replaced by -inf.
+        x = tl.where(cols <= V, tl.load(x_row + cols, mask=cols < Vp, other=NEG_INF), NEG_INF)
         m_new = tl.maximum(m, x)
         # A lane that has seen only masked values keeps m = -inf and s = 0: the formula
         # would give exp(-inf - -inf), NaN, there.
@@ -39,7 +40,7 @@ def softmax_online(probs, logits, V, Vp, BLOCK_V: tl.constexpr):
 
     for start in range(0, Vp, BLOCK_V):
         cols = start + lanes
-        x = tl.load(x_row + cols, mask=cols <= V, other=NEG_INF)
+        x = tl.where(cols <= V, tl.load(x_row + cols, mask=cols < Vp, other=NEG_INF), NEG_INF)
         tl.store(p_row + cols, tl.exp(x - row_max) * inv_sum, mask=cols < Vp)
 
 

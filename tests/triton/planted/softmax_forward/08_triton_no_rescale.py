@@ -26,7 +26,9 @@ def softmax_online(probs, logits, V, Vp, BLOCK_V: tl.constexpr):
     s = tl.zeros([BLOCK_V], tl.float32)          # per lane: sum of exp(x - m)
     for start in range(0, V, BLOCK_V):
         cols = start + lanes
-        x = tl.load(x_row + cols, mask=cols < V, other=NEG_INF)
+        # Masked at Vp, a 16-divisible bound when Vp % 16 == 0, so that the loads
+        # vectorise; the padding read with them is replaced by -inf.
+        x = tl.where(cols < V, tl.load(x_row + cols, mask=cols < Vp, other=NEG_INF), NEG_INF)
         m_new = tl.maximum(m, x)
         # A lane that has seen only masked values keeps m = -inf and s = 0: the formula
         # would give exp(-inf - -inf), NaN, there.
@@ -39,7 +41,7 @@ def softmax_online(probs, logits, V, Vp, BLOCK_V: tl.constexpr):
 
     for start in range(0, Vp, BLOCK_V):
         cols = start + lanes
-        x = tl.load(x_row + cols, mask=cols < V, other=NEG_INF)
+        x = tl.where(cols < V, tl.load(x_row + cols, mask=cols < Vp, other=NEG_INF), NEG_INF)
         tl.store(p_row + cols, tl.exp(x - row_max) * inv_sum, mask=cols < Vp)
 
 
