@@ -327,10 +327,20 @@ def bad_input(work, failures):
     bare = os.path.join(work, "bad", "gelu_forward", "04_triton_bare.py")
     with open(bare, "w") as f:
         f.write("# gelu_forward, Triton variant 4\n#\n# Idea: none.\n# Why: none.\n# Limits: no WB_TRITON.\nX = 1\n")
+    source = open(RUNGS["gelu_forward"]).read()
+    unknown_name = os.path.join(work, "bad", "gelu_forward", "05_triton_unknown_name.py")
+    with open(unknown_name, "w") as f:
+        f.write(source.replace('"grid": ["cdiv(N, block)"]', '"grid": ["cdiv(M, block)"]'))
+    no_compile = os.path.join(work, "bad", "gelu_forward", "06_triton_no_compile.py")
+    with open(no_compile, "w") as f:
+        # A block of values stored through a scalar pointer: Triton's compiler refuses it.
+        f.write(source.replace("tl.store(out + offsets, y,", "tl.store(out, y,"))
     cases = [("a misnamed rung", misnamed, "80", "NN_triton_<name>.py"),
+             ("a grid naming no field", unknown_name, "80", "names 'M', which is neither a field nor a parameter"),
+             ("a kernel that does not compile", no_compile, "80", "does not compile"),
              ("a rung without WB_TRITON", bare, "80", "no WB_TRITON"),
              ("an unknown architecture", RUNGS["gelu_forward"], "75", "not an architecture"),
-             ("a rung that does not exist", os.path.join(work, "bad", "gelu_forward", "05_triton_none.py"), "80",
+             ("a rung that does not exist", os.path.join(work, "bad", "gelu_forward", "07_triton_none.py"), "80",
               "no such file")]
     for what, path, arch, message in cases:
         out = os.path.join(work, "bad-out")
