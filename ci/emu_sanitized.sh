@@ -13,7 +13,8 @@
 #      the clean run must not report anything;
 #   2. runs `wb check --all --backend emu` (plus the options given, e.g. --block-sizes
 #      32,128 for the slower thread flavour): every hand-written CUDA variant must pass
-#      with no sanitizer report (the first report aborts the run).
+#      with no sanitizer report (the first report aborts the run);
+#   3. checks the attention ops at flash_small, every configuration (below).
 # Exits 0 when all of that holds, 1 otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -82,4 +83,22 @@ else
   echo "FAIL $flavour: wb check --all --backend emu $* (exit $?)"
   failed=1
 fi
+
+# The attention rungs at a shape where their pipelines refill and blocks share rows
+# (flash_small: head size 32, T = 40, two key tiles of 32, so that with dq_atomics=1 two
+# blocks add into the same dQ rows), every configuration: the shapes of the pass above
+# give them one key tile at most (ragged8's head size, 68, is past what the
+# FlashAttention-2 rungs hold). Three ops at one small shape, not every op at it, to keep
+# the pass's cost (tests/workbench/test_emulated_coverage.cpp reads these two lines).
+attention_ops="attention_forward_bf16 attention_backward_bf16 attention_backward"
+attention_shape=flash_small
+for op in $attention_ops; do
+  start=$(date +%s)
+  if "$dir/wb" check "$op" --backend emu --shapes "$attention_shape"; then
+    echo "ok   $flavour: wb check $op --backend emu --shapes $attention_shape passed with no sanitizer report in $(( $(date +%s) - start )) s"
+  else
+    echo "FAIL $flavour: wb check $op --backend emu --shapes $attention_shape (exit $?)"
+    failed=1
+  fi
+done
 exit "$failed"

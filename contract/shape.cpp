@@ -204,6 +204,15 @@ std::vector<CheckShape> named_check_shapes(bool emulated) {
     // sanitized passes, which run ragged8), head sizes 56 and 68, Vp % 32 != 0.
     add("ragged", "B=3,T=43,C=168,NH=3,V=101,Vp=104,OC=221,L=1,N=2053");
     add("ragged8", "B=1,T=17,C=136,NH=2,V=300,Vp=328,OC=136,L=1,N=517");
+    // The attention pipelines as launched (head size 64, GPT-2's): at T = 200 the last
+    // query tile streams four key tiles of 64 (the last partial, 8 rows), so the default
+    // launch refills its buffers twice and three stages refill once; OC = 136 and B*T =
+    // 200 give matmul_backward's two products five and seven k slabs.
+    add("flash", "B=1,T=200,C=64,NH=1,V=11,Vp=16,OC=136,L=1,N=1031");
+    // Small enough for the sanitized passes' attention step (ci/emu_sanitized.sh): head
+    // size 32 and T = 40, two key tiles of 32, so that with dq_atomics=1 two blocks add
+    // into the same dQ rows.
+    add("flash_small", "B=1,T=40,C=64,NH=2,V=11,Vp=16,OC=64,L=1,N=257");
   }
   return shapes;
 }

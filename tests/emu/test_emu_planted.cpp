@@ -289,6 +289,26 @@ TEST(PlantedFlashAttention, TheForwardPassesAndEachPlantedBugIsCaught) {
   EXPECT_TRUE(contains(out, "48 not finite (first at 0: nan vs ")) << out;
 }
 
+// A refill issued before the barrier that ends the other warps' reads of its buffer, at
+// cuda/4's default launch (query_tile 64, key_tile 64, two stages): caught where the
+// launch refills (the flash shape, T = 200: the last query tile streams four key tiles),
+// already in the first run, whose warps run one after another to each barrier: the
+// first warp's refill poisons the buffer the next still reads (NaNs in the last query
+// tile's rows, from row 192); at the ragged shape (T = 43: one key tile, nothing
+// refilled) the same kernel passes, which is why CI's emulated check has the flash shape
+// (issue 52).
+TEST(PlantedFlashAttention, ARefillBeforeItsBarrierIsCaughtWhereTheDefaultLaunchRefills) {
+  const std::string out =
+      check_fails("attention_forward_bf16", "--variants 91,96 --shapes ragged,flash --seed 3 --isolate", {91});
+  EXPECT_TRUE(contains(out,
+                       "INCORRECT attention_forward_bf16 emu/96 planted_refill_before_barrier block_size=128 at B=1 "
+                       "T=200 C=64 NH=1: "))
+      << out;
+  EXPECT_FALSE(contains(out, "emu/96 planted_refill_before_barrier block_size=128 at B=3 T=43")) << out;
+  EXPECT_TRUE(contains(out, "not finite")) << "the poison of the early refill: " << out;
+  EXPECT_TRUE(contains(out, "rows of 64 off by more than")) << "the rows of the last query tile: " << out;
+}
+
 // The backward faults of attention_backward_bf16 cuda/3's FlashAttention-2 kernels (at
 // key_tile 32 and query_tile 16): the correct copy (91) passes in both dq forms, and each
 // planted one is caught. Starting the dk/dv blocks one query tile late skips the tile

@@ -96,6 +96,13 @@
 //                        g + 8's first keys and row g's last ones): a wrong P V;
 //   95 reads_before_wait  each key tile (and Q) is read before the cp.async wait that
 //                        lands it: the emulator's poison, NaNs.
+// and, at cuda/4's default launch (query_tile 64, key_tile 64, two stages):
+//   96 refill_before_barrier  the next key tile's refill issued before the barrier that
+//                        ends the other warps' reads of its buffer: the first warp to
+//                        reach it poisons the tile the others are still reading (NaNs),
+//                        wherever a block refills, i.e. where the last query tile spans
+//                        three key tiles of 64 or more (the flash shape's T = 200); at
+//                        the ragged shape's T = 43 nothing is refilled.
 // And of attention_backward_bf16, the FlashAttention-2 backward of its cuda/3
 // (variants/attention/flash_attention_backward_mma.cuh) at key_tile 32 and query_tile 16 (two
 // dk/dv warps, several query tiles and refills at the ragged shape's T = 43):
@@ -553,6 +560,13 @@ void launch_flash(const AttentionForwardBf16Args& a, const Launch& l) {
                                                 "attention_forward_bf16 (planted)");
 }
 
+// At cuda/4's default launch: query_tile 64 (four warps), key_tile 64, two stages.
+template <int kFault>
+void launch_flash_default(const AttentionForwardBf16Args& a, const Launch& l) {
+  cuda::flash_attention_forward::launch<kFault>(cuda::as_cuda(a.out), a.lse, cuda::as_cuda(a.qkv), a.B, a.T, a.C,
+                                                a.NH, 64, 64, 2, cuda::stream(l), "attention_forward_bf16 (planted)");
+}
+
 // The backward at key_tile 32 and query_tile 16; kAtomicOnly: dq_atomics=1 whatever the
 // parameter says (the fault lives in that form).
 template <int kFault, bool kAtomicOnly>
@@ -607,9 +621,10 @@ Variant mma_pipeline(int id, const char* name, const char* summary) {
   return v;
 }
 
-template <int kFault>
+template <int kFault, bool kDefaultLaunch = false>
 Variant flash(int id, const char* name, const char* summary) {
-  Variant v = test_only(&launch_flash<kFault>, "attention_forward_bf16", id, name, summary, kFlashBlock);
+  Variant v = test_only(kDefaultLaunch ? &launch_flash_default<kFault> : &launch_flash<kFault>,
+                        "attention_forward_bf16", id, name, summary, kDefaultLaunch ? 128 : kFlashBlock);
   v.numeric = NumericClass::bf16;
   v.min_compute_capability = 80;
   v.requirements = {cuda::flash_attention_forward::head_size_requirement()};
@@ -730,6 +745,10 @@ std::vector<Variant> planted() {
               94, "planted_p_fragment_misplaced", "test only: P's A fragment with registers 1 and 2 swapped"),
           flash<cuda::flash_attention_forward::kReadsBeforeWait>(
               95, "planted_reads_before_wait", "test only: a key tile read before its cp.async wait"),
+          flash<cuda::flash_attention_forward::kRefillBeforeBarrier, true>(
+              96, "planted_refill_before_barrier",
+              "test only: cuda/4's default launch with each refill issued before the barrier that ends the other "
+              "warps' reads of its buffer"),
           flash_mma_backward<cuda::flash_attention_backward_mma::kNone>(
               91, "planted_flash_mma_backward",
               "test only: attention_backward_bf16 cuda/3's kernels at key_tile 32, query_tile 16, correct"),

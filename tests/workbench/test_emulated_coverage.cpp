@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iostream>
 #include <optional>
 #include <regex>
 #include <set>
@@ -110,6 +111,78 @@ TEST(EmulatedCoverage, EveryRungRunsInEveryEmulatedPassAndAtARaggedShape) {
             << v->key() << " is skipped at every shape of the " << pass.name << " pass";
     }
   EXPECT_GT(rungs, 90);
+}
+
+// A pipelined rung (Variant::pipeline) whose default launch never refills a buffer in CI
+// checks its pipeline only at launches nobody uses by default: a refill issued before the
+// barrier that ends the other warps' reads of its buffer shows only where a block
+// refills. So check_all_emu must run each one's default launch, at some check shape, with
+// at least two refills (tests/emu/test_emu_planted.cpp's refill_before_barrier control
+// shows the flash shape catching what the others cannot). The test prints, per rung, the
+// shapes where that holds.
+TEST(EmulatedCoverage, EveryPipelinedRungRefillsTwiceAtItsDefaultLaunchInCheckAllEmu) {
+  auto ex = make_executor(Backend::emu);
+  const Registry& reg = Registry::global();
+  int pipelined = 0;
+  for (const OpSpec* op : reg.ops())
+    for (const Variant* v : reg.variants(op->name, Backend::emu)) {
+      if (!v->pipeline || !v->not_emulated.empty()) continue;
+      ++pipelined;
+      const ParamValues launch = v->default_params();
+      std::string refilled;
+      for (const CheckShape& c : named_check_shapes(true)) {
+        try {
+          op->check_shape(c.shape);
+        } catch (const UsageError&) {
+          continue;
+        }
+        if (why_cannot_run(reg, *v, c.shape, launch, ex->device())) continue;
+        const Pipeline p = v->pipeline(c.shape, launch);
+        if (p.refills() >= 2)
+          refilled += (refilled.empty() ? "" : ", ") + c.name + " (" + std::to_string(p.tiles) + " tiles, " +
+                      std::to_string(p.stages) + " stages)";
+      }
+      EXPECT_FALSE(refilled.empty()) << v->key() << " at its default launch (" << launch.describe()
+                                     << ") refills no buffer twice at any check shape of check_all_emu";
+      std::cout << v->key() << " " << launch.describe() << ": " << refilled << "\n";
+    }
+  // The tensor-core GEMMs (matmul_forward_bf16 5 and 6, matmul_gelu_forward_bf16 4,
+  // matmul_backward_bf16 4) and the FlashAttention-2 rungs (attention_forward_bf16 4,
+  // attention_backward_bf16 3) declare theirs.
+  EXPECT_GE(pipelined, 6);
+}
+
+// The sanitized passes' attention step (ci/emu_sanitized.sh: the ops of its
+// attention_ops line at its attention_shape) runs every rung of those ops, and at that
+// shape a backward with dq_atomics=1 at its smallest key tile has two blocks adding into
+// the same dQ rows.
+TEST(EmulatedCoverage, TheSanitizedAttentionStepRunsEveryAttentionRungWhereBlocksShareRows) {
+  std::ifstream in(std::string(WB_SOURCE_DIR) + "/ci/emu_sanitized.sh");
+  ASSERT_TRUE(in.good());
+  std::vector<std::string> ops;
+  std::string shape_name;
+  const std::regex ops_line(R"re(^attention_ops="([^"]+)"$)re"), shape_line(R"re(^attention_shape=(\S+)$)re");
+  for (std::string text; std::getline(in, text);) {
+    std::smatch m;
+    if (std::regex_match(text, m, ops_line))
+      for (const std::string& op : split_list(m[1].str(), ' ')) ops.push_back(op);
+    if (std::regex_match(text, m, shape_line)) shape_name = m[1];
+  }
+  ASSERT_FALSE(ops.empty()) << "ci/emu_sanitized.sh has no attention_ops=\"...\" line";
+  const std::vector<CheckShape> at = shapes_named(shape_name);
+  ASSERT_EQ(at.size(), 1u);
+  const Pass step{"the sanitized attention step", at, std::nullopt};
+  auto ex = make_executor(Backend::emu);
+  const Registry& reg = Registry::global();
+  for (const std::string& name : ops)
+    for (const Variant* v : reg.variants(name, Backend::emu))
+      if (v->not_emulated.empty())
+        EXPECT_FALSE(shapes_run(reg.op(name), *v, step, ex->device()).empty())
+            << v->key() << " does not run at " << shape_name;
+  const Shape& s = at.front().shape;
+  EXPECT_LE(s.C / s.NH, 64) << "the FlashAttention-2 rungs hold head sizes up to 64";
+  EXPECT_GT(s.T, 32) << "two key tiles of 32: two blocks add into the same dQ rows";
+  EXPECT_NE(std::find(ops.begin(), ops.end(), "attention_backward_bf16"), ops.end());
 }
 
 }  // namespace

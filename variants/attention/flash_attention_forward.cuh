@@ -29,7 +29,8 @@
 // which wastes tensor-core work but keeps one kernel.
 //
 // Planted (tests/planted/, test only; kFault is kNone in the variant): the four
-// forward faults of issue 40 that the emulator's check must catch.
+// forward faults of issue 40 that the emulator's check must catch, and a refill issued
+// before its barrier (issue 52), which only a launch that refills a buffer shows.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -62,6 +63,8 @@ enum Fault : int {
   kNoRescale = 2,            // the output is not rescaled when the running max grows
   kPFragmentMisplaced = 3,   // P's A fragment with its second and third registers swapped
   kReadsBeforeWait = 4,      // a tile is read before the cp.async wait that lands it
+  kRefillBeforeBarrier = 5,  // the next tile's refill issued before the barrier that ends
+                             // the other warps' reads of its buffer
 };
 
 // A fresh m16n8 accumulator array (the forward's S, the backward's S, Sᵀ, dP, dPᵀ).
@@ -228,9 +231,10 @@ __global__ void flash_forward(__nv_bfloat16* out, float* lse, const __nv_bfloat1
 
   for (int tile = 0; tile < key_tiles; ++tile) {
     if (kFault != kReadsBeforeWait) wait();
-    __syncthreads();
     const int next = tile + stages - 1;
-    if (next < key_tiles) issue(next, next % stages);
+    if (kFault == kRefillBeforeBarrier && next < key_tiles) issue(next, next % stages);
+    __syncthreads();
+    if (kFault != kRefillBeforeBarrier && next < key_tiles) issue(next, next % stages);
     tc::cp_async_commit();
     if (tile == 0) {
 #pragma unroll

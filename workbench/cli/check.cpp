@@ -276,7 +276,7 @@ void add_options(CLI::App& cmd, CheckOptions& o) {
   add_backend_option(cmd, o.backend);
   cmd.add_option("--shapes", o.shapes,
                  "only these check shapes: tiny, odd, gpt2 (emu: wide), long, vocab; emu also ragged, "
-                 "ragged8 (default: all)");
+                 "ragged8, flash, flash_small (default: all)");
   add_block_sizes_option(cmd, o.block_sizes,
                          "only these block sizes, e.g. 32,128 (a variant with none of them checks its default "
                          "block size; default: all)");
