@@ -24,6 +24,7 @@
 #include "workbench/cli/output.h"
 #include "workbench/cli/predict_ahead.h"
 #include "workbench/cli/predict_step.h"
+#include "workbench/runtime/device_description.h"
 #include "workbench/runtime/json_file.h"
 #include "workbench/runtime/predict_score.h"
 #include "workbench/runtime/report.h"
@@ -54,17 +55,32 @@ struct Row {
   std::string twin_hash = {};  // the emulated twin's identity, with what it counted
 };
 
-DeviceModel device_model(const ReportContext& c, const std::string& origin) {
+// The reports' device: its SMs, clock and ceilings as the reports measured them; what a
+// report does not hold (L2, the SM's warp and block limits, the issue rates) from the
+// device's description under results/devices/ where there is one (the file named after
+// the device's slug), else the model's defaults (Hopper's published figures).
+DeviceModel device_model(const ReportContext& c, const std::string& origin, std::string* rest_from) {
+  if (c.device.backend != Backend::cuda || c.device.multiprocessors <= 0 || c.device.clock_khz <= 0 ||
+      c.ceilings.copy_gbps <= 0)
+    throw UsageError(origin + ": not a CUDA device's report with its SMs, clock and measured ceilings");
   DeviceModel d;
+  const std::string slug = slugify(c.device.name);
+  const std::vector<std::string> known = known_devices();
+  if (std::find(known.begin(), known.end(), slug) != known.end()) {
+    const DeviceDescription described = find_device_description(slug);
+    d = described.model;
+    d.source = described.path + ": " + described.model.source;
+    *rest_from = described.path;
+  } else {
+    d.source = "Hopper's published figures (no description of this device under " + devices_dir() + ")";
+    *rest_from = "the model's defaults, Hopper's published figures (no " + devices_dir() + "/" + slug + ".json)";
+  }
   d.sms = c.device.multiprocessors;
   d.clock_hz = c.device.clock_khz * 1e3;
   d.compute_capability = compute_capability_number(c.device.compute_capability);
   d.ceilings = c.ceilings;
   d.name = c.device.name;
   d.measured = true;
-  d.source = "Hopper's published figures (no description of this device)";
-  if (c.device.backend != Backend::cuda || d.sms <= 0 || d.clock_hz <= 0 || d.ceilings.copy_gbps <= 0)
-    throw UsageError(origin + ": not a CUDA device's report with its SMs, clock and measured ceilings");
   return d;
 }
 
@@ -122,7 +138,8 @@ int predict(const PredictOptions& given) {
   std::vector<Report> reports;
   for (const std::string& path : o.reports) reports.push_back(read_report(path, reg));
   if (reports.empty()) throw UsageError("give the measured reports of one device");
-  const DeviceModel device = device_model(reports.front().context, o.reports.front());
+  std::string rest_from;
+  const DeviceModel device = device_model(reports.front().context, o.reports.front(), &rest_from);
   for (std::size_t i = 1; i < reports.size(); ++i)
     if (reports[i].context.device.name != reports.front().context.device.name)
       throw UsageError(o.reports[i] + " comes from " + reports[i].context.device.name + ", not " +
@@ -269,6 +286,8 @@ int predict(const PredictOptions& given) {
           << line("prior", sp) << "\n"
           << line("in sample", si) << "\n"
           << line("out of sample", so) << "  (each op by constants fitted without it)\n"
+          << "device: " << device.name << ", its SMs, clock and ceilings from the reports, L2, the SM's limits and "
+          << "the issue rates from " << rest_from << "\n"
           << "fitted to all:";
   for (const ModelConstants::Named& c : ModelConstants::all())
     summary << " " << c.name << "=" << fmt::format("{:.3g}", fitted.*c.value) << (o.fixed.count(c.name) || !c.fitted ? "(fixed)" : "");
