@@ -63,20 +63,10 @@ class Predictor {
     std::optional<Counters> counters;
     const Variant* twin = reg_.find(op.name, Backend::emu, v.id);
     std::string note;
-    if (twin && twin->not_emulated.empty()) {
-      try {
-        counters = session(op, shape, problem).count(*twin, p, o_.sample_blocks);
-      } catch (const BackendError& e) {
-        // Only the sampled blocks ran: a later kernel may index by what the blocks that
-        // did not run would have written (encoder_backward's token runs). The device is
-        // lost; on a fresh one, every block runs. A fault then is the variant's own.
-        if (o_.sample_blocks == 0) throw;
-        lost();
-        counters = session(op, shape, problem).count(*twin, p, 0);
-        note =
-            "counted at every block: with sampled blocks it faulted (" + std::string(e.what()).substr(0, 160) + "...)";
-      }
-    }
+    if (twin && twin->not_emulated.empty())
+      counters = count_sampled_or_whole(
+          o_.sample_blocks, [&](uint64_t sample) { return session(op, shape, problem).count(*twin, p, sample); },
+          [&] { lost(); }, &note);
     const Record r = record_for(op, v, p, shape);  // the op's byte and flop models, the numeric class
     made_.push_back(
         {&op, &v, p, shape, predict_time(counters, r.bytes, r.flops, r.numeric, device_, o_.constants), bool(counters), note});

@@ -117,21 +117,17 @@ int predict_step(const DeviceModel& device, const StepOptions& o) {
     std::cerr << "predicting " << c.op << " at " << c.shape << " cuda/" << c.variant << "\n";
     std::optional<Counters> counters;
     const Variant* twin = reg.find(c.op, Backend::emu, c.variant);
-    if (twin && twin->not_emulated.empty()) {
-      try {
-        CountingSession session(reg, op, shape, o.seed, *emu);
-        counters = session.count(*twin, params, o.sample_blocks);
-      } catch (const BackendError&) {
-        // Only the sampled blocks ran, and a later kernel read what the others would have
-        // written (encoder_backward's token runs, as in wb predict --workloads): counted
-        // again at every block, on a fresh emulated device.
-        if (o.sample_blocks == 0) throw;
-        emu.reset();
-        emu = make_executor(Backend::emu);
-        CountingSession session(reg, op, shape, o.seed, *emu);
-        counters = session.count(*twin, params, 0);
-      }
-    }
+    if (twin && twin->not_emulated.empty())
+      counters = count_sampled_or_whole(
+          o.sample_blocks,
+          [&](uint64_t sample) {
+            CountingSession session(reg, op, shape, o.seed, *emu);
+            return session.count(*twin, params, sample);
+          },
+          [&] {
+            emu.reset();  // the old one gone before the new one resets the emulator
+            emu = make_executor(Backend::emu);
+          });
     const Record r = record_for(op, *v, params, shape);
     const Prediction p = predict_time(counters, r.bytes, r.flops, r.numeric, device, o.constants);
     launched += c.calls * p.seconds;

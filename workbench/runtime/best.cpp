@@ -15,6 +15,7 @@
 #include "base/cpu_isa.h"
 #include "base/errors.h"
 #include "base/files.h"
+#include "workbench/runtime/json_file.h"
 #include "workbench/runtime/json_integer.h"
 
 namespace wb {
@@ -466,13 +467,7 @@ BestFile read_best(const std::string& path) {
 }
 
 BestFile parse_best(std::string_view text, const std::string& origin) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(origin + ": malformed JSON: " + e.what());
-  }
-  return best_from_json(j, origin);
+  return best_from_json(parse_json(text, origin), origin);
 }
 
 }  // namespace wb

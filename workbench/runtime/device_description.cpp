@@ -12,6 +12,7 @@
 #include "base/errors.h"
 #include "workbench/runtime/context.h"
 #include "workbench/runtime/executor.h"
+#include "workbench/runtime/json_file.h"
 #include "workbench/runtime/json_integer.h"
 
 namespace wb {
@@ -70,12 +71,7 @@ bool is_slug(const std::string& s) {
 }  // namespace
 
 DeviceDescription parse_device_description(std::string_view text, const std::string& origin) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw UsageError(origin + ": malformed JSON: " + e.what());
-  }
+  const json j = parse_json(text, origin);
   Fields f(j, origin);
   const std::string schema = f.text("schema");
   if (schema != kDeviceSchema)

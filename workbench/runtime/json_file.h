@@ -1,15 +1,25 @@
 #pragma once
-// A JSON file read whole: what wb predict's --counts and --predict-for's fitted
-// constants read (the reports, best.json and device descriptions parse their own text
-// through their parse_* functions, which name the same errors).
+// JSON text and files as wb reads them: one error for text that is not JSON, named
+// after where it came from (the reports, best.json, device descriptions, wb predict's
+// --counts and --predict-for's fitted constants).
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 #include "base/errors.h"
 
 namespace wb {
+
+// The text's JSON; UsageError naming `origin` when it is not JSON.
+inline nlohmann::json parse_json(std::string_view text, const std::string& origin) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(origin + ": malformed JSON: " + e.what());
+  }
+}
 
 // The file's JSON; UsageError when it cannot be read or is not JSON.
 inline nlohmann::json read_json_file(const std::string& path) {
@@ -17,11 +27,7 @@ inline nlohmann::json read_json_file(const std::string& path) {
   if (!in) throw UsageError("cannot read " + path + ": no such file or not readable");
   std::ostringstream text;
   text << in.rdbuf();
-  try {
-    return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(path + ": malformed JSON: " + e.what());
-  }
+  return parse_json(text.str(), path);
 }
 
 }  // namespace wb

@@ -189,6 +189,20 @@ CountingSession::CountingSession(const Registry& registry, const OpSpec& op, con
   fill_inputs(host_, seed, registry);
 }
 
+Counters count_sampled_or_whole(uint64_t sample_blocks, const std::function<Counters(uint64_t)>& count,
+                                const std::function<void()>& lose, std::string* note) {
+  try {
+    return count(sample_blocks);
+  } catch (const BackendError& e) {
+    if (sample_blocks == 0) throw;
+    lose();
+    Counters whole = count(0);
+    if (note)
+      *note = "counted at every block: with sampled blocks it faulted (" + std::string(e.what()).substr(0, 160) + "...)";
+    return whole;
+  }
+}
+
 Counters CountingSession::count(const Variant& v, const ParamValues& params, uint64_t sample_blocks) {
   for (std::size_t i = 0; i < op_.tensors.size(); ++i)  // inouts as they began, outputs untouched
     if (op_.tensors[i].role != Role::output)

@@ -39,6 +39,7 @@
 // not see (CUDA-core arithmetic beyond the op's flop model, instruction dependencies,
 // caches other than by distinct sectors) is listed with its scores in docs/counters.md.
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -167,6 +168,13 @@ class CountingSession {
   HostTensors host_;
   ExecutorTensors device_;
 };
+
+// `count(sample_blocks)`, or where only the sampled blocks ran and that faulted (a later
+// kernel read what the blocks that did not run would have written: encoder_backward's
+// token runs), `lose()` (the device is lost: a fresh emulated one) and `count(0)`, every
+// block; a fault then is the variant's own. `note`, when given, says which.
+Counters count_sampled_or_whole(uint64_t sample_blocks, const std::function<Counters(uint64_t)>& count,
+                                const std::function<void()>& lose, std::string* note = nullptr);
 
 // Spearman's rank correlation of two equally long series (ties take their mean rank);
 // 0 for fewer than two points.

@@ -6,6 +6,7 @@
 
 #include "base/errors.h"
 #include "base/files.h"
+#include "workbench/runtime/json_file.h"
 #include "workbench/runtime/json_integer.h"
 
 namespace wb {
@@ -543,12 +544,7 @@ void write_report(const Report& r, const std::string& path) {
 }
 
 Report parse_report(std::string_view text, const std::string& origin) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw UsageError(origin + ": malformed JSON: " + e.what());
-  }
+  const json j = parse_json(text, origin);
   Report r;
   try {
     r = report_from_json(j, origin);

@@ -37,24 +37,16 @@ double unit_roundoff(NumericClass c) {
   return 0;
 }
 
-// The row test (RowRule): each row's error and reference norms, then each row against
-// its bound plus the floor of its part.
-void check_rows(TensorCheck& c, DType got_dtype, const void* got, DType expected_dtype, const void* expected) {
+// Whether the row test applies: the tensor is whole rows of the rule's parts.
+bool rows_apply(const RowRule& rule, int64_t count) {
+  return rule.length > 0 && rule.parts > 0 && count % (rule.length * rule.parts) == 0;
+}
+
+// The row test (RowRule), from each row's reference and error norms (computed in the
+// elementwise pass): each row against its bound plus the floor of its part.
+void check_rows(TensorCheck& c, const std::vector<double>& ref_norm, const std::vector<double>& err_norm) {
   const RowRule& rule = c.rows;
-  if (rule.length <= 0 || rule.parts <= 0 || c.count % (rule.length * rule.parts) != 0) return;
-  const int64_t n = c.count / rule.length;
-  std::vector<double> ref_norm(std::size_t(n), 0.0), err_norm(std::size_t(n), 0.0);
-#pragma omp parallel for if (c.count > (int64_t(1) << 16))
-  for (int64_t r = 0; r < n; ++r) {
-    double rr = 0, ee = 0;
-    for (int64_t i = r * rule.length; i < (r + 1) * rule.length; ++i) {
-      const double out = element(got_dtype, got, i), ref = element(expected_dtype, expected, i);
-      rr += ref * ref;
-      ee += (out - ref) * (out - ref);  // a NaN or Inf anywhere makes the row's error NaN or Inf
-    }
-    ref_norm[std::size_t(r)] = std::sqrt(rr);
-    err_norm[std::size_t(r)] = std::sqrt(ee);
-  }
+  const int64_t n = int64_t(ref_norm.size());
   std::vector<double> part_max(std::size_t(rule.parts), 0.0);
   for (int64_t r = 0; r < n; ++r) {
     double& m = part_max[std::size_t(r % rule.parts)];
@@ -107,28 +99,43 @@ TensorCheck compare(const TensorSpec& spec, const void* got, DType expected_dtyp
   const bool bf16_out = spec.dtype == DType::bf16;
   // Every element against its tolerance, on every core: at the trainer's shapes a
   // tensor holds up to 124M parameters, compared after every configuration of a sweep.
+  // The same pass sums each row's squares for the row test (one read of each element),
+  // a row of the rule at a time; without the rule, the chunks are only the unit of work.
+  const bool by_rows = rows_apply(rows, count);
+  const int64_t length = by_rows ? rows.length : int64_t(4096);
+  const int64_t chunks = (count + length - 1) / length;
+  std::vector<double> ref_norm(by_rows ? std::size_t(chunks) : 0), err_norm(ref_norm.size());
   double max_abs = 0, max_rel = 0, tol_used = 0;
   int64_t non_finite = 0, mismatches = 0, first_bad = count;
 #pragma omp parallel for reduction(max : max_abs, max_rel, tol_used) reduction(+ : non_finite, mismatches) \
     reduction(min : first_bad) if (count > (int64_t(1) << 16))
-  for (int64_t i = 0; i < count; ++i) {
-    const double out = element(spec.dtype, got, i), ref = element(expected_dtype, expected, i);
-    bool bad;
-    if (!std::isfinite(out) || !std::isfinite(ref)) {
-      non_finite += !std::isfinite(out);
-      bad = true;
-    } else {
-      const double err = std::fabs(out - ref);
-      max_abs = std::max(max_abs, err);
-      if (ref != 0) max_rel = std::max(max_rel, err / std::fabs(ref));
-      const double ulp = tol.ulps > 0 || bf16_out ? bf16_ulp(ref) : 0.0;
-      const double allowed = tol.atol + tol.rtol * std::fabs(ref) + tol.ulps * ulp;
-      bad = !(err <= allowed);
-      if (allowed > 0) tol_used = std::max(tol_used, err / allowed);
+  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    double rr = 0, ee = 0;
+    for (int64_t i = chunk * length; i < std::min(count, (chunk + 1) * length); ++i) {
+      const double out = element(spec.dtype, got, i), ref = element(expected_dtype, expected, i);
+      rr += ref * ref;
+      ee += (out - ref) * (out - ref);  // a NaN or Inf anywhere makes the row's error NaN or Inf
+      bool bad;
+      if (!std::isfinite(out) || !std::isfinite(ref)) {
+        non_finite += !std::isfinite(out);
+        bad = true;
+      } else {
+        const double err = std::fabs(out - ref);
+        max_abs = std::max(max_abs, err);
+        if (ref != 0) max_rel = std::max(max_rel, err / std::fabs(ref));
+        const double ulp = tol.ulps > 0 || bf16_out ? bf16_ulp(ref) : 0.0;
+        const double allowed = tol.atol + tol.rtol * std::fabs(ref) + tol.ulps * ulp;
+        bad = !(err <= allowed);
+        if (allowed > 0) tol_used = std::max(tol_used, err / allowed);
+      }
+      if (bad) {
+        ++mismatches;
+        first_bad = std::min(first_bad, i);
+      }
     }
-    if (bad) {
-      ++mismatches;
-      first_bad = std::min(first_bad, i);
+    if (by_rows) {
+      ref_norm[std::size_t(chunk)] = std::sqrt(rr);
+      err_norm[std::size_t(chunk)] = std::sqrt(ee);
     }
   }
   c.max_abs_err = max_abs;
@@ -141,7 +148,7 @@ TensorCheck compare(const TensorSpec& spec, const void* got, DType expected_dtyp
     c.first_bad_value = element(spec.dtype, got, first_bad);
     c.first_bad_expected = element(expected_dtype, expected, first_bad);
   }
-  check_rows(c, spec.dtype, got, expected_dtype, expected);
+  if (by_rows) check_rows(c, ref_norm, err_norm);
   if (!bf16_out) return c;
   // The bias test, over every element up to kBiasSampleMax and an even stride through a
   // larger tensor. Each distinct reference value counts once, since equal references (a
