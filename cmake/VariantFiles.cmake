@@ -12,10 +12,19 @@
 
 # The parts of a variant file's path: <prefix>_OP, _BACKEND (cpu or cuda), _ID (no
 # leading zeros), _FN (the factory's name); <prefix>_OK is false when the path is not
-# a variant file's name.
+# a variant file's name. A Triton rung (variants/<op>/NN_triton_name.py, docs/triton.md)
+# runs on the cuda backend and takes its id among the CUDA variants'; it has no C++
+# factory (<prefix>_TRITON is TRUE).
 function(wb_parse_variant_path prefix path)
   set(ok FALSE)
-  if(path MATCHES "^variants/([a-z0-9_]+)/cpu_0*([0-9]+)_[a-z0-9_]+\\.cpp$")
+  set(triton FALSE)
+  if(path MATCHES "^variants/([a-z0-9_]+)/0*([0-9]+)_triton_[a-z0-9_]+\\.py$")
+    set(ok TRUE)
+    set(triton TRUE)
+    set(op "${CMAKE_MATCH_1}")
+    set(id "${CMAKE_MATCH_2}")
+    set(backend cuda)
+  elseif(path MATCHES "^variants/([a-z0-9_]+)/cpu_0*([0-9]+)_[a-z0-9_]+\\.cpp$")
     set(ok TRUE)
     set(op "${CMAKE_MATCH_1}")
     set(id "${CMAKE_MATCH_2}")
@@ -27,6 +36,7 @@ function(wb_parse_variant_path prefix path)
     set(backend cuda)
   endif()
   set(${prefix}_OK ${ok} PARENT_SCOPE)
+  set(${prefix}_TRITON ${triton} PARENT_SCOPE)
   if(ok)
     set(${prefix}_OP "${op}" PARENT_SCOPE)
     set(${prefix}_ID "${id}" PARENT_SCOPE)
@@ -109,7 +119,7 @@ function(wb_check_variant_files root)
     list(APPEND seen_keys "${key}")
     list(APPEND seen_paths "${path}")
     # The factory the generated table calls: wb::Variant wb::variants::<fn>().
-    if(EXISTS "${root}/${path}")
+    if(EXISTS "${root}/${path}" AND NOT p_TRITON)
       file(READ "${root}/${path}" text)
       if(NOT text MATCHES "Variant[ \t\r\n]+${p_FN}[ \t\r\n]*\\(")
         set(found "")

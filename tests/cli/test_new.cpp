@@ -29,6 +29,12 @@ std::string read(const fs::path& p) {
   return s.str();
 }
 
+int regular_files(const fs::path& folder) {
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(folder)) files += e.is_regular_file();
+  return files;
+}
+
 // A source tree holding what wb new reads: the op headers and a copy of the op's folder.
 void copy_tree(const TempDir& dir, const std::string& op) {
   const fs::path src(WB_SOURCE_DIR);
@@ -41,13 +47,15 @@ void copy_tree(const TempDir& dir, const std::string& op) {
 TEST(WbNew, WritesTheNextFreeCudaRungWithItsOpsGlueAndContract) {
   TempDir dir;
   copy_tree(dir, "gelu_forward");
+  const int copied = regular_files(dir.path() / "variants/gelu_forward");
   const Result r = wb("new gelu_forward my_kernel --root " + dir.path().string());
   ASSERT_EQ(r.code, 0) << r.output;
-  // gelu_forward has CUDA rungs 1 and 2 (and CPU rungs up to 4, another id sequence).
-  const fs::path file = dir.path() / "variants/gelu_forward/03_my_kernel.cu";
+  // gelu_forward has CUDA rungs 1 and 2 and the Triton rung 3, which takes a CUDA id (and
+  // CPU rungs up to 4, another id sequence).
+  const fs::path file = dir.path() / "variants/gelu_forward/04_my_kernel.cu";
   ASSERT_TRUE(fs::exists(file)) << r.output;
   const std::string text = read(file);
-  EXPECT_TRUE(contains(text, "Variant gelu_forward_cuda_3() {")) << text;
+  EXPECT_TRUE(contains(text, "Variant gelu_forward_cuda_4() {")) << text;
   EXPECT_TRUE(contains(text, "#include \"contract/ops/gelu_forward.h\"")) << text;
   EXPECT_TRUE(contains(text, "void launch(const GeluForwardArgs& a, const Launch& l)")) << text;
   EXPECT_TRUE(contains(text, "WB_LAUNCH(my_kernel_kernel,")) << text;
@@ -60,12 +68,10 @@ TEST(WbNew, WritesTheNextFreeCudaRungWithItsOpsGlueAndContract) {
   EXPECT_TRUE(contains(text, std::string("{\"") + cli::kStubRequirement + "\", [](const Shape&) { return false; }}"))
       << text;
   // The commands that follow.
-  EXPECT_TRUE(contains(r.output, "build/wb check gelu_forward --backend emu --variants 3")) << r.output;
+  EXPECT_TRUE(contains(r.output, "build/wb check gelu_forward --backend emu --variants 4")) << r.output;
   EXPECT_TRUE(contains(r.output, "results/emu/check.json")) << r.output;
   // Nothing else was written beside it.
-  int files = 0;
-  for (const auto& e : fs::directory_iterator(dir.path() / "variants/gelu_forward")) files += e.is_regular_file();
-  EXPECT_EQ(files, 6);  // the five copied and the new one
+  EXPECT_EQ(regular_files(dir.path() / "variants/gelu_forward"), copied + 1);  // the copied ones and the new one
 }
 
 TEST(WbNew, ABf16CpuRungTakesTheBf16StructFromItsTwinsHeader) {
@@ -95,14 +101,13 @@ TEST(WbNew, AnOpWithoutAFolderStartsAtOne) {
 TEST(WbNew, BadInputIsExitTwoAndWritesNothing) {
   TempDir dir;
   copy_tree(dir, "gelu_forward");
+  const int copied = regular_files(dir.path() / "variants/gelu_forward");
   const std::string root = " --root " + dir.path().string();
   EXPECT_EXIT_WITH(wb("new gelu_forwrd x" + root), 2, "unknown op 'gelu_forwrd'");
   EXPECT_EXIT_WITH(wb("new gelu_forward Vec4" + root), 2, "'Vec4' cannot name a variant");
   EXPECT_EXIT_WITH(wb("new gelu_forward x --backend emu" + root), 2, "cuda or cpu");
   EXPECT_EXIT_WITH(wb("new gelu_forward x --root " + (dir.path() / "nowhere").string()), 2, "no wb source tree");
-  int files = 0;
-  for (const auto& e : fs::directory_iterator(dir.path() / "variants/gelu_forward")) files += e.is_regular_file();
-  EXPECT_EQ(files, 5);
+  EXPECT_EQ(regular_files(dir.path() / "variants/gelu_forward"), copied);
 }
 
 }  // namespace

@@ -87,6 +87,37 @@ def run_case(generator, name, files, expected):
         return failures
 
 
+# Triton rungs (variants/<op>/NN_triton_name.py) take CUDA ids: contract/CMakeLists.txt
+# checks them with the variant files at configuration (the generator never sees them).
+# name: (files, what the message must hold, or None when the check passes)
+TRITON_CASES = {
+    "triton rung beside the CUDA files": ({"variants/gelu_forward/01_naive.cu": "gelu_forward_cuda_1",
+                                           "variants/gelu_forward/02_triton_sigmoid.py": None}, None),
+    "triton rung taking a CUDA id": ({"variants/gelu_forward/02_vec4.cu": "gelu_forward_cuda_2",
+                                      "variants/gelu_forward/02_triton_sigmoid.py": None},
+                                     ["variants/gelu_forward/02_triton_sigmoid.py and variants/gelu_forward/02_vec4.cu "
+                                      "both take cuda id 2", "next free id, 3"]),
+}
+
+
+def run_triton_case(variant_files_cmake, name, files, expected):
+    with tempfile.TemporaryDirectory() as root:
+        for path, fn in files.items():
+            os.makedirs(os.path.join(root, os.path.dirname(path)), exist_ok=True)
+            with open(os.path.join(root, path), "w") as f:
+                f.write(FACTORY.format(fn=fn) if fn else "# a Triton rung: no C++ factory\n")
+        script = os.path.join(root, "check.cmake")
+        with open(script, "w") as f:
+            f.write(f'include("{variant_files_cmake}")\n'
+                    f'wb_check_variant_files("{root}" {" ".join(sorted(files))})\n')
+        r = subprocess.run(["cmake", "-P", script], capture_output=True, text=True)
+        text = " ".join((r.stdout + r.stderr).split())
+        if expected is None:
+            return [] if r.returncode == 0 else [f"{name}: the check failed (exit {r.returncode}): {text}"]
+        failures = [] if r.returncode not in (0, 4) else [f"{name}: exit {r.returncode}, expected a failure"]
+        return failures + [f"{name}: the message lacks {part!r}: {text}" for part in expected if part not in text]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--generator", required=True, help="cmake/GenerateRegistry.cmake")
@@ -94,10 +125,13 @@ def main():
     failures = []
     for name, (files, expected) in CASES.items():
         failures += run_case(args.generator, name, files, expected)
+    variant_files_cmake = os.path.join(os.path.dirname(os.path.abspath(args.generator)), "VariantFiles.cmake")
+    for name, (files, expected) in TRITON_CASES.items():
+        failures += run_triton_case(variant_files_cmake, name, files, expected)
     for f in failures:
         print("test_variant_file_mistakes:", f)
     if not failures:
-        print(f"test_variant_file_mistakes: {len(CASES)} cases hold")
+        print(f"test_variant_file_mistakes: {len(CASES) + len(TRITON_CASES)} cases hold")
     return 1 if failures else 0
 
 

@@ -55,9 +55,11 @@ std::string args_header(const fs::path& root, const std::string& op, const std::
                    "'s argument struct: is " + root.string() + " a wb source tree of this wb's version?");
 }
 
-// One above every id of `backend` among the files of variants/<op>/ (1 when none).
+// One above every id of `backend` among the files of variants/<op>/ (1 when none). A
+// Triton rung (NN_triton_name.py) takes a CUDA id.
 int next_free_id(const fs::path& folder, Backend backend) {
-  const std::regex cuda_file(R"(^0*([0-9]+)_[a-z0-9_]+\.cu$)"), cpu_file(R"(^cpu_0*([0-9]+)_[a-z0-9_]+\.cpp$)");
+  const std::regex cuda_file(R"(^0*([0-9]+)_([a-z0-9_]+\.cu|triton_[a-z0-9_]+\.py)$)"),
+      cpu_file(R"(^cpu_0*([0-9]+)_[a-z0-9_]+\.cpp$)");
   int next = 1;
   if (!fs::exists(folder)) return next;
   for (const auto& entry : fs::directory_iterator(folder)) {
