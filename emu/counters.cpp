@@ -143,7 +143,46 @@ const char* instruction_site(const Site& at, const char* prefix) {
   return interned;
 }
 
-void count_collective(Block& b, const Thread& t, const Site& at, unsigned lanes) {
+namespace {
+
+// The turns a warp-level synchronisation divides. Every lane of `mask` has passed it
+// (a collective's group completing): a pending request of the warp that some of those
+// lanes joined before it, while others of them had not, is complete. Those others reach
+// its instruction after the synchronisation and the lanes in it reached it before: on a
+// GPU the instruction is issued again for them, a request of its own with its own lanes
+// (the two half-warps of a loop taking turns, a __syncwarp between). Lanes outside the
+// mask divide nothing here (a half-warp's shuffle while the other half goes on: both
+// halves may still meet at the next load), and neither does a request that every lane
+// of the mask had joined, or none: folded now or at the end of the block, the figures
+// are the same.
+//
+// A synchronisation of every live lane of the warp puts them all at one point of the
+// program: every pending request is complete, and each lane's visits start again from
+// 0, so that after it lane i's k-th visit to a site pairs with lane j's k-th (before
+// it, lanes whose loops ran different trip counts visited a site different numbers of
+// times, and pairing by the counts since the block began would join one row's last
+// iteration with the next row's first). __syncthreads does the same for every warp,
+// found when a lane joins (join: the block's barrier generation).
+void close_turns(Block& b, std::size_t warp, unsigned mask) {
+  BlockCounters& c = *b.counters;
+  auto& pending = c.pending[warp];
+  const bool whole_warp = (b.warps[warp].live & ~mask) == 0;
+  for (auto it = pending.begin(); it != pending.end();) {
+    const Request& r = it->second;
+    if (whole_warp || ((r.arrived & mask) && (mask & ~r.arrived))) {
+      fold(c, warp, std::get<0>(it->first.first), r);
+      it = pending.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (whole_warp)
+    for (std::size_t l = 0; l < 32 && warp * 32 + l < c.visits.size(); ++l) c.visits[warp * 32 + l].clear();
+}
+
+}  // namespace
+
+void count_collective(Block& b, const Thread& t, const Site& at, unsigned mask) {
   if (!b.counters || !b.counters->counts(t)) return;
   const char* site = instruction_site(at, "collective ");
   SiteCounters& s = b.counters->sites[SiteKey{site, false, false}];
@@ -151,7 +190,8 @@ void count_collective(Block& b, const Thread& t, const Site& at, unsigned lanes)
   s.instruction_site = site;
   s.collective = true;
   ++s.requests;
-  s.active_lanes += lanes;
+  s.active_lanes += unsigned(__builtin_popcount(mask));
+  close_turns(b, std::size_t(t.warp), mask);
 }
 
 std::vector<long> sampled_blocks(uint64_t blocks, uint64_t sample) {
@@ -172,6 +212,7 @@ void begin_counting(Block& b) {
   b.counters = new BlockCounters;
   b.counters->pending.resize(b.warps.size());
   b.counters->visits.resize(b.threads.size());
+  b.counters->visits_generation.assign(b.threads.size(), b.barrier_generation);
   b.counters->vectors.resize(b.threads.size());
   b.counters->read_sectors.resize(b.warps.size());
   b.counters->written_sectors.resize(b.warps.size());
@@ -193,18 +234,36 @@ namespace {
 
 // The calling lane joins the warp's request at (pc, its visit count there), giving its
 // address (or none: ldmatrix's lanes above its rows); the request is counted once every
-// live lane of the warp has joined.
+// live lane of the warp has joined, or when a synchronisation ends its turn
+// (close_turns). The visit count pairs lane i's k-th visit with lane j's k-th, which
+// is when they run together: counting keeps the lanes in step, and a lane that
+// diverged and reconverged joins the request the others left pending for it.
 void join(Block& b, const Thread& t, const void* pc, const void* address, std::size_t bytes, bool shared, bool store,
           bool gives, const char* instruction) {
   BlockCounters& c = *b.counters;
   const SiteKey site{pc, shared, store};
-  const uint64_t visit = c.visits[std::size_t(t.linear)][site]++;
-  Request& r = c.pending[std::size_t(t.warp)][{site, visit}];
+  const std::size_t me = std::size_t(t.linear);
+  if (c.visits_generation[me] != b.barrier_generation) {
+    // A __syncthreads since the lane's last access: its visits start again from 0, as
+    // every lane's of the block do (close_turns, for a barrier).
+    c.visits[me].clear();
+    c.visits_generation[me] = b.barrier_generation;
+  }
+  const uint64_t visit = c.visits[me][site]++;
+  auto& pending = c.pending[std::size_t(t.warp)];
+  Request& r = pending[{site, visit}];
+  if (r.arrived != 0 && r.barrier_generation != b.barrier_generation) {
+    // Its lanes joined before a __syncthreads that every live lane of the warp took
+    // part in: complete, and this lane's turn is a later one (close_turns).
+    fold(c, std::size_t(t.warp), pc, r);
+    r = Request{};
+  }
   if (r.arrived == 0) {
     r.bytes = unsigned(bytes);
     r.shared = shared;
     r.store = store;
     r.instruction_site = instruction;
+    r.barrier_generation = b.barrier_generation;
   }
   r.arrived |= 1u << t.lane;
   if (gives) {
@@ -214,7 +273,7 @@ void join(Block& b, const Thread& t, const void* pc, const void* address, std::s
   const unsigned live = b.warps[std::size_t(t.warp)].live;
   if ((r.arrived & live) == live) {
     fold(c, std::size_t(t.warp), pc, r);
-    c.pending[std::size_t(t.warp)].erase({site, visit});
+    pending.erase({site, visit});
   }
 }
 

@@ -164,8 +164,15 @@ const char* flavour();
 // scheduler, which keeps the lanes of a block in step (each thread yields at every
 // access) and groups the accesses into the requests a SIMT machine issues: the lanes
 // of one warp that reach the same static access site (the access's return address) for
-// the same time. A request is counted when every live lane of its warp has made it, or
-// at the end of the block (lanes that diverged away are inactive in it).
+// the same time, in the same turn. A request is counted when every live lane of its
+// warp has made it, or at the end of the block (lanes that diverged away are inactive
+// in it), or when its turn ends: a warp-level synchronisation (__syncwarp, a shuffle, a
+// vote, a match, a warp matrix function, __syncthreads) that some of its lanes passed
+// after making it while others the synchronisation names had not yet made it. Those
+// make it in a later turn, a request of their own, as a GPU issues the instruction
+// again for them (two half-warps taking turns, a __syncwarp between: two requests of 16
+// lanes, not one of 32). "The same time" is each lane's count of its visits to the site
+// since its whole warp last synchronised.
 //   global: the 32-byte sectors the active lanes touch, against the ideal, the unique
 //           bytes they need / 32 rounded up (a coalesced float load by a full warp: 4
 //           of 4; a stride of 2 floats: 8 of 4);

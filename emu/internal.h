@@ -206,6 +206,9 @@ struct Request {
   unsigned bytes = 0;
   bool shared = false, store = false;
   const char* instruction_site = nullptr;  // a tensor-core instruction's (SiteCounters)
+  // The block's barrier generation when its first lane joined: a lane that joins after
+  // a __syncthreads since then is in a later turn (close_turns), not in this request.
+  unsigned barrier_generation = 0;
   uint64_t address[32] = {};
 };
 using SiteKey = std::tuple<const void*, bool, bool>;
@@ -225,9 +228,13 @@ struct BlockCounters {
   bool counts(const Thread& t) const { return counted_warps[std::size_t(t.warp)] != 0; }
   // per warp: (pc, visit) -> the request being gathered
   std::vector<std::map<std::pair<SiteKey, uint64_t>, Request>> pending;
-  // per thread: how often it has reached each access site
+  // per thread: how often it has reached each access site since its warp last
+  // synchronised as a whole
   // (a site and kind: cp.async's read and write share their call's site)
   std::vector<std::map<SiteKey, uint64_t>> visits;
+  // per thread: the block's barrier generation its visits count from (they start again
+  // from 0 after a __syncthreads, and after a collective of its whole warp)
+  std::vector<unsigned> visits_generation;
   std::vector<VectorAccess> vectors;  // per thread
   std::map<SiteKey, SiteCounters> sites;
   // per warp: the global sectors its requests touched, read and written (LaunchCounters::
@@ -456,9 +463,10 @@ bool counted(const Launch& launch, long block);
 void begin_counting(Block& b);
 void count_access(Block& b, const Thread& t, const void* address, std::size_t bytes, Access kind, const void* pc);
 // A tensor-core instruction's request (emu::count_instruction), at its call's site; a
-// warp collective's completed group of `lanes` lanes (warp.cpp).
+// warp collective's completed group, the lanes of `mask` (warp.cpp): it also ends the
+// turn of the warp's requests that only some of those lanes had joined.
 const char* instruction_site(const Site& at, const char* prefix = "");
-void count_collective(Block& b, const Thread& t, const Site& at, unsigned lanes);
+void count_collective(Block& b, const Thread& t, const Site& at, unsigned mask);
 void count_instruction(Block& b, const Thread& t, const char* site, const void* address, std::size_t bytes,
                        bool shared, bool store, bool gives);
 void end_counting(Block& b);

@@ -193,7 +193,7 @@ WB_EMU_NO_TSAN uint64_t collective(Site site, Collective kind, unsigned mask, ui
   t.state = State::collective;
   t.wait_site = site;
   if (!converge && group->arrived == mask) {
-    count_collective(b, t, site, unsigned(__builtin_popcount(mask)));
+    count_collective(b, t, site, mask);
     complete(b, t.warp, *group, released_slots(b, t.warp, mask));
     wp.remove(group);
   }

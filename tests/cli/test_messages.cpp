@@ -5,6 +5,8 @@
 #include <stdexcept>
 
 #include "tests/support/test_helpers.h"
+#include "workbench/cli/output.h"
+#include "workbench/runtime/counters.h"
 #include "workbench/runtime/table.h"
 
 namespace wb {
@@ -13,6 +15,33 @@ namespace {
 using testing::Result;
 
 Result wb(const std::string& args) { return testing::run_command(WB_BINARY, args); }
+
+// The counters line says why occupancy is missing (a build without nvcc has no table of
+// the kernels' resources) instead of leaving it out without a word.
+TEST(CountersLine, SaysWhenOccupancyCouldNotBeComputed) {
+  KernelCount k;
+  k.kernel = "k";
+  k.threads = 32;
+  k.launches = k.blocks = k.counted_blocks = k.warps = k.counted_warps = 1;
+  SiteCount load;
+  load.site = "variants/x/01_x.cu:1";
+  load.bytes = 4;
+  load.requests = 1;
+  load.active_lanes = 32;
+  load.sectors = load.ideal_sectors = 4;
+  k.sites.push_back(load);
+  k.occupancy_not_computed = "no resource table: this build had no nvcc";
+  Counters c;
+  c.kernels.push_back(k);
+  const std::string none = cli::format_counters(c);
+  EXPECT_TRUE(testing::contains(none, "; occupancy: not computed (no resource table: this build had no nvcc)")) << none;
+
+  c.kernels[0].occupancy_not_computed.clear();
+  c.kernels[0].occupancy.push_back(Occupancy{90, 2, 2, 64, "blocks"});
+  const std::string known = cli::format_counters(c);
+  EXPECT_TRUE(testing::contains(known, "; occupancy sm_90 ")) << known;
+  EXPECT_FALSE(testing::contains(known, "not computed")) << known;
+}
 
 TEST(TextTable, EveryCellHasAHeader) {
   TextTable t({"a", "b"});

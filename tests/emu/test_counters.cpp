@@ -1,7 +1,8 @@
 // The emulator's counters (emu/emu.h, SiteCounters) on kernels whose figures are known
 // exactly: a coalesced and a strided global load, a transposed shared tile with and
 // without padding, a half-warp branch, a 64-bit shared load, ldmatrix's rows with and
-// without bank conflicts, cp.async's two requests. Compiled for the emulator
+// without bank conflicts, cp.async's two requests, half-warps taking turns at one
+// instruction (a request a turn) and taking it together (one request). Compiled for the emulator
 // (WB_EMU); the plain build only (the sanitized ones report no accesses).
 #include "device/cuda/device_utils.cuh"
 #include "device/cuda/dialect.cuh"
@@ -103,6 +104,61 @@ __global__ void cp_async_copy(float* out, const float* in) {
   cuda::tc::cp_async_wait_all();
   __syncthreads();
   for (int i = lane; i < 128; i += 32) out[i] = s[i];
+}
+
+// What divides the turns of half_warp_turns.
+enum class Between { syncwarp, syncthreads, shuffle };
+
+// `rounds` times, the two half-warps take turns at a global load and a shared store
+// (half 0 first), kBetween dividing the turns; with kTogether both halves take the first
+// turn together. The store puts lane l at word 2l: 16 lanes fill the 16 even banks once
+// each, 32 lanes fill them twice (a 2-way conflict, for lanes that store together).
+// `turns` is 2, a parameter so that the host compiler keeps one loop (one static site
+// for both turns) instead of unrolling it into a site per turn.
+template <Between kBetween, bool kTogether>
+__global__ void half_warp_turns(float* out, const float* in, int rounds, int turns) {
+  WB_SHARED(float, s, [64]);
+  const int lane = threadIdx.x;
+  float carried = 0.0f;
+  for (int r = 0; r < rounds; ++r) {
+    for (int turn = 0; turn < turns; ++turn) {
+      if (kTogether ? turn == 0 : lane / 16 == turn) s[2 * lane] = in[r * 32 + lane];
+      if (kBetween == Between::syncwarp) __syncwarp();
+      if (kBetween == Between::syncthreads) __syncthreads();
+      if (kBetween == Between::shuffle) carried += __shfl_xor_sync(0xffffffffu, carried, 1);
+    }
+    out[r * 32 + lane] = s[2 * lane] + carried;
+    __syncwarp();  // the next round's stores after this one's loads
+  }
+}
+
+// Lanes 16-31 shuffle among themselves while lanes 0-15 go on to the load, where the
+// others join them: a collective of the other half divides nothing. (The shuffle's
+// result is stored apart, so that the host compiler keeps one load for both halves.)
+__global__ void other_half_shuffles(float* out, const float* in) {
+  const int lane = threadIdx.x;
+  if (lane >= 16) out[32 + lane] = __shfl_xor_sync(0xffff0000u, float(lane), 1);
+  out[lane] = in[lane];
+}
+
+// Row r is the `width` (40) floats from in[8r] (windows that overlap): lanes 0-7 load
+// two of them, the others one, then the warp synchronises as a whole (a full-mask
+// shuffle, or with kBarrier a __syncthreads). A GPU issues each row's load twice: 32
+// lanes (4 sectors), then 8 (1 sector). Lane 0's visits to the load outrun lane 8's by
+// one a row: paired by their counts since the block began, the 8 lanes of one row
+// would join the 24 of the next, whose sectors overlap theirs.
+template <bool kBarrier>
+__global__ void overlapping_rows(float* out, const float* in, int rows, int width) {
+  const int lane = threadIdx.x;
+  for (int r = 0; r < rows; ++r) {
+    float sum = 0.0f;
+    for (int i = lane; i < width; i += 32) sum += in[8 * r + i];
+    if (kBarrier)
+      __syncthreads();
+    else
+      sum += __shfl_xor_sync(0xffffffffu, sum, 16);
+    if (lane == 0) out[r] = sum;
+  }
 }
 
 class Counters : public emu_testing::EmuTest {
@@ -327,6 +383,97 @@ TEST_F(Counters, AWarpCollectiveCountsItsActiveLanesAtItsLine) {
           << s.instruction_site;
     }
   EXPECT_EQ(collectives, 1);
+}
+
+// The global load and the shared store of half_warp_turns at `rounds` rounds.
+struct TurnSites {
+  emu::SiteCounters load, store;
+};
+template <Between kBetween, bool kTogether>
+TurnSites turn_sites(int rounds) {
+  emu_testing::DeviceArray<float> in(std::size_t(32 * rounds), 1.0f), out(std::size_t(32 * rounds));
+  WB_LAUNCH((half_warp_turns<kBetween, kTogether>), 1, 32, 0, nullptr, out.p, in.p, rounds, 2);
+  const std::vector<emu::LaunchCounters> launches = emu::take_counters();
+  TurnSites t;
+  EXPECT_EQ(launches.size(), 1u);
+  if (launches.empty()) return t;
+  for (const emu::SiteCounters& s : launches[0].sites) {
+    if (s.collective) continue;
+    if (!s.shared && !s.store) t.load += s;
+    if (s.shared && s.store) t.store += s;
+  }
+  return t;
+}
+
+template <Between kBetween>
+void expect_turns_apart(const char* what) {
+  SCOPED_TRACE(what);
+  for (int rounds : {1, 5}) {
+    SCOPED_TRACE("rounds " + std::to_string(rounds));
+    const uint64_t n = uint64_t(rounds);
+    const TurnSites turns = turn_sites<kBetween, false>(rounds);
+    EXPECT_EQ(turns.load.requests, 2 * n) << "a request per turn";
+    EXPECT_EQ(turns.load.active_lanes, 32 * n) << "16 lanes a request";
+    EXPECT_EQ(turns.load.sectors, 4 * n) << "2 sectors a request, as for 16 lanes";
+    EXPECT_EQ(turns.load.ideal_sectors, 4 * n);
+    EXPECT_EQ(turns.store.requests, 2 * n);
+    EXPECT_EQ(turns.store.active_lanes, 32 * n);
+    EXPECT_EQ(turns.store.wavefronts, 2 * n) << "16 lanes in 16 banks: no conflict";
+    EXPECT_EQ(turns.store.ideal_wavefronts, 2 * n);
+
+    const TurnSites together = turn_sites<kBetween, true>(rounds);
+    EXPECT_EQ(together.load.requests, n) << "both halves in one request";
+    EXPECT_EQ(together.load.active_lanes, 32 * n);
+    EXPECT_EQ(together.load.sectors, 4 * n);
+    EXPECT_EQ(together.load.ideal_sectors, 4 * n);
+    EXPECT_EQ(together.store.requests, n);
+    EXPECT_EQ(together.store.wavefronts, 2 * n) << "32 lanes in 16 banks: a 2-way conflict";
+    EXPECT_EQ(together.store.ideal_wavefronts, n);
+  }
+}
+
+TEST_F(Counters, HalfWarpsTakingTurnsAcrossASyncwarpAreARequestEach) {
+  expect_turns_apart<Between::syncwarp>("__syncwarp");
+}
+
+TEST_F(Counters, HalfWarpsTakingTurnsAcrossASyncthreadsAreARequestEach) {
+  expect_turns_apart<Between::syncthreads>("__syncthreads");
+}
+
+TEST_F(Counters, HalfWarpsTakingTurnsAcrossAShuffleAreARequestEach) {
+  expect_turns_apart<Between::shuffle>("a full-warp shuffle");
+}
+
+template <bool kBarrier>
+void expect_rows_apart() {
+  const int rows = 3;
+  emu_testing::DeviceArray<float> in(8 * (rows - 1) + 40, 1.0f), out(rows);
+  WB_LAUNCH(overlapping_rows<kBarrier>, 1, 32, 0, nullptr, out.p, in.p, rows, 40);
+  const std::vector<emu::LaunchCounters> launches = emu::take_counters();
+  ASSERT_EQ(launches.size(), 1u);
+  emu::AccessCounts loads;
+  for (const emu::SiteCounters& s : launches[0].sites)
+    if (!s.collective && !s.shared && !s.store) loads += s;
+  EXPECT_EQ(loads.requests, 2u * rows);
+  EXPECT_EQ(loads.active_lanes, 40u * rows) << "32 and 8 lanes a row";
+  EXPECT_EQ(loads.sectors, 5u * rows) << "4 and 1 sectors a row (14 if rows were joined)";
+  EXPECT_EQ(loads.ideal_sectors, 5u * rows);
+}
+
+TEST_F(Counters, AShuffleOfTheWholeWarpPairsTheVisitsAfterItAfresh) { expect_rows_apart<false>(); }
+
+TEST_F(Counters, ASyncthreadsPairsTheVisitsAfterItAfresh) { expect_rows_apart<true>(); }
+
+TEST_F(Counters, ACollectiveOfTheOtherHalfDividesNoTurn) {
+  Device<float> in(32, 1.0f), out(64);
+  WB_LAUNCH(other_half_shuffles, 1, 32, 0, nullptr, out.p, in.p);
+  std::vector<emu::SiteCounters> loads;
+  for (const emu::SiteCounters& s : sites(false, false))
+    if (!s.collective) loads.push_back(s);
+  ASSERT_EQ(loads.size(), 1u);
+  EXPECT_EQ(loads[0].requests, 1u) << "lanes 0-15 waited at the load for the others";
+  EXPECT_EQ(loads[0].active_lanes, 32u);
+  EXPECT_EQ(loads[0].sectors, 4u);
 }
 
 TEST_F(Counters, CountingIsOffByDefaultAndCountsNothingThen) {

@@ -2,7 +2,8 @@
 // compare` fails on a planted uncoalesced load. residual_forward emu/97 of tests/planted/
 // (planted_strided) is emu/91 (the naive port) with every warp's accesses at a stride of
 // 2 floats; its record, relabelled as emu/91's, stands for a change that uncoalesced
-// emu/91. The plain build only (the sanitized builds report no plain accesses).
+// emu/91. And the control for a warp's turns (emu/87 against emu/86). The plain build
+// only (the sanitized builds report no plain accesses).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -81,6 +82,63 @@ TEST_F(CountersGate, FailsOnAPlantedUncoalescedLoadNamingItsSite) {
   // The same change within an allowed increase of 200% passes.
   const Result allowed = run_planted("compare " + base + " " + changed + " --max-counter-increase 200%");
   EXPECT_EQ(allowed.code, 0) << allowed.output;
+}
+
+// The counters' control for a warp's turns. residual_forward emu/87 (planted_half_warp_turns)
+// has the two half-warps of every warp take turns, half 0 first, a __syncwarp between,
+// at its two global loads and its shared store (lane l at word 2l); emu/86 is the same
+// with both halves in the first turn. At N = 128 (four blocks of one full warp) a GPU
+// issues, per warp and instruction, two requests of 16 lanes for emu/87 and one of 32
+// for emu/86.
+struct TurnFigures {
+  SiteCount loads, stores;  // the global loads and the shared stores, summed
+  std::string output;
+};
+
+TurnFigures turn_figures(const std::filesystem::path& dir, int variant) {
+  const std::string json = (dir / ("turns" + std::to_string(variant) + ".json")).string();
+  TurnFigures f;
+  const Result r = run_planted("run residual_forward --variant " + std::to_string(variant) +
+                               " --backend emu --shape B=2,T=8,C=8 --seed 1 --counters --json " + json);
+  EXPECT_EQ(r.code, 0) << r.output;
+  f.output = r.output;
+  const Report report = read_planted_report(json);
+  EXPECT_EQ(report.records.size(), 1u);
+  for (const Record& rec : report.records) {
+    EXPECT_TRUE(rec.counters.has_value());
+    if (!rec.counters) continue;
+    for (const KernelCount& k : rec.counters->kernels)
+      for (const SiteCount& s : k.sites) {
+        if (s.collective) continue;
+        if (!s.shared && !s.store) f.loads += s;
+        if (s.shared && s.store) f.stores += s;
+      }
+  }
+  return f;
+}
+
+TEST_F(CountersGate, HalfWarpsTakingTurnsAreARequestATurnAndTogetherOne) {
+  const TurnFigures turns = turn_figures(dir_.path(), 87);
+  EXPECT_EQ(turns.loads.requests, 16u) << "2 loads x 4 warps x 2 turns";
+  EXPECT_EQ(turns.loads.active_lanes, 16u * 16u) << "16 lanes a request";
+  EXPECT_EQ(turns.loads.sectors, 16u * 2u) << "2 sectors a request, as for 16 lanes";
+  EXPECT_EQ(turns.loads.ideal_sectors, 16u * 2u);
+  EXPECT_EQ(turns.stores.requests, 8u);
+  EXPECT_EQ(turns.stores.active_lanes, 8u * 16u);
+  EXPECT_EQ(turns.stores.wavefronts, 8u) << "16 lanes in 16 banks: no bank conflict";
+  EXPECT_EQ(turns.stores.ideal_wavefronts, 8u);
+  EXPECT_FALSE(contains(turns.output, "shared store 2-way conflict")) << turns.output;
+
+  const TurnFigures together = turn_figures(dir_.path(), 86);
+  EXPECT_EQ(together.loads.requests, 8u) << "2 loads x 4 warps";
+  EXPECT_EQ(together.loads.active_lanes, 8u * 32u);
+  EXPECT_EQ(together.loads.sectors, 8u * 4u);
+  EXPECT_EQ(together.loads.ideal_sectors, 8u * 4u);
+  EXPECT_EQ(together.stores.requests, 4u);
+  EXPECT_EQ(together.stores.active_lanes, 4u * 32u);
+  EXPECT_EQ(together.stores.wavefronts, 8u) << "32 lanes in 16 banks: a real 2-way conflict";
+  EXPECT_EQ(together.stores.ideal_wavefronts, 4u);
+  EXPECT_TRUE(contains(together.output, "shared store 2-way conflict")) << together.output;
 }
 
 }  // namespace

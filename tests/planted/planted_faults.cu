@@ -26,6 +26,13 @@
 //   97 strided           correct, but every warp's accesses have a stride of 2 floats: 8
 //                        sectors a request where 4 would do (the counters gate's planted
 //                        regression, tests/emu/test_counters_gate.cpp).
+//   87 half_warp_turns   correct, but the two half-warps of every warp take turns (half
+//                        0 first, a __syncwarp between) at its global loads and its shared
+//                        store: on a GPU a request of 16 lanes per turn, and no bank
+//                        conflict (the counters' control for a warp's turns,
+//                        tests/emu/test_counters_gate.cpp); 86 half_warps_together is the
+//                        same with both halves in the first turn (requests of 32 lanes, a
+//                        2-way conflict in the store).
 //   98 allocates         correct, but its launcher allocates a scratch buffer with
 //                        cudaMalloc on every call (the sum lands there, a device-to-device
 //                        cudaMemcpyAsync moves it to `out`, cudaFree releases it): legal in
@@ -394,6 +401,35 @@ __global__ void planted_strided(float* out, const float* inp1, const float* inp2
   if (j < n) out[j] = inp1[j] + inp2[j];
 }
 
+// Correct, but the two half-warps of each warp take turns, half 0 first, a __syncwarp
+// between the turns: in its turn a half loads its 16 elements of inp1 and inp2 and
+// stores their sum into the warp's staging, lane l at word 2l; after the turns every
+// lane writes its element out from there. A GPU issues each turn's loads and store for
+// the 16 lanes of the turn: two requests a warp of each, 2 sectors a load, and the
+// store's 16 lanes in 16 distinct banks (no conflict). With kTurns false both halves
+// take the first turn together: one request of 32 lanes, 4 sectors a load, and the
+// store's 32 lanes in 16 banks, a real 2-way conflict. `turns` (2) is a parameter so
+// that the turns stay one loop, one static site, as nvcc keeps such a loop too.
+template <bool kTurns>
+__global__ void planted_half_warp_turns(float* out, const float* inp1, const float* inp2, int64_t n, int turns) {
+  WB_SHARED(float, staged, [2 * kPlantedBlock]);
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int lane = int(threadIdx.x % 32);
+  float* warp_staging = staged + 2 * (int(threadIdx.x) - lane);  // 64 words a warp
+  for (int turn = 0; turn < turns; ++turn) {
+    if ((kTurns ? lane / 16 : 0) == turn && i < n) warp_staging[2 * lane] = inp1[i] + inp2[i];
+    __syncwarp();
+  }
+  if (i < n) out[i] = warp_staging[2 * lane];
+}
+
+template <bool kTurns>
+void launch_half_warp_turns(const ResidualForwardArgs& a, const Launch& l) {
+  const int block = l.block_size();
+  WB_LAUNCH(planted_half_warp_turns<kTurns>, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), a.out, a.inp1,
+            a.inp2, a.N, 2);
+}
+
 // A scratch buffer allocated and freed on every call: what a captured step may not do.
 void launch_allocates(const ResidualForwardArgs& a, const Launch& l) {
   const int block = l.block_size();
@@ -694,6 +730,10 @@ std::vector<Variant> planted() {
                     "test only: the naive port, correct", 128),
           test_only(&launch_strided, "residual_forward", 97, "planted_strided",
                     "test only: correct, but every warp's accesses have a stride of 2 floats (uncoalesced)", 128),
+          test_only(&launch_half_warp_turns<true>, "residual_forward", 87, "planted_half_warp_turns",
+                    "test only: correct, but the half-warps take turns at the loads and the shared store"),
+          test_only(&launch_half_warp_turns<false>, "residual_forward", 86, "planted_half_warps_together",
+                    "test only: 87 with both half-warps in the first turn"),
           test_only(&launch_allocates, "residual_forward", 98, "planted_allocates",
                     "test only: correct, but cudaMalloc and cudaFree a scratch buffer on every launch", 128),
           layout,

@@ -303,6 +303,11 @@ TEST(Predict, ALibraryGemmRunsInWavesOfTilesAtTheRateOfTheCeilingsGemm) {
 
 TEST(CountersJson, RoundTripsEveryFieldAndRefusesAnImpossibleSite) {
   Counters c = one_kernel(800, 1000, 8, 64);
+  KernelCount no_table = c.kernels[0];  // as a build without nvcc counts it
+  no_table.kernel = "k_without_table";
+  no_table.occupancy.clear();
+  no_table.occupancy_not_computed = "no resource table: this build had no nvcc";
+  c.kernels.push_back(no_table);
   SiteCount shuffle;
   shuffle.site = "variants/x/01_x.cu:3";
   shuffle.collective = true;
@@ -321,6 +326,8 @@ TEST(CountersJson, RoundTripsEveryFieldAndRefusesAnImpossibleSite) {
   const nlohmann::json j = to_json(c);
   const Counters back = counters_from_json(j, "record");
   EXPECT_EQ(to_json(back), j);
+  EXPECT_EQ(back.kernels.at(1).occupancy_not_computed, "no resource table: this build had no nvcc");
+  EXPECT_FALSE(j["kernels"][0].contains("occupancy_not_computed")) << "only where it was not computed";
   EXPECT_EQ(back.totals().collectives, 10u);
   EXPECT_DOUBLE_EQ(back.totals().lanes_per_collective(), 16.0);
   EXPECT_DOUBLE_EQ(back.totals().sectors_per_request(), 8.0);

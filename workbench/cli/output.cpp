@@ -72,7 +72,13 @@ std::string format_counters(const Counters& c, double model_bytes) {
       for (const Occupancy& o : k.occupancy) known = known || o.compute_capability == cc;
     if (known) occupancy += fmt::format("{}sm_{} {:.0f}%", occupancy.empty() ? "" : ", ", cc, 100 * c.occupancy(cc));
   }
-  if (!occupancy.empty()) line += "; occupancy " + occupancy;
+  // An occupancy left out says why: a build without nvcc has no table of the kernels'
+  // resources, though --counters advertises occupancy.
+  const std::string not_computed = c.occupancy_not_computed();
+  if (!occupancy.empty())
+    line += "; occupancy " + occupancy + (not_computed.empty() ? "" : " (not computed for some kernels: " + not_computed + ")");
+  else if (!not_computed.empty())
+    line += "; occupancy: not computed (" + not_computed + ")";
   if (c.sampled()) {
     uint64_t counted = 0, blocks = 0;
     for (const KernelCount& k : c.kernels)

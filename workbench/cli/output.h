@@ -30,7 +30,9 @@ std::string format_deterministic(const Record& r);
 
 // A configuration's counters in one line ("global 4.0 sectors/request (ideal 4.0),
 // shared 1.00 wavefronts/request (ideal 1.00), 32.0 active lanes/request; occupancy
-// sm_80 100%, sm_90 100%"), with what was sampled or not counted.
+// sm_80 100%, sm_90 100%"), with what was sampled or not counted, and why occupancy was
+// not computed where it was not ("occupancy: not computed (no resource table: this
+// build had no nvcc)").
 // With the op's byte model at the shape (model_bytes > 0), also the global sectors'
 // bytes against it ("1.02x the byte model": L1 sectors, not DRAM traffic).
 std::string format_counters(const Counters& c, double model_bytes = 0);

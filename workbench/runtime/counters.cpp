@@ -63,6 +63,12 @@ double Counters::occupancy(int cc) const {
   return lowest;
 }
 
+std::string Counters::occupancy_not_computed() const {
+  for (const KernelCount& k : kernels)
+    if (!k.library && !k.occupancy_not_computed.empty()) return k.occupancy_not_computed;
+  return "";
+}
+
 bool Counters::sampled() const {
   return std::any_of(kernels.begin(), kernels.end(),
                      [](const KernelCount& k) { return !k.library && k.counted_warps < k.warps; });
@@ -139,23 +145,35 @@ std::string site_name(const std::vector<std::string>& lines, const std::string& 
 namespace {
 
 // What the table of compiled kernels says of a counted launch's kernel at sm_80 and
-// sm_90 (nothing in a build without nvcc or for a kernel it lacks).
-std::vector<Occupancy> occupancy_of(const emu::LaunchCounters& l) {
+// sm_90: nothing in a build without nvcc or for a kernel it lacks, and then *why (so
+// that the line and the report say so instead of leaving occupancy out unexplained).
+std::vector<Occupancy> occupancy_of(const emu::LaunchCounters& l, std::string* why) {
   std::vector<Occupancy> out;
+  if (!compiled_kernels_known()) {
+    *why = "no resource table: this build had no nvcc";
+    return out;
+  }
   const auto symbol = emu::kernel_symbol(l.function);
-  if (!symbol || !compiled_kernels_known()) return out;
+  if (!symbol) {
+    *why = "the emulator does not know the kernel's symbol, so the resource table cannot be searched";
+    return out;
+  }
   PlannedKernel k;
   k.name = symbol->name;
   k.unit = symbol->unit;
   k.folder = source_folder(l.file);
   k.threads = int(uint64_t(l.block.x) * l.block.y * l.block.z);
   k.dynamic_shared = l.dynamic_shared;
+  bool found = false;  // in the table, at some architecture
   for (int cc : {80, 90}) {
     const int arch = loaded_arch(cc, compiled_archs());
     const CompiledKernel* c = arch ? find_compiled(k, arch) : nullptr;
     if (!c) continue;
+    found = true;
     if (auto o = theoretical_occupancy(*c, k.threads, k.dynamic_shared, cc)) out.push_back(*o);
   }
+  if (out.empty())
+    *why = found ? "the occupancy rules do not cover the table's architectures" : "the resource table has no sm_80 or sm_90 entry for " + symbol->name;
   return out;
 }
 
@@ -190,7 +208,7 @@ Counters summarize_counters(const std::vector<emu::LaunchCounters>& launches, co
       k.library = library;
       k.threads = threads;
       k.dynamic_shared = l.dynamic_shared;
-      if (!library) k.occupancy = occupancy_of(l);
+      if (!library) k.occupancy = occupancy_of(l, &k.occupancy_not_computed);
       c.kernels.push_back(std::move(k));
       sites.emplace_back();
     }

@@ -50,6 +50,9 @@ struct KernelCount {
   uint64_t blocks = 0, counted_blocks = 0;  // summed over the launches
   uint64_t warps = 0, counted_warps = 0;    // likewise (wb predict counts two warps of a block)
   std::vector<Occupancy> occupancy;  // sm_80 and sm_90, where the table knows the kernel
+  // Why `occupancy` is empty for a kernel ("" when it is not, and for a library call):
+  // "no resource table: this build had no nvcc", or the kernel is not in the table.
+  std::string occupancy_not_computed;
   std::vector<SiteCount> sites;      // by site, then kind
   // The global sectors the counted warps touched (emu::LaunchCounters::Footprint), read
   // and written, summed over the launches; and the device buffers they touched, whole.
@@ -93,6 +96,9 @@ struct Counters {
   // The lowest theoretical occupancy of the counted kernels at compute capability cc (0
   // when the table knows none of them).
   double occupancy(int cc) const;
+  // Why the occupancy of some counted kernel could not be computed (the first such
+  // kernel's KernelCount::occupancy_not_computed), or "" when every one's was.
+  std::string occupancy_not_computed() const;
   bool sampled() const;  // some launch counted fewer blocks than it had
   // The counts a full count would give: each kernel's sites scaled by its warps over its
   // counted warps (exact for grids whose warps do alike).

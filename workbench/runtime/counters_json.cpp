@@ -55,6 +55,7 @@ json to_json(const Counters& c) {
                                                                   {"max_warps_per_sm", o.max_warps_per_sm},
                                                                   {"limit", o.limit}};
     jk["occupancy"] = occupancy;
+    if (!k.occupancy_not_computed.empty()) jk["occupancy_not_computed"] = k.occupancy_not_computed;
     json sites = json::array();
     for (const SiteCount& s : k.sites) {
       json js = {{"site", s.site}, {"kind", s.kind()}, {"requests", s.requests}, {"active_lanes", s.active_lanes}};
@@ -170,6 +171,7 @@ Counters counters_from_json(const json& j, const std::string& where) {
       o.limit = text(jo, "limit", ato);
       k.occupancy.push_back(o);
     }
+    if (jk.contains("occupancy_not_computed")) k.occupancy_not_computed = text(jk, "occupancy_not_computed", at);
     for_each_element(jk, "sites", at, [&](const json& js, const std::string& ats) {
       SiteCount site;
       site.site = text(js, "site", ats);
