@@ -2,7 +2,7 @@
 // compare` fails on a planted uncoalesced load. residual_forward emu/97 of tests/planted/
 // (planted_strided) is emu/91 (the naive port) with every warp's accesses at a stride of
 // 2 floats; its record, relabelled as emu/91's, stands for a change that uncoalesced
-// emu/91. And the control for a warp's turns (emu/87 against emu/86). The plain build
+// emu/91. And the control for a warp's turns (emu/84 against emu/83). The plain build
 // only (the sanitized builds report no plain accesses).
 #include <gtest/gtest.h>
 
@@ -84,12 +84,12 @@ TEST_F(CountersGate, FailsOnAPlantedUncoalescedLoadNamingItsSite) {
   EXPECT_EQ(allowed.code, 0) << allowed.output;
 }
 
-// The counters' control for a warp's turns. residual_forward emu/87 (planted_half_warp_turns)
+// The counters' control for a warp's turns. residual_forward emu/84 (planted_half_warp_turns)
 // has the two half-warps of every warp take turns, half 0 first, a __syncwarp between,
-// at its two global loads and its shared store (lane l at word 2l); emu/86 is the same
+// at its two global loads and its shared store (lane l at word 2l); emu/83 is the same
 // with both halves in the first turn. At N = 128 (four blocks of one full warp) a GPU
-// issues, per warp and instruction, two requests of 16 lanes for emu/87 and one of 32
-// for emu/86.
+// issues, per warp and instruction, two requests of 16 lanes for emu/84 and one of 32
+// for emu/83.
 struct TurnFigures {
   SiteCount loads, stores;  // the global loads and the shared stores, summed
   std::string output;
@@ -118,7 +118,7 @@ TurnFigures turn_figures(const std::filesystem::path& dir, int variant) {
 }
 
 TEST_F(CountersGate, HalfWarpsTakingTurnsAreARequestATurnAndTogetherOne) {
-  const TurnFigures turns = turn_figures(dir_.path(), 87);
+  const TurnFigures turns = turn_figures(dir_.path(), 84);
   EXPECT_EQ(turns.loads.requests, 16u) << "2 loads x 4 warps x 2 turns";
   EXPECT_EQ(turns.loads.active_lanes, 16u * 16u) << "16 lanes a request";
   EXPECT_EQ(turns.loads.sectors, 16u * 2u) << "2 sectors a request, as for 16 lanes";
@@ -129,7 +129,7 @@ TEST_F(CountersGate, HalfWarpsTakingTurnsAreARequestATurnAndTogetherOne) {
   EXPECT_EQ(turns.stores.ideal_wavefronts, 8u);
   EXPECT_FALSE(contains(turns.output, "shared store 2-way conflict")) << turns.output;
 
-  const TurnFigures together = turn_figures(dir_.path(), 86);
+  const TurnFigures together = turn_figures(dir_.path(), 83);
   EXPECT_EQ(together.loads.requests, 8u) << "2 loads x 4 warps";
   EXPECT_EQ(together.loads.active_lanes, 8u * 32u);
   EXPECT_EQ(together.loads.sectors, 8u * 4u);

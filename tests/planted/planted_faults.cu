@@ -26,11 +26,11 @@
 //   97 strided           correct, but every warp's accesses have a stride of 2 floats: 8
 //                        sectors a request where 4 would do (the counters gate's planted
 //                        regression, tests/emu/test_counters_gate.cpp).
-//   87 half_warp_turns   correct, but the two half-warps of every warp take turns (half
+//   84 half_warp_turns   correct, but the two half-warps of every warp take turns (half
 //                        0 first, a __syncwarp between) at its global loads and its shared
 //                        store: on a GPU a request of 16 lanes per turn, and no bank
 //                        conflict (the counters' control for a warp's turns,
-//                        tests/emu/test_counters_gate.cpp); 86 half_warps_together is the
+//                        tests/emu/test_counters_gate.cpp); 83 half_warps_together is the
 //                        same with both halves in the first turn (requests of 32 lanes, a
 //                        2-way conflict in the store).
 //   98 allocates         correct, but its launcher allocates a scratch buffer with
@@ -730,10 +730,10 @@ std::vector<Variant> planted() {
                     "test only: the naive port, correct", 128),
           test_only(&launch_strided, "residual_forward", 97, "planted_strided",
                     "test only: correct, but every warp's accesses have a stride of 2 floats (uncoalesced)", 128),
-          test_only(&launch_half_warp_turns<true>, "residual_forward", 87, "planted_half_warp_turns",
+          test_only(&launch_half_warp_turns<true>, "residual_forward", 84, "planted_half_warp_turns",
                     "test only: correct, but the half-warps take turns at the loads and the shared store"),
-          test_only(&launch_half_warp_turns<false>, "residual_forward", 86, "planted_half_warps_together",
-                    "test only: 87 with both half-warps in the first turn"),
+          test_only(&launch_half_warp_turns<false>, "residual_forward", 83, "planted_half_warps_together",
+                    "test only: 84 with both half-warps in the first turn"),
           test_only(&launch_allocates, "residual_forward", 98, "planted_allocates",
                     "test only: correct, but cudaMalloc and cudaFree a scratch buffer on every launch", 128),
           layout,
