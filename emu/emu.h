@@ -118,14 +118,14 @@ int device_memset(void* p, int value, std::size_t bytes);
 //                (emu/tsan_hooks.cpp: the accesses are reported by the compiler's
 //                ThreadSanitizer instrumentation, with the emulator's own runtime
 //                behind it);
-//   blocks       in parallel on OpenMP threads, or one at a time: forward, or block 0
-//                first and the others in a seeded shuffled order. One at a time, a
-//                block that waits for a block run after it faults (the watchdog): a GPU
-//                does not promise that the blocks of a grid run concurrently. Block 0
-//                goes first because it is the usual victim (it waits for a flag or a
-//                counter that a later block sets). serial_if_polling: one at a time
-//                for the kernels seen polling (a volatile or atomic read) in an earlier
-//                launch, in parallel for the others (which cannot wait for a flag).
+//   blocks       parallel: on OpenMP threads, in index order; forward: one at a time;
+//                serial_if_polling: one at a time, block 0 first and the others in a
+//                seeded shuffle, for the kernels seen polling (a volatile or atomic read)
+//                in an earlier launch, so that block 0, the usual victim, waiting for a
+//                flag or counter a later block sets, faults (the watchdog: a GPU does not
+//                promise that a grid's blocks run concurrently), in parallel for others;
+//                shuffled: in parallel where the build can, started reversed or shuffled
+//                with block 0 last (drawn per launch), so that block 0 never runs first.
 // Atomic and volatile accesses always yield (where accesses are reported), so that a
 // thread spinning on a flag lets the thread that sets it run, and a watchdog turns a
 // block whose threads can only spin into a fault.

@@ -280,11 +280,18 @@ struct Block {
   const void* fault_address = nullptr;
   const void* fault_pc = nullptr;
   const Thread* fault_thread = nullptr;
-  bool maybe_stuck = false;  // a thread has polled kSpinLimit times without progress
-  bool interleave = false;   // yield at plain accesses too, one in `period`
+  bool maybe_stuck = false;           // a thread has polled kSpinLimit times without progress
+  bool interleave = false;            // yield at plain accesses too, one in `period`
   BlockCounters* counters = nullptr;  // counting on: every access yields and is counted
   unsigned period = 1;
   uint64_t rng = 0;  // which accesses yield (xorshift, seeded per launch and block)
+  // racecheck across blocks, its ordering (the interleaving pass; access_checks.cpp):
+  // how many __threadfence calls the block's threads made, how many atomic writes it
+  // published since its last one, and, per other block, how many of that block's fences
+  // it has acquired through atomics (what it is ordered after).
+  uint32_t fences = 0;
+  uint32_t published_since_fence = 0;
+  std::unordered_map<int32_t, uint32_t> acquired;
 };
 
 struct Launch {
@@ -315,16 +322,26 @@ struct Launch {
   // blocks of one launch (a __syncthreads orders the threads of its own block only), so
   // this is per launch and no barrier clears it; only the launch's end does. Sharded by
   // address, as the blocks run in parallel.
+  // Atomic writes are recorded too (atomic_chunks: the last block to update each byte
+  // atomically), so that a plain write and another block's atomic update of one byte
+  // race unless the blocks are ordered: each record keeps the writer's fence count at
+  // the write, and `published` holds, per address of an atomic written after a fence,
+  // the fence count each block had then, which a block acquires by its own atomic on
+  // that address (Block::acquired; access_checks.cpp says what this models).
   struct WrittenChunk {
     int32_t block[8] = {-1, -1, -1, -1, -1, -1, -1, -1};  // the writing block's linear index, per byte
     const void* pc[8] = {};                               // and where it wrote it
+    uint32_t fences[8] = {};                              // and its fence count then
   };
   struct WrittenShard {
     std::mutex mutex;
-    std::unordered_map<std::uintptr_t, WrittenChunk> chunks;
+    std::unordered_map<std::uintptr_t, WrittenChunk> chunks;         // plain writes
+    std::unordered_map<std::uintptr_t, WrittenChunk> atomic_chunks;  // atomic writes
+    std::unordered_map<std::uintptr_t, std::unordered_map<int32_t, uint32_t>> published;
   };
   static constexpr int kWrittenShards = 16;
   WrittenShard written[kWrittenShards];
+  std::mutex atomics_mutex;  // lock_atomics
   // Counting on: every block's sites, summed; the device buffers as the launch began
   // ([begin, end), sorted), so that what is not device or shared memory (the kernel's
   // parameters, a local copy) is not counted.
@@ -467,11 +484,27 @@ void count_access(Block& b, const Thread& t, const void* address, std::size_t by
 // turn of the warp's requests that only some of those lanes had joined.
 const char* instruction_site(const Site& at, const char* prefix = "");
 void count_collective(Block& b, const Thread& t, const Site& at, unsigned mask);
-void count_instruction(Block& b, const Thread& t, const char* site, const void* address, std::size_t bytes,
-                       bool shared, bool store, bool gives);
+void count_instruction(Block& b, const Thread& t, const char* site, const void* address, std::size_t bytes, bool shared,
+                       bool store, bool gives);
 void end_counting(Block& b);
 // The calling thread is about to make a vector access of `bytes` at p (check_aligned).
 void announce_vector(Block& b, const Thread& t, const void* p, std::size_t bytes, const void* pc);
+
+// ---------------------------------------------------------------------------------
+// The access checks (access_checks.cpp)
+
+// A __threadfence of the running kernel thread (the instrumentation's fence,
+// emu/tsan_hooks.cpp): what the block wrote so far is published to the blocks that
+// later acquire one of its atomics (the race check across blocks).
+void on_fence();
+// Around an atomic that may write (emu/tsan_hooks.cpp: from before it takes effect to
+// its report, on_access, which lets go): in the interleaving pass the atomics of a
+// launch take effect and are checked across blocks one at a time, so that the record
+// follows the order they took effect in (an OS thread preempted between an atomic and
+// its report would otherwise record it after writes that came after it). Elsewhere
+// nothing.
+void lock_atomics();
+void unlock_atomics();
 
 // ---------------------------------------------------------------------------------
 // Warp collectives (warp.cpp)

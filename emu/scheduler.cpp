@@ -505,14 +505,27 @@ WB_EMU_NO_TSAN void run_block(Worker& w, Launch& launch, long linear) {
   retire_block(w, launch, b);
 }
 
-// The order a grid's blocks run in one after another: forward, or block 0 first and
-// the rest shuffled by the schedule's seed (see Schedule).
+// The order a grid's blocks start in (see Schedule). serial_if_polling, run one at a
+// time: block 0 first (the usual victim of a wait for a later block, which then faults)
+// and the rest shuffled; forward and parallel: in index order. shuffled: reversed, or
+// shuffled with block 0 moved to the end, drawn from the seed for each launch. Block 0
+// comes last in both, so that a block that assumes it starts first is preceded by all
+// the others, and with more blocks than workers some of them have finished before it
+// starts, whatever the number of workers.
 std::vector<long> block_order(const Launch& launch, long blocks) {
   std::vector<long> order(static_cast<std::size_t>(blocks));
   for (long i = 0; i < blocks; ++i) order[std::size_t(i)] = i;
-  if (launch.schedule.blocks != Schedule::Blocks::forward && blocks > 2) {
-    std::mt19937_64 rng(mix(launch.schedule.seed ^ mix(launch.number + 0x5bd1e995ull)));
+  const Schedule::Blocks mode = launch.schedule.blocks;
+  if (mode == Schedule::Blocks::forward || mode == Schedule::Blocks::parallel || blocks < 2) return order;
+  const uint64_t draw = mix(launch.schedule.seed ^ mix(launch.number + 0x5bd1e995ull));
+  std::mt19937_64 rng(draw);
+  if (mode == Schedule::Blocks::serial_if_polling) {
     std::shuffle(order.begin() + 1, order.end(), rng);  // block 0 first: see Schedule
+  } else if (draw % 2 == 0) {
+    std::reverse(order.begin(), order.end());
+  } else {
+    std::shuffle(order.begin() + 1, order.end(), rng);
+    std::rotate(order.begin(), order.begin() + 1, order.end());  // block 0 last
   }
   return order;
 }
@@ -542,7 +555,8 @@ void run_grid(Launch& run) {
   Context& c = context();
   const LaunchSpec& spec = *run.spec;
   const long blocks = long(spec.grid.x) * long(spec.grid.y) * long(spec.grid.z);
-  bool parallel = run.schedule.blocks == Schedule::Blocks::parallel;
+  bool parallel =
+      run.schedule.blocks == Schedule::Blocks::parallel || run.schedule.blocks == Schedule::Blocks::shuffled;
   if (run.schedule.blocks == Schedule::Blocks::serial_if_polling) {
     std::lock_guard<std::mutex> lock(c.mutex);
     parallel = c.polling_kernels.count(spec.kernel) == 0;
@@ -553,10 +567,12 @@ void run_grid(Launch& run) {
       run_block(worker(), run, i);
     }
   } else if (parallel && parallel_blocks() && blocks > 1) {
+    // The workers take the blocks in the order's sequence, one at a time.
+    const std::vector<long> order = block_order(run, blocks);
 #pragma omp parallel for schedule(dynamic, 1)
-    for (long i = 0; i < blocks; ++i) {
+    for (long k = 0; k < blocks; ++k) {
       if (run.faulted) continue;
-      run_block(worker(), run, i);
+      run_block(worker(), run, order[std::size_t(k)]);
     }
   } else {
     for (long i : block_order(run, blocks)) {

@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "emu/emu.h"
+#include "emu/internal.h"
 
 namespace {
 
@@ -46,6 +47,8 @@ inline void plain(const void* address, std::size_t bytes, Access kind, const voi
 // the emulator runs every atomic sequentially consistent, which is at least as strong.
 constexpr int kOrder = __ATOMIC_SEQ_CST;
 
+// Atomics that may write take the emulator's lock first (lock_atomics, emu/internal.h),
+// which their report lets go.
 // After an atomic read-modify-write: a write when it changed the value (progress, to
 // the watchdog), a read when it left it as it was (a failed compare-and-swap,
 // atomicAdd(p, 0): the usual ways to poll a flag, where the scheduler switches
@@ -62,12 +65,14 @@ T atomic_load(const volatile T* a, const void* pc) {
 }
 template <class T>
 void atomic_store(volatile T* a, T v, const void* pc) {
+  if (in_kernel()) wb::emu::internal::lock_atomics();
   __atomic_store_n(a, v, kOrder);
   if (in_kernel()) report(a, sizeof(T), Access::atomic_write, pc);
 }
 template <class T>
 bool atomic_cas(volatile T* a, T* expected, T desired, const void* pc) {
   const T seen = *expected;
+  if (in_kernel()) wb::emu::internal::lock_atomics();
   const bool swapped = __atomic_compare_exchange_n(a, expected, desired, false, kOrder, kOrder);
   modified(a, seen, swapped ? desired : seen, pc);
   return swapped;
@@ -80,6 +85,7 @@ namespace wb::emu {
 // atomicAdd on a float (emu.h): a compare-and-swap loop, reported once.
 float atomic_add_float(float* address, float value) {
   auto* p = reinterpret_cast<uint32_t*>(address);
+  if (in_kernel()) wb::emu::internal::lock_atomics();
   uint32_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
   for (;;) {
     float f;
@@ -146,11 +152,17 @@ void* __tsan_memset(void* dst, int c, std::size_t n) {
   return std::memset(dst, c, n);
 }
 
-void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(kOrder); }
+// __threadfence and __threadfence_block alike (the shim gives both this fence): the
+// race check across blocks counts it as the device-wide one.
+void __tsan_atomic_thread_fence(int) {
+  __atomic_thread_fence(kOrder);
+  if (in_kernel()) wb::emu::internal::on_fence();
+}
 void __tsan_atomic_signal_fence(int) { __atomic_signal_fence(kOrder); }
 
 #define WB_RMW(n, T, op, builtin, result)                                                                \
   T __tsan_atomic##n##_##op(volatile T* a, T v, int) {                                                  \
+    if (in_kernel()) wb::emu::internal::lock_atomics();                                                  \
     const T old = builtin(a, v, kOrder);                                                                 \
     modified(a, old, T(result), WB_PC);                                                                  \
     return old;                                                                                          \

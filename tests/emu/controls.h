@@ -134,6 +134,44 @@ __global__ void global_atomic_add_after_barrier(float* out) {
   if (threadIdx.x == 0) atomicAdd(out, 1.0f);
 }
 
+// Plain against atomic across blocks: block `plain_block` stores the word plainly
+// (zeroing it) where the other blocks add to it atomically: a race in either order.
+__global__ void plain_store_where_others_add(float* out, int plain_block) {
+  if (threadIdx.x != 0) return;
+  if (blockIdx.x == unsigned(plain_block))
+    *out = 0.0f;
+  else
+    atomicAdd(out, 1.0f);
+}
+
+// The last-block pattern: every thread adds 1 to sums[block % 2] atomically; after the
+// barrier thread 0 makes a __threadfence (when `fence`) and draws a ticket; the block
+// that draws the last one writes the total plainly into both sums and resets the
+// ticket plainly. Without the fence the plain writes race with the other blocks' adds.
+__global__ void last_block_combines(float* sums, unsigned* ticket, int fence) {
+  atomicAdd(&sums[blockIdx.x % 2], 1.0f);
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  if (fence) __threadfence();
+  if (atomicAdd(ticket, 1u) != gridDim.x - 1) return;
+  const float total = sums[0] + sums[1];
+  sums[0] = total;
+  sums[1] = total;
+  *ticket = 0;
+}
+
+// Block 0 sets the word that the other blocks add to (an exchange: atomics only, no
+// race), assuming it starts first: an add made before it is lost. And each block's
+// place in the order the blocks started (a ticket), to see the order.
+__global__ void first_block_sets(unsigned* out, unsigned* started, unsigned* place) {
+  if (threadIdx.x != 0) return;
+  place[blockIdx.x] = atomicAdd(started, 1u);
+  if (blockIdx.x == 0)
+    atomicExch(out, 100u);
+  else
+    atomicAdd(out, 1u);
+}
+
 // Blocks writing the same word in launches of their own: ordered by the launches'
 // ends, no race.
 __global__ void global_write_by_block(float* out, int block) {

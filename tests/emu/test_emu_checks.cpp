@@ -233,6 +233,120 @@ TEST_F(EmuChecks, AtomicAddsAndSeparateLaunchesAreNoRaceAcrossBlocks) {
   EXPECT_EQ(out.p[0], 6.0f);
 }
 
+// racecheck across blocks, plain against atomic: a plain store by one block to a word
+// that another block of the launch adds to atomically is a race in either order (the
+// plain store first: the atomic faults; the atomics first: the store does), naming both
+// sites; atomics against atomics are none (above).
+TEST_F(EmuChecks, APlainStoreWhereOtherBlocksAddAtomicallyIsARaceInEitherOrder) {
+  if (!emu::reports_accesses())
+    GTEST_SKIP() << "this build does not report accesses (its racecheck is ThreadSanitizer's)";
+  emu::Schedule interleaved;
+  interleaved.interleave = true;
+  interleaved.blocks = emu::Schedule::Blocks::forward;  // one at a time: the order is known
+  for (const int plain_block : {0, 3}) {
+    SCOPED_TRACE("the plain store by block " + std::to_string(plain_block));
+    emu::reset();
+    emu::set_schedule(interleaved);
+    DeviceFloats out(1);
+    const std::string e =
+        launch_error([&] { WB_LAUNCH(plain_store_where_others_add, 4, 32, 0, nullptr, out.p, plain_block); });
+    EXPECT_NE(e.find("cudaErrorLaunchFailure"), std::string::npos) << e;
+    EXPECT_NE(e.find("racecheck: kernel plain_store_where_others_add"), std::string::npos) << e;
+    if (plain_block == 0) {
+      EXPECT_NE(e.find("block (1,0,0), thread (0,0,0): an atomic update of 4 bytes to "), std::string::npos) << e;
+      EXPECT_NE(e.find("races with block (0,0,0)'s plain write of the same byte"), std::string::npos) << e;
+    } else {
+      EXPECT_NE(e.find("block (3,0,0), thread (0,0,0): a plain write of 4 bytes to "), std::string::npos) << e;
+      EXPECT_NE(e.find("races with block (2,0,0)'s atomic update of the same byte"), std::string::npos) << e;
+    }
+    EXPECT_NE(e.find("(byte 0 of a device buffer of 4 bytes)"), std::string::npos) << e;
+    EXPECT_NE(e.find("unless the blocks are ordered"), std::string::npos) << e;
+  }
+  emu::reset();
+}
+
+// The last-block pattern stays legal: the block that draws the last ticket after every
+// block's __threadfence is ordered after their atomics, and writes plainly what they
+// added (its plain reset of the ticket is ordered by the ticket itself). Without the
+// fence, the same plain writes race with the adds. Forward, in parallel and in the
+// seeded orders.
+TEST_F(EmuChecks, TheLastBlockPatternIsLegalAndWithoutItsFenceARace) {
+  if (!emu::reports_accesses())
+    GTEST_SKIP() << "this build does not report accesses (its racecheck is ThreadSanitizer's)";
+  for (const auto blocks :
+       {emu::Schedule::Blocks::forward, emu::Schedule::Blocks::parallel, emu::Schedule::Blocks::shuffled}) {
+    for (const int fence : {1, 0}) {
+      SCOPED_TRACE("blocks " + std::to_string(int(blocks)) + (fence ? ", fenced" : ", no fence"));
+      emu::reset();
+      emu::Schedule interleaved;
+      interleaved.interleave = true;
+      interleaved.shuffled = true;
+      interleaved.seed = 5;
+      interleaved.blocks = blocks;
+      emu::set_schedule(interleaved);
+      DeviceFloats sums(2, 0.0f);
+      auto* ticket = static_cast<unsigned*>(emu::device_malloc(sizeof(unsigned)));
+      *ticket = 0;
+      const std::string e =
+          launch_error([&] { WB_LAUNCH(last_block_combines, 6, 64, 0, nullptr, sums.p, ticket, fence); });
+      if (fence) {
+        EXPECT_EQ(e, "");
+        EXPECT_EQ(sums.p[0], 384.0f);
+        EXPECT_EQ(sums.p[1], 384.0f);
+        EXPECT_EQ(*ticket, 0u);
+      } else {
+        EXPECT_NE(e.find("racecheck: kernel last_block_combines"), std::string::npos) << e;
+        EXPECT_NE(e.find("'s atomic update of the same byte"), std::string::npos) << e;
+      }
+      emu::device_free(ticket);
+    }
+  }
+  emu::reset();
+}
+
+// Blocks::shuffled (the warps-alone run of wb check) starts a grid's blocks reversed or
+// shuffled with block 0 last, drawn per launch, in parallel where the build can: a
+// kernel whose block 0 assumes it starts first loses adds, where the blocks in index
+// order one at a time give the sum it expects.
+TEST_F(EmuChecks, TheShuffledBlockOrderStartsBlock0Last) {
+  constexpr unsigned kBlocks = 64;  // more than the workers, so some finish before block 0
+  auto* words = static_cast<unsigned*>(emu::device_malloc((2 + kBlocks) * sizeof(unsigned)));
+  unsigned* out = words;
+  unsigned* started = words + 1;
+  unsigned* place = words + 2;
+  auto run = [&](emu::Schedule::Blocks blocks, uint64_t seed) {
+    emu::Schedule s;
+    s.blocks = blocks;
+    s.seed = seed;
+    emu::set_schedule(s);
+    *out = 0;
+    *started = 0;
+    EXPECT_EQ(launch_error([&] { WB_LAUNCH(first_block_sets, kBlocks, 32, 0, nullptr, out, started, place); }), "");
+  };
+  run(emu::Schedule::Blocks::forward, 1);
+  EXPECT_EQ(*out, 100u + kBlocks - 1);
+  EXPECT_EQ(place[0], 0u);
+  bool reversed = false, shuffled = false;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    run(emu::Schedule::Blocks::shuffled, seed);
+    EXPECT_LT(*out, 100u + kBlocks - 1) << "the adds made before block 0 started are lost";
+    EXPECT_GE(*out, 100u);
+    EXPECT_GT(place[0], 0u) << "block 0 never starts first";
+    if (!emu::parallel_blocks()) {
+      EXPECT_EQ(place[0], kBlocks - 1) << "one at a time, block 0 is last";
+      bool down = true;
+      for (unsigned b = 1; b < kBlocks; ++b) down &= place[b] == kBlocks - 1 - b;
+      (down ? reversed : shuffled) = true;
+    }
+  }
+  if (!emu::parallel_blocks()) {
+    EXPECT_TRUE(reversed) << "some seed reverses the order";
+    EXPECT_TRUE(shuffled) << "some seed shuffles it";
+  }
+  emu::device_free(words);
+}
+
 // ---------------------------------------------------------------------------------
 // Correct CUDA passes (positive controls of the false faults)
 

@@ -105,6 +105,40 @@ TEST_F(EmuPlanted, ABarrierAfterThreadsExitedIsANoteAndAFaultWhenStrict) {
   expect_all(strict[1], Status::ok);
 }
 
+// Blocks that meet through atomics (residual_forward emu/85-88, 261 blocks at the odd
+// shape): a kernel that assumes block 0 starts first fails the third run only, whose
+// blocks start with block 0 last; one whose block 0 zeroes plainly what the others add
+// atomically is a racecheck fault of the interleaving pass (the second run), its
+// output being right; atomics against atomics and the last-block pattern (a
+// __threadfence, then a ticket, and the last block writes the sum plainly) pass. On one
+// worker (OMP_NUM_THREADS=1), so that the first two runs start block 0 first for
+// certain: with two, a worker preempted while it holds block 0 lets the others finish
+// first, and 86 may fail in the first run already (its bug is real there too).
+TEST_F(EmuPlanted, BlockOrderAndPlainAgainstAtomicAcrossBlocksAreCaughtEachByItsRun) {
+  const std::string json = dir_ / "across.json";
+  const Result r = testing::run_command(
+      std::string("OMP_NUM_THREADS=1 ") + WB_PLANTED,
+      "check residual_forward --backend emu --variants 85,86,87,88 --shapes odd --seed 11 "
+      "--isolate --json " +
+      json);
+  EXPECT_EQ(r.code, 1) << r.output;
+  std::map<int, std::vector<Record>> at;
+  for (const Record& rec : read_planted_report(json).records) at[rec.variant].push_back(rec);
+  expect_all(at[85], Status::ok);
+  expect_all(at[88], Status::ok);
+  expect_all(at[86], Status::incorrect,
+             "third run (each warp alone from one barrier to the next, the blocks started "
+             "reversed or shuffled with block 0 last): ");
+  // A fault of the interleaving pass, the only run that checks across blocks.
+  expect_all(at[87], Status::incorrect, "racecheck: kernel planted_across_blocks");
+  ASSERT_FALSE(at[87].empty());
+  const std::string& race = at[87].front().reason;
+  EXPECT_TRUE(contains(race, "block (0,0,0)")) << "names the block that zeroes the sum: " << race;
+  EXPECT_TRUE(contains(race, "plain write")) << race;
+  EXPECT_TRUE(contains(race, "atomic update")) << race;
+  EXPECT_TRUE(contains(race, "tests/planted/planted_faults.cu:")) << "names both sites: " << race;
+}
+
 // Runs `wb_planted check <op> --backend emu <flags>`, which a planted fault must fail
 // (exit 1) while none of the correct `controls` is reported incorrect, and every variant
 // is emulated (a control that is not run passes nothing); its output, for what is

@@ -33,6 +33,12 @@
 //                        tests/emu/test_counters_gate.cpp); 83 half_warps_together is the
 //                        same with both halves in the first turn (requests of 32 lanes, a
 //                        2-way conflict in the store).
+//   85-88                blocks that meet through atomics in scratch words (the
+//                        workspace): 86 assumes block 0 starts first (caught by the
+//                        run that starts it last), 87 zeroes plainly what the other
+//                        blocks add atomically (racecheck across blocks), 85 and 88
+//                        correct (atomics only; the last-block pattern). See
+//                        AcrossBlocks below.
 //   98 allocates         correct, but its launcher allocates a scratch buffer with
 //                        cudaMalloc on every call (the sum lands there, a device-to-device
 //                        cudaMemcpyAsync moves it to `out`, cudaFree releases it): legal in
@@ -204,6 +210,59 @@ __global__ void planted_waits_for_last(int* done, float* out, const float* inp1,
     }
   if (i < n) out[i] = inp1[i] + inp2[i];
   if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) atomicExch(done, 1);
+}
+
+// Blocks that meet through atomics in a scratch word or two (the workspace, zeroed before
+// every launch: `scratch`), each otherwise the naive port.
+enum class AcrossBlocks {
+  assumes_block_0_first,  // 86: block 0 raises a flag (atomicExch) that every other
+                          // block reads (atomically) after writing its elements,
+                          // assuming block 0 started first; a block that finds it down
+                          // adds 1 to its first element. Right when the blocks start in
+                          // index order; wrong when block 0 starts last.
+  zeroes_what_others_add,  // 87: block 0 zeroes a sum plainly, assuming it runs first,
+                           // where the other blocks add to it with atomicAdd: a race
+                           // whatever the order (the output does not show it).
+  last_block_pattern,      // 88: correct: every block adds to the sum atomically, then
+                           // a __threadfence and a ticket (atomicAdd); the block that
+                           // draws the last ticket overwrites the sum plainly with
+                           // its mean and resets the ticket.
+  atomics_only,            // 85: correct: every block adds to the sum atomically.
+};
+
+template <AcrossBlocks kWhat>
+__global__ void planted_across_blocks(unsigned* scratch, float* out, const float* inp1, const float* inp2,
+                                      int64_t n) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  float* sum = reinterpret_cast<float*>(scratch);
+  unsigned* ticket = scratch + 1;
+  // Every thread of block 0, so that whichever runs first raises it at once.
+  if (kWhat == AcrossBlocks::assumes_block_0_first && blockIdx.x == 0) atomicExch(scratch, 1u);
+  if (kWhat == AcrossBlocks::zeroes_what_others_add && blockIdx.x == 0 && threadIdx.x == 0) *sum = 0.0f;
+  if (i < n) out[i] = inp1[i] + inp2[i];
+  if (kWhat != AcrossBlocks::assumes_block_0_first && i < n &&
+      (kWhat != AcrossBlocks::zeroes_what_others_add || blockIdx.x != 0))
+    atomicAdd(sum, out[i]);
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  if (kWhat == AcrossBlocks::assumes_block_0_first && blockIdx.x != 0 && i < n && atomicAdd(scratch, 0u) == 0)
+    out[i] += 1.0f;
+  if (kWhat == AcrossBlocks::last_block_pattern) {
+    __threadfence();
+    if (atomicAdd(ticket, 1u) == gridDim.x - 1) {
+      *sum = *sum / float(n);
+      *ticket = 0;
+    }
+  }
+}
+
+template <AcrossBlocks kWhat>
+void launch_across_blocks(const ResidualForwardArgs& a, const Launch& l) {
+  const int block = l.block_size();
+  auto* scratch = static_cast<unsigned*>(l.workspace);
+  WB_CHECK(cudaMemsetAsync(scratch, 0, 2 * sizeof(unsigned), cuda::stream(l)));
+  WB_LAUNCH(planted_across_blocks<kWhat>, cuda::grid_for(a.N, block), block, 0, cuda::stream(l), scratch, a.out,
+            a.inp1, a.inp2, a.N);
 }
 
 // The flag block 0 waits for, zeroed before every launch (the workspace).
@@ -696,6 +755,13 @@ Variant last_query_tile_dq_zeroed() {
   return v;
 }
 
+template <AcrossBlocks kWhat>
+Variant across_blocks(int id, const char* name, const char* summary) {
+  Variant v = test_only(&launch_across_blocks<kWhat>, "residual_forward", id, name, summary);
+  v.workspace = [](const Shape&, const ParamValues&) { return 2 * sizeof(unsigned); };
+  return v;
+}
+
 std::vector<Variant> planted() {
   Variant waits = test_only(&launch_waits_for_last, "residual_forward", 93, "planted_waits_for_last",
                             "test only: block 0 waits for the last block");
@@ -740,6 +806,14 @@ std::vector<Variant> planted() {
           test_only(&launch_planted_shared_race, "residual_forward", 92, "planted_shared_race",
                     "test only: claims elements with a racy shared next++"),
           waits,
+          across_blocks<AcrossBlocks::atomics_only>(85, "planted_atomics_only",
+                                                    "test only: correct, every block adds to one sum atomically"),
+          across_blocks<AcrossBlocks::assumes_block_0_first>(
+              86, "planted_assumes_block_0_first", "test only: the other blocks assume block 0 started first"),
+          across_blocks<AcrossBlocks::zeroes_what_others_add>(
+              87, "planted_zeroes_what_others_add", "test only: block 0 zeroes plainly what the others add atomically"),
+          across_blocks<AcrossBlocks::last_block_pattern>(
+              88, "planted_last_block_pattern", "test only: correct, the block with the last ticket writes the sum"),
           test_only(&launch_planted_exits_before_barrier, "residual_forward", 94, "planted_exits_before_barrier",
                     "test only: threads past the end skip a __syncthreads"),
           test_only(&launch_planted_far_write, "residual_forward", 95, "planted_far_write",

@@ -143,7 +143,10 @@ class EmuExecutor final : public Executor {
   // polls one at a time, block 0 first, so that a block waiting for another one faults;
   // the last validated run lets warps drift apart (each warp alone from one barrier to
   // the next), so that a warp that overwrites what another has yet to read before the
-  // barrier between them (a cp.async refill issued too early) spoils the result.
+  // barrier between them (a cp.async refill issued too early) spoils the result, and
+  // starts each grid's blocks in an order drawn from the seed, reversed or shuffled with
+  // block 0 last, so that a kernel that assumes block 0 runs first (it initialises what
+  // the others then add to) spoils it too; on a GPU any block may start first.
   void begin_run(int index, uint64_t seed) override {
     emu::Schedule s;
     s.seed = seed * 2654435761u + uint64_t(index);
@@ -154,6 +157,7 @@ class EmuExecutor final : public Executor {
     }
     if (index >= 2) s.blocks = emu::Schedule::Blocks::serial_if_polling;
     s.warps_alone = index == kLastRun;
+    if (index == kLastRun) s.blocks = emu::Schedule::Blocks::shuffled;
     emu::set_schedule(s);
     // Counting keeps a block's lanes in step (every access yields): a schedule of its
     // own, so the first run, whose thread order is fixed, is the counted one.

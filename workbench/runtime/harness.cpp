@@ -200,7 +200,8 @@ Record Session::evaluate_once(const Variant& v, const ParamValues& params, const
     Outcome after = run_and_check(v, launch);
     if (!after.failure.empty()) {
       r.status = Status::incorrect;
-      r.reason = (ex_.backend() == Backend::emu ? "third run (each warp alone from one barrier to the next): "
+      r.reason = (ex_.backend() == Backend::emu ? "third run (each warp alone from one barrier to the next, the "
+                                                  "blocks started reversed or shuffled with block 0 last): "
                                                 : "after the timing loop: ") +
                  after.failure;
       r.errors = after.checks;
