@@ -86,7 +86,8 @@ fi
 
 # The attention rungs at a shape where their pipelines refill and blocks share rows
 # (flash_small: head size 32, T = 40, two key tiles of 32, so that with dq_atomics=1 two
-# blocks add into the same dQ rows), every configuration: the shapes of the pass above
+# blocks add into the same dQ rows), at block sizes 32 and 128 with every other launch
+# parameter (every tile, stage count and dq_atomics form): the shapes of the pass above
 # give them one key tile at most (ragged8's head size, 68, is past what the
 # FlashAttention-2 rungs hold). Three ops at one small shape, not every op at it, to keep
 # the pass's cost (tests/workbench/test_emulated_coverage.cpp reads these two lines).
@@ -94,10 +95,10 @@ attention_ops="attention_forward_bf16 attention_backward_bf16 attention_backward
 attention_shape=flash_small
 for op in $attention_ops; do
   start=$(date +%s)
-  if "$dir/wb" check "$op" --backend emu --shapes "$attention_shape"; then
-    echo "ok   $flavour: wb check $op --backend emu --shapes $attention_shape passed with no sanitizer report in $(( $(date +%s) - start )) s"
+  if "$dir/wb" check "$op" --backend emu --shapes "$attention_shape" --block-sizes 32,128; then
+    echo "ok   $flavour: wb check $op --backend emu --shapes $attention_shape --block-sizes 32,128 passed with no sanitizer report in $(( $(date +%s) - start )) s"
   else
-    echo "FAIL $flavour: wb check $op --backend emu --shapes $attention_shape (exit $?)"
+    echo "FAIL $flavour: wb check $op --backend emu --shapes $attention_shape --block-sizes 32,128 (exit $?)"
     failed=1
   fi
 done

@@ -153,7 +153,8 @@ TEST(EmulatedCoverage, EveryPipelinedRungRefillsTwiceAtItsDefaultLaunchInCheckAl
 }
 
 // The sanitized passes' attention step (ci/emu_sanitized.sh: the ops of its
-// attention_ops line at its attention_shape) runs every rung of those ops, and at that
+// attention_ops line at its attention_shape, block sizes 32 and 128 with every other
+// launch parameter) runs every rung of those ops, and at that
 // shape a backward with dq_atomics=1 at its smallest key tile has two blocks adding into
 // the same dQ rows.
 TEST(EmulatedCoverage, TheSanitizedAttentionStepRunsEveryAttentionRungWhereBlocksShareRows) {
@@ -171,7 +172,7 @@ TEST(EmulatedCoverage, TheSanitizedAttentionStepRunsEveryAttentionRungWhereBlock
   ASSERT_FALSE(ops.empty()) << "ci/emu_sanitized.sh has no attention_ops=\"...\" line";
   const std::vector<CheckShape> at = shapes_named(shape_name);
   ASSERT_EQ(at.size(), 1u);
-  const Pass step{"the sanitized attention step", at, std::nullopt};
+  const Pass step{"the sanitized attention step", at, std::vector<int>{32, 128}};
   auto ex = make_executor(Backend::emu);
   const Registry& reg = Registry::global();
   for (const std::string& name : ops)
