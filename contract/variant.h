@@ -54,20 +54,6 @@ struct Requirement {
   std::function<bool(const Shape&)> holds;
 };
 
-// How a rung's blocks stream tiles through a buffer of several stages in shared memory
-// (a cp.async pipeline or a double buffer): `tiles`, the most a block streams (for a
-// rung with several pipelined loops, the least of their most), and `stages`, the
-// buffers it cycles through. A block refills a buffer tiles - stages times; a refill
-// issued too early (before the barrier that ends the other warps' reads of that buffer)
-// spoils a result only where that happens, so CI's emulated passes must run every such
-// rung's default launch at a shape where it happens at least twice
-// (tests/workbench/test_emulated_coverage.cpp).
-struct Pipeline {
-  long tiles = 0;
-  int stages = 0;
-  long refills() const { return tiles > stages ? tiles - stages : 0; }
-};
-
 // Everything a variant gets besides its argument struct.
 struct Launch {
   ParamValues params;
@@ -99,9 +85,6 @@ struct Variant {
   // whose order varies); unset: always. A variant that claims it and differs between
   // two runs (two thread orders under the emulator) is incorrect.
   std::function<bool(const ParamValues&)> deterministic;
-  // A pipelined rung's tiles and stages at a shape and configuration (Pipeline); unset
-  // for a rung that keeps no stages in shared memory.
-  std::function<Pipeline(const Shape&, const ParamValues&)> pipeline;
   // Why the emulator cannot run this CUDA variant ("needs cuDNN", "needs TF32 tensor
   // cores"); empty when it can. Reported as its own status, never as a failure.
   std::string not_emulated;

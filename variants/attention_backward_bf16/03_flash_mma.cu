@@ -71,11 +71,6 @@ Variant attention_backward_bf16_cuda_3() {
               TuningParam{"dq_atomics", {0, 1}, 0}};
   v.deterministic = [](const ParamValues& p) { return p.get("dq_atomics") == 0; };
   v.requirements = {cuda::flash_attention_forward::head_size_requirement()};
-  // Both kernels stream tiles of query_tile rows: flash_dk_dv's first key tile every
-  // query tile, flash_dq's last query tile every key tile (of query_tile keys).
-  v.pipeline = [](const Shape& s, const ParamValues& p) {
-    return Pipeline{(s.T + p.get("query_tile") - 1) / p.get("query_tile"), fb::kStages};
-  };
   v.workspace = [](const Shape& s, const ParamValues& p) {
     return fb::workspace_bytes(s.B, s.T, s.C, s.NH, p.get("dq_atomics") != 0);
   };

@@ -56,10 +56,6 @@ Variant attention_forward_bf16_cuda_4() {
   v.params = {TuningParam{"query_tile", {32, 64, 128}, 64}, TuningParam{"key_tile", {16, 32, 64}, 64},
               TuningParam{"stages", {2, 3}, 2}};
   v.requirements = {fa::head_size_requirement()};
-  // The last query tile streams every key tile up to T.
-  v.pipeline = [](const Shape& s, const ParamValues& p) {
-    return Pipeline{(s.T + p.get("key_tile") - 1) / p.get("key_tile"), p.get("stages")};
-  };
   return v;
 }
 

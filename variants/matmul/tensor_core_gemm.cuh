@@ -313,11 +313,6 @@ inline void declare_tiles(Variant& v, bool pipelined) {
   if (pipelined) v.params.push_back(TuningParam{"stages", {2, 3, 4}, 3});
   v.requirements = {channels_in_chunks()};
   v.launch_limit = tile_limit;
-  // A forward product's k is C, in slabs of kBK; the register-staged rung (not
-  // pipelined) double-buffers its slabs in shared memory.
-  v.pipeline = [pipelined](const Shape& s, const ParamValues& p) {
-    return Pipeline{(s.C + kBK - 1) / kBK, pipelined ? p.get("stages") : 2};
-  };
 }
 
 }  // namespace wb::cuda::tensor_core_gemm

@@ -28,7 +28,6 @@
 // split over the rows would need fp32 partials in a workspace; not done here).
 #include <cuda_bf16.h>
 
-#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -76,12 +75,6 @@ Variant matmul_backward_bf16_cuda_4() {
       "dinp and dweight on mma.sync + ldmatrix(.trans) warp tiles behind a 2-4 stage cp.async pipeline; "
       "dweight = bf16(old + fp32 sum) in the epilogue, each output rounded once";
   tg::declare_tiles(v, true);
-  // Two products: dinp's k is OC, dweight's B*T; the shorter stream is the one a shape
-  // must make long enough.
-  v.pipeline = [](const Shape& s, const ParamValues& p) {
-    const long k = std::min<long>(s.OC, long(s.B) * s.T);
-    return Pipeline{(k + tg::kBK - 1) / tg::kBK, p.get("stages")};
-  };
   v.requirements.push_back({"OC % 8 == 0", [](const Shape& s) { return s.OC % 8 == 0; }});
   v.launch_limit = launch_limit;
   return v;
