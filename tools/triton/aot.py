@@ -40,20 +40,6 @@ MAX_SHARED = {80: 166912, 86: 101376, 89: 101376, 90: 232448}
 SPECIALISATIONS = ("d16", "any")
 
 
-def write_file(path, data):
-    """data (bytes or str) to path through a temporary file beside it and a rename."""
-    mode = "wb" if isinstance(data, bytes) else "w"
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix="." + os.path.basename(path) + ".")
-    try:
-        with os.fdopen(fd, mode) as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def parse_archs(text):
     archs = []
     for part in text.split(","):
@@ -131,7 +117,7 @@ def build(rung, archs, out_dir):
                         raise RuntimeError(f"{what}: triton.compile gave no cubin holding {kernel.metadata.name}")
                     file = "cubins/{}_sm{}_{}_{}.cubin".format(
                         launch.name, arch, "_".join(str(v) for v in params.values()), spec)
-                    write_file(os.path.join(out_dir, file), cubin)
+                    rungs.write_file(os.path.join(out_dir, file), cubin)
                     target = ptx_target(kernel.asm.get("ptx", ""))
                     entries.append({
                         "arch": arch,
@@ -425,9 +411,9 @@ def main(argv=None):
         seconds = time.monotonic() - start
         manifest = manifest_of(rung, archs, entries, skipped, seconds)
         h, c = launcher(rung, entries, manifest)
-        write_file(os.path.join(work, f"{rung.op}_{rung.id}.h"), h)
-        write_file(os.path.join(work, f"{rung.op}_{rung.id}.c"), c)
-        write_file(os.path.join(work, "manifest.json"), json.dumps(manifest, indent=1) + "\n")
+        rungs.write_file(os.path.join(work, f"{rung.op}_{rung.id}.h"), h)
+        rungs.write_file(os.path.join(work, f"{rung.op}_{rung.id}.c"), c)
+        rungs.write_file(os.path.join(work, "manifest.json"), json.dumps(manifest, indent=1) + "\n")
         # Swap the whole folder: a reader sees the old output or the new one, never a mix.
         old = None
         if os.path.exists(out):

@@ -32,7 +32,6 @@ whose outputs are not written; 2 bad usage, a bad request or a rung that is not 
 import json
 import os
 import sys
-import tempfile
 import traceback
 import warnings
 
@@ -54,18 +53,6 @@ class BadRequest(Exception):
 
 class RungFailed(Exception):
     pass
-
-
-def write_file(path, data):
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix="." + os.path.basename(path) + ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def read_request(path):
@@ -203,7 +190,7 @@ def run(rung, req, folder, where="request"):
     for name, t in req["tensors"].items():
         if t.get("out"):
             whole = tensors[name][2]
-            write_file(os.path.join(folder, t["out"]), whole[GUARD:GUARD + t["count"]].tobytes())
+            rungs.write_file(os.path.join(folder, t["out"]), whole[GUARD:GUARD + t["count"]].tobytes())
     return params
 
 

@@ -29,6 +29,7 @@ import itertools
 import os
 import re
 import sys
+import tempfile
 
 FILE_NAME = re.compile(r"^0*([0-9]+)_triton_([a-z0-9_]+)\.py$")
 OP_NAME = re.compile(r"^[a-z0-9_]+$")
@@ -45,6 +46,20 @@ SCRATCH_ARGUMENTS = 2
 
 class RungError(Exception):
     pass
+
+
+def write_file(path, data):
+    """data (bytes or str) to path through a temporary file beside it and a rename."""
+    mode = "wb" if isinstance(data, bytes) else "w"
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix="." + os.path.basename(path) + ".")
+    try:
+        with os.fdopen(fd, mode) as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def sha256_of(path):
