@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The Triton rungs of the layernorm and classifier ops are correct under Triton's
-interpreter, checked through
+"""The Triton rungs of layernorm_forward and layernorm_backward are correct under
+Triton's interpreter, and the check can tell when one is not: through
 tools/triton/interpret.py's protocol (docs/triton.md), as wb's emu backend will call it.
 
 - Each rung at wb's check shapes for its op (contract/shape.cpp: tiny, odd, ragged,
@@ -11,6 +11,10 @@ tools/triton/interpret.py's protocol (docs/triton.md), as wb's emu backend will 
   NaN, and the accumulated gradients of layernorm_backward (+=) given random initial
   values that the reference adds to. Checked against float64 numpy with the ops'
   tolerances: |out - ref| <= atol + rtol |ref| per element, NaN never passes.
+- The planted control tests/triton/planted/layernorm_backward/06_triton_mean_over_tile.py
+  (the row means of g and g n divided by the tile's width BLOCK_C, not by C) is
+  INCORRECT at shapes where C < BLOCK_C, so that the check above cannot pass a rung
+  whose reduction counts its masked lanes.
 
 Skipped (77) without the project's venv (torch and triton). Exit 0 when every case
 holds, 1 otherwise, each failure named.
@@ -34,7 +38,7 @@ INTERPRET = os.path.join(ROOT, "tools", "triton", "interpret.py")
 LN_FORWARD = os.path.join(ROOT, "variants", "layernorm_forward", "08_triton_row_tiles.py")
 LN_BACKWARD = os.path.join(ROOT, "variants", "layernorm_backward", "05_triton_column_tiles.py")
 CROSSENTROPY = os.path.join(ROOT, "variants", "crossentropy_forward", "02_triton_row_tiles.py")
-PLANTED = os.path.join(ROOT, "tests", "triton", "planted", "layernorm_backward", "06_triton_dweight_row_skip.py")
+PLANTED = os.path.join(ROOT, "tests", "triton", "planted", "layernorm_backward", "06_triton_mean_over_tile.py")
 
 EPS = 1e-5  # kLayernormEps
 
@@ -207,6 +211,30 @@ def main():
                   for s in ("odd", "ragged", "ragged8", "long")]
         cases += [ln_forward_case(folder, rng, "wide", {"block_c": 512})]
         run_rung(LN_FORWARD, cases, failures)
+
+        # layernorm_backward: the defaults (block_c 1024: the row kernel's one-tile path;
+        # block_col 32: several column tiles, a partial last one at odd's 75), then
+        # block_c 256 (odd 75 and ragged 168 one tile, long 256 exactly one, wide 1024
+        # four) with block_col 64. No shape's B*T (6 to 130) is a multiple of the column
+        # kernel's 32-row slab: its last slab is always partial.
+        cases = [ln_backward_case(folder, rng, s, {}) for s in ("tiny", "odd", "ragged", "ragged8", "wide")]
+        cases += [ln_backward_case(folder, rng, s, {"block_c": 256, "block_col": 64, "num_warps": 8})
+                  for s in ("odd", "ragged", "long", "wide")]
+        run_rung(LN_BACKWARD, cases, failures)
+
+        # The planted control: INCORRECT wherever C < BLOCK_C, here at the default 1024.
+        planted = [ln_backward_case(folder, rng, s, {}, " mean-over-tile") for s in ("tiny", "ragged", "ragged8")]
+        r = interpret(PLANTED, planted)
+        if r.returncode not in (0, 1):
+            failures.append(f"{os.path.basename(PLANTED)}: interpret.py exited {r.returncode}: "
+                            f"{(r.stdout + r.stderr).strip()[-2000:]}")
+        else:
+            for c in planted:
+                why = c.verdict()
+                print(f"planted, {'INCORRECT as it must be' if why else 'PASSED, which it must not'}: {c.label}"
+                      f"{': ' + why if why else ''}")
+                if why is None:
+                    failures.append(f"the planted {c.label} passed the check")
 
     for f in failures:
         print(f"FAILED: {f}")
