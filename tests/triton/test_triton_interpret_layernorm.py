@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The Triton rungs of layernorm_forward and layernorm_backward are correct under
-Triton's interpreter, and the check can tell when one is not: through
+"""The Triton rungs of layernorm_forward, layernorm_backward and crossentropy_forward are
+correct under Triton's interpreter, and the check can tell when one is not: through
 tools/triton/interpret.py's protocol (docs/triton.md), as wb's emu backend will call it.
 
 - Each rung at wb's check shapes for its op (contract/shape.cpp: tiny, odd, ragged,
@@ -221,6 +221,14 @@ def main():
         cases += [ln_backward_case(folder, rng, s, {"block_c": 256, "block_col": 64, "num_warps": 8})
                   for s in ("odd", "ragged", "long", "wide")]
         run_rung(LN_BACKWARD, cases, failures)
+
+        # crossentropy_forward: every check shape at the defaults (block 256: one
+        # program), then block 128, where ragged's 129 rows take two programs, the last
+        # one holding a single row, and block 1024.
+        cases = [crossentropy_case(folder, rng, s, {}) for s in VOCAB]
+        cases += [crossentropy_case(folder, rng, s, {"block": 128, "num_warps": 8}) for s in ("odd", "ragged")]
+        cases += [crossentropy_case(folder, rng, "ragged8", {"block": 1024})]
+        run_rung(CROSSENTROPY, cases, failures)
 
         # The planted control: INCORRECT wherever C < BLOCK_C, here at the default 1024.
         planted = [ln_backward_case(folder, rng, s, {}, " mean-over-tile") for s in ("tiny", "ragged", "ragged8")]
