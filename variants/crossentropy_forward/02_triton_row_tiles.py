@@ -6,11 +6,12 @@
 # targets lie in [0, V)), and stores -log of each as one contiguous vector of losses.
 # Why it should match variant 1 (a thread per row): the op reads one value per row, so
 # there is nothing to share and no work to reorganise; what a tile changes is that the
-# targets and losses move as vectors (128-bit when aligned and B*T % 16 == 0) and that
+# targets and losses move as vectors (with aligned pointers and B*T % 16 == 0, 128-bit
+# where a thread holds 4 rows, BLOCK >= 128 num_warps; scalar at 1 row) and that
 # BLOCK and num_warps are swept, so the launch shape is chosen per device rather than
 # fixed. It is the Triton baseline of the ladder: what the op costs in ten lines.
-# Limits: none on the shape (64-bit offsets: row * Vp passes 2^31 at GPT-2's B*T*Vp
-# for B*T >= 42690). The gathers are scattered, one 32-byte sector per row, as in
+# Limits: none on the shape (64-bit offsets: row * Vp passes 2^31 from row 42691 on at
+# GPT-2's Vp = 50304). The gathers are scattered, one 32-byte sector per row, as in
 # variant 1; the kernel is latency- and launch-bound at any realistic B*T. A target
 # outside [0, V) is the caller's error (the contract excludes it) and is not checked.
 # log uses the GPU's approximate instruction (a few ulp), inside the op's tolerance.

@@ -8,7 +8,8 @@
 # left in L1/L2. Both paths keep per-lane partial sums in fp32 and reduce across the
 # lanes once per statistic, outside any loop. With the 16-divisible specialisation
 # (aligned pointers, C % 16 == 0) every row starts 64-byte aligned and Triton emits
-# 128-bit loads and stores.
+# vector loads and stores: 128-bit where a thread holds 4 or more values of the tile
+# (BLOCK_C >= 128 num_warps; 64-bit at 2, scalar at 1, as in BLOCK_C = 128).
 # Why it should beat variants 6 and 7 (the row in float4 registers, a warp or a tile of
 # 8-32 threads per row): the same one-read, two-pass design, but the row's width per
 # program (BLOCK_C) and the threads behind it (num_warps) are swept instead of fixed,
