@@ -42,8 +42,9 @@ PLANTED = os.path.join(ROOT, "tests", "triton", "planted", "layernorm_backward",
 
 EPS = 1e-5  # kLayernormEps
 
-# wb's check shapes (contract/shape.cpp, the emulated list), the dimensions the ops read.
-ROWS = {"tiny": (2, 3, 8), "odd": (3, 37, 75), "wide": (2, 19, 1024), "long": (1, 130, 256),
+# wb's check shapes (contract/shape.cpp: the emulated list, and gpt2 from the device's),
+# the dimensions the ops read.
+ROWS = {"tiny": (2, 3, 8), "odd": (3, 37, 75), "gpt2": (2, 64, 768), "wide": (2, 19, 1024), "long": (1, 130, 256),
         "vocab": (1, 5, 96), "ragged": (3, 43, 168), "ragged8": (1, 17, 136)}
 VOCAB = {"tiny": (2, 3, 11, 16), "odd": (3, 37, 101, 128), "wide": (2, 19, 300, 384),
          "vocab": (1, 5, 50257, 50304), "ragged": (3, 43, 101, 104), "ragged8": (1, 17, 300, 328)}
@@ -214,12 +215,12 @@ def main():
 
         # layernorm_backward: the defaults (block_c 1024: the row kernel's one-tile path;
         # block_col 32: several column tiles, a partial last one at odd's 75), then
-        # block_c 256 (odd 75 and ragged 168 one tile, long 256 exactly one, wide 1024
-        # four) with block_col 64. No shape's B*T (6 to 130) is a multiple of the column
-        # kernel's 32-row slab: its last slab is always partial.
+        # block_c 512 (odd 75 and ragged 168 one tile, gpt2 768 two, the second partial,
+        # wide 1024 two) with block_col 64. B*T runs from 6 to 130 rows, a multiple of the
+        # column kernel's 32-row slab only at gpt2 (128): elsewhere its last slab is partial.
         cases = [ln_backward_case(folder, rng, s, {}) for s in ("tiny", "odd", "ragged", "ragged8", "wide")]
-        cases += [ln_backward_case(folder, rng, s, {"block_c": 256, "block_col": 64, "num_warps": 8})
-                  for s in ("odd", "ragged", "long", "wide")]
+        cases += [ln_backward_case(folder, rng, s, {"block_c": 512, "block_col": 64, "num_warps": 8})
+                  for s in ("odd", "ragged", "gpt2", "wide")]
         run_rung(LN_BACKWARD, cases, failures)
 
         # crossentropy_forward: every check shape at the defaults (block 256: one

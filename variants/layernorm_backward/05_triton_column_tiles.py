@@ -10,7 +10,7 @@
 # lanes reduced over the rows once at the end, then added to dweight and dbias. With
 # the 16-divisible specialisation (aligned pointers, C % 16 == 0) the row kernel's
 # accesses are 128-bit where a thread holds 4 values of the tile (BLOCK_C >= 128
-# num_warps; scalar at BLOCK_C = 256 on 8 warps), and the column kernel's loads of
+# num_warps; 64-bit at BLOCK_C = 512 on 8 warps), and the column kernel's loads of
 # inp and dout are 128-bit.
 # Why it should beat variant 1 (the same two-kernel, atomic-free design with a thread
 # per row and a thread per channel): the row kernel's loads coalesce and the row is
@@ -109,7 +109,7 @@ WB_TRITON = {
     "fields": {"dinp": "*fp32", "dweight": "*fp32", "dbias": "*fp32", "dout": "*fp32", "inp": "*fp32",
                "weight": "*fp32", "mean": "*fp32", "rstd": "*fp32", "B": "i32", "T": "i32", "C": "i32"},
     "params": {
-        "block_c": {"values": [256, 1024], "default": 1024, "constexpr": "BLOCK_C"},
+        "block_c": {"values": [512, 1024], "default": 1024, "constexpr": "BLOCK_C"},
         "block_col": {"values": [32, 64], "default": 32, "constexpr": "BLOCK_COL"},
         "num_warps": {"values": [4, 8], "default": 4},
         # One value: no tl.dot, so Triton 3.6 pipelines nothing here (docs/triton.md).

@@ -91,7 +91,7 @@ WB_TRITON = {
     "fields": {"dinp": "*fp32", "dweight": "*fp32", "dbias": "*fp32", "dout": "*fp32", "inp": "*fp32",
                "weight": "*fp32", "mean": "*fp32", "rstd": "*fp32", "B": "i32", "T": "i32", "C": "i32"},
     "params": {
-        "block_c": {"values": [256, 1024], "default": 1024, "constexpr": "BLOCK_C"},
+        "block_c": {"values": [512, 1024], "default": 1024, "constexpr": "BLOCK_C"},
         "block_col": {"values": [32, 64], "default": 32, "constexpr": "BLOCK_COL"},
         "num_warps": {"values": [4, 8], "default": 4},
         # One value: no tl.dot, so Triton 3.6 pipelines nothing here (docs/triton.md).
