@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """The bf16 tensor-core Triton rungs are correct under Triton's interpreter, and the check
-can tell when one is not: through tools/triton/interpret.py's protocol (docs/triton.md),
-as wb's emu backend will call it.
+can tell when one is not: through tools/triton/interpret.py's protocol (docs/triton.md).
 
 - matmul_forward_bf16's rung (variants/matmul_forward_bf16/07_triton_dot.py) at wb's
   emulated check shapes that the interpreter runs in seconds (tiny, odd, ragged,
@@ -13,8 +12,16 @@ as wb's emu backend will call it.
   signed error in ulps near 0, where truncation gives -0.5); and with a null bias (the
   contract allows it), calling the kernel in this process, since the protocol has no
   null tensor;
-- the planted control tests/triton/planted/matmul_forward_bf16/08_triton_whole_slabs.py
-  (its k loop covers only whole BLOCK_K slabs) is INCORRECT wherever C % BLOCK_K != 0.
+- attention_forward_bf16's rung (variants/attention_forward_bf16/05_triton_flash.py) at
+  the shapes whose head fits its tile (tiny, odd, ragged, flash_small, flash, vocab;
+  C / NH <= 64, as the CUDA flash rung requires) and three tile shapes, out (bf16) and
+  lse (fp32) against float64 with the op's bf16 tolerances (attention.cpp); at ragged8
+  (a head of 68) every value must be NaN, the rung's refusal;
+- the planted controls are INCORRECT where their fault shows:
+  tests/triton/planted/matmul_forward_bf16/08_triton_whole_slabs.py (its k loop covers
+  only whole BLOCK_K slabs) wherever C % BLOCK_K != 0, and
+  tests/triton/planted/attention_forward_bf16/06_triton_no_rescale.py (the accumulator
+  not rescaled when a row's maximum grows) wherever rows stream several key tiles.
 
 bf16 tensors travel as the 16 bits of each value. The requests go through
 tests/triton/interpret_bf16_fixes.py, interpret.py with two bugs of Triton 3.6's
@@ -47,7 +54,9 @@ sys.path.insert(0, os.path.join(ROOT, "tools", "triton"))
 # interpret.py with two bugs of Triton 3.6's interpreter on bf16 fixed (its docstring).
 INTERPRET = os.path.join(HERE, "interpret_bf16_fixes.py")
 MATMUL = os.path.join(ROOT, "variants", "matmul_forward_bf16", "07_triton_dot.py")
+FLASH = os.path.join(ROOT, "variants", "attention_forward_bf16", "05_triton_flash.py")
 WHOLE_SLABS = os.path.join(HERE, "planted", "matmul_forward_bf16", "08_triton_whole_slabs.py")
+NO_RESCALE = os.path.join(HERE, "planted", "attention_forward_bf16", "06_triton_no_rescale.py")
 
 # wb's emulated check shapes (contract/shape.cpp, named_check_shapes(true)): the dims the
 # ops read.
@@ -57,6 +66,8 @@ SHAPES = {
     "ragged": dict(B=3, T=43, C=168, NH=3, OC=221),
     "ragged8": dict(B=1, T=17, C=136, NH=2, OC=136),
     "flash_small": dict(B=1, T=40, C=64, NH=2, OC=64),
+    "flash": dict(B=1, T=200, C=64, NH=1, OC=136),
+    "vocab": dict(B=1, T=5, C=96, NH=2, OC=384),
 }
 
 
@@ -77,6 +88,12 @@ def random_bf16(rng, shape):
     """bf16 bits of uniform [-1, 1) values (wb's default input), and the values."""
     bits = to_bf16_bits(rng.uniform(-1, 1, shape).astype(np.float32))
     return bits, from_bf16_bits(bits).astype(np.float64)
+
+
+def tolerance_used(out, ref, tol):
+    """The largest |out - ref| / (atol + rtol |ref| + ulps ulp(ref)): how close it came."""
+    atol, rtol, ulps = tol
+    return float(np.max(np.abs(out - ref) / (atol + rtol * np.abs(ref) + ulps * bf16_ulp(ref)), initial=0.0))
 
 
 def judged(out, ref, tol):
@@ -132,6 +149,7 @@ class Case:
             json.dump(request, f)
 
     def verdict(self):
+        self.used = {}
         for name, (poisoned, ref, tol) in self.outputs.items():
             path = os.path.join(self.dir, name + ".out.bin")
             if not os.path.exists(path):
@@ -139,6 +157,8 @@ class Case:
             raw = np.fromfile(path, dtype=poisoned.dtype)
             out = (from_bf16_bits(raw) if poisoned.dtype == np.uint16 else raw).astype(np.float64)
             why = judged(out.reshape(ref.shape), ref, tol)
+            if why is None:
+                self.used[name] = tolerance_used(out.reshape(ref.shape), ref, tol)
             if why is None and poisoned.dtype == np.uint16:
                 why = rounding_bias(out.reshape(ref.shape), ref)
             if why:
@@ -203,6 +223,52 @@ def matmul_null_bias(rng, shape, params):
     return judged(got, x @ w.T, matmul_tol(d["C"]))
 
 
+# --- attention_forward_bf16 -----------------------------------------------------------
+
+# attention.cpp: out elementwise(1e-5, 1e-4) and lse elementwise(2e-5, 1e-5), in the bf16
+# class (2e-2, 2e-2); out, a bf16 output, plus half an ulp; lse stays fp32.
+ATTENTION_OUT_TOL = (2e-2, 2e-2, 0.5)
+ATTENTION_LSE_TOL = (2e-2, 2e-2, 0.0)
+
+
+def attention_reference(qkv, B, T, C, NH):
+    """(out (B, T, C), lse (B, NH, T)) in float64 from qkv (B, T, 3C)."""
+    hs = C // NH
+    heads = lambda i: qkv[:, :, i * C:(i + 1) * C].reshape(B, T, NH, hs).transpose(0, 2, 1, 3)  # noqa: E731
+    q, k, v = heads(0), heads(1), heads(2)
+    s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(hs)
+    s = np.where(np.tril(np.ones((T, T), bool)), s, -np.inf)
+    top = s.max(axis=-1, keepdims=True)
+    lse = top + np.log(np.exp(s - top).sum(axis=-1, keepdims=True))
+    out = np.exp(s - lse) @ v
+    return out.transpose(0, 2, 1, 3).reshape(B, T, C), lse[..., 0]
+
+
+def attention_case(folder, rng, shape, params, rung_tag=""):
+    d = SHAPES[shape]
+    B, T, C, NH = d["B"], d["T"], d["C"], d["NH"]
+    qkv, x = random_bf16(rng, (B, T, 3 * C))
+    out, lse = attention_reference(x, B, T, C, NH)
+    return Case(folder, f"attention_forward_bf16{rung_tag} {shape} {params_text(params)}",
+                {"B": B, "T": T, "C": C, "NH": NH}, params, {"qkv": qkv},
+                {"out": (np.full(out.shape, 0x7FC0, np.uint16), out, ATTENTION_OUT_TOL),
+                 "lse": (np.full(lse.shape, np.nan, np.float32), lse, ATTENTION_LSE_TOL)})
+
+
+def all_nan(case):
+    """None when every out and lse value of the case is NaN (a head wider than the
+    rung's tile, refused loudly), else why not."""
+    for name, (poisoned, ref, _) in case.outputs.items():
+        path = os.path.join(case.dir, name + ".out.bin")
+        if not os.path.exists(path):
+            return f"{name}: no output written"
+        raw = np.fromfile(path, dtype=poisoned.dtype)
+        got = from_bf16_bits(raw) if poisoned.dtype == np.uint16 else raw
+        if not np.isnan(got).all():
+            return f"{name}: {int((~np.isnan(got)).sum())} of {got.size} values are not NaN"
+    return None
+
+
 # --- running -------------------------------------------------------------------------
 
 def interpret_cases(rung, cases, planted=False):
@@ -221,7 +287,9 @@ def interpret_cases(rung, cases, planted=False):
             if why is None:
                 failures.append(f"the planted {c.label} passed the check")
         else:
-            print(f"{'ok' if why is None else 'INCORRECT'}: {c.label}{'' if why is None else ': ' + why}")
+            used = ", ".join(f"{n} {100 * u:.1f}%" for n, u in c.used.items())
+            print(f"{'ok' if why is None else 'INCORRECT'}: {c.label}"
+                  f"{' (of the tolerance: ' + used + ')' if why is None else ': ' + why}")
             if why:
                 failures.append(f"{c.label}: {why}")
     return failures
@@ -254,10 +322,35 @@ def main():
             if why and not why.startswith("skipped"):
                 failures.append(f"{label}: {why}")
 
+        # attention: every shape whose head fits (C / NH <= 64) at the defaults (64 x 64),
+        # the ragged and multi-tile ones at the other tiles too (flash: T = 200, the last
+        # query tile of 8 rows, up to four key tiles below the diagonal).
+        cases = [attention_case(folder, rng, s, {}) for s in ("tiny", "odd", "ragged", "flash_small", "flash",
+                                                              "vocab")]
+        cases += [attention_case(folder, rng, s, p) for s in ("odd", "ragged", "flash")
+                  for p in ({"block_m": 128, "block_n": 32, "num_warps": 8}, {"block_n": 32, "num_stages": 3})]
+        failures += interpret_cases(FLASH, cases)
+        # ragged8's head of 68 channels does not fit (the rung's Limits, as variant 4's
+        # requirement): every value must be NaN, never a plausible wrong answer.
+        wide = attention_case(folder, rng, "ragged8", {})
+        r = subprocess.run([sys.executable, INTERPRET, FLASH, wide.request], capture_output=True, text=True,
+                           timeout=600)
+        why = f"interpret.py exited {r.returncode}: {(r.stdout + r.stderr).strip()[-500:]}" if r.returncode \
+            else all_nan(wide)
+        print(f"{'ok' if why is None else 'INCORRECT'}: {wide.label}, a head of 68 channels written as NaN"
+              f"{'' if why is None else ': ' + why}")
+        if why:
+            failures.append(f"{wide.label}: {why}")
+
         # The planted control: C % BLOCK_K != 0 at every shape here but flash_small.
         planted = [matmul_case(folder, rng, s, p, " whole-slabs") for s, p in
                    (("tiny", {}), ("ragged", {}), ("ragged8", small))]
         failures += interpret_cases(WHOLE_SLABS, planted, planted=True)
+        # And the flash rung without its accumulator's rescale: wrong wherever rows stream
+        # several key tiles (flash: up to four of 64; ragged: two of 32).
+        planted = [attention_case(folder, rng, s, p, " no-rescale") for s, p in
+                   (("flash", {}), ("ragged", {"block_n": 32}))]
+        failures += interpret_cases(NO_RESCALE, planted, planted=True)
 
     print(f"{time.monotonic() - start:.1f} s")
     for f in failures:
