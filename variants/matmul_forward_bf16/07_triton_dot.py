@@ -17,8 +17,8 @@
 # requirement on C % 8 or on alignment: the 16-divisible specialisation vectorises the
 # aligned case, the general one runs any shape.
 # Limits: none on the shape (64-bit offsets, masks on every edge); a C or OC that is not
-# 16-divisible, or an unaligned pointer, runs the general specialisation (narrower
-# loads). The order of the fp32 sums inside a tensor-core product is the hardware's (as
+# 16-divisible, or an unaligned pointer, runs the general specialisation: 16-bit loads
+# into registers, no cp.async pipeline (its SASS). The order of the fp32 sums inside a tensor-core product is the hardware's (as
 # variants 4-6). Shared memory is num_stages x (BLOCK_M + BLOCK_N) x BLOCK_K x 2 bytes,
 # 128 KiB at 128 x 128 with 4 stages: within sm_80's and sm_90's limits (aot.py skips
 # nothing), but over the 99 KiB of sm_86 and sm_89, which run sm_80's cubins: that one
