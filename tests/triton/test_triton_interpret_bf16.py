@@ -4,8 +4,9 @@ can tell when one is not: through tools/triton/interpret.py's protocol (docs/tri
 
 - matmul_forward_bf16's rung (variants/matmul_forward_bf16/07_triton_dot.py) at wb's
   emulated check shapes that the interpreter runs in seconds (tiny, odd, ragged,
-  ragged8, flash_small) and several tile shapes, on fresh random bf16 inputs in [-1, 1)
-  (the seed printed: --seed reproduces), the output poisoned with NaN, against a float64
+  ragged8, flash_small; and "tall", 10 row tiles: two groups of the launch order) and
+  several tile shapes, on fresh random bf16 inputs in [-1, 1) (the seed printed:
+  --seed reproduces), the output poisoned with NaN, against a float64
   reference on the same bf16 values with the op's bf16 tolerance (matmul.cpp: summed
   over C, 1.5e-2 sqrt(C) + 1e-2 |ref|, plus half a bf16 ulp at the reference, as
   workbench/runtime/validate.cpp applies it), and rounded once to nearest (the mean
@@ -68,6 +69,9 @@ SHAPES = {
     "flash_small": dict(B=1, T=40, C=64, NH=2, OC=64),
     "flash": dict(B=1, T=200, C=64, NH=1, OC=136),
     "vocab": dict(B=1, T=5, C=96, NH=2, OC=384),
+    # Not one of wb's: B*T = 600 rows make 10 row tiles of 64, so that the matmul rung's
+    # launch order has a whole group of GROUP_M = 8 row tiles and a partial one of 2.
+    "tall": dict(B=2, T=300, C=40, NH=1, OC=72),
 }
 
 
@@ -312,6 +316,7 @@ def main():
         mixed = {"block_m": 128, "block_n": 64, "num_stages": 4}
         cases = [matmul_case(folder, rng, s, {}) for s in ("tiny", "odd", "ragged", "ragged8", "flash_small")]
         cases += [matmul_case(folder, rng, s, p) for s in ("odd", "ragged", "ragged8") for p in (small, mixed)]
+        cases += [matmul_case(folder, rng, "tall", small)]
         failures += interpret_cases(MATMUL, cases)
 
         for shape, params in (("odd", small), ("tiny", {})):
