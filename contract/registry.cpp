@@ -75,7 +75,9 @@ std::function<R(A...)> own_params_only(std::function<R(A...)> fn, const std::str
 Variant from_file(Variant (*make)(), const std::string& source, Backend backend) {
   Variant v = make();
   v.source = source;
-  v.source_hash = hash_of(v.source);
+  // A Triton rung states its own identity (its file and the Triton version,
+  // tools/triton/cxx.py): wb_identity's table hashes C++ files only.
+  if (std::string hash = hash_of(v.source); !hash.empty() || v.source_hash.empty()) v.source_hash = hash;
   const VariantFile file = parse_variant_file(v.source);
   auto text_of = [](const auto& x) {
     if constexpr (std::is_same_v<std::decay_t<decltype(x)>, int>) return std::to_string(x);
@@ -114,8 +116,12 @@ Variant from_file(Variant (*make)(), const std::string& source, Backend backend)
 Variant variant_from_file(Variant (*make)(), const std::string& source, Backend b) { return from_file(make, source, b); }
 
 VariantFile parse_variant_file(std::string_view path) {
-  static const std::regex pattern(R"(^variants/([a-z0-9_]+)/(cpu_)?([0-9]+)_([a-z0-9_]+)\.(cu|cpp)$)");
+  // A Triton rung (NN_triton_name.py, docs/triton.md) is a CUDA variant of its op.
+  static const std::regex triton(R"(^variants/([a-z0-9_]+)/([0-9]+)_(triton_[a-z0-9_]+)\.py$)");
   std::cmatch m;
+  if (std::regex_match(path.begin(), path.end(), m, triton))
+    return VariantFile{m[1].str(), Backend::cuda, std::stoi(m[2].str()), m[3].str()};
+  static const std::regex pattern(R"(^variants/([a-z0-9_]+)/(cpu_)?([0-9]+)_([a-z0-9_]+)\.(cu|cpp)$)");
   if (!std::regex_match(path.begin(), path.end(), m, pattern))
     throw std::logic_error("registry: '" + std::string(path) +
                            "' is not named variants/<op>/NN_name.cu or variants/<op>/cpu_NN_name.cpp");
@@ -124,6 +130,10 @@ VariantFile parse_variant_file(std::string_view path) {
     throw std::logic_error("registry: '" + std::string(path) +
                            "': CPU variants are .cpp files named cpu_NN_*, CUDA ones .cu");
   return VariantFile{m[1].str(), b, std::stoi(m[3].str()), m[4].str()};
+}
+
+bool is_triton_rung(const Variant& v) {
+  return v.source.size() > 3 && v.source.compare(v.source.size() - 3, 3, ".py") == 0;
 }
 
 Registry::Registry(std::vector<const OpSpec*> ops) : ops_(std::move(ops)) {}

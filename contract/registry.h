@@ -62,6 +62,11 @@ struct VariantFile {
 };
 VariantFile parse_variant_file(std::string_view path);  // throws std::logic_error
 
+// Whether v is a Triton rung (variants/<op>/NN_triton_name.py, docs/triton.md): on cuda
+// it runs its compiled cubins, on emu it runs under Triton's interpreter, which is for
+// checks: no op's default, and never the trainer's on emu.
+bool is_triton_rung(const Variant& v);
+
 // A variant made by the factory of its file as the registry registers it (on backend
 // b: the path's, or emu for the emulator's build of a CUDA file): what the path says
 // filled in, or checked where the factory states it too; its launcher, launch limit,

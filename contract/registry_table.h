@@ -30,6 +30,14 @@ const std::vector<VariantFactory>& variant_factories();
 // declarations sit in the emulator's namespace; emu/shim.h).
 const std::vector<VariantFactory>& emu_variant_factories();
 const std::vector<ReferenceFactory>& reference_factories();
+// The Triton rungs (variants/<op>/NN_triton_name.py) this build left out, and why (no
+// Python venv when it was configured, docs/triton.md): `wb list` names them. Empty
+// when every rung is built.
+struct SkippedRung {
+  const char* source;  // relative to the repository
+  const char* why;
+};
+const std::vector<SkippedRung>& skipped_triton_rungs();
 // The identity of every variant and reference file (base/source_identity.h), taken
 // when the build wrote the table (source_identities.cpp, by wb_identity).
 const std::vector<SourceHash>& source_hashes();

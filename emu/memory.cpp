@@ -16,6 +16,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "emu/host_access.h"
 #include "emu/internal.h"
 #include "emu/symbols.h"
 
@@ -346,6 +347,17 @@ bool in_device_memory(const void* p, std::size_t bytes) {
   if (it == c.allocations.begin()) return false;
   --it;
   return address >= it->first && address + bytes <= it->first + it->second.bytes;
+}
+
+std::size_t device_bytes_from(const void* p) {
+  Context& c = context();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  auto it = c.allocations.upper_bound(address);
+  if (it == c.allocations.begin()) return 0;
+  --it;
+  const std::uintptr_t end = it->first + it->second.bytes;
+  return address >= it->first && address < end ? end - address : 0;
 }
 
 int device_memset(void* p, int value, std::size_t bytes) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "contract/registry.h"
 #include "emu/emu.h"
 #include "tests/support/programs.h"
 #include "workbench/runtime/report.h"
@@ -159,12 +160,23 @@ struct PlantedFault {
   std::string flags;                  // which variants, at which shapes and seed
   std::vector<int> controls;          // the correct variants among them
   std::vector<std::string> reported;  // what the output says of the planted ones
+  bool triton = false;                // needs this build's Triton rungs (the Python venv)
 };
+
+// Whether this build has Triton rungs (the venv was ready when it was configured).
+bool triton_built() {
+  for (const OpSpec* op : Registry::global().ops())
+    for (const Variant* v : Registry::global().variants(op->name, Backend::emu))
+      if (is_triton_rung(*v)) return true;
+  return false;
+}
 
 class PlantedFaultIsCaught : public ::testing::TestWithParam<PlantedFault> {};
 
 TEST_P(PlantedFaultIsCaught, ByTheCheck) {
   const PlantedFault& fault = GetParam();
+  if (fault.triton && !triton_built())
+    GTEST_SKIP() << "this build has no Triton rung: the Python venv was not ready when it was configured";
   const std::string out = check_fails(fault.op, fault.flags, fault.controls);
   for (const std::string& line : fault.reported) EXPECT_TRUE(contains(out, line)) << line << "\n" << out;
 }
@@ -234,6 +246,29 @@ const PlantedFault kPlantedFaults[] = {
      "--variants 7,90 --shapes tiny,wide --seed 2",
      {7},
      {"INCORRECT matmul_forward emu/90 planted_assumes_fragment_layout block_size=32 at B=2 T=3 C=8 OC=12: out: "}},
+    // Triton rungs under the interpreter, through wb's own check: softmax rung 6 with
+    // its mask one column too wide (the first padding column joins the row's maximum)
+    // and without the rescale of a lane's sum (wrong wherever a row spans several
+    // tiles), flash attention rung 5 without the accumulator's rescale; the rungs they
+    // were planted in pass beside them.
+    {"TritonSoftmaxMaskOneColumnTooWide",
+     "softmax_forward",
+     "--variants 6,94 --shapes tiny,ragged --defaults --seed 4",
+     {6},
+     {"INCORRECT softmax_forward emu/94 planted_triton_mask"},
+     true},
+    {"TritonSoftmaxWithoutTheRescale",
+     "softmax_forward",
+     "--variants 6,95 --shapes vocab --defaults --seed 4",
+     {6},
+     {"INCORRECT softmax_forward emu/95 planted_triton_no_rescale"},
+     true},
+    {"TritonFlashWithoutTheRescale",
+     "attention_forward_bf16",
+     "--variants 5,90 --shapes flash --defaults --seed 4",
+     {5},
+     {"INCORRECT attention_forward_bf16 emu/90 planted_triton_flash_no_rescale"},
+     true},
 };
 
 INSTANTIATE_TEST_SUITE_P(Planted, PlantedFaultIsCaught, ::testing::ValuesIn(kPlantedFaults),

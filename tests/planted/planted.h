@@ -7,6 +7,9 @@
 
 std::vector<wb::Variant> planted_cpu_variants();  // cpu/90 dies by SIGSEGV
 std::vector<wb::Variant> planted_emu_variants();  // emu/90 faults out of bounds, emu/91 is correct
+// Triton rungs with planted faults, on emu (under the interpreter): softmax_forward
+// emu/94 and 95, attention_forward_bf16 emu/90 (tests/planted/planted_triton.cpp).
+std::vector<wb::Variant> planted_triton_variants();
 #if WB_HAVE_CUDA
 std::vector<wb::Variant> planted_cuda_variants();  // cuda/90 and cuda/91, the same on a GPU
 #endif

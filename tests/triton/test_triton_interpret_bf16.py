@@ -24,10 +24,9 @@ can tell when one is not: through tools/triton/interpret.py's protocol (docs/tri
   tests/triton/planted/attention_forward_bf16/06_triton_no_rescale.py (the accumulator
   not rescaled when a row's maximum grows) wherever rows stream several key tiles.
 
-bf16 tensors travel as the 16 bits of each value. The requests go through
-tests/triton/interpret_bf16_fixes.py, interpret.py with two bugs of Triton 3.6's
-interpreter on bf16 fixed (a tl.dot of bf16 multiplies bit patterns; a cast to bf16
-truncates). Skipped (77) without the project's venv. Exit 0 when every case holds, 1
+bf16 tensors travel as the 16 bits of each value. interpret.py fixes two bugs of Triton
+3.6's interpreter on bf16 (tools/triton/bf16_fixes.py: a tl.dot of bf16 multiplies bit
+patterns; a cast to bf16 truncates). Skipped (77) without the project's venv. Exit 0 when every case holds, 1
 otherwise, each failure named.
 """
 import argparse
@@ -52,8 +51,7 @@ import numpy as np  # noqa: E402
 
 ROOT = needs.ROOT
 sys.path.insert(0, os.path.join(ROOT, "tools", "triton"))
-# interpret.py with two bugs of Triton 3.6's interpreter on bf16 fixed (its docstring).
-INTERPRET = os.path.join(HERE, "interpret_bf16_fixes.py")
+INTERPRET = os.path.join(ROOT, "tools", "triton", "interpret.py")
 MATMUL = os.path.join(ROOT, "variants", "matmul_forward_bf16", "07_triton_dot.py")
 FLASH = os.path.join(ROOT, "variants", "attention_forward_bf16", "05_triton_flash.py")
 WHOLE_SLABS = os.path.join(HERE, "planted", "matmul_forward_bf16", "08_triton_whole_slabs.py")
@@ -77,9 +75,8 @@ SHAPES = {
 
 # --- bf16 as numpy holds it: the top 16 bits of a float32 ---------------------------
 
-sys.path.insert(0, HERE)
-from interpret_bf16_fixes import from_bf16_bits, to_bf16_bits  # noqa: E402
-import interpret_bf16_fixes  # noqa: E402
+from bf16_fixes import from_bf16_bits, to_bf16_bits  # noqa: E402
+import bf16_fixes  # noqa: E402
 
 
 def bf16_ulp(ref):
@@ -206,7 +203,7 @@ def matmul_null_bias(rng, shape, params):
     import interpret
     import rung as rungs
     interpret.work_around_scalar_conversion()
-    interpret_bf16_fixes.patch()
+    bf16_fixes.patch()
     r = rungs.load(MATMUL)
     params = r.complete(params)
     d = SHAPES[shape]

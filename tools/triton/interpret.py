@@ -2,6 +2,7 @@
 """Runs a Triton rung under Triton's interpreter, on the CPU, on inputs from raw files.
 
     bash tools/python/python.sh tools/triton/interpret.py RUNG.py REQUEST.json [REQUEST.json...]
+    bash tools/python/python.sh tools/triton/interpret.py --serve
 
 This is how wb checks a Triton rung without a GPU (docs/triton.md): the emu backend
 writes every tensor of the op (inputs with their fresh values, outputs poisoned) to raw
@@ -12,6 +13,7 @@ files, calls this, and reads the outputs back for its usual validation. REQUEST.
      "params":  {"block_v": 256},                         left out: the default
      "tensors": {"probs":  {"in": "probs.bin", "out": "probs.out.bin", "count": 13416},
                  "logits": {"in": "logits.bin", "count": 13416}}}   every pointer field
+                                                          ({"null": true}: a null pointer)
 
 A tensor file holds `count` elements of its field's type ("*fp32" float32, "*bf16" the
 16 bits of a bfloat16, "*i32" int32), little-endian, nothing else. Relative paths are
@@ -28,6 +30,15 @@ is most of a small check's time); each prints one line on stdout, "ok REQUEST" o
 failed under the interpreter on at least one (it raised, or wrote outside a tensor),
 whose outputs are not written; 2 bad usage, a bad request or a rung that is not one
 (nothing after it runs); 4 a bug in this tool.
+
+--serve is how wb itself calls it (device/triton/interpreter.cpp): one process for all
+of a wb command's checks, so that Python, torch and triton start once. It reads one
+request per line on stdin, "RUNG.py<TAB>REQUEST.json" (absolute paths), after a first
+line of its own, "ready triton <version>" (or "unavailable: why", and it ends), and answers
+each with one line on stdout: "ok", "failed: why" (the rung failed on it, as exit 1),
+"bad: why" (a bad request or a file that is not a rung, as exit 2) or "bug: why" (as
+exit 4, the traceback on stderr). Rungs are loaded once, again when their file
+changes. It ends at the end of stdin, with exit 0.
 """
 import json
 import os
@@ -39,6 +50,7 @@ import warnings
 os.environ["TRITON_INTERPRET"] = "1"
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bf16_fixes  # noqa: E402
 import rung as rungs  # noqa: E402
 
 SCHEMA = "wb.triton_interpret/1"
@@ -89,9 +101,12 @@ def check_request(rung, req, where):
                          f"({', '.join(scalars)})")
     for n in pointers:
         t = tensors.get(n)
+        if isinstance(t, dict) and t == {"null": True}:
+            continue
         if not isinstance(t, dict) or not isinstance(t.get("in"), str) or not isinstance(t.get("count"), int) \
                 or isinstance(t.get("count"), bool) or t["count"] < 0 or not isinstance(t.get("out", ""), str):
-            raise BadRequest(f"{where}: tensors.{n} must be {{\"in\": file, \"count\": elements[, \"out\": file]}}")
+            raise BadRequest(f"{where}: tensors.{n} must be {{\"in\": file, \"count\": elements[, \"out\": file]}}"
+                             f" or {{\"null\": true}}")
     extra = set(tensors) - set(pointers)
     if extra:
         raise BadRequest(f"{where}: tensors {', '.join(sorted(extra))} are not the rung's pointer fields "
@@ -112,6 +127,15 @@ def load_tensors(rung, req, folder):
     out = {}
     for name, t in req["tensors"].items():
         ty = rung.fields[name]
+        if t.get("null"):
+            # A null pointer (an optional tensor left out): an empty tensor, whose address
+            # torch makes 0, as the launcher passes 0.
+            torch_type = {"*fp32": torch.float32, "*bf16": torch.bfloat16, "*i32": torch.int32}[ty]
+            empty = torch.empty(0, dtype=torch_type)
+            if empty.data_ptr() != 0:
+                raise BadRequest(f"tensors.{name} is null, but an empty torch tensor has an address here")
+            out[name] = (empty, empty, None)
+            continue
         path = os.path.join(folder, t["in"])
         bits, pattern = GUARD_BITS[ty]
         try:
@@ -156,11 +180,12 @@ def work_around_scalar_conversion():
 def run(rung, req, folder, where="request"):
     import numpy as np
     work_around_scalar_conversion()
+    bf16_fixes.patch()
     params = check_request(rung, req, where)
     tensors = load_tensors(rung, req, folder)
     env = dict(req.get("fields", {}))
     env.update(params)
-    before = {n: (w[:GUARD].copy(), w[-GUARD:].copy()) for n, (_, _, w) in tensors.items()}
+    before = {n: (w[:GUARD].copy(), w[-GUARD:].copy()) for n, (_, _, w) in tensors.items() if w is not None}
     for launch in rung.launches:
         grid = tuple(g.value(env) for g in launch.grid)
         if any(g < 0 for g in grid):
@@ -182,21 +207,70 @@ def run(rung, req, folder, where="request"):
         except Exception as e:  # the rung's own failure, named
             raise RungFailed(f"{launch.name} raised under the interpreter: {type(e).__name__}: {e}")
         for n, (_, _, w) in tensors.items():
+            if w is None:
+                continue
             lo, hi = before[n]
             if not (np.array_equal(w[:GUARD], lo) and np.array_equal(w[-GUARD:], hi)):
                 side = "before its start" if not np.array_equal(w[:GUARD], lo) else "past its end"
                 raise RungFailed(f"{launch.name} wrote outside {n} ({side}), with params "
                                  f"{rungs.Rung.params_text(params)}")
     for name, t in req["tensors"].items():
-        if t.get("out"):
+        if t.get("out") and not t.get("null"):
             whole = tensors[name][2]
             rungs.write_file(os.path.join(folder, t["out"]), whole[GUARD:GUARD + t["count"]].tobytes())
     return params
 
 
+def serve(stdin, stdout):
+    # Only the answers go to stdout: whatever a rung or a library prints goes to stderr.
+    sys.stdout = sys.stderr
+    try:
+        import numpy  # noqa: F401
+        import torch  # noqa: F401
+        import triton
+    except ImportError as e:
+        stdout.write(f"unavailable: {type(e).__name__}: {e}\n")
+        stdout.flush()
+        return 0
+    stdout.write(f"ready triton {triton.__version__}\n")
+    stdout.flush()
+    loaded = {}  # path -> (mtime, size, rung)
+    for line in stdin:
+        line = line.rstrip("\n")
+        if not line:
+            continue
+        try:
+            rung_path, request_path = line.split("\t")
+            st = os.stat(rung_path)
+            cached = loaded.get(rung_path)
+            if cached is None or cached[:2] != (st.st_mtime_ns, st.st_size):
+                cached = (st.st_mtime_ns, st.st_size, rungs.load(rung_path))
+                loaded[rung_path] = cached
+            rung = cached[2]
+            run(rung, read_request(request_path), os.path.dirname(os.path.abspath(request_path)), request_path)
+            answer = "ok"
+        except ValueError:
+            answer = "bad: a request line is RUNG.py<TAB>REQUEST.json"
+        except RungFailed as e:
+            answer = f"failed: {e}"
+        except (BadRequest, rungs.RungError) as e:
+            answer = f"bad: {e}"
+        except OSError as e:
+            answer = f"bad: {e.filename or ''}: {e.strerror}"
+        except Exception as e:
+            traceback.print_exc()
+            answer = f"bug: interpret.py: {type(e).__name__}: {e}"
+        # One line per request, whatever the messages hold.
+        stdout.write(answer.replace("\n", " ") + "\n")
+        stdout.flush()
+    return 0
+
+
 def main(argv):
+    if argv == ["--serve"]:
+        return serve(sys.stdin, sys.stdout)
     if len(argv) < 2 or any(a.startswith("-") for a in argv):
-        rungs.fail("usage: interpret.py RUNG.py REQUEST.json [REQUEST.json...] (docs/triton.md)")
+        rungs.fail("usage: interpret.py RUNG.py REQUEST.json [REQUEST.json...] | --serve (docs/triton.md)")
     rung_path, requests = argv[0], argv[1:]
     failed = 0
     try:

@@ -39,6 +39,9 @@ SCALAR_TYPES = {"i32", "i64", "fp32"}
 COMPILER_PARAMS = ("num_warps", "num_stages")
 NUMERIC = ("fp32", "tf32", "bf16")
 HEADER_FIELDS = ("Idea:", "Why", "Limits:")
+# The dimensions of wb's Shape (contract/shape.h) a requirement may name.
+SHAPE_DIMS = ("B", "T", "C", "NH", "V", "Vp", "OC", "L", "N")
+COMPARISONS = {"<=": "<=", ">=": ">=", "==": "==", "!=": "!=", "<": "<", ">": ">"}
 # Triton's kernels take these two pointers after their own arguments (3.6: zero when the
 # kernel needs no global or profile scratch, which aot.py checks).
 SCRATCH_ARGUMENTS = 2
@@ -141,6 +144,28 @@ class Expr:
         return em(self.tree)
 
 
+class Requirement:
+    """A condition on the shape a rung needs, "lhs OP rhs" with two expressions over
+    wb's shape dimensions: wb skips a shape that fails it, with the text as the reason
+    (as a CUDA rung's Requirement)."""
+
+    def __init__(self, text, where):
+        m = re.match(r"^(.*?)(<=|>=|==|!=|<|>)(.*)$", text)
+        if not m:
+            raise RungError(f"{where}: '{text}' is not a comparison (<=, >=, ==, !=, <, >) of two expressions")
+        self.text = text
+        self.op = COMPARISONS[m.group(2)]
+        self.lhs = Expr(m.group(1).strip(), SHAPE_DIMS, f"{where} '{text}'")
+        self.rhs = Expr(m.group(3).strip(), SHAPE_DIMS, f"{where} '{text}'")
+
+    def holds(self, env):
+        a, b = self.lhs.value(env), self.rhs.value(env)
+        return {"<=": a <= b, ">=": a >= b, "==": a == b, "!=": a != b, "<": a < b, ">": a > b}[self.op]
+
+    def c(self, spell):
+        return f"{self.lhs.c(spell)} {self.op} {self.rhs.c(spell)}"
+
+
 def kernel_params(kernel):
     """[(name, is constexpr)] of a @triton.jit function, compiled or interpreted (both
     keep the Python function as .fn); None when kernel is not one."""
@@ -232,7 +257,7 @@ class Rung:
         return module
 
     def _read(self, d):
-        unknown = set(d) - {"summary", "numeric", "fields", "params", "launches"}
+        unknown = set(d) - {"summary", "numeric", "fields", "params", "launches", "requirements"}
         if unknown:
             raise RungError(self.where(f"WB_TRITON has unknown keys: {', '.join(sorted(unknown))}"))
         self.summary = d.get("summary")
@@ -299,6 +324,14 @@ class Rung:
         for c, p in constexpr_of.items():
             if c not in used:
                 raise RungError(self.where(f"parameter '{p}' sets '{c}', which no kernel takes"))
+
+        self.requirements = []
+        reqs = d.get("requirements", [])
+        if not isinstance(reqs, list) or not all(isinstance(r, str) for r in reqs):
+            raise RungError(self.where("WB_TRITON['requirements'] must list conditions on the shape, "
+                                       "e.g. \"C // NH <= 64\""))
+        for text in reqs:
+            self.requirements.append(Requirement(text, self.where("requirement")))
 
     def _read_launch(self, i, l, names, constexpr_of):
         where = f"launch {i}"

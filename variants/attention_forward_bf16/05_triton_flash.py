@@ -19,10 +19,10 @@
 # size needs no multiple of 4 (masked channels, not padded buffers).
 # Numerics: as variant 4, P is rounded to bf16 before P V while l adds the unrounded
 # fp32 P: a weight is off by up to 2^-9 of itself, inside the bf16 class's 2e-2.
-# Limits: C / NH <= 64 (HEAD), as variant 4; a larger head (C / NH = 68, 128) cannot
-# fit the tile, and rather than a wrong answer every out and lse value of such a shape
-# is written NaN, which validation calls INCORRECT: the rung format has no requirement
-# to skip it yet. Heads below 64 channels still compute 64 (zeros). 64-bit offsets. A C
+# Limits: C / NH <= 64 (HEAD), as variant 4: a larger head (C / NH = 68, 128) cannot
+# fit the tile, so the rung requires it (wb skips such shapes with the reason); called
+# anyway, the kernel writes every out and lse value NaN rather than a wrong answer.
+# Heads below 64 channels still compute 64 (zeros). 64-bit offsets. A C
 # or C / NH that is not 16-divisible, or an unaligned pointer, runs the general
 # specialisation: 16-bit loads, no cp.async pipeline (its SASS). The diagonal tiles
 # carry the mask on every score; the others none.
@@ -121,6 +121,8 @@ WB_TRITON = {
         "num_warps": {"values": [4, 8], "default": 4},
         "num_stages": {"values": [2, 3], "default": 2},
     },
+    # Heads up to 64 channels (the register tile of Q and the accumulator), as variant 4.
+    "requirements": ["C // NH <= 64"],
     "launches": [{
         "kernel": flash_forward,
         "grid": ["cdiv(T, block_m)", "B * NH"],

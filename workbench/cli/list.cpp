@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "contract/cpu_capabilities.h"
+#include "contract/registry_table.h"
 #include "workbench/cli/commands.h"
 #include "workbench/cli/list_verification.h"
 #include "workbench/runtime/context.h"
@@ -75,6 +76,11 @@ int list(const ListOptions& o) {
                  v->summary});
     }
     table.print(std::cout, "  ");
+    // Triton rungs this build left out (docs/triton.md): named, with why, so that a
+    // missing rung is never silent.
+    for (const SkippedRung& r : skipped_triton_rungs())
+      if (parse_variant_file(r.source).op == op->name)
+        std::cout << "  not built: " << r.source << " (a Triton rung): " << r.why << "\n";
     std::cout << "\n";
   }
 #if !WB_HAVE_CUDA

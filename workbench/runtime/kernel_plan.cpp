@@ -14,8 +14,10 @@ namespace wb {
 const Variant* default_variant(const Registry& reg, const std::string& op, const DeviceInfo& d, const RunFilter& f,
                                const Shape& shape) {
   auto variants = reg.variants(op, d.backend);
+  // The highest hand-written rung that can run: a Triton rung is chosen only by name
+  // (best.json), never by default (on emu it runs under the interpreter, for checks).
   for (auto it = variants.rbegin(); it != variants.rend(); ++it)
-    if (!why_cannot_run(reg, **it, shape, (*it)->default_params(), d, f)) return *it;
+    if (!is_triton_rung(**it) && !why_cannot_run(reg, **it, shape, (*it)->default_params(), d, f)) return *it;
   return nullptr;
 }
 
@@ -104,7 +106,11 @@ PlanSelections select_kernels(const Registry& reg, const DeviceInfo& device, Bac
       if (!e) {
         notices << "notice: " << where << " is not in best.json; using the default\n";
       } else if (!v) {
-        refuse("which this build lacks (built without cuDNN?)");
+        refuse(is_triton_rung(*reg.find(e->op, Backend::emu, e->variant))
+                   ? "a Triton rung this build has no cubins for (configured without the Python venv or without nvcc)"
+                   : "which this build lacks (built without cuDNN?)");
+      } else if (backend == Backend::emu && is_triton_rung(*v)) {
+        refuse("a Triton rung: on emu it runs under Triton's interpreter, which is for checks, not for training");
       } else {
         const ParamValues params = v->complete(e->params);
         if (const std::string unavailable = unavailable_value(*v, params); !unavailable.empty()) {

@@ -1,9 +1,5 @@
-#!/usr/bin/env python3
-"""tools/triton/interpret.py with two of Triton 3.6's interpreter bugs on bf16 fixed for
-the run: the bf16 Triton rungs' tests call this instead of interpret.py (same arguments,
-same protocol, same exits).
-
-    bash tools/python/python.sh tests/triton/interpret_bf16_fixes.py RUNG.py REQUEST.json...
+"""Two of Triton 3.6's interpreter bugs on bf16, fixed for interpret.py's runs (and for
+the tests that call a kernel in their own process).
 
 The interpreter holds a bf16 tensor as numpy uint16, its bits, and:
 
@@ -16,16 +12,10 @@ The interpreter holds a bf16 tensor as numpy uint16, its bits, and:
    and a bias of half an ulp that wb's validation of bf16 outputs measures. The fix
    rounds to nearest even (NaN stays NaN), as the GPU does; bf16 to fp32 widens exactly.
 
-Both belong in interpret.py (as its numpy-2.4 patch does, for triton 3.6.0 only, within
-Triton's patch scope); this file is the stand-in until then. patch() is also what the
-tests call before running a kernel in their own process.
+patch() applies both, once per process, for triton 3.6.0 only (a later Triton may fix
+them differently: its interpreter is then checked as it is, and a wrong bf16 result
+shows as INCORRECT, never as a pass).
 """
-import os
-import sys
-
-os.environ["TRITON_INTERPRET"] = "1"
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tools", "triton"))
 
 
 def to_bf16_bits(x):
@@ -43,11 +33,11 @@ def from_bf16_bits(bits):
 
 
 def patch():
-    """Fix the two bugs in this process's interpreter (idempotent)."""
-    import numpy as np
+    """Fix the two bugs in this process's interpreter (idempotent; triton 3.6.0 only)."""
+    import triton
     import triton.language as tl
     from triton.runtime.interpreter import InterpreterBuilder, TensorHandle
-    if getattr(InterpreterBuilder, "wb_bf16_fixed", False):
+    if triton.__version__ != "3.6.0" or getattr(InterpreterBuilder, "wb_bf16_fixed", False):
         return
     original_dot = InterpreterBuilder.create_dot
     original_cast = InterpreterBuilder.cast_impl
@@ -71,9 +61,3 @@ def patch():
     InterpreterBuilder.cast_impl = cast_impl
     # create_fp_trunc and create_fp_ext are lambdas over self.cast_impl: they follow.
     InterpreterBuilder.wb_bf16_fixed = True
-
-
-if __name__ == "__main__":
-    import interpret
-    patch()
-    sys.exit(interpret.main(sys.argv[1:]))
