@@ -21,10 +21,9 @@
 //
 // The interpreter runs a grid's programs one after another, always in the same order:
 // a second run on the same inputs can only repeat the first. So a call whose rung,
-// fields, parameters and tensors are byte for byte those of the rung's previous call
-// takes that call's outputs without running again (the harness's second and third runs
-// of a configuration), and says so in docs/triton.md's list of what the interpreter
-// cannot prove.
+// fields, parameters and tensors are byte for byte those of one of the rung's last four
+// calls takes that call's outputs without running again (the harness's second and third
+// runs of a configuration), as docs/triton.md says.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -367,6 +367,77 @@ TEST(Plan, FallsBackPerOpAndHonoursDeterministic) {
   EXPECT_NE(notices.str().find("whose report saw two runs differ"), std::string::npos) << notices.str();
 }
 
+// A Triton rung (docs/triton.md) is never an op's default, and on emu a best.json that
+// names one falls back to the default with a warning: there it runs under Triton's
+// interpreter, which is for checks. Skipped where the build has no Triton rung.
+TEST(Plan, ATritonRungIsNeverTheDefaultAndOnEmuFallsBack) {
+  const Registry& reg = Registry::global();
+  auto ex = make_executor(Backend::emu);
+  const Config c = config_from_init("1,64,2");
+  const auto workloads = step_workloads(c, 2, 8);
+  Shape btc;
+  btc.B = 2, btc.T = 8, btc.C = 64;
+  const Variant* triton = nullptr;
+  for (const Variant* v : reg.variants("layernorm_forward", Backend::emu))
+    if (is_triton_rung(*v)) triton = v;
+  if (!triton) GTEST_SKIP() << "this build has no Triton rung of layernorm_forward (no Python venv when configured)";
+
+  std::ostringstream notices;
+  const KernelPlan defaults(reg, *ex, PlanOptions{}, nullptr, workloads, notices);
+  for (const Selection& s : defaults.selections()) EXPECT_FALSE(is_triton_rung(*s.variant)) << s.variant->key();
+
+  const BestFile b = best_for(*ex, {entry("layernorm_forward", btc, triton->id)});
+  notices.str("");
+  const KernelPlan plan(reg, *ex, PlanOptions{}, &b, workloads, notices);
+  EXPECT_NE(plan.at("layernorm_forward", btc).variant, triton);
+  EXPECT_EQ(plan.at("layernorm_forward", btc).origin, "default (fallback)");
+  EXPECT_NE(notices.str().find("a Triton rung: on emu it runs under Triton's interpreter"), std::string::npos)
+      << notices.str();
+}
+
+// On cuda the plan takes the Triton rung best.json names, like any rung: its cubins are
+// linked in (a build with nvcc and the venv). Planned here for an H200 without one: the
+// selection only, nothing runs.
+TEST(Plan, OnCudaTheTritonRungBestJsonNamesIsSelected) {
+  const Registry& reg = Registry::global();
+  const Variant* triton = nullptr;
+  for (const Variant* v : reg.variants("layernorm_forward", Backend::cuda))
+    if (is_triton_rung(*v)) triton = v;
+  if (!triton) GTEST_SKIP() << "this build has no cubins of a Triton rung (no nvcc, or no Python venv)";
+  DeviceInfo h200;
+  h200.backend = Backend::cuda;
+  h200.name = "NVIDIA H200";
+  h200.slug = "nvidia-h200";
+  h200.compute_capability = "9.0";
+  h200.architecture = "sm_90";
+  h200.multiprocessors = 132;
+  Shape btc;
+  btc.B = 2, btc.T = 8, btc.C = 64;
+  BestSection section;
+  section.backend = Backend::cuda;
+  section.device_name = h200.name;
+  section.device_slug = h200.slug;
+  section.architecture = h200.architecture;
+  section.compute_capability = h200.compute_capability;
+  BestEntry e = entry("layernorm_forward", btc, triton->id);
+  e.params = ParamValues{{"num_warps", 8}};
+  section.entries = {e};
+  BestFile b;
+  b.sections.push_back(section);
+  std::ostringstream notices;
+  const PlanSelections plan = select_kernels(reg, h200, Backend::cuda, PlanOptions{}, &b,
+                                             step_workloads(config_from_init("1,64,2"), 2, 8), notices);
+  bool found = false;
+  for (const Selection& s : plan.selections)
+    if (s.op->name == "layernorm_forward") {
+      found = true;
+      EXPECT_EQ(s.variant, triton) << notices.str();
+      EXPECT_EQ(s.origin, "best.json");
+      EXPECT_EQ(s.params.get("num_warps"), 8);
+    }
+  EXPECT_TRUE(found);
+}
+
 // An executor that runs everything on the cpu one, but whose markers are a counter:
 // record() is one tick, so a call's time, from the marker before it to the one after,
 // is exactly one tick, and a selection's time is the number of its calls timed.

@@ -126,6 +126,7 @@ def cuda_source(rung, rel, header, ident):
 #include <cstdint>
 
 #include "{header}"
+#include "device/triton/cubins.h"
 #include "device/triton/launch.h"
 #include "{rung.op}_{rung.id}.h"
 
@@ -138,6 +139,20 @@ void run(const {camel(rung.op)}Args& a, const Launch& launch) {{
   triton::check({rung.symbol}_launch(triton::stream(launch), triton::compute_capability(), params, {", ".join(args)}),
                 {c_string(label)});
 }}
+
+// The launcher's cubins, for `wb list`: registered when the program starts.
+[[maybe_unused]] const bool cubins_registered = [] {{
+  triton::CubinTable table;
+  for (int i = 0; i < {rung.symbol}_cubin_count; ++i) {{
+    const wb_triton_cubin_info& c = {rung.symbol}_cubins[i];
+    table.kernels.insert(c.kernel);
+    table.per_arch[c.arch] += 1;
+    table.bytes += c.bytes;
+    table.count += 1;
+  }}
+  triton::register_cubins({c_string(rel)}, table);
+  return true;
+}}();
 
 }}  // namespace
 

@@ -199,8 +199,12 @@ void print_predictions(const Plan& plan, const std::vector<Record>& records, con
   TextTable table({"op", "variant", "launch", "shape", "verdict", "predicted", "bound"});
   for (std::size_t i = 0; i < records.size(); ++i) {
     const Record& r = records[i];
-    if (!r.predicted) continue;
     const Job& job = plan.jobs[plan.units[i].job];
+    if (!r.predicted && r.status == Status::ok && is_triton_rung(*plan.units[i].variant))
+      table.add({job.op->name, plan.units[i].variant->label(), r.params.describe(), job.shape_text(),
+                 std::string(to_string(r.status)), "-",
+                 "not predicted: a Triton rung runs under the interpreter, no emulated kernel to count"});
+    if (!r.predicted) continue;
     table.add({job.op->name, plan.units[i].variant->label(), r.params.describe(), job.shape_text(),
                std::string(to_string(r.status)), format_time(r.predicted->seconds), r.predicted->bound});
   }

@@ -71,7 +71,8 @@ void DevicePredictor::predict(std::vector<Record>& records, const Registry& reg)
   for (Record& r : records) {
     if (r.status != Status::ok || !r.omitted.empty()) continue;
     const Variant* twin = reg.find(r.op, Backend::emu, r.variant);
-    if (!twin || !twin->not_emulated.empty()) continue;
+    // A Triton rung runs under the interpreter: no emulated kernel to count.
+    if (!twin || !twin->not_emulated.empty() || is_triton_rung(*twin)) continue;
     progress.step("predicting " + r.op + " " + r.variant_label() + " " + r.params.describe());
     const std::string k = r.op + " " + r.shape_text() + " " + std::to_string(r.seed);
     if (!session || k != key) {

@@ -5,6 +5,7 @@
 
 #include "contract/cpu_capabilities.h"
 #include "contract/registry_table.h"
+#include "device/triton/cubins.h"
 #include "workbench/cli/commands.h"
 #include "workbench/cli/list_verification.h"
 #include "workbench/runtime/context.h"
@@ -76,6 +77,11 @@ int list(const ListOptions& o) {
                  v->summary});
     }
     table.print(std::cout, "  ");
+    // The Triton rungs' kernels and the cubins this build carries for them.
+    for (const Variant* v : reg.variants(op->name, Backend::cuda))
+      if (is_triton_rung(*v))
+        if (const triton::CubinTable* cubins = triton::cubins_of(v->source))
+          std::cout << "  cuda/" << v->id << " " << v->name << ": Triton kernel " << triton::describe(*cubins) << "\n";
     // Triton rungs this build left out (docs/triton.md): named, with why, so that a
     // missing rung is never silent.
     for (const SkippedRung& r : skipped_triton_rungs())

@@ -178,7 +178,9 @@ int predict(const PredictOptions& given) {
       const Variant* twin = reg.find(r.op, Backend::emu, r.variant);
       Row row{&r, std::nullopt};
       std::optional<Counters> counters;
-      if (twin && twin->not_emulated.empty() && r.omitted.empty()) {
+      // A Triton rung launches no emulated kernel (it runs under the interpreter):
+      // uncounted, like a library rung.
+      if (twin && twin->not_emulated.empty() && !is_triton_rung(*twin) && r.omitted.empty()) {
         row.twin_hash = twin->source_hash;
         if (auto hit = cached.find(key + "|" + label(r) + "|" + twin->source_hash); hit != cached.end()) {
           row.counters = hit->second;

@@ -63,7 +63,7 @@ class Predictor {
     std::optional<Counters> counters;
     const Variant* twin = reg_.find(op.name, Backend::emu, v.id);
     std::string note;
-    if (twin && twin->not_emulated.empty())
+    if (twin && twin->not_emulated.empty() && !is_triton_rung(*twin))  // a Triton rung: uncounted
       counters = count_sampled_or_whole(
           o_.sample_blocks, [&](uint64_t sample) { return session(op, shape, problem).count(*twin, p, sample); },
           [&] { lost(); }, &note);

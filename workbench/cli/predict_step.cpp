@@ -117,7 +117,7 @@ int predict_step(const DeviceModel& device, const StepOptions& o) {
     std::cerr << "predicting " << c.op << " at " << c.shape << " cuda/" << c.variant << "\n";
     std::optional<Counters> counters;
     const Variant* twin = reg.find(c.op, Backend::emu, c.variant);
-    if (twin && twin->not_emulated.empty())
+    if (twin && twin->not_emulated.empty() && !is_triton_rung(*twin))  // a Triton rung: uncounted
       counters = count_sampled_or_whole(
           o.sample_blocks,
           [&](uint64_t sample) {
