@@ -1,6 +1,7 @@
 #include "contract/registry.h"
 
 #include <cxxabi.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -80,8 +81,10 @@ Variant from_file(Variant (*make)(), const std::string& source, Backend backend)
   if (std::string hash = hash_of(v.source); !hash.empty() || v.source_hash.empty()) v.source_hash = hash;
   const VariantFile file = parse_variant_file(v.source);
   auto text_of = [](const auto& x) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(x)>, int>) return std::to_string(x);
-    else return std::string(x);
+    if constexpr (std::is_same_v<std::decay_t<decltype(x)>, int>)
+      return std::to_string(x);
+    else
+      return std::string(x);
   };
   auto fill = [&](auto& field, const auto& value, const char* what, const std::string& text) {
     if (field == std::decay_t<decltype(field)>{}) field = value;
@@ -103,8 +106,9 @@ Variant from_file(Variant (*make)(), const std::string& source, Backend backend)
     // emulator's build: this stub stands in, never called (the harness and the kernel
     // plan refuse the variant first, can_run.h).
     if (v.not_emulated.empty())
-      reject(v, "has nothing to run in the emulator and does not say why: set v.not_emulated to the reason "
-                "(\"needs cuDNN\") in its factory");
+      reject(v,
+             "has nothing to run in the emulator and does not say why: set v.not_emulated to the reason "
+             "(\"needs cuDNN\") in its factory");
     const std::string what = v.key() + " is not emulated: " + v.not_emulated;
     v.run = [what](const void*, const Launch&) { throw std::logic_error(what); };
   }
@@ -113,7 +117,49 @@ Variant from_file(Variant (*make)(), const std::string& source, Backend backend)
 
 }  // namespace
 
-Variant variant_from_file(Variant (*make)(), const std::string& source, Backend b) { return from_file(make, source, b); }
+// A PyTorch rung of `op` from its file (docs/torch.md). Its launcher is never called:
+// the harness runs it through PyTorch's process on the op's tensors by name
+// (workbench/runtime/torch_rung.h); the trainer never selects it.
+Variant torch_rung_variant(const OpSpec& op, const TorchRungFile& file, Backend b, bool compiled) {
+  Variant v;
+  v.op = op.name;
+  v.backend = b;
+  v.id = compiled ? kTorchCompileId : kTorchEagerId;
+  v.name = compiled ? "torch_compile" : "torch_eager";
+  std::string summary = file.summary;
+  if (!summary.empty() && summary.back() == '.') summary.pop_back();
+  v.summary = summary + (compiled ? " (torch.compile)" : " (eager)");
+  // Held to the op's own contract, as a hand-written rung of it: fp32 arithmetic, each
+  // stored bf16 output rounded once (the looser bf16 class is for tensor-core products).
+  v.numeric = NumericClass::fp32;
+  // On cpu the thread count PyTorch runs with (torch.set_num_threads), swept like every
+  // CPU rung's: 1, 2, 4, ... and the machine's OpenMP maximum, as device/cpu/threads.h's
+  // threads_param (which contract/ does not include).
+  if (b == Backend::cpu) {
+    const int most = std::max(1, omp_get_max_threads());
+    TuningParam threads{"threads", {}, most};
+    for (int n = 1; n < most; n *= 2) threads.values.push_back(n);
+    threads.values.push_back(most);
+    v.params = {threads};
+  }
+  // PyTorch's CUDA kernels make no promise of run-to-run equality (atomics in
+  // index_add_ and in some reductions); on the host they keep one order per thread count.
+  if (b == Backend::cuda) v.deterministic = [](const ParamValues&) { return false; };
+  v.args_type = op.args_type();
+  const std::string key = v.op + " " + std::string(to_string(b)) + "/" + std::to_string(v.id);
+  v.run = [key](const void*, const Launch&) {
+    throw std::logic_error(key +
+                           " is a PyTorch rung: it runs in PyTorch's process on the op's tensors "
+                           "(workbench/runtime/torch_rung.h), never from an argument struct");
+  };
+  v.source = file.source;
+  v.source_hash = file.identity;
+  return v;
+}
+
+Variant variant_from_file(Variant (*make)(), const std::string& source, Backend b) {
+  return from_file(make, source, b);
+}
 
 VariantFile parse_variant_file(std::string_view path) {
   // A Triton rung (NN_triton_name.py, docs/triton.md) is a CUDA variant of its op.
@@ -133,8 +179,15 @@ VariantFile parse_variant_file(std::string_view path) {
 }
 
 bool is_triton_rung(const Variant& v) {
-  return v.source.size() > 3 && v.source.compare(v.source.size() - 3, 3, ".py") == 0;
+  return v.source.size() > 3 && v.source.compare(v.source.size() - 3, 3, ".py") == 0 && !is_torch_rung(v);
 }
+
+bool is_torch_rung_file(std::string_view source) {
+  const std::string_view tail = "/torch.py";
+  return source.size() > tail.size() && source.substr(source.size() - tail.size()) == tail;
+}
+
+bool is_torch_rung(const Variant& v) { return is_torch_rung_file(v.source); }
 
 Registry::Registry(std::vector<const OpSpec*> ops) : ops_(std::move(ops)) {}
 
@@ -157,6 +210,15 @@ const Registry& Registry::global() {
       const VariantFile file = parse_variant_file(factory.source);
       r.add(from_file(factory.make, factory.source, file.backend));
     }
+    for (const TorchRungFile& file : torch_rung_files())
+      for (Backend b : {Backend::cpu, Backend::cuda}) {
+        if (b == Backend::cuda && !WB_HAVE_CUDA) continue;
+        const OpSpec* op = r.find_op(file.op);
+        if (!op)
+          throw VariantFileError(std::string("registry: ") + file.source + ": variants/" + file.op +
+                                 "/ is no op's folder: a PyTorch rung lies in its op's folder");
+        for (bool compiled : {false, true}) r.add(torch_rung_variant(*op, file, b, compiled));
+      }
     // The same CUDA sources compiled for the emulator: backend emu, same ids, files
     // and hashes.
     for (const auto& factory : emu_variant_factories()) {
@@ -184,8 +246,9 @@ void Registry::add(Variant v) {
     for (const OpSpec* o : ops_)
       if (o->args_type() == v.args_type) owner = o;
     if (owner)
-      why += ": " + type_name(v.args_type) + " is " + owner->name + "'s argument struct, so the file belongs in variants/" +
-             owner->name + "/ (with that folder's next free id, " + std::to_string(next_free_id(owner->name, v.backend)) +
+      why += ": " + type_name(v.args_type) + " is " + owner->name +
+             "'s argument struct, so the file belongs in variants/" + owner->name +
+             "/ (with that folder's next free id, " + std::to_string(next_free_id(owner->name, v.backend)) +
              "), or its launcher should take const " + type_name(spec->args_type()) + "&";
     else
       why += ": make its launcher take const " + type_name(spec->args_type()) + "&";
@@ -215,7 +278,7 @@ void Registry::add(Variant v) {
 int Registry::next_free_id(std::string_view op, Backend b) const {
   int id = 1;
   for (const auto& v : variants_)
-    if (v.op == op && v.backend == b) id = std::max(id, v.id + 1);
+    if (v.op == op && v.backend == b && !is_torch_rung(v)) id = std::max(id, v.id + 1);
   // And every file of this build, registered yet or not (the global registry adds them
   // in the order of their paths, so a message about gelu_forward/ comes before
   // gelu_forward_bf16/'s files are in).

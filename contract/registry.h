@@ -67,6 +67,19 @@ VariantFile parse_variant_file(std::string_view path);  // throws std::logic_err
 // checks: no op's default, and never the trainer's on emu.
 bool is_triton_rung(const Variant& v);
 
+// The PyTorch rungs of an op (variants/<op>/torch.py, docs/torch.md): the op as a
+// PyTorch user writes it, run by PyTorch in a process of its own (workbench/runtime/
+// torch_rung.h), on cpu and, with nvcc, cuda: eager as id 80, through torch.compile as
+// id 81, in every op's ladder alike. They need Python at run time: never an op's
+// default, never the trainer's, and their run function refuses an argument struct.
+constexpr int kTorchEagerId = 80;
+constexpr int kTorchCompileId = 81;
+bool is_torch_rung(const Variant& v);
+bool is_torch_rung_file(std::string_view source);  // "variants/<op>/torch.py"
+struct TorchRungFile;                              // contract/registry_table.h
+// The eager (or compiled) PyTorch rung of `op` on backend b from its file.
+Variant torch_rung_variant(const OpSpec& op, const TorchRungFile& file, Backend b, bool compiled);
+
 // A variant made by the factory of its file as the registry registers it (on backend
 // b: the path's, or emu for the emulator's build of a CUDA file): what the path says
 // filled in, or checked where the factory states it too; its launcher, launch limit,

@@ -38,6 +38,16 @@ struct SkippedRung {
   const char* why;
 };
 const std::vector<SkippedRung>& skipped_triton_rungs();
+
+// The PyTorch rungs' files, variants/<op>/torch.py (docs/torch.md), as the configure step
+// read them (contract/CMakeLists.txt): each is two rungs of its op per backend.
+struct TorchRungFile {
+  const char* op;
+  const char* source;    // relative to the repository
+  const char* summary;   // its docstring's first line
+  const char* identity;  // SHA-256 of the file and the pinned torch version
+};
+const std::vector<TorchRungFile>& torch_rung_files();
 // The identity of every variant and reference file (base/source_identity.h), taken
 // when the build wrote the table (source_identities.cpp, by wb_identity).
 const std::vector<SourceHash>& source_hashes();

@@ -1,8 +1,5 @@
 #include "device/triton/interpreter.h"
 
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -23,10 +20,9 @@
 #include "base/errors.h"
 #include "base/files.h"
 #include "base/sha256.h"
+#include "device/python/serve_process.h"
 #include "emu/emu.h"
 #include "emu/host_access.h"
-
-extern char** environ;
 
 namespace wb::triton {
 namespace {
@@ -49,135 +45,13 @@ std::string quoted(const std::string& s) {
   return out + "\"";
 }
 
-std::string tail_of(const fs::path& file, std::size_t bytes = 1500) {
-  std::ifstream in(file, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (text.size() > bytes) text = "..." + text.substr(text.size() - bytes);
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  return text;
+// The process's one interpret.py --serve.
+python::ServeProcess& server() {
+  static python::ServeProcess process(
+      "tools/triton/interpret.py", "the Triton interpreter",
+      "bash tools/python/venv.sh makes the project's venv with triton (docs/python.md)");
+  return process;
 }
-
-// The process's one interpret.py --serve: started on first use, asked one request at a
-// time (under a mutex), ended with the process (its stdin closes, it exits).
-class Server {
- public:
-  static Server& get() {
-    static Server server;
-    return server;
-  }
-
-  // The answer line to "rung<TAB>request". Throws Unsupported when the interpreter
-  // cannot run here, std::runtime_error when it died.
-  std::string ask(const std::string& rung, const std::string& request) {
-    start();
-    const std::string line = rung + "\t" + request + "\n";
-    if (!send_all(line)) died("while reading a request");
-    std::string answer;
-    if (!read_line(answer)) died("while running " + rung);
-    return answer;
-  }
-
- private:
-  Server() = default;
-  ~Server() {
-    if (fd_ >= 0) ::close(fd_);  // its stdin ends: it exits
-    if (pid_ > 0) ::waitpid(pid_, nullptr, 0);
-    std::error_code ec;
-    if (!log_.empty()) fs::remove(log_, ec);
-  }
-
-  void start() {
-    if (!unavailable_.empty()) throw Unsupported(unavailable_);
-    if (fd_ >= 0) return;
-    int pair[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
-      throw std::runtime_error(std::string("triton: socketpair: ") + std::strerror(errno));
-    char log_template[] = "/tmp/wb-triton-log-XXXXXX";
-    const int log_fd = ::mkstemp(log_template);
-    if (log_fd < 0) {
-      ::close(pair[0]);
-      ::close(pair[1]);
-      throw std::runtime_error(std::string("triton: a log file in /tmp: ") + std::strerror(errno));
-    }
-    log_ = log_template;
-    const std::string root = WB_SOURCE_DIR;
-    const std::string python = root + "/tools/python/python.sh";
-    const std::string tool = root + "/tools/triton/interpret.py";
-    const char* argv[] = {"bash", python.c_str(), tool.c_str(), "--serve", nullptr};
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, pair[1], 0);
-    posix_spawn_file_actions_adddup2(&actions, pair[1], 1);
-    posix_spawn_file_actions_adddup2(&actions, log_fd, 2);
-    const int rc = ::posix_spawnp(&pid_, "bash", &actions, nullptr, const_cast<char* const*>(argv), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(pair[1]);
-    ::close(log_fd);
-    if (rc != 0) {
-      ::close(pair[0]);
-      pid_ = -1;
-      unavailable_ = std::string("the Triton interpreter cannot start: bash: ") + std::strerror(rc);
-      throw Unsupported(unavailable_);
-    }
-    fd_ = pair[0];
-    // Its first line says whether triton imports here.
-    std::string greeting;
-    if (!read_line(greeting) || greeting.rfind("ready", 0) != 0) {
-      std::string why = greeting.rfind("unavailable: ", 0) == 0 ? greeting.substr(13) : tail_of(log_);
-      unavailable_ = "the Triton interpreter is not available here (" + why +
-                     "): bash tools/python/venv.sh makes the project's venv with triton (docs/python.md)";
-      stop();
-      throw Unsupported(unavailable_);
-    }
-  }
-
-  void stop() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-    if (pid_ > 0) ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-
-  [[noreturn]] void died(const std::string& when) {
-    stop();
-    const std::string why = tail_of(log_);
-    throw std::runtime_error("triton: interpret.py ended " + when + (why.empty() ? "" : ": " + why));
-  }
-
-  bool send_all(const std::string& text) {
-    std::size_t sent = 0;
-    while (sent < text.size()) {
-      const ssize_t n = ::send(fd_, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      sent += std::size_t(n);
-    }
-    return true;
-  }
-
-  bool read_line(std::string& line) {
-    line.clear();
-    for (;;) {
-      const auto newline = buffer_.find('\n');
-      if (newline != std::string::npos) {
-        line = buffer_.substr(0, newline);
-        buffer_.erase(0, newline + 1);
-        return true;
-      }
-      char chunk[4096];
-      const ssize_t n = ::read(fd_, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      buffer_.append(chunk, std::size_t(n));
-    }
-  }
-
-  pid_t pid_ = -1;
-  int fd_ = -1;
-  std::string buffer_;
-  std::string log_;
-  std::string unavailable_;
-};
 
 // A call of a rung: the digest of what it was given, and what it left, byte for byte.
 struct Remembered {
@@ -284,10 +158,9 @@ void InterpretedCall::run() {
   write_file_atomically(request, "{\"schema\": \"wb.triton_interpret/1\", \"fields\": {" + fields_json_ +
                                      "}, \"params\": {" + params + "}, \"tensors\": {" + tensors + "}}\n");
 
-  const std::string answer = Server::get().ask(std::string(WB_SOURCE_DIR) + "/" + rung_, request.string());
+  const std::string answer = server().ask(std::string(WB_SOURCE_DIR) + "/" + rung_ + "\t" + request.string());
   if (answer.rfind("failed: ", 0) == 0) throw std::runtime_error(answer.substr(8));
-  if (answer != "ok")
-    throw std::logic_error("triton: interpret.py refused wb's request for " + rung_ + ": " + answer);
+  if (answer != "ok") throw std::logic_error("triton: interpret.py refused wb's request for " + rung_ + ": " + answer);
 
   Remembered now{digest, {}};
   for (const Tensor& t : tensors_) {

@@ -95,7 +95,7 @@ TEST(Cli, SweepWritesAReportThatParses) {
   const auto dir = std::filesystem::temp_directory_path() / ("wb_cli_" + std::to_string(::getpid()));
   const std::string out = (dir / "r.json").string();
   const Result r =
-      wb("sweep matmul_forward --backend cpu --repetitions 2 --min-time 0.001 --out " + out + " " + kSmall);
+      wb("sweep matmul_forward --backend cpu --variants no-torch --repetitions 2 --min-time 0.001 --out " + out + " " + kSmall);
   ASSERT_EQ(r.code, 0) << r.output;
   const Report report = read_report(out, Registry::global());
   ASSERT_EQ(report.records.size(), 3u);

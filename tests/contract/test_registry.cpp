@@ -120,7 +120,7 @@ TEST(Registry, MatmulHasBlockedAndOpenblasCpuVariants) {
 TEST(Registry, LayernormForwardCudaVariantsSweepTheBlockSize) {
 #if WB_HAVE_CUDA
   for (const Variant* v : Registry::global().variants("layernorm_forward", Backend::cuda)) {
-    if (is_triton_rung(*v)) continue;  // its parameters are Triton's (docs/triton.md)
+    if (is_triton_rung(*v) || is_torch_rung(*v)) continue;  // Triton's parameters; PyTorch's (docs/torch.md)
     EXPECT_EQ(v->numeric, NumericClass::fp32);
     ASSERT_EQ(v->params.size(), v->id == 7 ? 2u : 1u);  // cuda/7 also sweeps its tile width
     EXPECT_EQ(v->params[0].name, "block_size");

@@ -10,6 +10,9 @@ std::vector<wb::Variant> planted_emu_variants();  // emu/90 faults out of bounds
 // Triton rungs with planted faults, on emu (under the interpreter): softmax_forward
 // emu/94 and 95, attention_forward_bf16 emu/90 (tests/planted/planted_triton.cpp).
 std::vector<wb::Variant> planted_triton_variants();
+// PyTorch rungs with planted faults, on cpu: gelu_forward, layernorm_forward and
+// layernorm_forward_bf16 cpu/92 (tests/planted/planted_torch.cpp).
+std::vector<wb::Variant> planted_torch_variants();
 #if WB_HAVE_CUDA
 std::vector<wb::Variant> planted_cuda_variants();  // cuda/90 and cuda/91, the same on a GPU
 #endif

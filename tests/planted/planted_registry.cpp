@@ -11,6 +11,7 @@ const Registry& planted_registry() {
       r.add(std::move(v));
     }
     for (Variant v : planted_triton_variants()) r.add(std::move(v));
+    for (Variant v : planted_torch_variants()) r.add(std::move(v));
 #if WB_HAVE_CUDA
     for (Variant v : planted_cuda_variants()) r.add(std::move(v));
 #endif

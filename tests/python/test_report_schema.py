@@ -24,10 +24,13 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         sweep = f"{tmp}/sweep/layernorm.json"
         subprocess.run([args.wb, "sweep", "layernorm_forward", "--backend", "cpu", "--shape", "B=4,T=64,C=768",
-                        "--repetitions", "3", "--min-time", "0.005", "--out", sweep], check=True)
+                        "--variants", "no-torch", "--repetitions", "3", "--min-time", "0.005", "--out", sweep],
+                       check=True)
         check = f"{tmp}/check.json"
-        subprocess.run([args.wb, "check", "matmul_forward", "--backend", "cpu", "--json", check], check=True)
-        # A sweep in two shards, an empty shard (more shards than units), and their merge.
+        subprocess.run([args.wb, "check", "matmul_forward", "--backend", "cpu", "--variants", "no-torch", "--json",
+                        check], check=True)
+        # A sweep in two shards, an empty shard (more shards than units), and their merge;
+        # the PyTorch rungs' records among them (docs/torch.md) where the venv is ready.
         tiny = [args.wb, "sweep", "layernorm_forward", "--backend", "cpu", "--shape", "B=2,T=8,C=32", "--seed", "5",
                 "--repetitions", "1", "--min-time", "0.001", "--no-flush"]
         shards = [f"{tmp}/shard{k}.json" for k in (1, 2)]

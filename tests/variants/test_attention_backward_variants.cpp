@@ -48,7 +48,7 @@ TEST(AttentionBackwardBf16Variants, EmulatedLadderAndWorkspaces) {
   EXPECT_EQ(testing::rungs(kBf16Op, Backend::emu),
             (std::vector<std::string>{"1 naive", "2 flash_tiled", "3 flash_mma", "4 cudnn_sdpa"}));
   // fp32 arithmetic, but cuda/3's bf16 mma operands and cuDNN's (cuda/4, not emulated)
-  for (const Variant* v : reg.variants(kBf16Op, Backend::emu))
+  for (const Variant* v : testing::wb_rungs(reg, kBf16Op, Backend::emu))
     EXPECT_EQ(v->numeric, v->id >= 3 ? NumericClass::bf16 : NumericClass::fp32) << v->name;
   EXPECT_EQ(reg.variant(kBf16Op, Backend::emu, 4).not_emulated, "needs cuDNN");
 
@@ -91,7 +91,7 @@ TEST(AttentionBackwardBf16Variants, EmulatedVariantsMatchTheReferencePort) {
   Session session(reg, reg.op(kBf16Op), parse_shape("B=2,T=37,C=24,NH=3"), 7, *ex);
   EvalOptions o;
   o.check_launches = 1;
-  for (const Variant* v : reg.variants(kBf16Op, Backend::emu)) {
+  for (const Variant* v : testing::wb_rungs(reg, kBf16Op, Backend::emu)) {
     if (!v->not_emulated.empty()) continue;  // cuDNN's
     for (const ParamValues& p : v->all_params()) {
       // The tiled rung at its one block size; the tensor-core rung at its smallest tiles
@@ -111,7 +111,7 @@ TEST(AttentionBackwardBf16Variants, EmulatedVariantsMatchTheReferencePort) {
 TEST(AttentionBackwardVariants, CudaLadder) {
   EXPECT_EQ(testing::rungs(kOp, Backend::cuda),
             (std::vector<std::string>{"1 naive", "2 cublas_batched", "3 flash_tiled"}));
-  for (const Variant* v : Registry::global().variants(kOp, Backend::cuda)) {
+  for (const Variant* v : testing::wb_rungs(Registry::global(), kOp, Backend::cuda)) {
     EXPECT_EQ(v->numeric, NumericClass::fp32) << v->name;
     ASSERT_FALSE(v->params.empty());
     EXPECT_EQ(v->params[0].name, "block_size");

@@ -59,7 +59,7 @@ bool has_substring(const std::string& text, const std::string& part) { return te
 const std::vector<int> kAllBlockSizes{32, 64, 128, 256, 512, 1024};
 
 TEST(AttentionForwardVariants, CudaLadderIsRegistered) {
-  const auto ladder = Registry::global().variants("attention_forward", Backend::cuda);
+  const auto ladder = testing::wb_rungs(Registry::global(), "attention_forward", Backend::cuda);
   const std::vector<std::string> rungs = testing::rungs("attention_forward", Backend::cuda);
 #if WB_HAVE_CUDNN
   EXPECT_EQ(rungs,

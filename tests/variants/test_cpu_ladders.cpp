@@ -26,6 +26,7 @@
 #include "reference/reference.h"
 #include "workbench/runtime/buffers.h"
 #include "workbench/runtime/problem.h"
+#include "tests/support/ladder.h"
 
 namespace wb {
 namespace {
@@ -69,7 +70,7 @@ const std::map<std::string, std::vector<std::string>>& ladders() {
 std::vector<const Variant*> rungs(bool runnable = false) {
   std::vector<const Variant*> out;
   for (const auto& [op, names] : ladders())
-    for (const Variant* v : Registry::global().variants(op, Backend::cpu))
+    for (const Variant* v : testing::wb_rungs(Registry::global(), op, Backend::cpu))
       if (v->id > 1 && !(runnable && v->skip_reason(Shape{}, v->default_params()))) out.push_back(v);
   return out;
 }
@@ -78,7 +79,7 @@ ParamValues threads(int n) { return ParamValues{{"threads", n}}; }
 
 TEST(CpuLadders, EveryLadderHasItsIdsAndNames) {
   for (const auto& [op, names] : ladders()) {
-    const auto variants = Registry::global().variants(op, Backend::cpu);
+    const auto variants = testing::wb_rungs(Registry::global(), op, Backend::cpu);
     ASSERT_EQ(variants.size(), names.size()) << op;
     for (std::size_t i = 0; i < names.size(); ++i) {
       EXPECT_EQ(variants[i]->id, int(i) + 1) << op;
@@ -181,7 +182,7 @@ TEST(CpuLadders, GeluForwardHoldsFarFromTheOrigin) {
   const int64_t n = int64_t(x.size());
   std::vector<float> ref(n);
   reference::gelu_forward({ref.data(), x.data(), n});
-  for (const Variant* v : Registry::global().variants("gelu_forward", Backend::cpu)) {
+  for (const Variant* v : testing::wb_rungs(Registry::global(), "gelu_forward", Backend::cpu)) {
     if (v->skip_reason(Shape{}, v->default_params())) continue;
     std::vector<float> out(n, std::numeric_limits<float>::quiet_NaN());
     const GeluForwardArgs args{out.data(), x.data(), n};
@@ -208,7 +209,7 @@ TEST(CpuLadders, GeluBackwardHoldsFarFromTheOrigin) {
   const std::vector<float> dout(n, 0.75f);
   std::vector<float> ref(n);
   reference::gelu_backward({ref.data(), x.data(), dout.data(), n});
-  for (const Variant* v : Registry::global().variants("gelu_backward", Backend::cpu)) {
+  for (const Variant* v : testing::wb_rungs(Registry::global(), "gelu_backward", Backend::cpu)) {
     if (v->skip_reason(Shape{}, v->default_params())) continue;
     std::vector<float> dinp(n, std::numeric_limits<float>::quiet_NaN());
     const GeluBackwardArgs args{dinp.data(), x.data(), dout.data(), n};
@@ -223,7 +224,7 @@ TEST(CpuLadders, GeluBackwardHoldsFarFromTheOrigin) {
 template <class Args, class T, class Sum>
 void expect_correct_in_place(const char* op, const std::vector<T>& a, const std::vector<T>& b, const Sum& sum) {
   const int64_t n = int64_t(a.size());
-  for (const Variant* v : Registry::global().variants(op, Backend::cpu)) {
+  for (const Variant* v : testing::wb_rungs(Registry::global(), op, Backend::cpu)) {
     for (const ParamValues& p : v->all_params()) {
       for (int aliased = 1; aliased <= 2; ++aliased) {
         std::vector<T> x1 = a, x2 = b;
@@ -282,7 +283,7 @@ TEST(CpuLadders, ResidualForwardBf16IsCorrectInPlace) {
 // the same bits at every thread count, with and without the bias.
 TEST(CpuLadders, MatmulBf16OnAvx512Bf16DependsOnlyOnTheCpu) {
   const Variant* v = nullptr;
-  for (const Variant* c : Registry::global().variants("matmul_forward_bf16", Backend::cpu))
+  for (const Variant* c : testing::wb_rungs(Registry::global(), "matmul_forward_bf16", Backend::cpu))
     if (c->id == 3) v = c;
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(v->name, "avx512bf16");

@@ -10,6 +10,7 @@
 #include "workbench/runtime/harness.h"
 #if WB_HAVE_CUDA
 #include "device/cuda/cublaslt.h"
+#include "tests/support/ladder.h"
 #endif
 
 namespace wb {
@@ -29,7 +30,7 @@ TEST(Cuda, EveryVariantIsCorrectOnTheCheckShapes) {
   EvalOptions o;
   uint64_t seed = 100;
   for (const OpSpec* op : reg.ops()) {
-    const auto variants = reg.variants(op->name, Backend::cuda);
+    const auto variants = testing::wb_rungs(reg, op->name, Backend::cuda);
     if (variants.empty()) continue;
     for (const Shape& shape : check_shapes()) {
       Session session(Registry::global(), *op, shape, ++seed, *ex);

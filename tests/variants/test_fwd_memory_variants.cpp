@@ -20,6 +20,7 @@
 #include "contract/ops/softmax_forward.h"
 #include "contract/registry.h"
 #include "workbench/runtime/executor.h"
+#include "tests/support/ladder.h"
 
 namespace wb {
 namespace {
@@ -52,7 +53,7 @@ std::string skip(const std::string& op, int id, const Shape& s) {
 
 TEST(FwdMemoryVariants, EveryLadderHasItsIdsAndNames) {
   for (const auto& [op, names] : ladders()) {
-    const auto variants = Registry::global().variants(op, Backend::cuda);
+    const auto variants = testing::wb_rungs(Registry::global(), op, Backend::cuda);
     ASSERT_GE(variants.size(), names.size()) << op;
     for (size_t i = 0; i < names.size(); ++i) {
       EXPECT_EQ(variants[i]->id, int(i) + 1) << op;
@@ -66,7 +67,7 @@ TEST(FwdMemoryVariants, EveryLadderHasItsIdsAndNames) {
 
 TEST(FwdMemoryVariants, HandWrittenKernelsSweepTheBlockSizeOnly) {
   for (const auto& [op, names] : ladders()) {
-    for (const Variant* v : Registry::global().variants(op, Backend::cuda)) {
+    for (const Variant* v : testing::wb_rungs(Registry::global(), op, Backend::cuda)) {
       if (is_triton_rung(*v)) continue;  // its parameters are Triton's (docs/triton.md)
       if (v->name == "cudnn_softmax") {
         EXPECT_TRUE(v->params.empty()) << "cuDNN picks its own launch configuration";
@@ -122,12 +123,12 @@ TEST(FwdMemoryVariants, VectorisedVariantsSkipShapesTheyCannotRun) {
 TEST(FwdMemoryVariants, EveryVariantRunsTheSweepShapeAndTheCheckShapesItCan) {
   const Shape sweep = preset_shape("llmc-dev");
   for (const auto& [op, names] : ladders())
-    for (const Variant* v : Registry::global().variants(op, Backend::cuda))
+    for (const Variant* v : testing::wb_rungs(Registry::global(), op, Backend::cuda))
       for (const ParamValues& p : v->all_params()) EXPECT_FALSE(v->skip_reason(sweep, p)) << v->key();
   // On the check shapes, only C % 4 != 0 (C = 75) skips anything.
   for (const Shape& s : check_shapes())
     for (const auto& [op, names] : ladders())
-      for (const Variant* v : Registry::global().variants(op, Backend::cuda)) {
+      for (const Variant* v : testing::wb_rungs(Registry::global(), op, Backend::cuda)) {
         const bool expect_skip = s.C % 4 != 0 && v->requirements_text().find("C % 4") != std::string::npos;
         EXPECT_EQ(v->skip_reason(s, v->default_params()).has_value(), expect_skip)
             << v->key() << " at " << describe(s, {"B", "T", "C", "V", "Vp"});
@@ -140,7 +141,7 @@ TEST(FwdMemoryVariants, OnlyTheUnfusedClassifierNeedsAWorkspace) {
   EXPECT_EQ(unfused.workspace_bytes(s, unfused.default_params()), 2u * 3 * 37 * sizeof(float));
   EXPECT_EQ(unfused.workspace_bytes(preset_shape("llmc-dev"), unfused.default_params()), 2u * 8 * 1024 * 4);
   for (const auto& [op, names] : ladders())
-    for (const Variant* v : Registry::global().variants(op, Backend::cuda)) {
+    for (const Variant* v : testing::wb_rungs(Registry::global(), op, Backend::cuda)) {
       if (v == &unfused) continue;
       EXPECT_EQ(v->workspace_bytes(s, v->default_params()), 0u) << v->key();
     }
@@ -185,7 +186,7 @@ TEST(FwdMemoryVariants, ResidualForwardIsCorrectInPlace) {
   const size_t bytes = size_t(n) * sizeof(float);
   float* da = static_cast<float*>(ex->allocate(bytes));
   float* db = static_cast<float*>(ex->allocate(bytes));
-  for (const Variant* v : Registry::global().variants("residual_forward", Backend::cuda)) {
+  for (const Variant* v : testing::wb_rungs(Registry::global(), "residual_forward", Backend::cuda)) {
     for (const ParamValues& p : v->all_params()) {
       for (int aliased = 1; aliased <= 2; ++aliased) {
         ex->to_device(da, a.data(), bytes);
@@ -207,7 +208,7 @@ TEST(FwdMemoryVariants, ResidualForwardIsCorrectInPlace) {
 #else
 
 TEST(FwdMemoryVariants, BuiltWithoutCuda) {
-  for (const auto& [op, names] : ladders()) EXPECT_TRUE(Registry::global().variants(op, Backend::cuda).empty()) << op;
+  for (const auto& [op, names] : ladders()) EXPECT_TRUE(testing::wb_rungs(Registry::global(), op, Backend::cuda).empty()) << op;
   (void)&skip;
 }
 

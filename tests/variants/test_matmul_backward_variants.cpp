@@ -75,7 +75,7 @@ void expect_grid_limit(const Variant& v, const Shape& s, const std::string& para
 TEST(MatmulBackwardVariants, CudaLadderIdsNamesAndClasses) {
   EXPECT_EQ(testing::rungs("matmul_backward", Backend::cuda),
             (std::vector<std::string>{"1 naive", "2 shared_tiles", "3 register_tiles", "4 cublas", "5 cublaslt_tf32"}));
-  for (const Variant* v : reg().variants("matmul_backward", Backend::cuda)) {
+  for (const Variant* v : testing::wb_rungs(reg(), "matmul_backward", Backend::cuda)) {
     EXPECT_EQ(v->source, "variants/matmul_backward/0" + std::to_string(v->id) + "_" + v->name + ".cu");
     EXPECT_FALSE(v->summary.empty());
     EXPECT_EQ(v->numeric, v->id == 5 ? NumericClass::tf32 : NumericClass::fp32) << v->key();
@@ -117,7 +117,7 @@ TEST(MatmulBackwardVariants, LaunchParameters) {
 TEST(MatmulBackwardVariants, EveryConfigurationRunsTheCheckAndSweepShapes) {
   std::vector<Shape> shapes = check_shapes();
   shapes.push_back(kDev);
-  for (const Variant* v : reg().variants("matmul_backward", Backend::cuda))
+  for (const Variant* v : testing::wb_rungs(reg(), "matmul_backward", Backend::cuda))
     for (const ParamValues& p : v->all_params())
       for (const Shape& s : shapes) {
         const auto why = v->skip_reason(s, p);
@@ -160,7 +160,7 @@ TEST(MatmulBackwardVariants, WorkspaceSizes) {
 TEST(MatmulBackwardBiasVariants, CudaLadderIdsNamesAndParams) {
   ASSERT_EQ(testing::rungs("matmul_backward_bias", Backend::cuda),
             (std::vector<std::string>{"1 block_per_column", "2 warp_per_column", "3 column_tiles"}));
-  const auto cuda = reg().variants("matmul_backward_bias", Backend::cuda);
+  const auto cuda = testing::wb_rungs(reg(), "matmul_backward_bias", Backend::cuda);
   for (const Variant* v : cuda) {
     EXPECT_EQ(v->numeric, NumericClass::fp32);
     EXPECT_TRUE(v->requirements.empty());
@@ -182,7 +182,7 @@ TEST(MatmulBackwardBiasVariants, ColumnTilesWorkspaceAndGridLimit) {
   EXPECT_EQ(tiles.workspace_bytes(kDev, params_of(tiles, {{"rows", 64}})), 128u * 3072u * 4u);
   const Shape odd = parse_shape("B=3,T=37,C=75,OC=221");
   EXPECT_EQ(tiles.workspace_bytes(odd, params_of(tiles, {{"rows", 64}})), 2u * 221u * 4u);
-  for (const Variant* v : reg().variants("matmul_backward_bias", Backend::cuda)) {
+  for (const Variant* v : testing::wb_rungs(reg(), "matmul_backward_bias", Backend::cuda)) {
     if (v->id != 3) {
       EXPECT_EQ(v->workspace_bytes(kDev, v->default_params()), 0u) << v->key();
     }

@@ -34,7 +34,7 @@ TEST(MatmulForwardVariants, CudaLadderHasItsSevenVariants) {
   ASSERT_EQ(testing::rungs(kOp, Backend::cuda),
             (std::vector<std::string>{"1 naive", "2 shared_tiles", "3 register_tiles", "4 vec4_double_buffer",
                                       "5 cublas", "6 cublaslt_tf32", "7 tf32_wmma"}));
-  for (const Variant* v : Registry::global().variants(kOp, Backend::cuda)) {
+  for (const Variant* v : testing::wb_rungs(Registry::global(), kOp, Backend::cuda)) {
     EXPECT_EQ(v->numeric, v->id >= 6 ? NumericClass::tf32 : NumericClass::fp32) << v->label();
     EXPECT_EQ(v->source, "variants/matmul_forward/0" + std::to_string(v->id) + "_" + v->name + ".cu");
     EXPECT_EQ(v->source_hash.size(), 64u) << v->label();

@@ -126,7 +126,7 @@ TEST(MatmulGeluForwardVariants, EmulatedVariantsStoreWhatTheUnfusedPairStores) {
 TEST(MatmulGeluForwardVariants, CudaLadder) {
   ASSERT_EQ(testing::rungs(kOp, Backend::cuda),
             (std::vector<std::string>{"1 naive", "2 register_tiles", "3 cublas_epilogue"}));
-  for (const Variant* v : Registry::global().variants(kOp, Backend::cuda)) {
+  for (const Variant* v : testing::wb_rungs(Registry::global(), kOp, Backend::cuda)) {
     EXPECT_EQ(v->numeric, NumericClass::fp32) << v->label();
     EXPECT_EQ(v->source, "variants/matmul_gelu_forward/0" + std::to_string(v->id) + "_" + v->name + ".cu");
     EXPECT_TRUE(v->requirements.empty()) << v->label() << " runs every shape";

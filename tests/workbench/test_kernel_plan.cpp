@@ -159,7 +159,7 @@ TEST(Plan, RunsExactlyTheBestJsonChoiceOfEveryCall) {
       BestEntry e = entry(w.op, w.shape, d.variant->id);
       e.params = d.params;
       for (const Variant* v : reg.variants(w.op, b)) {
-        if (v->numeric != NumericClass::fp32) continue;
+        if (v->numeric != NumericClass::fp32 || is_torch_rung(*v)) continue;  // PyTorch's: never the plan's
         for (const ParamValues& p : v->all_params())
           if (!v->skip_reason(w.shape, p) && !(v == d.variant && p == d.params)) {
             e.variant = v->id;
@@ -393,6 +393,22 @@ TEST(Plan, ATritonRungIsNeverTheDefaultAndOnEmuFallsBack) {
   EXPECT_EQ(plan.at("layernorm_forward", btc).origin, "default (fallback)");
   EXPECT_NE(notices.str().find("a Triton rung: on emu it runs under Triton's interpreter"), std::string::npos)
       << notices.str();
+}
+
+// A PyTorch rung (docs/torch.md) needs Python at run time: never a default, and a
+// best.json that names one (made by hand: wb best never chooses one) falls back with
+// the warning saying why.
+TEST(Plan, APyTorchRungIsNeverSelected) {
+  CpuStep step;
+  const KernelPlan defaults = step.plan(nullptr);
+  for (const Selection& s : defaults.selections()) EXPECT_FALSE(is_torch_rung(*s.variant)) << s.variant->key();
+  const BestFile b = best_for(*step.ex, {entry("layernorm_forward", CpuStep::shape(), kTorchCompileId)});
+  step.notices.str("");
+  const KernelPlan plan = step.plan(&b);
+  EXPECT_FALSE(is_torch_rung(*plan.at("layernorm_forward", CpuStep::shape()).variant));
+  EXPECT_EQ(plan.at("layernorm_forward", CpuStep::shape()).origin, "default (fallback)");
+  EXPECT_NE(step.notices.str().find("a PyTorch rung: it needs Python at run time"), std::string::npos)
+      << step.notices.str();
 }
 
 // On cuda the plan takes the Triton rung best.json names, like any rung: its cubins are

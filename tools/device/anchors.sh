@@ -41,8 +41,9 @@ unpack_stage a anchors.tgz anchors.md train torch dev sweep build
 mkdir -p "$work/run"
 parse() { "$py" "$repo/tools/device/anchors_parse.py" "$@"; }
 
-# Python: the host's PyTorch environment, else this machine's python3 (the rehearsal).
-py=python3
+# Python: the host's PyTorch environment, else the project's (tools/python/python.sh:
+# its venv where it is ready, else this machine's python3; the rehearsal).
+py=$(bash tools/python/python.sh --which 2>/dev/null || echo python3)
 for p in "${PYTHON:-}" /opt/torch/.venv/bin/python; do
   if [[ -n "$p" && -x "$p" ]]; then py=$p; break; fi
 done
@@ -276,10 +277,11 @@ if has dev; then
     l=$(( $(left) - 20 )); ((l > 150)) && l=150
     if ((l < 15)); then note "dev $p: kernels$found; wb sweep $op skipped for time"; continue; fi
     s=$SECONDS
-    timeout "$l" "$wb" sweep "$op" --backend "$backend" --shape "$shape" --seed 1 $sweep_args --out "$work/a/sweep/$p.json" \
+    timeout "$l" "$wb" sweep "$op" --backend "$backend" --shape "$shape" --variants no-torch --seed 1 $sweep_args \
+      --out "$work/a/sweep/$p.json" \
       >"$work/a/sweep/$p.log" 2>&1
     rc=$?
-    echo "$p|$op|$shape|$rc|wb sweep $op --backend $backend --shape $shape --seed 1 $sweep_args --out sweep/$p.json" >>"$work/a/dev/sweeps.txt"
+    echo "$p|$op|$shape|$rc|wb sweep $op --backend $backend --shape $shape --variants no-torch --seed 1 $sweep_args --out sweep/$p.json" >>"$work/a/dev/sweeps.txt"
     note "dev $p: kernels$found ($storage, $lshape); wb sweep $op --shape $shape rc=$rc in $((SECONDS - s)) s"
     pack
   done

@@ -12,6 +12,9 @@
 #   best     `wb best` over those reports into a copy of results/best.json
 #   trainer  again with that best.json, fp32, tf32 and bf16
 #   bf16     the bf16 ops swept at the same shapes, while time is left
+# The PyTorch rungs (docs/torch.md) are left out of check and sweep here: torch.compile
+# compiles for minutes at these shapes, which the window's budget does not hold; their
+# sweep is a window of its own (docs/torch.md, "On a GPU").
 # Everything lands in $OUT (default out/device): run.log, results.tgz (reports and logs,
 # repacked after every part), best.json, summary.md.
 # To go on from an earlier run, choose the parts and the workloads:
@@ -71,7 +74,8 @@ if has check; then
   ops=${check_ops:-$("$wb" list 2>/dev/null | grep -E '^[a-z_0-9]+ +\[' | awk '{print $1}')}
   check_one() {
     local op=$1 limit=$2 extra=${3:-}
-    OMP_NUM_THREADS=2 timeout "$limit" "$wb" check "$op" --backend "$check_backend" $extra --json "$work/r/check/$op.json" \
+    OMP_NUM_THREADS=2 timeout "$limit" "$wb" check "$op" --backend "$check_backend" --variants no-torch $extra \
+      --json "$work/r/check/$op.json" \
       >"$work/r/check/$op.log" 2>&1
     local rc=$?
     echo "check $op ${extra:+($extra) }rc=$rc"
@@ -115,7 +119,7 @@ for f in $(has sweep && picked "$device_dir/workloads" "${SWEEPS:-}"); do
   l=$(( $(left) - reserve ))
   if ((l < 20)); then note "sweep: stopped for time before $(basename "$f")"; break; fi
   s=$SECONDS
-  timeout "$l" "$wb" sweep --workloads "$f" --backend "$time_backend" --seed 1 $sweep_args \
+  timeout "$l" "$wb" sweep --workloads "$f" --backend "$time_backend" --variants no-torch --seed 1 $sweep_args \
     --out "$work/r/sweep/$(basename "$f")" >"$work/r/sweep/$(basename "$f" .json).log" 2>&1
   rc=$?
   echo "sweep $(basename "$f") rc=$rc in $((SECONDS - s)) s"
@@ -143,7 +147,7 @@ pack
 for f in $(has bf16 && picked "$device_dir/workloads-bf16" "${BF16_SWEEPS:-}"); do
   l=$(( $(left) - 15 ))
   if ((l < 15)); then note "sweep bf16: stopped for time before $(basename "$f")"; break; fi
-  timeout "$l" "$wb" sweep --workloads "$f" --backend "$time_backend" --seed 1 $sweep_args \
+  timeout "$l" "$wb" sweep --workloads "$f" --backend "$time_backend" --variants no-torch --seed 1 $sweep_args \
     --out "$work/r/sweep-bf16/$(basename "$f")" >"$work/r/sweep-bf16/$(basename "$f" .json).log" 2>&1
   rc=$?
   echo "sweep $(basename "$f") rc=$rc"

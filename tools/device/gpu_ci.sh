@@ -76,7 +76,7 @@ worst=0
   echo
 } >>"$body"
 
-check_args=(--backend "$check_backend")
+check_args=(--backend "$check_backend" --variants no-torch)  # PyTorch's rungs: docs/torch.md
 if [[ ${#ops[@]} -eq 0 ]]; then check_args+=(--all); fi
 check_rc=0
 if [[ ${#ops[@]} -eq 0 ]]; then

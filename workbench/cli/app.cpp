@@ -66,12 +66,11 @@ int run_command(int argc, char** argv) {
       "  wb best results/<device>/*.json --out results/best.json\n"
       "  wb compare results/<device>/baseline/layernorm_forward.json new.json --max-slowdown 5%");
   const std::string line = command_line(argc, argv);
-  const Command commands[] = {add_list_command(app),        add_run_command(app, line),
-                              add_check_command(app, line), add_sweep_command(app, line),
-                              add_merge_command(app, line), add_best_command(app),
-                              add_compare_command(app),     add_predict_command(app, line),
-                              add_device_command(app),      add_dump_command(app),
-                              add_new_command(app)};
+  const Command commands[] = {
+      add_list_command(app),        add_run_command(app, line),   add_check_command(app, line),
+      add_sweep_command(app, line), add_merge_command(app, line), add_best_command(app),
+      add_table_command(app, line), add_compare_command(app),     add_predict_command(app, line),
+      add_device_command(app),      add_dump_command(app),        add_new_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -61,6 +61,11 @@ void print_section(const BestSection& s, std::size_t report_count) {
            e.params.describe(), format_time(e.median_s) + (e.predicted ? " predicted" : ""), e.note});
   t.print(std::cout, "  ");
   if (s.entries.empty()) std::cout << "  no correct, timed record of an allowed numeric class in these reports\n";
+  if (s.torch_records)
+    std::cout << fmt::format(
+        "  {} records of PyTorch rungs (torch_eager, torch_compile) are no candidates: they need Python at run "
+        "time, which the trainer never runs\n",
+        s.torch_records);
   if (const std::size_t predicted = s.predicted_entries())
     std::cout << fmt::format(
         "  {} of {} entries PREDICTED ({}, {}{}), not measured: a trainer running them says so; a measured report "

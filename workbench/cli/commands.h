@@ -1,6 +1,6 @@
 #pragma once
-// The `wb` command line: list, run, check, sweep, merge, best, compare, predict, device,
-// dump, new.
+// The `wb` command line: list, run, check, sweep, merge, best, table, compare, predict,
+// device, dump, new.
 // Exit codes: 0 ok, 1 a check failed (also: the device was lost to a variant's fault,
 // and the configurations after it were not run), 2 bad usage or input (or more memory
 // than the machine has), 3 no usable device, 4 an internal error (a bug in wb).
@@ -89,5 +89,6 @@ Command add_predict_command(CLI::App& app, const std::string& command_line);
 Command add_device_command(CLI::App& app);
 Command add_dump_command(CLI::App& app);
 Command add_new_command(CLI::App& app);
+Command add_table_command(CLI::App& app, const std::string& command_line);
 
 }  // namespace wb::cli

@@ -73,8 +73,10 @@ int list(const ListOptions& o) {
       const bool gpu_code = v->backend != Backend::cpu;
       table.add({gpu_code ? "cuda" : "cpu", std::to_string(v->id), v->name, op->storage(),
                  std::string(to_string(v->numeric)), v->params_text(), requires_text(*v),
-                 gpu_code ? verified.status(*v).text() : cpu_status(*v), gpu_code ? verified.emulation(*v).text() : "-",
-                 v->summary});
+                 gpu_code            ? verified.status(*v).text()
+                 : is_torch_rung(*v) ? "with the venv's PyTorch"
+                                     : cpu_status(*v),
+                 gpu_code && !is_torch_rung(*v) ? verified.emulation(*v).text() : "-", v->summary});
     }
     table.print(std::cout, "  ");
     // The Triton rungs' kernels and the cubins this build carries for them.
@@ -82,6 +84,12 @@ int list(const ListOptions& o) {
       if (is_triton_rung(*v))
         if (const triton::CubinTable* cubins = triton::cubins_of(v->source))
           std::cout << "  cuda/" << v->id << " " << v->name << ": Triton kernel " << triton::describe(*cubins) << "\n";
+    // The PyTorch rungs' file, and what they need.
+    for (const TorchRungFile& f : torch_rung_files())
+      if (f.op == op->name)
+        std::cout << "  " << kTorchEagerId << ", " << kTorchCompileId << ": PyTorch rungs of " << f.source
+                  << ", eager and torch.compile, run by PyTorch in its own process (Python at run time: compared, "
+                     "never the trainer's; docs/torch.md)\n";
     // Triton rungs this build left out (docs/triton.md): named, with why, so that a
     // missing rung is never silent.
     for (const SkippedRung& r : skipped_triton_rungs())

@@ -14,7 +14,10 @@ namespace wb::cli {
 void add_op_choice(CLI::App& cmd, OpChoice& choice, const std::string& verb) {
   cmd.add_option("op", choice.op, "the op to " + verb);
   cmd.add_flag("--all", choice.all, verb + " every op");
-  cmd.add_option("--variants", choice.variants, "ids to " + verb + ", e.g. 1,3 (default: all)");
+  cmd.add_option("--variants", choice.variants,
+                 "ids to " + verb +
+                     ", e.g. 1,3; or 'torch' (the PyTorch rungs only) or 'no-torch' (all but "
+                     "them), also with --all (default: all)");
 }
 
 std::vector<const OpSpec*> OpChoice::ops(const Registry& reg) const {
@@ -146,6 +149,12 @@ uint64_t resolve_seed(const std::optional<uint64_t>& given) { return given ? *gi
 
 std::vector<const Variant*> select_variants(const Registry& reg, const OpSpec& op, Backend b, const std::string& ids) {
   if (ids.empty() || ids == "all") return reg.variants(op.name, b);
+  if (ids == "torch" || ids == "no-torch") {
+    std::vector<const Variant*> out;
+    for (const Variant* v : reg.variants(op.name, b))
+      if (is_torch_rung(*v) == (ids == "torch")) out.push_back(v);
+    return out;
+  }
   std::vector<const Variant*> out;
   for (int id : parse_int_list(ids, "--variants")) out.push_back(&reg.variant(op.name, b, id));
   return out;

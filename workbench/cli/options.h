@@ -25,9 +25,12 @@ namespace wb::cli {
 struct OpChoice {
   std::string op;
   bool all = false;
-  std::string variants;  // "" or "all": every variant of the backend
+  // "" or "all": every variant of the backend; "torch": the PyTorch rungs only;
+  // "no-torch": all but those; else ids of one op.
+  std::string variants;
 
-  bool some_variants() const { return !variants.empty() && variants != "all"; }
+  bool some_variants() const { return !variants.empty() && variants != "all" && !by_kind(); }
+  bool by_kind() const { return variants == "torch" || variants == "no-torch"; }
   // The chosen ops; throws UsageError for an unknown op, or --variants with --all.
   std::vector<const OpSpec*> ops(const Registry& reg) const;
 };

@@ -45,22 +45,23 @@ void initialize_once() {
 }  // namespace
 
 TimingStats measure(Executor& ex, const std::function<void()>& launch, const TimingOptions& options,
-                    const std::string& name) {
+                    const std::string& name, const std::function<double()>& own_time) {
   initialize_once();
   const TimingOptions o = options.resolved(ex.backend());
   std::string failure;
   // CUDA launches are timed by events; flushed CPU launches by the wall clock around the
   // launch alone (the flush is not timed); warm CPU launches by Google Benchmark's clock.
-  const bool manual = ex.backend() == Backend::cuda || o.flush_cache;
+  const bool manual = ex.backend() == Backend::cuda || o.flush_cache || own_time;
+  const auto time_one = [&] { return own_time ? own_time() : ex.time_launch(launch); };
   auto body = [&](benchmark::State& state) {
     try {
       if (manual) {
         for (auto _ : state) {
           if (o.flush_cache) ex.flush_cache();
-          state.SetIterationTime(ex.time_launch(launch));
+          state.SetIterationTime(time_one());
         }
       } else {
-        for (auto _ : state) launch();
+        for (auto _ : state) launch();  // (own_time is manual)
       }
     } catch (const std::exception& e) {
       failure = e.what();
@@ -78,7 +79,7 @@ TimingStats measure(Executor& ex, const std::function<void()>& launch, const Tim
     const auto start = std::chrono::steady_clock::now();
     do {  // flushes included: the warm-up is bounded in wall time
       ex.flush_cache();
-      once = ex.time_launch(launch);
+      once = time_one();
     } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < o.warmup_s);
     count = benchmark::IterationCount(std::clamp(std::ceil(o.min_time_s / std::max(once, 1e-7)), 1.0, 32.0));
   }
@@ -111,11 +112,10 @@ TimingStats measure(Executor& ex, const std::function<void()>& launch, const Tim
 
 namespace wb::cli {
 
-std::function<TimingStats(const std::function<void()>&, const std::string&)> timer_for(Executor& ex,
-                                                                                       const TimingOptions& options) {
-  return [&ex, options](const std::function<void()>& launch, const std::string& name) {
-    return measure(ex, launch, options, name);
-  };
+Timer timer_for(Executor& ex, const TimingOptions& options) {
+  return
+      [&ex, options](const std::function<void()>& launch, const std::string& name,
+                     const std::function<double()>& own_time) { return measure(ex, launch, options, name, own_time); };
 }
 
 }  // namespace wb::cli

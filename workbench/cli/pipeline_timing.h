@@ -9,20 +9,24 @@
 #include <string>
 
 #include "workbench/runtime/executor.h"
+#include "workbench/runtime/harness.h"
 #include "workbench/runtime/timing.h"
 
 namespace wb {
 
-// Runs `launch` under Google Benchmark; throws what the launch threw.
+// Runs `launch` under Google Benchmark; throws what the launch threw. With `own_time`
+// (a PyTorch rung, timed in its own process: workbench/runtime/torch_rung.h) each timed
+// launch is own_time(), which returns the seconds the work took, measured around the
+// work alone where it ran (the round trip to that process is not the rung's); the cache
+// is flushed here before each as for any launch.
 TimingStats measure(Executor& ex, const std::function<void()>& launch, const TimingOptions& options,
-                    const std::string& name);
+                    const std::string& name, const std::function<double()>& own_time = {});
 
 }  // namespace wb
 
 namespace wb::cli {
 
 // The timer of EvalOptions: Google Benchmark on this executor with these options.
-std::function<TimingStats(const std::function<void()>&, const std::string&)> timer_for(Executor& ex,
-                                                                                       const TimingOptions& options);
+Timer timer_for(Executor& ex, const TimingOptions& options);
 
 }  // namespace wb::cli

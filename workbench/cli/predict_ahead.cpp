@@ -176,6 +176,7 @@ int predict_ahead(const std::vector<Report>& measured, const DeviceModel& device
       int configurations = 0;
       for (const Variant* v : reg.variants(w.op, Backend::cuda)) {
         if (timed.count({w.op, v->id})) continue;
+        if (is_torch_rung(*v)) continue;  // PyTorch's kernels: nothing of theirs is counted (docs/torch.md)
         for (const ParamValues& p : v->all_params()) {
           if (why_cannot_run(reg, *v, w.shape, p, info, RunFilter{NumericClass::bf16})) continue;
           const Predicted& x = predictor.at(op, *v, p, w.shape);

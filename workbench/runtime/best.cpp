@@ -15,6 +15,7 @@
 #include "base/cpu_isa.h"
 #include "base/errors.h"
 #include "base/files.h"
+#include "contract/registry.h"
 #include "workbench/runtime/json_file.h"
 #include "workbench/runtime/json_integer.h"
 
@@ -163,6 +164,10 @@ BestSection choose_best(const std::vector<std::pair<std::string, Report>>& repor
         // A predicted report's records passed the emulated check; their time is the predicted one.
         const bool timed = predicted_pass ? bool(r.predicted) : bool(r.timing);
         if (r.status != Status::ok || !timed || !allowed_in(r.numeric, precision) || !r.omitted.empty()) continue;
+        if (is_torch_rung_file(r.source)) {
+          ++out.torch_records;
+          continue;
+        }
         if (deterministic_only && !r.deterministic.value_or(false)) continue;
         const auto key = std::make_pair(r.op, r.shape_text());
         if (measured.count(key)) continue;

@@ -62,6 +62,9 @@ struct BestSection {
   bool deterministic_only = false;  // made with --deterministic
   std::vector<std::string> reports;
   std::vector<BestEntry> entries;  // in the order of first appearance in the reports
+  // Records of PyTorch rungs the reports hold: never candidates, since they need Python
+  // at run time, which the trainer never runs (wb best says so).
+  std::size_t torch_records = 0;
   // Of the predicted reports an entry came from: the prediction model's version and the
   // device description, and whether that device was ever measured ("" when none).
   std::string predicted_model;

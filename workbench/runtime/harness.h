@@ -22,8 +22,13 @@ namespace wb {
 // when one is given (the wb program passes its timing engine; the runtime has none),
 // otherwise launched `check_launches` more times untimed. Either way it is validated
 // once more afterwards.
+// A timer is given one launch, a name and, for a rung that times itself (a PyTorch rung:
+// torch_rung.h), the function that runs one timed launch and returns its seconds.
+using Timer = std::function<TimingStats(const std::function<void()>& launch, const std::string& name,
+                                        const std::function<double()>& own_time)>;
+
 struct EvalOptions {
-  std::function<TimingStats(const std::function<void()>& launch, const std::string& name)> timer;
+  Timer timer;
   int check_launches = 3;
 };
 
@@ -55,6 +60,9 @@ class Session {
   // Restores inouts, poisons outputs, runs once, downloads and compares; keeps the
   // downloaded outputs in last_.
   Outcome run_and_check(const Variant& v, const Launch& launch);
+  // Runs v once on table: its launcher on the argument struct, or a PyTorch rung in
+  // PyTorch's process (torch_rung.h).
+  void invoke(const Variant& v, const TensorTable& table, const Launch& launch);
 
   const Registry& registry_;
   const OpSpec& op_;

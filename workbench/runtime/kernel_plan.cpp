@@ -15,9 +15,12 @@ const Variant* default_variant(const Registry& reg, const std::string& op, const
                                const Shape& shape) {
   auto variants = reg.variants(op, d.backend);
   // The highest hand-written rung that can run: a Triton rung is chosen only by name
-  // (best.json), never by default (on emu it runs under the interpreter, for checks).
+  // (best.json), never by default (on emu it runs under the interpreter, for checks); a
+  // PyTorch rung never (it needs Python at run time).
   for (auto it = variants.rbegin(); it != variants.rend(); ++it)
-    if (!is_triton_rung(**it) && !why_cannot_run(reg, **it, shape, (*it)->default_params(), d, f)) return *it;
+    if (!is_triton_rung(**it) && !is_torch_rung(**it) &&
+        !why_cannot_run(reg, **it, shape, (*it)->default_params(), d, f))
+      return *it;
   return nullptr;
 }
 
@@ -106,9 +109,12 @@ PlanSelections select_kernels(const Registry& reg, const DeviceInfo& device, Bac
       if (!e) {
         notices << "notice: " << where << " is not in best.json; using the default\n";
       } else if (!v) {
-        refuse(is_triton_rung(*reg.find(e->op, Backend::emu, e->variant))
+        const Variant* twin = reg.find(e->op, Backend::emu, e->variant);
+        refuse(twin && is_triton_rung(*twin)
                    ? "a Triton rung this build has no cubins for (configured without the Python venv or without nvcc)"
                    : "which this build lacks (built without cuDNN?)");
+      } else if (is_torch_rung(*v)) {
+        refuse("a PyTorch rung: it needs Python at run time, which the trainer never runs");
       } else if (backend == Backend::emu && is_triton_rung(*v)) {
         refuse("a Triton rung: on emu it runs under Triton's interpreter, which is for checks, not for training");
       } else {
