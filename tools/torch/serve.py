@@ -13,8 +13,8 @@ variants/<op>/torch.py defining
         return {...}     every output and inout's final value, in its dims and dtype
 
 wb registers two rungs per file: torch_eager calls rung() as it is, torch_compile calls
-torch.compile(rung) (one compiled function per file for the process's life, so that a
-new shape recompiles as it would in a user's program).
+torch.compile(rung) (one compiled function per file and CPU thread count for the
+process's life, so that a new shape recompiles as it would in a user's program).
 
 The protocol: after a first line of its own, "ready torch <version> threads <n>" (or
 "unavailable: why", and it ends), one request per line on stdin, one answer per line on
@@ -85,17 +85,22 @@ class Server:
         self.call = None    # the prepared call: its request, tensors and function
         self.results = None
 
-    def function(self, path, kind):
+    def function(self, path, kind, threads):
         st = os.stat(path)
         cached = self.loaded.get(path)
         if cached is None or cached[:2] != (st.st_mtime_ns, st.st_size):
-            cached = [st.st_mtime_ns, st.st_size, load_rung(path), None]
+            cached = [st.st_mtime_ns, st.st_size, load_rung(path), {}]
             self.loaded[path] = cached
         if kind == "eager":
             return cached[2]
-        if cached[3] is None:
-            cached[3] = self.torch.compile(cached[2])
-        return cached[3]
+        # Inductor writes the thread count into the C++ it generates for the CPU
+        # ("#pragma omp parallel num_threads(2)") and does not recompile when
+        # torch.set_num_threads changes: one compiled function per thread count, each
+        # told its count (cpp.threads), so that a threads=1 record runs one thread.
+        if threads not in cached[3]:
+            options = {"cpp.threads": threads} if threads else None
+            cached[3][threads] = self.torch.compile(cached[2], options=options)
+        return cached[3][threads]
 
     def dtype(self, name):
         torch = self.torch
@@ -123,8 +128,9 @@ class Server:
             raise BadRequest(f"{path}: device '{device}' (cpu or cuda)")
         if device == "cuda" and not torch.cuda.is_available():
             raise BadRequest("torch sees no CUDA device here")
-        if device == "cpu" and req.get("threads"):
-            torch.set_num_threads(int(req["threads"]))
+        threads = int(req.get("threads") or 0) if device == "cpu" else 0
+        if threads:
+            torch.set_num_threads(threads)
         tensors = {}
         for t in req["tensors"]:
             if t.get("role") not in ROLES:
@@ -139,7 +145,7 @@ class Server:
             raw = torch.from_file(t["file"], shared=False, size=count, dtype=dtype) if count else \
                 torch.empty(0, dtype=dtype)
             tensors[t["name"]] = raw.view(t["dims"]).to(device)
-        self.call = {"req": req, "tensors": tensors, "fn": self.function(req["rung"], req["kind"])}
+        self.call = {"req": req, "tensors": tensors, "fn": self.function(req["rung"], req["kind"], threads)}
         self.results = None
 
     def run(self, timed):
