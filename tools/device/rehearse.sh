@@ -45,7 +45,10 @@ DEVICE_DIR="$tmp/device" XZ_LEVEL=0 MODEL_ARGS="--init 2,64,2 -b 2 -t 16" bash t
 env -i PATH=/usr/bin:/bin HOME="$tmp" OUT="$tmp/out" BUDGET_S=900 RESERVE_S=60 REHEARSE=1 DEVICE_DIR="$tmp/device" \
   WORK="$tmp/work" bash tools/device/core.sh >"$tmp/core.log" 2>&1 || fail "core.sh exited $?"
 anchors_start=$SECONDS
+# PyTorch: the project's venv, as a GPU host's /opt/torch/.venv (its HOME is $tmp, where
+# tools/python/python.sh would find none).
 env -i PATH=/usr/bin:/bin HOME="$tmp" OUT="$tmp/out" BUDGET_S=300 REHEARSE=1 REHEARSE_NVCC="${REHEARSE_NVCC:-0}" \
+  PYTHON="$(bash tools/python/python.sh --which)" \
   REHEARSE_NVCC_TRAINERS="${REHEARSE_NVCC_TRAINERS:-0}" \
   DEVICE_DIR="$tmp/device" WORK="$tmp/awork" bash tools/device/anchors.sh >"$tmp/anchors.log" 2>&1 || fail "anchors.sh exited $?"
 
