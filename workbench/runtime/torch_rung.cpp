@@ -30,14 +30,10 @@ python::ServeProcess& server() {
 
 std::string file_of(const TensorSpec& t) { return t.name + ".bin"; }
 
-// The table's bytes of tensor i, wherever they lie (host memory on cpu).
+// The table's bytes of a tensor, wherever the executor keeps them.
 std::string download(Executor& ex, const void* data, std::size_t bytes) {
   std::string out(bytes, '\0');
-  if (bytes == 0) return out;
-  if (ex.backend() == Backend::cpu)
-    std::memcpy(out.data(), data, bytes);
-  else
-    ex.to_host(out.data(), data, bytes);
+  if (bytes) ex.to_host(out.data(), data, bytes);
   return out;
 }
 
@@ -107,11 +103,7 @@ void TorchCall::run() {
     if (bytes.size() != want)
       throw std::logic_error("torch: serve.py left " + std::to_string(bytes.size()) + " bytes of '" + t.name +
                              "', not " + std::to_string(want));
-    if (want == 0) continue;
-    if (ex_.backend() == Backend::cpu)
-      std::memcpy(table_.data(i), bytes.data(), want);
-    else
-      ex_.to_device(table_.data(i), bytes.data(), want);
+    if (want) ex_.to_device(table_.data(i), bytes.data(), want);
   }
 }
 
