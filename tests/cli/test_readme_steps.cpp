@@ -64,6 +64,10 @@ TEST(ReadmeSteps, EveryCommandOfAddingAVariantRuns) {
     if (is_new) c += " --root " + dir.path().string();
     if (c.rfind("check ", 0) == 0 && c.find("--shapes") == std::string::npos) c += " --shapes tiny";
     if (c.rfind("sweep ", 0) == 0) c += " --shape B=1,T=2,C=8 --repetitions 1 --min-time 0.001";
+    // PyTorch's rungs start PyTorch and compile per shape (seconds each); check_torch_cpu
+    // and TorchRungs.* test them, this test the README's steps.
+    if ((c.rfind("check ", 0) == 0 || c.rfind("sweep ", 0) == 0) && c.find("--variants") == std::string::npos)
+      c += " --variants no-torch";
     if (c.find("--counters") != std::string::npos && !emu::reports_accesses())
       continue;  // counting needs the plain build (this is a sanitizer's)
     const Result r = testing::run_command(WB_BINARY, c);

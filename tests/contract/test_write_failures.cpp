@@ -52,7 +52,7 @@ void expect_clean_failure(const Result& r, const TempDir& dir, const std::string
   EXPECT_EQ(read_all(target), old);
 }
 
-constexpr const char* kSweep = "sweep residual_forward --backend cpu --shape B=2,T=8,C=32 --repetitions 1 --min-time 0.001";
+constexpr const char* kSweep = "sweep residual_forward --backend cpu --shape B=2,T=8,C=32 --repetitions 1 --min-time 0.001 --variants no-torch";
 
 TEST(WriteFailure, SweepReport) {
   TempDir dir;

@@ -19,7 +19,7 @@ def main():
     ap.add_argument("--gate", required=True)
     ap.add_argument("--build-dir", required=True)
     a = ap.parse_args()
-    env = dict(os.environ, WB_BUILD_DIR=a.build_dir, WB_GATE_SWEEP_ARGS="--repetitions 3 --min-time 0.002")
+    env = dict(os.environ, WB_BUILD_DIR=a.build_dir, WB_GATE_SWEEP_ARGS="--repetitions 3 --min-time 0.002 --variants no-torch")
     ops = ["residual_forward", "matmul_forward"]
     with tempfile.TemporaryDirectory() as tmp:
         base = os.path.join(tmp, "baseline")

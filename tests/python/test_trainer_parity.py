@@ -210,7 +210,7 @@ def kernel_args(a, tmp, c):
     subprocess.run([a.trainer, *common_args(a, tmp, c), "--dump-workloads", workloads], check=True)
     report = os.path.join(tmp, "sweep.json")
     subprocess.run([a.wb, "sweep", "--workloads", workloads, "--backend", a.backend, "--repetitions", "2",
-                    "--min-time", "0.001", "--out", report], check=True)
+                    "--min-time", "0.001", "--variants", "no-torch", "--out", report], check=True)
     best = os.path.join(tmp, "best.json")
     subprocess.run([a.wb, "best", report, "--precision", a.precision, "--out", best], check=True)
     return ["--kernels", best]
