@@ -132,6 +132,20 @@ TEST(Report, WritesAndReadsFiles) {
   const std::string path = (dir / "nested" / "r.json").string();
   write_report(r, path);
   EXPECT_TRUE(json_near(to_json(read_report(path, Registry::global())), to_json(r)));
+  // One record a line, each a whole JSON value, the context indented above them.
+  std::ifstream in(path);
+  std::string line;
+  std::size_t record_lines = 0;
+  bool context_indented = false;
+  while (std::getline(in, line)) {
+    context_indented = context_indented || line.rfind("    \"build\": {", 0) == 0;
+    if (line.rfind("    {", 0) != 0) continue;
+    if (line.back() == ',') line.pop_back();
+    EXPECT_TRUE(json_near(nlohmann::json::parse(line.substr(4)), to_json(r)["records"][record_lines]));
+    ++record_lines;
+  }
+  EXPECT_EQ(record_lines, r.records.size());
+  EXPECT_TRUE(context_indented);
   fs::remove_all(dir);
 }
 
