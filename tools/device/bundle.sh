@@ -38,7 +38,9 @@ ldd "$build/wb" "$build/trainer" | awk '/=> \//{print $1, $3}' | sort -u | while
     *) cp -L "$path" "$out/stage/lib/$name" ;;
   esac
 done
-tar -C "$out/stage" -cf - . | xz -T2 "-${XZ_LEVEL:-6}" >"$out/bundle.tar.xz"
+# wb and the trainer link the same kernels (a fatbin of about 50 MB in each): in one xz
+# stream whose dictionary spans wb, the trainer's copy costs almost nothing.
+tar -C "$out/stage" -cf - wb trainer lib | xz -T1 "--lzma2=preset=${XZ_LEVEL:-6},dict=160MiB" >"$out/bundle.tar.xz"
 rm -rf "$out/stage"
 
 # The text and the vocabulary come from $WB_DATA or the build's offline data cache (../shared/data
@@ -81,5 +83,17 @@ else
   echo "llm.c: no git directory at LLMC_GIT='${llmc_git}': anchors.sh will skip llm.c (its trainers and dev/cuda kernels)"
 fi
 du -sh "$out" "$out/bundle.tar.xz"
-echo "travels: $(( ($(git ls-files -z | du -cb --files0-from=- | tail -1 | cut -f1) + $(du -sb "$out" | cut -f1)) / 1048576 )) MiB, the tracked tree and .device (limit 64 MiB)"
+# What a device call sends: the checkout's files that git does not ignore, and what it
+# carries (.device). The device tool refuses a call over 64 MiB, so a bundle over it is an
+# error here, before a GPU window.
+# (a file deleted but still tracked is passed over)
+tracked=$(git ls-files -z --cached --others --exclude-standard | { du -cb --files0-from=- 2>/dev/null || true; } | tail -1 | cut -f1)
+travels=$(( (tracked + $(du -sb "$out" | cut -f1) + 1048575) / 1048576 ))  # rounded up
+limit="${TRAVEL_LIMIT_MIB:-64}"
+echo "travels: $travels MiB, the tracked tree ($((tracked / 1048576)) MiB) and $out (limit $limit MiB)"
+if ((travels > limit)); then
+  echo "bundle.sh: $travels MiB would travel, over the device tool's $limit MiB: a device call would be refused" >&2
+  echo "  (the largest tracked files: git ls-files -z | xargs -0 du -b | sort -rn | head)" >&2
+  exit 2
+fi
 echo "host must provide: libcuda.so.1 (driver), libcudart.so.13, libcublas.so.13, libcublasLt.so.13, libcudnn.so.9"
