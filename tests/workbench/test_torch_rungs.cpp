@@ -54,6 +54,13 @@ TEST(TorchRungs, EveryOpHasBothOnCpuWithTheFilesIdentity) {
       EXPECT_EQ(v->numeric, NumericClass::fp32) << v->key() << ": the op's own contract, as its hand-written rungs";
       EXPECT_EQ(v->name, id == kTorchEagerId ? "torch_eager" : "torch_compile");
       EXPECT_FALSE(reg.find(f.op, Backend::emu, id)) << "PyTorch's kernels are not emulated";
+      // Eager keeps one order of additions per thread count; torch.compile's C++ only on
+      // one thread (its scatter-adds are atomic across threads).
+      EXPECT_TRUE(v->claims_deterministic(ParamValues{{"threads", 1}})) << v->key();
+      EXPECT_EQ(v->claims_deterministic(ParamValues{{"threads", 2}}), id == kTorchEagerId) << v->key();
+#if WB_HAVE_CUDA
+      EXPECT_FALSE(reg.find(f.op, Backend::cuda, id)->claims_deterministic(ParamValues{})) << f.op << " cuda/" << id;
+#endif
 #if WB_HAVE_CUDA
       EXPECT_TRUE(reg.find(f.op, Backend::cuda, id)) << f.op << " cuda/" << id;
 #endif
