@@ -33,6 +33,8 @@ pass ctest ctest --test-dir "${WB_BUILD_DIR:-build}" --output-on-failure -j "$(n
 # The paths of a CPU without AVX-512, whatever CPU this is (ci/capped_pass.sh).
 pass capped bash ci/capped_pass.sh "${WB_BUILD_DIR:-build}"
 pass emu-address bash ci/emu_sanitized.sh address --block-sizes 32,128 --shapes tiny,ragged8
-pass tests-sanitized bash ci/sanitized_tests.sh
-pass emu-thread bash ci/emu_sanitized.sh thread --block-sizes 32,128 --defaults --shapes tiny,ragged8
+# Run by hand, out of CI for now (2026-11-30): on a 2-core machine without AVX-512 CI
+# took about 55 minutes to the end of ctest, and these two passes, each with a build of
+# its own, would have taken it past its 90 (results/ci/README.md). Until the build is
+# cheaper: bash ci/sanitized_tests.sh; bash ci/emu_sanitized.sh thread --block-sizes 32,128 --defaults --shapes tiny,ragged8
 pass fuzz bash ci/fuzz.sh 10

@@ -94,7 +94,10 @@ std::vector<std::string> shapes_run(const OpSpec& op, const Variant& v, const Pa
 
 TEST(EmulatedCoverage, EveryRungRunsInEveryEmulatedPassAndAtARaggedShape) {
   const std::vector<Pass> sanitized = sanitized_passes();
-  ASSERT_EQ(sanitized.size(), 2u) << "ci/run_tests.sh runs the address and the thread pass";
+  // The thread pass is run by hand for now (ci/run_tests.sh says why); the address pass
+  // is CI's, and every sanitized pass that is in CI must reach every rung.
+  ASSERT_GE(sanitized.size(), 1u) << "ci/run_tests.sh runs the address pass";
+  EXPECT_EQ(sanitized.front().name, "emu-address");
   const Pass plain{"check_all_emu", named_check_shapes(true), std::nullopt};
   auto ex = make_executor(Backend::emu);
   const Registry& reg = Registry::global();
