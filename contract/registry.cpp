@@ -186,11 +186,6 @@ bool is_triton_rung(const Variant& v) {
   return v.source.size() > 3 && v.source.compare(v.source.size() - 3, 3, ".py") == 0 && !is_torch_rung(v);
 }
 
-bool is_torch_rung_file(std::string_view source) {
-  const std::string_view tail = "/torch.py";
-  return source.size() > tail.size() && source.substr(source.size() - tail.size()) == tail;
-}
-
 bool is_torch_rung(const Variant& v) { return is_torch_rung_file(v.source); }
 
 Registry::Registry(std::vector<const OpSpec*> ops) : ops_(std::move(ops)) {}
