@@ -41,7 +41,10 @@ start=$SECONDS
 # so that the rehearsal fails when a real bundle would no longer fit (the tracked tree
 # grows with every committed result).
 DEVICE_DIR="$tmp/device" XZ_LEVEL=0 TRAVEL_LIMIT_MIB=70 MODEL_ARGS="--init 2,64,2 -b 2 -t 16" \
-  bash tools/device/bundle.sh "$build" >"$tmp/bundle.log" 2>&1 || fail "bundle.sh exited $? ($(grep -m1 'would travel' "$tmp/bundle.log"))"
+  bash tools/device/bundle.sh "$build" >"$tmp/bundle.log" 2>&1 || {
+  rc=$?
+  fail "bundle.sh exited $rc ($(grep -m1 'would travel' "$tmp/bundle.log"))"
+}
 # The budget is the CPU's, not an H100's: every (op, shape) sweep measures the host's
 # memory ceilings first (first-touching buffers of 256 MiB to 1 GiB: seconds where page
 # faults are slow; `time build/wb device --backend cpu` shows it), 48 times, beside the

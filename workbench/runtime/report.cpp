@@ -554,7 +554,10 @@ std::string report_text(const json& j) {
       continue;
     }
     const std::string nested = value.dump(2);
-    for (char c : nested) out += c == '\n' ? std::string("\n  ") : std::string(1, c);
+    for (char c : nested) {
+      out += c;
+      if (c == '\n') out += "  ";
+    }
   }
   return out + "\n}\n";
 }
