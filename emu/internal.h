@@ -458,6 +458,24 @@ void release_shared(Block& b);
 // What the address is to the kernel: a shared array of the block, its dynamic shared
 // memory, or a device buffer.
 std::string describe_address(const Block& b, const void* address);
+// Canary bytes alternate 0xA5 (even addresses) and 0xFF (odd): every aligned float
+// reads as a NaN (0xFFA5FFA5), so a read past a buffer spoils what it touches, and the
+// pattern differs from the poison of fresh memory (0xFF), so a write of poison past a
+// buffer shows too.
+inline unsigned char canary_byte(const void* at) { return (reinterpret_cast<std::uintptr_t>(at) & 1) ? 0xFF : 0xA5; }
+inline WB_EMU_NO_TSAN bool canary_intact(const char* p, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (static_cast<unsigned char>(p[i]) != canary_byte(p + i)) return false;
+  return true;
+}
+// Whether either end of [address, address + bytes) holds two bytes of the pattern (0xA5
+// next to 0xFF): never the poison of unwritten memory (all 0xFF), rarely data. The one
+// test every checked access pays; canary_read looks further only when it holds.
+inline WB_EMU_NO_TSAN bool ends_hold_canary(const void* address, std::size_t bytes) {
+  const char* first = static_cast<const char*>(address);
+  const std::size_t probe = bytes < 2 ? bytes : 2;
+  return canary_intact(first, probe) || canary_intact(first + bytes - probe, probe);
+}
 // A read of `bytes` at `address` that lies in a canary (before or past a device
 // buffer, a shared array of the block or its dynamic shared memory), in words ("4
 // bytes past the end of shared array 's', declared at ..."), or "" when it does not.

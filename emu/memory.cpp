@@ -26,18 +26,6 @@ namespace {
 // ---------------------------------------------------------------------------------
 // Canaries and poison
 
-// Canary bytes alternate 0xA5 (even addresses) and 0xFF (odd): every aligned float
-// reads as a NaN (0xFFA5FFA5), so a read past a buffer spoils what it touches, and the
-// pattern differs from the poison of fresh memory (0xFF), so a write of poison past a
-// buffer shows too.
-inline unsigned char canary_byte(const void* at) { return (reinterpret_cast<std::uintptr_t>(at) & 1) ? 0xFF : 0xA5; }
-
-WB_EMU_NO_TSAN bool canary_intact(const char* p, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i)
-    if (static_cast<unsigned char>(p[i]) != canary_byte(p + i)) return false;
-  return true;
-}
-
 // Fills without calling memset, so that ThreadSanitizer's interceptors do not record
 // the emulator's own writes as a fiber's.
 WB_EMU_NO_TSAN void fill(void* p, unsigned char value, std::size_t n) {
@@ -203,10 +191,7 @@ std::string in_canary(const char* at, const char* front, const char* data, std::
 WB_EMU_NO_TSAN std::string canary_read(const Block& b, const void* address, std::size_t bytes) {
   const char* first = static_cast<const char*>(address);
   const char* last = first + bytes - 1;
-  // Two bytes of the pattern (0xA5 next to 0xFF) at either end of the read: never the
-  // poison of unwritten memory (all 0xFF), rarely data.
-  const std::size_t probe = std::min<std::size_t>(bytes, 2);
-  if (!canary_intact(first, probe) && !canary_intact(last + 1 - probe, probe)) return "";
+  if (!ends_hold_canary(address, bytes)) return "";
   for (const char* at : {first, last}) {
     for (int i = 0; i < b.shared_count; ++i) {
       const SharedArray& s = b.shared[i];

@@ -112,10 +112,20 @@ __attribute__((no_sanitize("thread"))) inline float b_element(const uint64_t* la
 // shares: not reported to the scheduler or ThreadSanitizer.
 __attribute__((no_sanitize("thread"))) inline void mma_lane(float* out, const float* c, const uint64_t* lanes, int lane) {
   const int g = lane >> 2, t = lane & 3;
+  // The lane's two rows of A and two columns of B, each element read once (not once per
+  // product); the sums are formed in the same order as before.
+  float a[2][16], b[2][16];
+  for (int k = 0; k < 16; ++k) {
+    a[0][k] = a_element(lanes, g, k);
+    a[1][k] = a_element(lanes, g + 8, k);
+    b[0][k] = b_element(lanes, k, 2 * t);
+    b[1][k] = b_element(lanes, k, 2 * t + 1);
+  }
   for (int i = 0; i < 4; ++i) {
-    const int row = g + 8 * (i >> 1), col = 2 * t + (i & 1);
+    const float* row = a[i >> 1];
+    const float* col = b[i & 1];
     float sum = c[i];
-    for (int k = 0; k < 16; ++k) sum = sum + a_element(lanes, row, k) * b_element(lanes, k, col);
+    for (int k = 0; k < 16; ++k) sum = sum + row[k] * col[k];
     out[i] = sum;
   }
 }
@@ -125,14 +135,19 @@ __attribute__((no_sanitize("thread"))) inline void mma_lane(float* out, const fl
 inline void check_row(const void* row, int count, const char* what, ::wb::emu::Site at) {
   const int lane = lane_of_thread();
   if (lane >= 8 * count) return;  // its address is not read
-  const std::string which = std::string(what) + ": lane " + std::to_string(lane) + "'s row address " +
-                            ::wb::emu::describe_address(row) + " (row " + std::to_string(lane % 8) + " of matrix " +
-                            std::to_string(lane / 8) + ")";
+  // Written only for a fault: every ldmatrix of every lane passes here, and the words
+  // (describe_address looks the address up under the context's lock) cost more than
+  // the instruction's emulation.
+  const auto which = [&] {
+    return std::string(what) + ": lane " + std::to_string(lane) + "'s row address " +
+           ::wb::emu::describe_address(row) + " (row " + std::to_string(lane % 8) + " of matrix " +
+           std::to_string(lane / 8) + ")";
+  };
   if (reinterpret_cast<std::uintptr_t>(row) % 16 != 0)
-    ::wb::emu::fault_at(at, ::wb::emu::kMisalignedAddress, "memcheck", which + " is not 16-byte aligned");
+    ::wb::emu::fault_at(at, ::wb::emu::kMisalignedAddress, "memcheck", which() + " is not 16-byte aligned");
   if (!::wb::emu::in_shared_memory(row, 16))
     ::wb::emu::fault_at(at, ::wb::emu::kIllegalAddress, "memcheck",
-                        which + ": its 16 bytes do not lie inside the block's shared memory");
+                        which() + ": its 16 bytes do not lie inside the block's shared memory");
 }
 
 // ldmatrix: lane l gets in r[j], from matrix j, row l / 4, columns 2 (l % 4) and
@@ -191,22 +206,23 @@ inline void write_bytes(void* dst, const unsigned char* data, std::size_t bytes)
 template <int Bytes>
 inline void cp_async(const char* what, void* dst, const void* src, int src_bytes, ::wb::emu::Site at) {
   static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
-  const std::string name = std::string(what) + "<" + std::to_string(Bytes) + ">";
+  // Written only for a fault, as check_row's words are.
+  const auto name = [what] { return std::string(what) + "<" + std::to_string(Bytes) + ">"; };
   if (src_bytes < 0 || src_bytes > Bytes)
     ::wb::emu::fault_at(at, ::wb::emu::kLaunchFailure, "cp.async",
-                        name + ": src_bytes " + std::to_string(src_bytes) + " is outside 0.." + std::to_string(Bytes));
+                        name() + ": src_bytes " + std::to_string(src_bytes) + " is outside 0.." + std::to_string(Bytes));
   if (reinterpret_cast<std::uintptr_t>(dst) % Bytes != 0 || reinterpret_cast<std::uintptr_t>(src) % Bytes != 0)
     ::wb::emu::fault_at(at, ::wb::emu::kMisalignedAddress, "memcheck",
-                        name + ": the " + (reinterpret_cast<std::uintptr_t>(dst) % Bytes ? "destination " : "source ") +
+                        name() + ": the " + (reinterpret_cast<std::uintptr_t>(dst) % Bytes ? "destination " : "source ") +
                             hex(reinterpret_cast<std::uintptr_t>(dst) % Bytes ? dst : src) + " is not " +
                             std::to_string(Bytes) + "-byte aligned");
   if (!::wb::emu::in_shared_memory(dst, Bytes))
     ::wb::emu::fault_at(at, ::wb::emu::kIllegalAddress, "memcheck",
-                        name + ": the destination " + ::wb::emu::describe_address(dst) +
+                        name() + ": the destination " + ::wb::emu::describe_address(dst) +
                             " does not lie inside the block's shared memory");
   if (src_bytes > 0 && !::wb::emu::in_device_memory(src, std::size_t(src_bytes)))
     ::wb::emu::fault_at(at, ::wb::emu::kIllegalAddress, "memcheck",
-                        name + ": the source " + hex(src) + " (" + std::to_string(src_bytes) +
+                        name() + ": the source " + hex(src) + " (" + std::to_string(src_bytes) +
                             " bytes) does not lie inside a device buffer (global memory)");
   // Counted as the hardware copies: a global read of the source (none for a zero fill),
   // a shared write of the destination.
