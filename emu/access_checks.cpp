@@ -101,7 +101,8 @@ WB_EMU_NO_TSAN bool in_device_buffer(const Launch& launch, const void* address, 
 }
 
 WB_EMU_NO_TSAN Launch::WrittenShard& shard_of(Launch& launch, std::uintptr_t chunk) {
-  return launch.written[(chunk ^ (chunk >> 7)) % Launch::kWrittenShards];
+  const std::uintptr_t page = chunk / Launch::kChunksPerPage;
+  return launch.written[(page ^ (page >> 7)) % Launch::kWrittenShards];
 }
 
 // Whether block b is ordered after what block `other` wrote when it had made `fences`
@@ -152,7 +153,7 @@ WB_EMU_NO_TSAN void check_cross_block_write(Worker& w, Block& b, Thread& t, cons
   for (std::uintptr_t chunk = first >> 3; chunk <= (last >> 3) && other < 0; ++chunk) {
     Launch::WrittenShard& shard = shard_of(launch, chunk);
     std::lock_guard<std::mutex> lock(shard.mutex);
-    Launch::WrittenChunk& c = shard.chunks[chunk];
+    Launch::WrittenChunk& c = shard.plain(chunk);
     const auto atomic = shard.atomic_chunks.find(chunk);
     for (int i = 0; i < 8; ++i) {
       const std::uintptr_t byte = (chunk << 3) + std::uintptr_t(i);
@@ -211,12 +212,12 @@ WB_EMU_NO_TSAN void check_cross_block_atomic(Worker& w, Block& b, Thread& t, con
     Launch::WrittenShard& shard = shard_of(launch, chunk);
     std::lock_guard<std::mutex> lock(shard.mutex);
     Launch::WrittenChunk& a = shard.atomic_chunks[chunk];
-    const auto plain = shard.chunks.find(chunk);
+    const Launch::WrittenChunk* plain = shard.find_plain(chunk);
     for (int i = 0; i < 8; ++i) {
       const std::uintptr_t byte = (chunk << 3) + std::uintptr_t(i);
       if (byte < first || byte > last) continue;
-      if (plain != shard.chunks.end() && other < 0) {
-        const Launch::WrittenChunk& c = plain->second;
+      if (plain && other < 0) {
+        const Launch::WrittenChunk& c = *plain;
         if (c.block[i] >= 0 && c.block[i] != me && !ordered_after(b, c.block[i], c.fences[i])) {
           other = c.block[i];
           other_pc = c.pc[i];

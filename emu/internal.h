@@ -24,6 +24,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -333,11 +334,31 @@ struct Launch {
     const void* pc[8] = {};                               // and where it wrote it
     uint32_t fences[8] = {};                              // and its fence count then
   };
+  // Plain writes are recorded by pages of kChunksPerPage chunks (4 KiB of device memory),
+  // one lookup per page: a kernel writes its output contiguously, and a map entry
+  // allocated per 8 bytes took an eighth of an emulated launch's time (attention's
+  // backward ops, 2026-11-30). A page is sharded as one, so the shard of a chunk is
+  // that of its page.
+  static constexpr std::uintptr_t kChunksPerPage = 512;
+  struct WrittenPage {
+    WrittenChunk chunk[kChunksPerPage];
+  };
   struct WrittenShard {
     std::mutex mutex;
-    std::unordered_map<std::uintptr_t, WrittenChunk> chunks;         // plain writes
-    std::unordered_map<std::uintptr_t, WrittenChunk> atomic_chunks;  // atomic writes
+    std::unordered_map<std::uintptr_t, std::unique_ptr<WrittenPage>> pages;  // plain writes, by page
+    std::unordered_map<std::uintptr_t, WrittenChunk> atomic_chunks;          // atomic writes
     std::unordered_map<std::uintptr_t, std::unordered_map<int32_t, uint32_t>> published;
+    // The plain record of a chunk, made (no block yet) if its page has none.
+    WB_EMU_NO_TSAN WrittenChunk& plain(std::uintptr_t chunk) {
+      std::unique_ptr<WrittenPage>& page = pages[chunk / kChunksPerPage];
+      if (!page) page = std::make_unique<WrittenPage>();
+      return page->chunk[chunk % kChunksPerPage];
+    }
+    // The plain record of a chunk, or null when nothing was written on its page.
+    WB_EMU_NO_TSAN const WrittenChunk* find_plain(std::uintptr_t chunk) const {
+      const auto it = pages.find(chunk / kChunksPerPage);
+      return it == pages.end() ? nullptr : &it->second->chunk[chunk % kChunksPerPage];
+    }
   };
   static constexpr int kWrittenShards = 16;
   WrittenShard written[kWrittenShards];
