@@ -224,10 +224,12 @@ TEST(EmulatedCoverage, TheSanitizedAttentionStepRunsEveryAttentionRungWhereBlock
   auto ex = make_executor(Backend::emu);
   const Registry& reg = Registry::global();
   for (const std::string& name : ops)
-    for (const Variant* v : reg.variants(name, Backend::emu))
-      if (v->not_emulated.empty())
+    for (const Variant* v : reg.variants(name, Backend::emu)) {
+      if (v->not_emulated.empty()) {
         EXPECT_FALSE(shapes_run(reg.op(name), *v, step, ex->device()).empty())
             << v->key() << " does not run at " << shape_name;
+      }
+    }
   const Shape& s = at.front().shape;
   EXPECT_LE(s.C / s.NH, 64) << "the FlashAttention-2 rungs hold head sizes up to 64";
   EXPECT_GT(s.T, 32) << "two key tiles of 32: two blocks add into the same dQ rows";

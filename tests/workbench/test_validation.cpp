@@ -320,9 +320,9 @@ class CompareRows : public ::testing::Test {
     for (std::size_t i = 0; i < ref.size(); ++i) ref[i] = u(rng) * (i / kC == 3 ? 1e-3f : 1.0f);
     got = ref;
   }
-  TensorCheck check(const TensorSpec& spec, NumericClass numeric, Tolerance tol) const {
-    return compare(spec, got.data(), ref.data(), int64_t(ref.size()), tol,
-                   row_rule(spec, parse_shape("B=4,C=64"), numeric));
+  TensorCheck check(const TensorSpec& tensor, NumericClass numeric, Tolerance tol) const {
+    return compare(tensor, got.data(), ref.data(), int64_t(ref.size()), tol,
+                   row_rule(tensor, parse_shape("B=4,C=64"), numeric));
   }
   static constexpr std::size_t kC = 64;
   TensorSpec spec = output("y", "B,C", ToleranceFn{});
