@@ -26,9 +26,8 @@ namespace {
 // (as at a guard page): it is never resumed.
 WB_EMU_NO_TSAN void check_read(Worker& w, Block& b, Thread& t, const void* address, std::size_t bytes,
                                const void* pc) {
-  t.checking_pc = pc;  // the checks read the bytes: a guard page faults as this access
-  const bool suspect = ends_hold_canary(address, bytes);
-  const std::string past = suspect ? canary_read(b, address, bytes) : std::string();
+  t.checking_pc = pc;  // canary_read reads the bytes: a guard page faults as this access
+  const std::string past = canary_read(b, address, bytes);
   t.checking_pc = nullptr;
   if (past.empty()) return;
   char hex[32];
@@ -46,8 +45,7 @@ WB_EMU_NO_TSAN void check_read(Worker& w, Block& b, Thread& t, const void* addre
 WB_EMU_NO_TSAN void check_write(Worker& w, Block& b, Thread& t, const void* address, std::size_t bytes,
                                 const void* pc) {
   t.checking_pc = pc;
-  const bool suspect = ends_hold_canary(address, bytes);  // the bytes still hold the canary
-  const std::string past = suspect ? canary_read(b, address, bytes) : std::string();
+  const std::string past = canary_read(b, address, bytes);  // the bytes still hold the canary
   t.checking_pc = nullptr;
   if (past.empty()) return;
   char hex[32];

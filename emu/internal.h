@@ -489,19 +489,20 @@ inline WB_EMU_NO_TSAN bool canary_intact(const char* p, std::size_t n) {
     if (static_cast<unsigned char>(p[i]) != canary_byte(p + i)) return false;
   return true;
 }
-// Whether either end of [address, address + bytes) holds two bytes of the pattern (0xA5
-// next to 0xFF): never the poison of unwritten memory (all 0xFF), rarely data. The one
-// test every checked access pays; canary_read looks further only when it holds.
-inline WB_EMU_NO_TSAN bool ends_hold_canary(const void* address, std::size_t bytes) {
-  const char* first = static_cast<const char*>(address);
-  const std::size_t probe = bytes < 2 ? bytes : 2;
-  return canary_intact(first, probe) || canary_intact(first + bytes - probe, probe);
-}
+// canary_read's lookup (memory.cpp), for bytes whose ends hold the pattern.
+std::string canary_where(const Block& b, const void* address, std::size_t bytes);
 // A read of `bytes` at `address` that lies in a canary (before or past a device
 // buffer, a shared array of the block or its dynamic shared memory), in words ("4
 // bytes past the end of shared array 's', declared at ..."), or "" when it does not.
-// Only reads whose bytes hold the canary pattern are looked up.
-std::string canary_read(const Block& b, const void* address, std::size_t bytes);
+// Only reads with two bytes of the pattern (0xA5 next to 0xFF) at either end are
+// looked up: never the poison of unwritten memory (all 0xFF), rarely data. Inline, as
+// every checked access of a kernel passes here.
+inline WB_EMU_NO_TSAN std::string canary_read(const Block& b, const void* address, std::size_t bytes) {
+  const char* first = static_cast<const char*>(address);
+  const std::size_t probe = bytes < 2 ? bytes : 2;
+  if (!canary_intact(first, probe) && !canary_intact(first + bytes - probe, probe)) return std::string();
+  return canary_where(b, address, bytes);
+}
 // The access to a guard page that the fault handler caught, in words.
 std::string memory_fault_message(const Block& b);
 // Checks the canaries of every device buffer after a launch: "" when all are intact.

@@ -188,10 +188,9 @@ std::string in_canary(const char* at, const char* front, const char* data, std::
 
 }  // namespace
 
-WB_EMU_NO_TSAN std::string canary_read(const Block& b, const void* address, std::size_t bytes) {
+WB_EMU_NO_TSAN std::string canary_where(const Block& b, const void* address, std::size_t bytes) {
   const char* first = static_cast<const char*>(address);
   const char* last = first + bytes - 1;
-  if (!ends_hold_canary(address, bytes)) return "";
   for (const char* at : {first, last}) {
     for (int i = 0; i < b.shared_count; ++i) {
       const SharedArray& s = b.shared[i];

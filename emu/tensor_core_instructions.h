@@ -113,7 +113,7 @@ __attribute__((no_sanitize("thread"))) inline float b_element(const uint64_t* la
 __attribute__((no_sanitize("thread"))) inline void mma_lane(float* out, const float* c, const uint64_t* lanes, int lane) {
   const int g = lane >> 2, t = lane & 3;
   // The lane's two rows of A and two columns of B, each element read once (not once per
-  // product); the sums are formed in the same order as before.
+  // product); each sum is formed in k order.
   float a[2][16], b[2][16];
   for (int k = 0; k < 16; ++k) {
     a[0][k] = a_element(lanes, g, k);
