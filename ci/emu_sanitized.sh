@@ -3,7 +3,7 @@
 #
 #   bash ci/emu_sanitized.sh address|thread [wb check options...]
 #
-# Builds wb with the sanitizer into build-<flavour> (no CUDA, no tests), then
+# Builds wb with the sanitizer, then
 #   1. runs the planted bugs of tests/emu/sanitized_controls.cpp: each must be reported
 #      by the sanitizer (address: reads past a shared array or a device buffer; thread:
 #      shared and global write races, the latter also after a barrier in each block, a
@@ -23,12 +23,30 @@ case "$flavour" in
   address | thread) shift ;;
   *) echo "usage: ci/emu_sanitized.sh address|thread [wb check options...]" >&2; exit 2 ;;
 esac
-dir="${WB_BUILD_DIR:-build}-$flavour"
-# No Triton rungs: under the interpreter they run in Python, which no sanitizer sees
-# (ctest's check_all_emu checks them in the plain build).
-cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWB_SANITIZE="$flavour" -DWB_BUILD_TESTS=OFF \
-  -DWB_TRITON=OFF >/dev/null
-cmake --build "$dir" --parallel "$(nproc)" --target wb sanitized_controls
+# No Triton rungs in either: under the interpreter they run in Python, which no sanitizer
+# sees (ctest's check_all_emu checks them in the plain build).
+if [ "$flavour" = address ]; then
+  # The address flavour builds on the plain build (tools/build.sh's folder, configured
+  # here if it is not yet): only the emulator and the emulated variants are compiled
+  # again, instrumented, into wb_address (workbench/CMakeLists.txt). The rest of wb, the
+  # CPU reference included, is the plain build's: the test suite under ASan
+  # (ci/sanitized_tests.sh) instruments all of it in a build of its own.
+  dir="${WB_BUILD_DIR:-build}"
+  [ -f "$dir/CMakeCache.txt" ] || cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$dir" --parallel "$(nproc)" --target wb_address sanitized_controls_address
+  wb="$dir/wb_address" controls="$dir/sanitized_controls_address"
+  # A plain kernel would bring its ThreadSanitizer hooks (emu/tsan_hooks.cpp): none may.
+  if nm "$wb" | grep -q ' T __tsan_read4$'; then
+    echo "FAIL address: $wb holds the plain build's emulated kernels (emu/tsan_hooks.cpp), not only the address copy's"
+    exit 1
+  fi
+else
+  dir="${WB_BUILD_DIR:-build}-$flavour"
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWB_SANITIZE="$flavour" -DWB_BUILD_TESTS=OFF \
+    -DWB_TRITON=OFF >/dev/null
+  cmake --build "$dir" --parallel "$(nproc)" --target wb sanitized_controls
+  wb="$dir/wb" controls="$dir/sanitized_controls"
+fi
 
 # The CPU reference's OpenMP and OpenBLAS threads are not instrumented: one thread each.
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
@@ -42,7 +60,7 @@ failed=0
 # report.
 expect() {
   local scenario=$1 wanted=$2 out rc=0
-  out=$("$dir/sanitized_controls" "$scenario" 2>&1) || rc=$?
+  out=$("$controls" "$scenario" 2>&1) || rc=$?
   if [[ "$wanted" == "launch failed"* ]] && grep -q "Sanitizer" <<<"$out"; then
     echo "FAIL $flavour control $scenario: a sanitizer report instead of the emulator's fault"; echo "$out" | head -30
     failed=1
@@ -80,7 +98,7 @@ expect synccheck_exited "launch failed: .*synccheck: kernel shuffle_with_exited_
 expect clean ""
 
 start=$(date +%s)
-if "$dir/wb" check --all --backend emu "$@"; then
+if "$wb" check --all --backend emu "$@"; then
   echo "ok   $flavour: wb check --all --backend emu $* passed with no sanitizer report in $(( $(date +%s) - start )) s"
 else
   echo "FAIL $flavour: wb check --all --backend emu $* (exit $?)"
@@ -98,7 +116,7 @@ attention_ops="attention_forward_bf16 attention_backward_bf16 attention_backward
 attention_shape=flash_small
 for op in $attention_ops; do
   start=$(date +%s)
-  if "$dir/wb" check "$op" --backend emu --shapes "$attention_shape" --block-sizes 32,128; then
+  if "$wb" check "$op" --backend emu --shapes "$attention_shape" --block-sizes 32,128; then
     echo "ok   $flavour: wb check $op --backend emu --shapes $attention_shape --block-sizes 32,128 passed with no sanitizer report in $(( $(date +%s) - start )) s"
   else
     echo "FAIL $flavour: wb check $op --backend emu --shapes $attention_shape --block-sizes 32,128 (exit $?)"

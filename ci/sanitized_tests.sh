@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # ctest under AddressSanitizer + UBSan (README "Tests"): the CPU side of every test,
-# in the same sanitized build as ci/emu_sanitized.sh address (build-address, no
-# CUDA), configured here with the tests. The first sanitizer report fails its test.
+# in a build instrumented whole (build-address, no CUDA), configured here with the
+# tests. The first sanitizer report fails its test.
 #
 #   bash ci/sanitized_tests.sh [ctest options...]
 #
 # Left out, each for its reason:
-#   check_all_emu        ci/emu_sanitized.sh address runs this check in this build (small shapes)
+#   check_all_emu        ci/emu_sanitized.sh address runs the emulated variants instrumented
+#                        (small shapes), on the plain build's address copy of the emulator
 #   check_all_cpu        run after ctest below at the small check shapes (tiny, odd: the
 #                        edges of every tiling), as the emulated variants are: at every shape
 #                        it is minutes instrumented, and the uninstrumented ctest runs it
@@ -29,8 +30,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir="${WB_BUILD_DIR:-build}-address"
-# The same build folder as ci/emu_sanitized.sh address, configured alike (no Triton
-# rungs), so that only the tests are added to it.
+# No Triton rungs: under the interpreter they run in Python, which no sanitizer sees.
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWB_SANITIZE=address -DWB_BUILD_TESTS=ON \
   -DWB_TRITON=OFF >/dev/null
 cmake --build "$dir" --parallel "$(nproc)"
