@@ -6,7 +6,8 @@
 #   bash ci/sanitized_tests.sh [ctest options...]
 #
 # Left out, each for its reason:
-#   check_all_emu        ci/emu_sanitized.sh address runs the emulated variants instrumented
+#   check_all_emu, check_all_emu_large
+#                        ci/emu_sanitized.sh address runs the emulated variants instrumented
 #                        (small shapes), on the plain build's address copy of the emulator
 #   check_all_cpu        run after ctest below at the small check shapes (tiny, odd: the
 #                        edges of every tiling), as the emulated variants are: at every shape
@@ -39,7 +40,7 @@ export ASAN_OPTIONS="halt_on_error=1 detect_leaks=1"
 export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1"
 start=$(date +%s)
 ctest --test-dir "$dir" --output-on-failure -j "$(nproc)" \
-  -E '^(check_all_emu|counters_gate_emu|check_all_cpu|check_torch_cpu|triton_.*|device_rehearsal|trainer_parity\..*|reference_pytorch\..*|python_env|DeviceLost\..*|Isolate\..*|Pipeline\.RecordsFollowThePlanAndALostDeviceLeavesTheRestNotRun|emu\.EmuChecks\.OffByOneGlobalWrite.*|emu\.EmuChecks\.SharedOverflow.*|emu\.EmuChecks\.WriteJustPastTheCanary.*|emu\.EmuChecks\.OutOfBoundsReadReadsNaN|emu\.Wmma\.StorePastTheEndIsAMemcheckFault|Files\.TheTrainerRefusesAHugeHeaderWithoutAllocating|Files\.OutOfMemoryIsExitTwoWithAMessage)$' "$@"
+  -E '^(check_all_emu|check_all_emu_large|counters_gate_emu|check_all_cpu|check_torch_cpu|triton_.*|device_rehearsal|trainer_parity\..*|reference_pytorch\..*|python_env|DeviceLost\..*|Isolate\..*|Pipeline\.RecordsFollowThePlanAndALostDeviceLeavesTheRestNotRun|emu\.EmuChecks\.OffByOneGlobalWrite.*|emu\.EmuChecks\.SharedOverflow.*|emu\.EmuChecks\.WriteJustPastTheCanary.*|emu\.EmuChecks\.OutOfBoundsReadReadsNaN|emu\.Wmma\.StorePastTheEndIsAMemcheckFault|Files\.TheTrainerRefusesAHugeHeaderWithoutAllocating|Files\.OutOfMemoryIsExitTwoWithAMessage)$' "$@"
 echo "ok   sanitized ctest passed in $(( $(date +%s) - start )) s"
 start=$(date +%s)
 "$dir/wb" check --all --backend cpu --shapes tiny,odd --variants no-torch

@@ -1,14 +1,16 @@
 // Every emulated CUDA rung runs in each of CI's emulated passes, and in the plain one
 // at a ragged shape: a rung whose requirements (C % 8, OC % 8, a head size, a tile it
 // was built for) no shape of a pass meets is skipped at every one of them, and that
-// pass checks nothing of it. The passes: ctest's check_all_emu (every emulated check
-// shape, every legal configuration) and the sanitized passes, as ci/run_tests.sh runs
-// them (their --shapes, --block-sizes and --defaults, read from its lines).
+// pass checks nothing of it. The passes: ctest's check_all_emu and check_all_emu_large
+// (between them every emulated check shape, as tests/CMakeLists.txt declares them) and
+// the sanitized passes, as ci/run_tests.sh runs them (their --shapes, --block-sizes and
+// --defaults, read from its lines).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -49,6 +51,22 @@ std::vector<CheckShape> shapes_named(const std::string& names) {
   return out;
 }
 
+// A pass of `wb check --all --backend emu` with `options` (--shapes, --block-sizes,
+// --defaults).
+Pass pass_with(const std::string& name, const std::string& options) {
+  Pass p{name, named_check_shapes(true), std::nullopt};
+  std::smatch s;
+  const std::regex sizes(R"(--block-sizes (\S+))"), shapes(R"(--shapes (\S+))");
+  if (std::regex_search(options, s, shapes)) p.shapes = shapes_named(s[1].str());
+  if (std::regex_search(options, s, sizes)) {
+    std::vector<int> bs;
+    for (const std::string& b : split_list(s[1].str())) bs.push_back(std::stoi(b));
+    p.block_sizes = bs;
+  }
+  p.defaults = std::regex_search(options, std::regex(R"((^|\s)--defaults(\s|$))"));
+  return p;
+}
+
 // The sanitized passes of ci/run_tests.sh: "pass emu-thread bash ci/emu_sanitized.sh
 // thread --block-sizes 32,128 --shapes tiny".
 std::vector<Pass> sanitized_passes() {
@@ -56,22 +74,43 @@ std::vector<Pass> sanitized_passes() {
   EXPECT_TRUE(in.good()) << "cannot read " << WB_SOURCE_DIR << "/ci/run_tests.sh";
   std::vector<Pass> passes;
   const std::regex line(R"(^pass (\S+) bash ci/emu_sanitized\.sh \S+(.*)$)");
-  const std::regex sizes(R"(--block-sizes (\S+))"), shapes(R"(--shapes (\S+))");
   for (std::string text; std::getline(in, text);) {
-    std::smatch m, s;
-    if (!std::regex_match(text, m, line)) continue;
-    Pass p{m[1], named_check_shapes(true), std::nullopt};
-    const std::string options = m[2];
-    if (std::regex_search(options, s, shapes)) p.shapes = shapes_named(s[1].str());
-    if (std::regex_search(options, s, sizes)) {
-      std::vector<int> bs;
-      for (const std::string& b : split_list(s[1].str())) bs.push_back(std::stoi(b));
-      p.block_sizes = bs;
-    }
-    p.defaults = std::regex_search(options, std::regex(R"((^|\s)--defaults(\s|$))"));
-    passes.push_back(p);
+    std::smatch m;
+    if (std::regex_match(text, m, line)) passes.push_back(pass_with(m[1], m[2]));
   }
   return passes;
+}
+
+// ctest's plain emulated passes, as tests/CMakeLists.txt declares them: "add_test(NAME
+// check_all_emu COMMAND $<TARGET_FILE:wb> check --all --backend emu --shapes ...)".
+std::vector<Pass> ctest_passes() {
+  std::ifstream in(std::string(WB_SOURCE_DIR) + "/tests/CMakeLists.txt");
+  EXPECT_TRUE(in.good()) << "cannot read " << WB_SOURCE_DIR << "/tests/CMakeLists.txt";
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::regex test(R"(add_test\(NAME (check_all_emu\S*) COMMAND \$<TARGET_FILE:wb> check --all --backend emu([^)]*)\))");
+  std::vector<Pass> passes;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), test); it != std::sregex_iterator(); ++it)
+    passes.push_back(pass_with((*it)[1], (*it)[2]));
+  return passes;
+}
+
+TEST(EmulatedCoverage, CtestsPlainPassesCoverEveryCheckShape) {
+  const std::vector<Pass> plain = ctest_passes();
+  ASSERT_GE(plain.size(), 1u) << "tests/CMakeLists.txt declares no check_all_emu test";
+  for (const CheckShape& c : named_check_shapes(true)) {
+    const bool covered = std::any_of(plain.begin(), plain.end(), [&](const Pass& p) {
+      return std::any_of(p.shapes.begin(), p.shapes.end(), [&](const CheckShape& s) { return s.name == c.name; });
+    });
+    EXPECT_TRUE(covered) << "no check_all_emu test of tests/CMakeLists.txt runs the check shape " << c.name;
+  }
+  // Every configuration at the ragged shapes: their edges are what the tiles and
+  // vector widths of a rung's configurations meet.
+  for (const Pass& p : plain)
+    for (const CheckShape& c : p.shapes)
+      if (kRagged.count(c.name)) {
+        EXPECT_FALSE(p.defaults) << p.name << " runs the ragged shape " << c.name << " with --defaults";
+        EXPECT_FALSE(p.block_sizes) << p.name << " runs the ragged shape " << c.name << " at some block sizes only";
+      }
 }
 
 // The shapes of the pass at which some configuration of v runs.
@@ -98,7 +137,7 @@ TEST(EmulatedCoverage, EveryRungRunsInEveryEmulatedPassAndAtARaggedShape) {
   // is CI's, and every sanitized pass that is in CI must reach every rung.
   ASSERT_GE(sanitized.size(), 1u) << "ci/run_tests.sh runs the address pass";
   EXPECT_EQ(sanitized.front().name, "emu-address");
-  const Pass plain{"check_all_emu", named_check_shapes(true), std::nullopt};
+  const std::vector<Pass> plain = ctest_passes();
   auto ex = make_executor(Backend::emu);
   const Registry& reg = Registry::global();
   int rungs = 0;
@@ -106,7 +145,9 @@ TEST(EmulatedCoverage, EveryRungRunsInEveryEmulatedPassAndAtARaggedShape) {
     for (const Variant* v : reg.variants(op->name, Backend::emu)) {
       if (!v->not_emulated.empty()) continue;
       ++rungs;
-      const std::vector<std::string> at = shapes_run(*op, *v, plain, ex->device());
+      std::vector<std::string> at;
+      for (const Pass& pass : plain)
+        for (const std::string& shape : shapes_run(*op, *v, pass, ex->device())) at.push_back(shape);
       const bool ragged = std::any_of(at.begin(), at.end(), [](const std::string& s) { return kRagged.count(s) > 0; });
       std::string listed;
       for (const std::string& s : at) listed += (listed.empty() ? "" : ", ") + s;
@@ -160,7 +201,7 @@ const std::map<std::string, PipelineOf>& pipelines() {
 // A pipelined rung whose default launch never refills a buffer in CI checks its pipeline
 // only at launches nobody uses by default: a refill issued before the barrier that ends
 // the other warps' reads of its buffer shows only where a block refills. So
-// check_all_emu must run each one's default launch, at some check shape, with at least
+// check_all_emu (or check_all_emu_large) must run each one's default launch, at some check shape, with at least
 // two refills (tests/emu/test_emu_planted.cpp's refill_before_barrier control shows the
 // flash shape catching what the others cannot). Every emulated rung whose summary names a
 // cp.async pipeline or a double buffer must be in the table. The test prints, per rung,
