@@ -315,6 +315,15 @@ void end_counting(Block& b) {
   for (std::size_t w = 0; w < c.pending.size(); ++w)
     for (const auto& [key, r] : c.pending[w]) fold(c, w, std::get<0>(key.first), r);
   Launch& launch = *b.launch;
+  // The block's distinct sectors (or atomic addresses): its counted warps' together.
+  auto block_union = [](const std::vector<std::unordered_set<uint64_t>>& warps) {
+    if (warps.size() == 1) return warps.front().size();
+    std::unordered_set<uint64_t> all;
+    for (const auto& w : warps) all.insert(w.begin(), w.end());
+    return all.size();
+  };
+  const std::size_t block_read = block_union(c.read_sectors), block_written = block_union(c.written_sectors),
+                    block_atomic = block_union(c.atomic_addresses);
   {
     std::lock_guard<std::mutex> lock(launch.counters_mutex);
     for (const auto& [key, s] : c.sites) add(launch.sites[key], s);
@@ -333,6 +342,12 @@ void end_counting(Block& b) {
       launch.atomic_warps += !addresses.empty();
       launch.atomic_addresses.insert(addresses.begin(), addresses.end());
     }
+    launch.read_block_sectors += block_read;
+    launch.reading_blocks += block_read > 0;
+    launch.written_block_sectors += block_written;
+    launch.writing_blocks += block_written > 0;
+    launch.atomic_block_addresses += block_atomic;
+    launch.atomic_blocks += block_atomic > 0;
     launch.atomic_ops += c.atomic_ops;
   }
   delete b.counters;

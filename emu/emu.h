@@ -233,10 +233,14 @@ struct LaunchCounters {
   // them, reads and writes apart (a sector both read and written is in both): each
   // counted warp's distinct sectors summed over the warps (per_warp), the distinct
   // sectors of all counted warps together (distinct), and the counted warps that touched
-  // any (warps). per_warp - distinct is what the counted warps share, from which wb
-  // estimates a whole grid's (docs/counters.md).
+  // any (warps); and block by block, each counted block's distinct sectors summed over
+  // the blocks (per_block) and the counted blocks that touched any (blocks).
+  // per_warp - per_block is what a block's counted warps share, per_block - distinct
+  // what the counted blocks share, from which wb estimates a whole grid's
+  // (docs/counters.md).
   struct Footprint {
     uint64_t per_warp = 0, distinct = 0, warps = 0;
+    uint64_t per_block = 0, blocks = 0;
   } read_footprint, write_footprint;
   uint64_t touched_bytes = 0;  // the device buffers the counted accesses touched, whole
   // Global atomics of the counted warps: the lanes' operations, and the distinct

@@ -377,8 +377,12 @@ struct Launch {
   std::unordered_set<uint64_t> read_sectors, written_sectors;
   uint64_t read_warp_sectors = 0, written_warp_sectors = 0;
   uint64_t reading_warps = 0, writing_warps = 0;  // counted warps with any
+  // ... and summed block by block, with the counted blocks that touched any
+  uint64_t read_block_sectors = 0, written_block_sectors = 0;
+  uint64_t reading_blocks = 0, writing_blocks = 0;
   std::unordered_set<uint64_t> atomic_addresses;  // likewise, of the atomics
   uint64_t atomic_warp_addresses = 0, atomic_ops = 0, atomic_warps = 0;
+  uint64_t atomic_block_addresses = 0, atomic_blocks = 0;
 };
 
 // A thread's outstanding cp.async copies, oldest first (a ring), and its count of

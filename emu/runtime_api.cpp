@@ -454,11 +454,14 @@ int run_launch(const LaunchSpec& spec, const std::function<void()>& body, const 
     counted.warps = counted.blocks * ((uint64_t(b.x) * b.y * b.z + 31) / 32);
     counted.counted_warps = run.counted_warps;
     for (const auto& entry : run.sites) counted.sites.push_back(entry.second);
-    counted.read_footprint = {run.read_warp_sectors, run.read_sectors.size(), run.reading_warps};
-    counted.write_footprint = {run.written_warp_sectors, run.written_sectors.size(), run.writing_warps};
+    counted.read_footprint = {run.read_warp_sectors, run.read_sectors.size(), run.reading_warps, run.read_block_sectors,
+                              run.reading_blocks};
+    counted.write_footprint = {run.written_warp_sectors, run.written_sectors.size(), run.writing_warps,
+                               run.written_block_sectors, run.writing_blocks};
     counted.touched_bytes = touched_bytes(run);
     counted.atomic_ops = run.atomic_ops;
-    counted.atomic_addresses = {run.atomic_warp_addresses, run.atomic_addresses.size(), run.atomic_warps};
+    counted.atomic_addresses = {run.atomic_warp_addresses, run.atomic_addresses.size(), run.atomic_warps,
+                                run.atomic_block_addresses, run.atomic_blocks};
     std::lock_guard<std::mutex> lock(c.mutex);
     c.counters.push_back(std::move(counted));
   }

@@ -43,6 +43,12 @@ __global__ void wide_copy_blocks(float* out, const float* in) {
   out[i] = in[i];
 }
 
+// Every block adds its 64 values into the same 64 floats: its first warp into acc[0..31],
+// its second into acc[32..63] (the partial sums of a reduction into one vector).
+__global__ void split_sum(float* acc, const float* in) {
+  atomicAdd(&acc[threadIdx.x], in[blockIdx.x * 64 + threadIdx.x]);
+}
+
 // Lanes 0-15 sum their values with a shuffle over their half-warp, the others do not.
 __global__ void half_warp_sum(float* out, const float* in) {
   const int i = threadIdx.x;
@@ -344,6 +350,28 @@ TEST_F(Counters, OnlySampledRunsTheSampleAloneAndCountsTwoWarpsOfEachBlock) {
   for (const emu::SiteCounters& s : launches[0].sites) EXPECT_EQ(s.requests, 4u);
   for (int i = 0; i < 1280; ++i)
     ASSERT_EQ(out.p[i], (i < 128 || i >= 1152) ? 1.0f : 0.0f) << "only blocks 0 and 9 ran: element " << i;
+}
+
+TEST_F(Counters, TheFootprintIsCountedWarpByWarpAndBlockByBlock) {
+  Device<float> acc(64, 0.0f), in(256, 1.0f);
+  WB_LAUNCH(split_sum, 4, 64, 0, nullptr, acc.p, in.p);
+  const std::vector<emu::LaunchCounters> launches = emu::take_counters();
+  ASSERT_EQ(launches.size(), 1u);
+  const emu::LaunchCounters& l = launches[0];
+  // The atomics: 8 warps of 32 addresses each, 64 together; each block its 64, all four
+  // blocks the same 64.
+  EXPECT_EQ(l.atomic_ops, 256u);
+  EXPECT_EQ(l.atomic_addresses.per_warp, 256u);
+  EXPECT_EQ(l.atomic_addresses.distinct, 64u);
+  EXPECT_EQ(l.atomic_addresses.warps, 8u);
+  EXPECT_EQ(l.atomic_addresses.per_block, 256u);
+  EXPECT_EQ(l.atomic_addresses.blocks, 4u);
+  // The reads: each warp its own 32 floats (4 sectors), each block its own 8 sectors.
+  EXPECT_EQ(l.read_footprint.per_warp, 32u);
+  EXPECT_EQ(l.read_footprint.distinct, 32u);
+  EXPECT_EQ(l.read_footprint.per_block, 32u);
+  EXPECT_EQ(l.read_footprint.blocks, 4u);
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(acc.p[i], 4.0f) << i;
 }
 
 // An emulated cuBLAS call is listed with its work whenever it is counted, but computed

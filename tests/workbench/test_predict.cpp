@@ -66,9 +66,10 @@ Counters one_kernel(uint64_t blocks, uint64_t requests, uint64_t sectors_per_req
 // that each test sees the term it plants.
 ModelConstants only(double ModelConstants::*term, double value) {
   ModelConstants m;
-  for (double ModelConstants::*c : {&ModelConstants::wave_s, &ModelConstants::load_s, &ModelConstants::store_s,
-                                    &ModelConstants::sector_clocks, &ModelConstants::wavefront_clocks,
-                                    &ModelConstants::collective_clocks, &ModelConstants::same_address_s})
+  for (double ModelConstants::*c :
+       {&ModelConstants::wave_s, &ModelConstants::load_s, &ModelConstants::store_s, &ModelConstants::sector_clocks,
+        &ModelConstants::wavefront_clocks, &ModelConstants::collective_clocks, &ModelConstants::same_address_s,
+        &ModelConstants::block_s})
     m.*c = 0;
   m.dram_efficiency = m.l2_efficiency = 1e30;  // infinitely fast: out of the max
   m.launch_s = 1e-6;
@@ -132,12 +133,16 @@ TEST(Predict, MemoryBehindTheCachesServesEachDistinctSectorOnce) {
   const Prediction p = predict_time(with_footprint(1000000), 0, 0, NumericClass::fp32, h200_like(), m);
   EXPECT_NEAR(p.seconds, 1e-6 + 64e6 / 2e12, 1e-12);
   EXPECT_EQ(p.bound, "dram");
-  // The requested sectors (4000 here) pay the L2's bandwidth: 10 TB/s in full.
+  // What the L1s ask of the L2 pays its bandwidth, 10 TB/s in full: each warp's own
+  // distinct sectors read (1e6 here, of the 4e6 requested: a warp reads each sector it
+  // reads four times, the repeats hitting in its SM's L1), and every sector stored.
   m = only(&ModelConstants::l2_efficiency, 1);
   DeviceModel d = h200_like();
   d.l2_gbps = 10000;
-  const Prediction l2 = predict_time(one_kernel(800, 1000000, 4), 0, 0, NumericClass::fp32, d, m);
-  EXPECT_NEAR(l2.seconds, 1e-6 + 4e6 * 32 / 1e13, 1e-12);
+  Counters reread = one_kernel(800, 1000000, 4);
+  reread.kernels[0].read_footprint = {1000000, 1000, 6400};
+  const Prediction l2 = predict_time(reread, 0, 0, NumericClass::fp32, d, m);
+  EXPECT_NEAR(l2.seconds, 1e-6 + 1e6 * 32 / 1e13, 1e-12);
   EXPECT_EQ(l2.bound, "l2");
 }
 
@@ -149,6 +154,37 @@ TEST(Predict, AtomicsOnOneAddressWaitForEachOther) {
       predict_time(c, 0, 0, NumericClass::fp32, h200_like(), only(&ModelConstants::same_address_s, 1e-8));
   EXPECT_NEAR(p.seconds, 1e-6 + 1000 * 1e-8, 1e-12);
   EXPECT_EQ(p.bound, "atomics");
+  // They wait while the kernel's other work goes on: the longer of the two, not the sum
+  // (a warp's chain of 1e-6 + 1000 / 6400 loads of 1e-4 s here).
+  ModelConstants m = only(&ModelConstants::same_address_s, 1e-8);
+  m.wave_s = 1e-6;
+  m.load_s = 1e-4;
+  const Prediction longer = predict_time(c, 0, 0, NumericClass::fp32, h200_like(), m);
+  EXPECT_NEAR(longer.seconds, 1e-6 + 1e-6 + 1000 / 6400.0 * 1e-4, 1e-12);
+  EXPECT_EQ(longer.bound, "chain");
+}
+
+TEST(Predict, StoresGoThroughToTheL2) {
+  ModelConstants m = only(&ModelConstants::l2_efficiency, 1);
+  DeviceModel d = h200_like();
+  d.l2_gbps = 10000;
+  Counters c = one_kernel(800, 1000000, 4);
+  c.kernels[0].sites[0].store = true;  // 4e6 sectors stored, none read
+  const Prediction p = predict_time(c, 0, 0, NumericClass::fp32, d, m);
+  EXPECT_NEAR(p.seconds, 1e-6 + 4e6 * 32 / 1e13, 1e-12);
+  EXPECT_EQ(p.bound, "l2");
+}
+
+TEST(Predict, AnSmStartsItsBlocksOneByOne) {
+  // 100 000 blocks over 100 SMs: 1000 each, 1e-7 s apart, however little each does.
+  const Prediction p = predict_time(one_kernel(100000, 1000, 4), 0, 0, NumericClass::fp32, h200_like(),
+                                    only(&ModelConstants::block_s, 1e-7));
+  EXPECT_NEAR(p.seconds, 1e-6 + 1000 * 1e-7, 1e-12);
+  EXPECT_EQ(p.bound, "blocks");
+  // 150 blocks: two on the busiest SM.
+  const Prediction few = predict_time(one_kernel(150, 1000, 4), 0, 0, NumericClass::fp32, h200_like(),
+                                      only(&ModelConstants::block_s, 1e-7));
+  EXPECT_NEAR(few.seconds, 1e-6 + 2e-7, 1e-12);
 }
 
 TEST(Predict, TheFlopModelBoundsItAndALibraryRungIsPredictedByTheOpsModels) {
@@ -182,6 +218,34 @@ TEST(Footprint, TheGridsDistinctSectorsAreEstimatedFromWhatCountedWarpsShare) {
   k.counted_warps = k.warps;
   k.touched_bytes = 0;
   EXPECT_NEAR(k.distinct_sectors(false), 200, 1e-6);
+}
+
+TEST(Footprint, BlocksThatAddIntoOneVectorAreSeenBlockByBlock) {
+  // layernorm_backward's atomic rungs: each block of 2 warps adds its partial sums into
+  // the same 1536 addresses, its first warp into 768 of them, its second into the other
+  // 768. Two blocks counted (4 warps) of 2048.
+  KernelCount k = one_kernel(2048, 1000, 4).kernels[0];
+  k.threads = 64;
+  k.warps = 4096;
+  k.counted_blocks = 2;
+  k.counted_warps = 4;
+  k.atomic_ops = 4 * 768;
+  // Warp by warp alone, the four warps share a third of what each touches, so every
+  // further warp of the grid would add 512 addresses: a million, not 1536.
+  k.atomic_addresses = {4 * 768, 1536, 4};
+  EXPECT_NEAR(k.distinct_atomic_addresses(), 4096 * 768 - 4095 * 512, 1e-6);
+  // Block by block, the two blocks touched the same 1536: so does every block.
+  k.atomic_addresses = {4 * 768, 1536, 4, 2 * 1536, 2};
+  EXPECT_NEAR(k.distinct_atomic_addresses(), 1536, 1e-6);
+  // Blocks of their own rows (nothing shared between the two): every block adds its own.
+  k.read_footprint = {4 * 100, 400, 4, 400, 2};
+  EXPECT_NEAR(k.distinct_sectors(false), 2048 * 200, 1e-6);
+  // A single touching warp a block (lane 0 of the first warp adds the block's sum into one
+  // address): the warp-by-warp estimate, the smaller, stands.
+  k.threads = 1024;
+  k.warps = 2048 * 32;
+  k.atomic_addresses = {2, 1, 2, 2, 2};
+  EXPECT_NEAR(k.distinct_atomic_addresses(), 1, 1e-6);
 }
 
 TEST(PredictScore, FitsConstantsAndScoresOutOfSampleWithoutTheHeldOutOp) {

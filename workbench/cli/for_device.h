@@ -42,7 +42,7 @@ class DevicePredictor {
   PredictedFor predicted_for() const;
   const DeviceDescription& device() const { return device_; }
   // "predicted for NVIDIA H100 80GB HBM3 (results/devices/nvidia-h100-sxm.json: published
-  // figures, unscored until measured; model wb.predict/3, 2 blocks counted per launch,
+  // figures, unscored until measured; model wb.predict/4, 2 blocks counted per launch,
   // prior constants)"
   std::string heading() const;
 

@@ -76,19 +76,41 @@ bool Counters::sampled() const {
 
 namespace {
 
-// What a kernel's whole grids touch, per launch, from the footprint of its counted warps:
-// the grid's warps are taken to touch anything in the proportion the counted ones do,
-// and every further touching warp to share with those before it what one counted
-// touching warp shares with the others. Exact when every warp was counted.
+// What a kernel's whole grids touch, per launch, from the footprint of its counted warps,
+// estimated two ways, the smaller taken. Warp by warp: the grid's warps are taken to
+// touch anything in the proportion the counted ones do, and every further touching warp
+// to share with those before it what one counted touching warp shares with the others
+// (too many where a block's warps split what every block touches: the partial sums of a
+// reduction into one vector). Block by block, where two or more counted blocks touched
+// any: a block's touching warps are taken to share with those before them what its
+// counted ones share, and every further touching block to share with the blocks before
+// it the part of a block that the counted blocks share (all of it for blocks that add
+// into the same addresses, none for blocks of their own rows; too many where fewer of a
+// block's warps touch any than its counted ones suggest). Exact when every warp was
+// counted.
 double grid_estimate(const KernelCount& k, const emu::LaunchCounters::Footprint& f) {
   const double n = double(k.launches);
   const double m = double(f.warps) / n;  // counted warps that touched any, per launch
   const double together = double(f.distinct) / n;
   if (m < 1 || k.counted_warps >= k.warps) return together;
-  const double w = double(k.warps) / double(k.counted_warps) * m;  // the grid's touching warps
   const double summed = double(f.per_warp) / n;
+  const double w = double(k.warps) / double(k.counted_warps) * m;  // the grid's touching warps
   const double shared = m > 1 ? (summed - together) / (m - 1) : 0;
-  return std::max(together, w * summed / m - (w - 1) * shared);
+  const double by_warp = std::max(together, w * summed / m - (w - 1) * shared);
+  const double mb = double(f.blocks) / n;  // counted blocks that touched any, per launch
+  if (mb >= 2 && k.counted_blocks > 0) {
+    const double counted_warps_per_block = m / mb;
+    const double grid_blocks = double(k.blocks) / n * (double(f.blocks) / double(k.counted_blocks));
+    const double warps_per_block = std::ceil(k.threads / 32.0) * (m / (double(k.counted_warps) / n));
+    const double in_block = double(f.per_block) / n;  // the counted blocks' own, summed
+    const double shared_in =
+        counted_warps_per_block > 1 ? (summed - in_block) / (m - mb) : 0;  // per further warp of a block
+    const double block =
+        std::max(in_block / mb, warps_per_block * (summed / m) - (std::max(warps_per_block, 1.0) - 1) * shared_in);
+    const double shared_fraction = std::clamp((in_block - together) / (mb - 1) / (in_block / mb), 0.0, 1.0);
+    return std::min(by_warp, std::max(together, block * (1 + (grid_blocks - 1) * (1 - shared_fraction))));
+  }
+  return by_warp;
 }
 
 }  // namespace
@@ -117,11 +139,15 @@ Counters Counters::scaled_to_every_block() const {
     for (bool write : {false, true}) {
       const uint64_t estimate = uint64_t(k.distinct_sectors(write) + 0.5);
       emu::LaunchCounters::Footprint& fp = write ? k.write_footprint : k.read_footprint;
-      fp = {estimate, estimate, fp.warps ? uint64_t(double(fp.warps) * scale + 0.5) : 0};
+      // Each warp's own distinct sectors, summed, grow with the warps (what the L1 of a
+      // warp's SM is asked for); never fewer than the grid's distinct ones.
+      const uint64_t per_warp = std::max(estimate, uint64_t(double(fp.per_warp) * scale + 0.5));
+      fp = {per_warp, estimate, fp.warps ? uint64_t(double(fp.warps) * scale + 0.5) : 0, 0, 0};
     }
     const uint64_t addresses = uint64_t(k.distinct_atomic_addresses() + 0.5);
     k.atomic_addresses = {addresses, addresses,
-                          k.atomic_addresses.warps ? uint64_t(double(k.atomic_addresses.warps) * scale + 0.5) : 0};
+                          k.atomic_addresses.warps ? uint64_t(double(k.atomic_addresses.warps) * scale + 0.5) : 0, 0,
+                          0};
     k.atomic_ops = uint64_t(double(k.atomic_ops) * scale + 0.5);
     k.counted_blocks = k.blocks;
     k.counted_warps = k.warps;
@@ -233,6 +259,8 @@ Counters summarize_counters(const std::vector<emu::LaunchCounters>& launches, co
       to.per_warp += more.per_warp;
       to.distinct += more.distinct;
       to.warps += more.warps;
+      to.per_block += more.per_block;
+      to.blocks += more.blocks;
     };
     add(k.read_footprint, l.read_footprint);
     add(k.write_footprint, l.write_footprint);

@@ -40,8 +40,11 @@ json to_json(const Counters& c) {
     jk["counted_blocks"] = k.counted_blocks;
     jk["warps"] = k.warps;
     jk["counted_warps"] = k.counted_warps;
-    auto footprint = [](const emu::LaunchCounters::Footprint& f) {
-      return json{{"per_warp", f.per_warp}, {"distinct", f.distinct}, {"warps", f.warps}};
+    auto footprint = [&k](const emu::LaunchCounters::Footprint& f) {
+      json j{{"per_warp", f.per_warp}, {"distinct", f.distinct}, {"warps", f.warps}};
+      // Block by block only where a grid's estimate needs it: counts of sampled blocks.
+      if (k.counted_warps < k.warps) j["per_block"] = f.per_block, j["blocks"] = f.blocks;
+      return j;
     };
     jk["footprint"] = {{"read_sectors", footprint(k.read_footprint)},
                        {"write_sectors", footprint(k.write_footprint)},
@@ -150,7 +153,9 @@ Counters counters_from_json(const json& j, const std::string& where) {
         const std::string atk = atf + "." + key;
         const json& jv = field(jf, key, atf);
         return emu::LaunchCounters::Footprint{count(jv, "per_warp", atk), count(jv, "distinct", atk),
-                                              count(jv, "warps", atk)};
+                                              count(jv, "warps", atk),
+                                              jv.contains("per_block") ? count(jv, "per_block", atk) : 0,
+                                              jv.contains("blocks") ? count(jv, "blocks", atk) : 0};
       };
       k.read_footprint = footprint("read_sectors");
       k.write_footprint = footprint("write_sectors");

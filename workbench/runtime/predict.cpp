@@ -22,6 +22,7 @@ const std::vector<ModelConstants::Named>& ModelConstants::all() {
       {"dram_efficiency", &ModelConstants::dram_efficiency},
       {"l2_efficiency", &ModelConstants::l2_efficiency},
       {"same_address_s", &ModelConstants::same_address_s},
+      {"block_s", &ModelConstants::block_s},
       {"library_efficiency", &ModelConstants::library_efficiency, false},
       {"library_wave_s", &ModelConstants::library_wave_s},
   };
@@ -46,7 +47,7 @@ struct Term {
 
 // One kernel's time over its launches (predict.h states every term), and its largest term.
 Term kernel_time(const KernelCount& k, const DeviceModel& d, const ModelConstants& m) {
-  uint64_t loads = 0, stores = 0, sectors = 0, wavefronts = 0, collectives = 0;
+  uint64_t loads = 0, stores = 0, sectors = 0, stored_sectors = 0, wavefronts = 0, collectives = 0;
   for (const SiteCount& s : k.sites) {
     if (s.collective) {
       collectives += s.requests;
@@ -55,6 +56,7 @@ Term kernel_time(const KernelCount& k, const DeviceModel& d, const ModelConstant
     } else {
       sectors += s.sectors;
       (s.store ? stores : loads) += s.requests;
+      if (s.store) stored_sectors += s.sectors;
     }
   }
   const double launches = double(std::max<uint64_t>(k.launches, 1));
@@ -73,15 +75,18 @@ Term kernel_time(const KernelCount& k, const DeviceModel& d, const ModelConstant
   const double copy = d.ceilings.copy_gbps * 1e9 * m.dram_efficiency;
   const double l2 = d.l2_gbps * 1e9 * m.l2_efficiency;
   const double distinct = (k.distinct_sectors(false) + k.distinct_sectors(true)) * 32;
+  // What the SMs' L1s ask of the L2: each warp's own distinct sectors read (per_warp,
+  // scaled to every warp with the counts), every sector stored.
+  const double to_l2 = (double(k.read_footprint.per_warp) + double(stored_sectors)) * 32;
+  const double addresses = k.distinct_atomic_addresses();
   // A warp's chain and its SM's pipes overlap in part: their quadratic sum.
   Term top{chain >= issue ? "chain" : "issue", waves * std::hypot(chain, issue)};
-  for (const Term& t : {Term{"dram", copy > 0 ? distinct / copy / launches : 0},
-                        Term{"l2", l2 > 0 ? double(sectors) * 32 / l2 / launches : 0}})
+  for (const Term& t :
+       {Term{"dram", copy > 0 ? distinct / copy / launches : 0}, Term{"l2", l2 > 0 ? to_l2 / l2 / launches : 0},
+        Term{"atomics", addresses > 0 ? double(k.atomic_ops) / addresses * m.same_address_s / launches : 0},
+        Term{"blocks", std::ceil(blocks / sms) * m.block_s}})
     if (t.seconds > top.seconds) top = t;
-  const double addresses = k.distinct_atomic_addresses();
-  const double atomics = addresses > 0 ? double(k.atomic_ops) / addresses * m.same_address_s / launches : 0;
-  if (atomics > top.seconds) top.name = "atomics";
-  return {top.name, launches * (top.seconds + atomics)};
+  return {top.name, launches * top.seconds};
 }
 
 // The library's output tile along one of C's extents: kLibraryTile, or the extent

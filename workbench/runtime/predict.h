@@ -13,9 +13,12 @@
 //   t_sm     = waves x sqrt(chain^2 + issue^2)     (either can hide the other only in part)
 //   t_dram   = distinct bytes / (copy ceiling x dram_efficiency)   (each sector once: the rest
 //              hits in L1 or L2; the emulator's addresses say which are distinct)
-//   t_l2     = requested sectors x 32 / (the L2's bandwidth x l2_efficiency)
+//   t_l2     = (each warp's own distinct sectors read + sectors stored) x 32
+//              / (the L2's bandwidth x l2_efficiency)   (a warp's reads of a sector it read
+//              before hit in its SM's L1; stores go through to the L2)
 //   t_atomic = atomic operations / their distinct addresses x same_address_s
-//   t_k      = max(t_sm, t_dram, t_l2) + t_atomic
+//   t_blocks = ceil(B / S) x block_s                    (an SM starts its blocks one by one)
+//   t_k      = max(t_sm, t_dram, t_l2, t_atomic, t_blocks)
 //
 //   t = launches x launch_s + max(sum over kernels of t_k + library calls,
 //                                 the op's flop model / the matrix ceiling of its class)
@@ -59,7 +62,7 @@ inline constexpr double kGraphNodeSeconds = 5.5e-7;
 // The model's version: what a committed prediction names (docs/formats.md,
 // wb.predictions/1). Any change to a term makes a new one; the constants a prediction
 // used travel with it.
-inline constexpr const char* kPredictModel = "wb.predict/3";
+inline constexpr const char* kPredictModel = "wb.predict/4";
 // A library GEMM's output tile (128 x 128, the common choice of cuBLAS for large
 // problems; not the library's actual heuristic, which is not public) and the size of the
 // square GEMM the matrix ceilings are measured at (cuda_executor.cpp).
@@ -83,6 +86,7 @@ struct ModelConstants {
   double dram_efficiency = 0.9;     // of the copy ceiling that a kernel's distinct bytes reach
   double l2_efficiency = 0.5;       // of the L2's bandwidth that requested sectors reach
   double same_address_s = 2e-8;     // an atomic on an address right after another on it
+  double block_s = 1e-7;            // an SM's start of a block after the one before (~200 clocks)
   // Of the ceilings a library call reaches beyond its tiles and waves. Held at 1, never
   // fitted: the matrix ceilings are the library's own square GEMM, so what a library GEMM
   // falls short of them by is its tiles, waves and their fixed costs, which the library
@@ -104,7 +108,7 @@ struct Prediction {
   double seconds = 0;
   uint64_t launches = 1;  // what the launch floor was paid for (1 for a library rung: not counted)
   // What bounds it: the costliest kernel's largest term ("chain", "issue", "dram", "l2",
-  // "atomics"), "library" where library calls cost most, "flops" where the op's flop
+  // "atomics", "blocks"), "library" where library calls cost most, "flops" where the op's flop
   // model does; "model" for a variant the emulator cannot run.
   std::string bound;
 };
