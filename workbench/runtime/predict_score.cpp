@@ -13,7 +13,7 @@ double loss(const std::vector<const ScoredPoint*>& points, const DeviceModel& d,
   double total = 0;
   for (const ScoredPoint* p : points) {
     const double t = predict_time(p->counters, p->bytes, p->flops, p->numeric, d, m).seconds;
-    total += std::abs(std::log(t / p->measured_s));
+    total += std::abs(t / p->measured_s - 1);
   }
   return points.empty() ? 0 : total / double(points.size());
 }
