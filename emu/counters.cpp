@@ -94,9 +94,14 @@ void fold(BlockCounters& c, std::size_t warp, const void* pc, const Request& r) 
     s.wavefronts += wavefronts(r);
     s.ideal_wavefronts += (needed + 127) / 128;
   } else {
-    s.sectors += sectors(r);
+    const uint64_t touched = sectors(r);
+    s.sectors += touched;
     s.ideal_sectors += (needed + 31) / 32;
     add_footprint((r.store ? c.written_sectors : c.read_sectors)[warp], r);
+    if (r.atomic) {
+      c.atomic_sector_ops += touched;
+      add_footprint(c.atomic_sectors[warp], r);
+    }
   }
 }
 
@@ -216,10 +221,15 @@ void begin_counting(Block& b) {
   b.counters->vectors.resize(b.threads.size());
   b.counters->read_sectors.resize(b.warps.size());
   b.counters->written_sectors.resize(b.warps.size());
-  b.counters->atomic_addresses.resize(b.warps.size());
+  b.counters->atomic_sectors.resize(b.warps.size());
   const std::size_t warps = b.warps.size();
   b.counters->counted_warps.assign(warps, b.launch->only_sampled ? 0 : 1);
-  if (b.launch->only_sampled) b.counters->counted_warps.front() = b.counters->counted_warps.back() = 1;
+  if (b.launch->only_sampled) {
+    // The first warp, the last and evenly between them, as the blocks are sampled
+    // (sampled_blocks): every warp of a block of up to kSampledWarps.
+    const std::size_t k = std::min(warps, kSampledWarps);
+    for (std::size_t i = 0; i < k; ++i) b.counters->counted_warps[k == 1 ? 0 : i * (warps - 1) / (k - 1)] = 1;
+  }
   uint64_t counted = 0;
   for (char c : b.counters->counted_warps) counted += uint64_t(c);
   b.launch->counted_warps += counted;
@@ -239,7 +249,7 @@ namespace {
 // is when they run together: counting keeps the lanes in step, and a lane that
 // diverged and reconverged joins the request the others left pending for it.
 void join(Block& b, const Thread& t, const void* pc, const void* address, std::size_t bytes, bool shared, bool store,
-          bool gives, const char* instruction) {
+          bool gives, const char* instruction, bool atomic = false) {
   BlockCounters& c = *b.counters;
   const SiteKey site{pc, shared, store};
   const std::size_t me = std::size_t(t.linear);
@@ -263,6 +273,7 @@ void join(Block& b, const Thread& t, const void* pc, const void* address, std::s
     r.shared = shared;
     r.store = store;
     r.instruction_site = instruction;
+    r.atomic = atomic;
     r.barrier_generation = b.barrier_generation;
   }
   r.arrived |= 1u << t.lane;
@@ -297,11 +308,9 @@ void count_access(Block& b, const Thread& t, const void* address, std::size_t by
   const bool shared = in_shared(b, static_cast<const char*>(address));
   if (!shared && !in_device_memory(*b.launch, reinterpret_cast<std::uintptr_t>(address)))
     return;  // the kernel's parameters, a local copy: neither global nor shared memory
-  if (!shared && (kind == Access::atomic_read || kind == Access::atomic_write)) {
-    ++c.atomic_ops;
-    c.atomic_addresses[std::size_t(t.warp)].insert(reinterpret_cast<std::uintptr_t>(address));
-  }
-  join(b, t, pc, address, bytes, shared, kind != Access::read && kind != Access::volatile_read, true, nullptr);
+  const bool atomic = !shared && (kind == Access::atomic_read || kind == Access::atomic_write);
+  c.atomic_ops += atomic;
+  join(b, t, pc, address, bytes, shared, kind != Access::read && kind != Access::volatile_read, true, nullptr, atomic);
 }
 
 void count_instruction(Block& b, const Thread& t, const char* site, const void* address, std::size_t bytes,
@@ -315,15 +324,18 @@ void end_counting(Block& b) {
   for (std::size_t w = 0; w < c.pending.size(); ++w)
     for (const auto& [key, r] : c.pending[w]) fold(c, w, std::get<0>(key.first), r);
   Launch& launch = *b.launch;
-  // The block's distinct sectors (or atomic addresses): its counted warps' together.
-  auto block_union = [](const std::vector<std::unordered_set<uint64_t>>& warps) {
+  // The block's distinct sectors (read, written, of its atomics): its counted warps'
+  // together. Only a sampled grid's estimate needs them (wb: counters.cpp).
+  const bool sampled = !launch.counted_blocks.empty();
+  auto block_union = [sampled](const std::vector<std::unordered_set<uint64_t>>& warps) -> std::size_t {
+    if (!sampled) return 0;
     if (warps.size() == 1) return warps.front().size();
     std::unordered_set<uint64_t> all;
     for (const auto& w : warps) all.insert(w.begin(), w.end());
     return all.size();
   };
   const std::size_t block_read = block_union(c.read_sectors), block_written = block_union(c.written_sectors),
-                    block_atomic = block_union(c.atomic_addresses);
+                    block_atomic = block_union(c.atomic_sectors);
   {
     std::lock_guard<std::mutex> lock(launch.counters_mutex);
     for (const auto& [key, s] : c.sites) add(launch.sites[key], s);
@@ -337,18 +349,19 @@ void end_counting(Block& b) {
       launch.writing_warps += !sectors.empty();
       launch.written_sectors.insert(sectors.begin(), sectors.end());
     }
-    for (const auto& addresses : c.atomic_addresses) {
-      launch.atomic_warp_addresses += addresses.size();
-      launch.atomic_warps += !addresses.empty();
-      launch.atomic_addresses.insert(addresses.begin(), addresses.end());
+    for (const auto& sectors : c.atomic_sectors) {
+      launch.atomic_warp_sectors += sectors.size();
+      launch.atomic_warps += !sectors.empty();
+      launch.atomic_sectors.insert(sectors.begin(), sectors.end());
     }
     launch.read_block_sectors += block_read;
     launch.reading_blocks += block_read > 0;
     launch.written_block_sectors += block_written;
     launch.writing_blocks += block_written > 0;
-    launch.atomic_block_addresses += block_atomic;
+    launch.atomic_block_sectors += block_atomic;
     launch.atomic_blocks += block_atomic > 0;
     launch.atomic_ops += c.atomic_ops;
+    launch.atomic_sector_ops += c.atomic_sector_ops;
   }
   delete b.counters;
   b.counters = nullptr;

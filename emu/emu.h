@@ -220,7 +220,7 @@ struct LaunchCounters {
   uint64_t blocks = 0;                          // in the grid
   uint64_t counted_blocks = 0;                  // of them: every one, or the sample (set_counting)
   uint64_t warps = 0;                           // in the grid
-  uint64_t counted_warps = 0;                   // of them: every warp of a counted block, or two (only_sampled)
+  uint64_t counted_warps = 0;                   // of them: every warp of a counted block, or a sample (only_sampled)
   double library_flops = 0, library_bytes = 0;  // an emulated library call's (function null)
   // A library GEMM's problem (C is m x n, k deep, `batch` of them): what a model of the
   // library's tiles and waves needs (workbench/runtime/predict.h).
@@ -243,11 +243,13 @@ struct LaunchCounters {
     uint64_t per_block = 0, blocks = 0;
   } read_footprint, write_footprint;
   uint64_t touched_bytes = 0;  // the device buffers the counted accesses touched, whole
-  // Global atomics of the counted warps: the lanes' operations, and the distinct
-  // addresses they went to (a Footprint of addresses): operations on one address
-  // are serialised where it lives, so ops / addresses is the contention.
-  uint64_t atomic_ops = 0;
-  Footprint atomic_addresses;
+  // Global atomics of the counted warps: the lanes' operations; the sectors their
+  // requests touched, summed over the requests (atomic_sector_ops: the operations the
+  // L2's atomic units perform, a request's lanes on one sector together); and the
+  // distinct sectors they went to (a Footprint of sectors). Operations on one sector are
+  // serialised where it lives, so atomic_sector_ops / sectors is the contention.
+  uint64_t atomic_ops = 0, atomic_sector_ops = 0;
+  Footprint atomic_sectors;
 };
 // Turns counting on or off for the launches that follow (off by default: it costs a
 // thread switch per access). With sample_blocks = N > 0, only N blocks of each grid
@@ -255,11 +257,13 @@ struct LaunchCounters {
 // between them, the same ones in every run, so that a large grid costs what N blocks
 // cost. Throws std::logic_error where this build reports no accesses.
 // With only_sampled, the blocks not sampled do not run at all, and of a sampled block
-// only the first and the last warp count (the others run without reporting their
-// accesses: a block of 1024 threads costs what two warps cost): a counting-only launch
-// for wb predict, whose outputs are not meant to be read (a kernel whose blocks wait
-// for one another, or a later kernel reading a skipped block's output, sees what the
-// skipped blocks left: only their counts are wanted).
+// only kSampledWarps warps count, the first, the last and evenly between (the others
+// run without reporting their accesses: a block of 1024 threads costs what 4 warps
+// cost; a block of up to 4 warps counts whole): a counting-only launch for wb predict,
+// whose outputs are not meant to be read (a kernel whose blocks wait for one another,
+// or a later kernel reading a skipped block's output, sees what the skipped blocks
+// left: only their counts are wanted).
+inline constexpr std::size_t kSampledWarps = 4;
 void set_counting(bool on, uint64_t sample_blocks = 0, bool only_sampled = false);
 bool counting();
 // The counters of the launches since the last call, in launch order, and forgets them.

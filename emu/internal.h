@@ -206,6 +206,7 @@ struct Request {
   unsigned mask = 0;     // of them, those that give an address (all but ldmatrix's upper lanes)
   unsigned bytes = 0;
   bool shared = false, store = false;
+  bool atomic = false;                     // a global atomic's (its lanes' operations)
   const char* instruction_site = nullptr;  // a tensor-core instruction's (SiteCounters)
   // The block's barrier generation when its first lane joined: a lane that joins after
   // a __syncthreads since then is in a later turn (close_turns), not in this request.
@@ -223,8 +224,8 @@ struct VectorAccess {
   bool counted = false;
 };
 struct BlockCounters {
-  // per warp: whether it is counted (all, or with Launch::only_sampled the first and the
-  // last: the others run without reporting their plain accesses)
+  // per warp: whether it is counted (all, or with Launch::only_sampled a sample of up to
+  // kSampledWarps: the others run without reporting their plain accesses)
   std::vector<char> counted_warps;
   bool counts(const Thread& t) const { return counted_warps[std::size_t(t.warp)] != 0; }
   // per warp: (pc, visit) -> the request being gathered
@@ -241,9 +242,10 @@ struct BlockCounters {
   // per warp: the global sectors its requests touched, read and written (LaunchCounters::
   // Footprint)
   std::vector<std::unordered_set<uint64_t>> read_sectors, written_sectors;
-  // per warp: the global addresses its atomics went to; and the block's atomic lanes
-  std::vector<std::unordered_set<uint64_t>> atomic_addresses;
-  uint64_t atomic_ops = 0;
+  // per warp: the global sectors its atomics went to; and the block's atomic lanes, and
+  // the sectors its atomic requests touched, summed over the requests
+  std::vector<std::unordered_set<uint64_t>> atomic_sectors;
+  uint64_t atomic_ops = 0, atomic_sector_ops = 0;
 };
 
 // ThreadSanitizer's sync objects of one block, at addresses no other block of the
@@ -368,7 +370,7 @@ struct Launch {
   // parameters, a local copy) is not counted.
   bool counting = false;
   std::vector<long> counted_blocks;  // sorted; empty: every block (Context::sample_blocks)
-  bool only_sampled = false;         // only the counted blocks run, and of them two warps count
+  bool only_sampled = false;         // only the counted blocks run, and of them up to kSampledWarps count
   std::atomic<uint64_t> counted_warps{0};  // over the counted blocks
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>> device_ranges;
   std::mutex counters_mutex;
@@ -380,9 +382,10 @@ struct Launch {
   // ... and summed block by block, with the counted blocks that touched any
   uint64_t read_block_sectors = 0, written_block_sectors = 0;
   uint64_t reading_blocks = 0, writing_blocks = 0;
-  std::unordered_set<uint64_t> atomic_addresses;  // likewise, of the atomics
-  uint64_t atomic_warp_addresses = 0, atomic_ops = 0, atomic_warps = 0;
-  uint64_t atomic_block_addresses = 0, atomic_blocks = 0;
+  std::unordered_set<uint64_t> atomic_sectors;  // likewise, of the atomics
+  uint64_t atomic_warp_sectors = 0, atomic_warps = 0;
+  uint64_t atomic_block_sectors = 0, atomic_blocks = 0;
+  uint64_t atomic_ops = 0, atomic_sector_ops = 0;  // BlockCounters'
 };
 
 // A thread's outstanding cp.async copies, oldest first (a ring), and its count of

@@ -460,8 +460,9 @@ int run_launch(const LaunchSpec& spec, const std::function<void()>& body, const 
                                run.written_block_sectors, run.writing_blocks};
     counted.touched_bytes = touched_bytes(run);
     counted.atomic_ops = run.atomic_ops;
-    counted.atomic_addresses = {run.atomic_warp_addresses, run.atomic_addresses.size(), run.atomic_warps,
-                                run.atomic_block_addresses, run.atomic_blocks};
+    counted.atomic_sector_ops = run.atomic_sector_ops;
+    counted.atomic_sectors = {run.atomic_warp_sectors, run.atomic_sectors.size(), run.atomic_warps,
+                              run.atomic_block_sectors, run.atomic_blocks};
     std::lock_guard<std::mutex> lock(c.mutex);
     c.counters.push_back(std::move(counted));
   }

@@ -39,7 +39,7 @@ __global__ void strided_copy_blocks(float* out, const float* in) {
 
 // Every block's 128 threads copy their float.
 __global__ void wide_copy_blocks(float* out, const float* in) {
-  const int i = blockIdx.x * 128 + threadIdx.x;
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
   out[i] = in[i];
 }
 
@@ -47,6 +47,13 @@ __global__ void wide_copy_blocks(float* out, const float* in) {
 // its second into acc[32..63] (the partial sums of a reduction into one vector).
 __global__ void split_sum(float* acc, const float* in) {
   atomicAdd(&acc[threadIdx.x], in[blockIdx.x * 64 + threadIdx.x]);
+}
+
+// The same 32 atomic adds a warp, into the first float of every float4 of acc: a warp's
+// request spans 512 bytes (16 sectors, two lanes on each) where split_sum's spans 128
+// (4 sectors of 8 lanes).
+__global__ void strided_sum(float* acc, const float* in) {
+  atomicAdd(&acc[4 * threadIdx.x], in[blockIdx.x * 32 + threadIdx.x]);
 }
 
 // Lanes 0-15 sum their values with a shuffle over their half-warp, the others do not.
@@ -338,40 +345,67 @@ TEST_F(Counters, ASampleCountsTheFirstTheLastAndEvenlyBetweenOfEveryBlockThatRun
   for (int i = 0; i < 320; ++i) ASSERT_EQ(out.p[i], 1.0f) << "every block ran: element " << i;
 }
 
-TEST_F(Counters, OnlySampledRunsTheSampleAloneAndCountsTwoWarpsOfEachBlock) {
+TEST_F(Counters, OnlySampledRunsTheSampleAloneAndCountsUpToFourWarpsOfEachBlock) {
   emu::set_counting(true, 2, true);
-  Device<float> in(1280, 1.0f), out(1280, 0.0f);
+  Device<float> in(10240, 1.0f), out(10240, 0.0f);
   WB_LAUNCH(wide_copy_blocks, 10, 128, 0, nullptr, out.p, in.p);
-  const std::vector<emu::LaunchCounters> launches = emu::take_counters();
+  std::vector<emu::LaunchCounters> launches = emu::take_counters();
   ASSERT_EQ(launches.size(), 1u);
   EXPECT_EQ(launches[0].counted_blocks, 2u) << "blocks 0 and 9";
   EXPECT_EQ(launches[0].warps, 40u);
-  EXPECT_EQ(launches[0].counted_warps, 4u) << "the first and the last warp of each";
-  for (const emu::SiteCounters& s : launches[0].sites) EXPECT_EQ(s.requests, 4u);
+  EXPECT_EQ(launches[0].counted_warps, 8u) << "every warp of a block of 4";
+  for (const emu::SiteCounters& s : launches[0].sites) EXPECT_EQ(s.requests, 8u);
   for (int i = 0; i < 1280; ++i)
     ASSERT_EQ(out.p[i], (i < 128 || i >= 1152) ? 1.0f : 0.0f) << "only blocks 0 and 9 ran: element " << i;
+  // Blocks of 32 warps: 4 of each count, the first, the last and evenly between (warps
+  // 0, 10, 20 and 31), each a request of its load and one of its store.
+  WB_LAUNCH(wide_copy_blocks, 10, 1024, 0, nullptr, out.p, in.p);
+  launches = emu::take_counters();
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_EQ(launches[0].warps, 320u);
+  EXPECT_EQ(launches[0].counted_warps, 8u);
+  for (const emu::SiteCounters& s : launches[0].sites) EXPECT_EQ(s.requests, 8u);
+  EXPECT_EQ(launches[0].read_footprint.distinct, 8u * 4) << "4 sectors a counted warp";
 }
 
 TEST_F(Counters, TheFootprintIsCountedWarpByWarpAndBlockByBlock) {
+  // A sample of three blocks of four (0, 1 and 3): block-by-block footprints are counted
+  // where blocks are sampled, since only a grid's estimate from a sample needs them.
+  emu::set_counting(true, 3);
   Device<float> acc(64, 0.0f), in(256, 1.0f);
   WB_LAUNCH(split_sum, 4, 64, 0, nullptr, acc.p, in.p);
   const std::vector<emu::LaunchCounters> launches = emu::take_counters();
   ASSERT_EQ(launches.size(), 1u);
   const emu::LaunchCounters& l = launches[0];
-  // The atomics: 8 warps of 32 addresses each, 64 together; each block its 64, all four
-  // blocks the same 64.
-  EXPECT_EQ(l.atomic_ops, 256u);
-  EXPECT_EQ(l.atomic_addresses.per_warp, 256u);
-  EXPECT_EQ(l.atomic_addresses.distinct, 64u);
-  EXPECT_EQ(l.atomic_addresses.warps, 8u);
-  EXPECT_EQ(l.atomic_addresses.per_block, 256u);
-  EXPECT_EQ(l.atomic_addresses.blocks, 4u);
+  EXPECT_EQ(l.counted_blocks, 3u);
+  // The atomics: 6 counted warps of 32 addresses (4 sectors) each, 64 addresses (8
+  // sectors) together; each block its 8 sectors, every block the same 8.
+  EXPECT_EQ(l.atomic_ops, 192u);
+  EXPECT_EQ(l.atomic_sector_ops, 24u) << "6 requests of 4 sectors";
+  EXPECT_EQ(l.atomic_sectors.per_warp, 24u);
+  EXPECT_EQ(l.atomic_sectors.distinct, 8u);
+  EXPECT_EQ(l.atomic_sectors.warps, 6u);
+  EXPECT_EQ(l.atomic_sectors.per_block, 24u);
+  EXPECT_EQ(l.atomic_sectors.blocks, 3u);
   // The reads: each warp its own 32 floats (4 sectors), each block its own 8 sectors.
-  EXPECT_EQ(l.read_footprint.per_warp, 32u);
-  EXPECT_EQ(l.read_footprint.distinct, 32u);
-  EXPECT_EQ(l.read_footprint.per_block, 32u);
-  EXPECT_EQ(l.read_footprint.blocks, 4u);
-  for (int i = 0; i < 64; ++i) ASSERT_EQ(acc.p[i], 4.0f) << i;
+  EXPECT_EQ(l.read_footprint.per_warp, 24u);
+  EXPECT_EQ(l.read_footprint.distinct, 24u);
+  EXPECT_EQ(l.read_footprint.per_block, 24u);
+  EXPECT_EQ(l.read_footprint.blocks, 3u);
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(acc.p[i], 4.0f) << "every block ran: " << i;
+}
+
+TEST_F(Counters, AnAtomicRequestIsAnOperationOnEachSectorItTouches) {
+  Device<float> acc(128, 0.0f), in(128, 1.0f);
+  WB_LAUNCH(strided_sum, 4, 32, 0, nullptr, acc.p, in.p);
+  const std::vector<emu::LaunchCounters> launches = emu::take_counters();
+  ASSERT_EQ(launches.size(), 1u);
+  const emu::LaunchCounters& l = launches[0];
+  EXPECT_EQ(l.atomic_ops, 128u) << "as many lanes as split_sum's 4 warps";
+  EXPECT_EQ(l.atomic_sector_ops, 4u * 16) << "but 16 sectors a request, not 4";
+  EXPECT_EQ(l.atomic_sectors.distinct, 16u);
+  EXPECT_EQ(l.atomic_sectors.per_block, 0u) << "every block counted: no block-by-block footprint";
+  for (int i = 0; i < 128; ++i) ASSERT_EQ(acc.p[i], i % 4 == 0 ? 4.0f : 0.0f) << i;
 }
 
 // An emulated cuBLAS call is listed with its work whenever it is counted, but computed

@@ -68,7 +68,7 @@ ModelConstants only(double ModelConstants::*term, double value) {
   ModelConstants m;
   for (double ModelConstants::*c :
        {&ModelConstants::wave_s, &ModelConstants::load_s, &ModelConstants::store_s, &ModelConstants::sector_clocks,
-        &ModelConstants::wavefront_clocks, &ModelConstants::collective_clocks, &ModelConstants::same_address_s,
+        &ModelConstants::wavefront_clocks, &ModelConstants::collective_clocks, &ModelConstants::same_sector_s,
         &ModelConstants::block_s})
     m.*c = 0;
   m.dram_efficiency = m.l2_efficiency = 1e30;  // infinitely fast: out of the max
@@ -146,17 +146,29 @@ TEST(Predict, MemoryBehindTheCachesServesEachDistinctSectorOnce) {
   EXPECT_EQ(l2.bound, "l2");
 }
 
-TEST(Predict, AtomicsOnOneAddressWaitForEachOther) {
+TEST(Predict, AtomicsOnOneSectorWaitForEachOther) {
+  // 2000 warp requests, each of 32 lanes on 4 sectors, into the same 8 sectors (64
+  // floats): 8000 sector operations, 1000 on each.
   Counters c = one_kernel(800, 1000, 4);
   c.kernels[0].atomic_ops = 64000;
-  c.kernels[0].atomic_addresses = {64, 64, 6400};  // every warp to the same 64 addresses
+  c.kernels[0].atomic_sector_ops = 8000;
+  c.kernels[0].atomic_sectors = {8, 8, 6400};
   const Prediction p =
-      predict_time(c, 0, 0, NumericClass::fp32, h200_like(), only(&ModelConstants::same_address_s, 1e-8));
+      predict_time(c, 0, 0, NumericClass::fp32, h200_like(), only(&ModelConstants::same_sector_s, 1e-8));
   EXPECT_NEAR(p.seconds, 1e-6 + 1000 * 1e-8, 1e-12);
   EXPECT_EQ(p.bound, "atomics");
+  // A request's lanes on one sector are one operation: 1000 single-lane requests on one
+  // float wait as long as the 1000 full-warp requests on each of the 8 sectors above.
+  Counters single = one_kernel(800, 1000, 4);
+  single.kernels[0].atomic_ops = 1000;
+  single.kernels[0].atomic_sector_ops = 1000;
+  single.kernels[0].atomic_sectors = {1, 1, 1000};
+  EXPECT_NEAR(
+      predict_time(single, 0, 0, NumericClass::fp32, h200_like(), only(&ModelConstants::same_sector_s, 1e-8)).seconds,
+      p.seconds, 1e-12);
   // They wait while the kernel's other work goes on: the longer of the two, not the sum
   // (a warp's chain of 1e-6 + 1000 / 6400 loads of 1e-4 s here).
-  ModelConstants m = only(&ModelConstants::same_address_s, 1e-8);
+  ModelConstants m = only(&ModelConstants::same_sector_s, 1e-8);
   m.wave_s = 1e-6;
   m.load_s = 1e-4;
   const Prediction longer = predict_time(c, 0, 0, NumericClass::fp32, h200_like(), m);
@@ -222,7 +234,7 @@ TEST(Footprint, TheGridsDistinctSectorsAreEstimatedFromWhatCountedWarpsShare) {
 
 TEST(Footprint, BlocksThatAddIntoOneVectorAreSeenBlockByBlock) {
   // layernorm_backward's atomic rungs: each block of 2 warps adds its partial sums into
-  // the same 1536 addresses, its first warp into 768 of them, its second into the other
+  // the same 1536 sectors, its first warp into 768 of them, its second into the other
   // 768. Two blocks counted (4 warps) of 2048.
   KernelCount k = one_kernel(2048, 1000, 4).kernels[0];
   k.threads = 64;
@@ -231,21 +243,21 @@ TEST(Footprint, BlocksThatAddIntoOneVectorAreSeenBlockByBlock) {
   k.counted_warps = 4;
   k.atomic_ops = 4 * 768;
   // Warp by warp alone, the four warps share a third of what each touches, so every
-  // further warp of the grid would add 512 addresses: a million, not 1536.
-  k.atomic_addresses = {4 * 768, 1536, 4};
-  EXPECT_NEAR(k.distinct_atomic_addresses(), 4096 * 768 - 4095 * 512, 1e-6);
+  // further warp of the grid would add 512 sectors: a million, not 1536.
+  k.atomic_sectors = {4 * 768, 1536, 4};
+  EXPECT_NEAR(k.distinct_atomic_sectors(), 4096 * 768 - 4095 * 512, 1e-6);
   // Block by block, the two blocks touched the same 1536: so does every block.
-  k.atomic_addresses = {4 * 768, 1536, 4, 2 * 1536, 2};
-  EXPECT_NEAR(k.distinct_atomic_addresses(), 1536, 1e-6);
+  k.atomic_sectors = {4 * 768, 1536, 4, 2 * 1536, 2};
+  EXPECT_NEAR(k.distinct_atomic_sectors(), 1536, 1e-6);
   // Blocks of their own rows (nothing shared between the two): every block adds its own.
   k.read_footprint = {4 * 100, 400, 4, 400, 2};
   EXPECT_NEAR(k.distinct_sectors(false), 2048 * 200, 1e-6);
   // A single touching warp a block (lane 0 of the first warp adds the block's sum into one
-  // address): the warp-by-warp estimate, the smaller, stands.
+  // float): the warp-by-warp estimate, the smaller, stands.
   k.threads = 1024;
   k.warps = 2048 * 32;
-  k.atomic_addresses = {2, 1, 2, 2, 2};
-  EXPECT_NEAR(k.distinct_atomic_addresses(), 1, 1e-6);
+  k.atomic_sectors = {2, 1, 2, 2, 2};
+  EXPECT_NEAR(k.distinct_atomic_sectors(), 1, 1e-6);
 }
 
 TEST(PredictScore, FitsConstantsAndScoresOutOfSampleWithoutTheHeldOutOp) {
@@ -435,8 +447,8 @@ TEST(CountingSession, CountsASampleOfBlocksThatAloneRunAndScalesToEveryBlock) {
   EXPECT_EQ(every.kernels[0].counted_blocks, 128u);
   EXPECT_EQ(every.kernels[0].warps, 512u);
   EXPECT_EQ(every.kernels[0].counted_warps, 512u);
-  // Two blocks counted, of them two warps each, scaled by 128 to every warp: this
-  // kernel's warps do alike.
+  // Two blocks counted, every warp of each (a block of up to 4 warps counts whole), scaled by 64
+  // to every block.
   const CounterTotals a = every.totals(), b = sampled.totals();
   EXPECT_EQ(a.global_requests, 128u * 4 * 3) << "two loads and a store a warp, 4 warps a block";
   EXPECT_EQ(b.global_requests, a.global_requests);

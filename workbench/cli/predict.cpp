@@ -151,9 +151,13 @@ int predict(const PredictOptions& given) {
   std::map<std::string, Counters> cached;
   if (!o.counts.empty()) {
     const nlohmann::json counts = read_json_file(o.counts);
-    if (!counts.is_object() || counts.value("schema", "") != "wb.predict-counts/1" || !counts.contains("rows") ||
+    if (counts.is_object() && counts.value("schema", "") == "wb.predict-counts/1")
+      throw UsageError(o.counts +
+                       ": counted by an older wb (wb.predict-counts/1: two warps of a sampled block, atomics by "
+                       "address); count again without --counts");
+    if (!counts.is_object() || counts.value("schema", "") != kPredictCountsSchema || !counts.contains("rows") ||
         !counts.at("rows").is_array())
-      throw UsageError(o.counts + ": not what wb predict --format json writes (wb.predict-counts/1)");
+      throw UsageError(o.counts + ": not what wb predict --format json writes (" + kPredictCountsSchema + ")");
     for (const nlohmann::json& j : counts.at("rows"))
       if (j.is_object() && j.contains("counters") && j.contains("twin_hash"))
         cached[j.value("pair", "") + "|" + j.value("label", "") + "|" + j.value("twin_hash", "")] =
@@ -241,7 +245,7 @@ int predict(const PredictOptions& given) {
       if (x.counters) j["counters"] = to_json(*x.counters), j["twin_hash"] = x.twin_hash;
       rows.push_back(j);
     }
-    const nlohmann::json counts{{"schema", "wb.predict-counts/1"}, {"model", kPredictModel}, {"rows", rows}};
+    const nlohmann::json counts{{"schema", kPredictCountsSchema}, {"model", kPredictModel}, {"rows", rows}};
     std::cout << counts.dump(1) << "\n";
     return kOk;
   }
@@ -334,7 +338,7 @@ void add_options(CLI::App& cmd, PredictOptions& o) {
                  "also write the prior's, in-sample and out-of-sample scores and the fitted constants to this JSON "
                  "file (wb.predict-scores/1)");
   cmd.add_option("--set", o.settings,
-                 "NAME=VALUE: a model constant's value, kept out of the fit (e.g. same_address_s=0 takes the "
+                 "NAME=VALUE: a model constant's value, kept out of the fit (e.g. same_sector_s=0 takes the "
                  "atomics term out; the names are printed with the fitted constants)");
   cmd.add_option("--out", o.out, "with --workloads: the wb.predictions/1 file to write (docs/formats.md)");
   cmd.add_option("--format", o.format, "text, markdown, rows (text and every configuration's prediction), or json (every configuration with its counts)")

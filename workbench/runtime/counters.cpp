@@ -115,9 +115,9 @@ double grid_estimate(const KernelCount& k, const emu::LaunchCounters::Footprint&
 
 }  // namespace
 
-double KernelCount::distinct_atomic_addresses() const {
+double KernelCount::distinct_atomic_sectors() const {
   if (library || launches == 0) return 0;
-  return double(launches) * grid_estimate(*this, atomic_addresses);
+  return double(launches) * grid_estimate(*this, atomic_sectors);
 }
 
 double KernelCount::distinct_sectors(bool write) const {
@@ -144,11 +144,11 @@ Counters Counters::scaled_to_every_block() const {
       const uint64_t per_warp = std::max(estimate, uint64_t(double(fp.per_warp) * scale + 0.5));
       fp = {per_warp, estimate, fp.warps ? uint64_t(double(fp.warps) * scale + 0.5) : 0, 0, 0};
     }
-    const uint64_t addresses = uint64_t(k.distinct_atomic_addresses() + 0.5);
-    k.atomic_addresses = {addresses, addresses,
-                          k.atomic_addresses.warps ? uint64_t(double(k.atomic_addresses.warps) * scale + 0.5) : 0, 0,
-                          0};
+    const uint64_t atomic_sectors = uint64_t(k.distinct_atomic_sectors() + 0.5);
+    k.atomic_sectors = {atomic_sectors, atomic_sectors,
+                        k.atomic_sectors.warps ? uint64_t(double(k.atomic_sectors.warps) * scale + 0.5) : 0, 0, 0};
     k.atomic_ops = uint64_t(double(k.atomic_ops) * scale + 0.5);
+    k.atomic_sector_ops = uint64_t(double(k.atomic_sector_ops) * scale + 0.5);
     k.counted_blocks = k.blocks;
     k.counted_warps = k.warps;
   }
@@ -264,9 +264,10 @@ Counters summarize_counters(const std::vector<emu::LaunchCounters>& launches, co
     };
     add(k.read_footprint, l.read_footprint);
     add(k.write_footprint, l.write_footprint);
-    add(k.atomic_addresses, l.atomic_addresses);
+    add(k.atomic_sectors, l.atomic_sectors);
     k.touched_bytes += l.touched_bytes;
     k.atomic_ops += l.atomic_ops;
+    k.atomic_sector_ops += l.atomic_sector_ops;
     for (const emu::SiteCounters& s : l.sites) {
       SiteCount one;
       if (s.instruction_site) {

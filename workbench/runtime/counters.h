@@ -48,7 +48,7 @@ struct KernelCount {
   uint64_t dynamic_shared = 0;
   uint64_t launches = 0;
   uint64_t blocks = 0, counted_blocks = 0;  // summed over the launches
-  uint64_t warps = 0, counted_warps = 0;    // likewise (wb predict counts two warps of a block)
+  uint64_t warps = 0, counted_warps = 0;    // likewise (wb predict counts up to 4 warps of a block)
   std::vector<Occupancy> occupancy;  // sm_80 and sm_90, where the table knows the kernel
   // Why `occupancy` is empty for a kernel ("" when it is not, and for a library call):
   // "no resource table: this build had no nvcc", or the kernel is not in the table.
@@ -58,18 +58,19 @@ struct KernelCount {
   // and written, summed over the launches; and the device buffers they touched, whole.
   emu::LaunchCounters::Footprint read_footprint, write_footprint;
   uint64_t touched_bytes = 0;
-  // Global atomics (emu::LaunchCounters): the counted lanes' operations and the distinct
-  // addresses they went to, summed over the launches.
-  uint64_t atomic_ops = 0;
-  emu::LaunchCounters::Footprint atomic_addresses;
+  // Global atomics (emu::LaunchCounters): the counted lanes' operations, the sectors
+  // their requests touched (summed over the requests) and the distinct sectors they went
+  // to, summed over the launches.
+  uint64_t atomic_ops = 0, atomic_sector_ops = 0;
+  emu::LaunchCounters::Footprint atomic_sectors;
 
   // The distinct sectors the whole grid reads (or writes) in its launches, as memory
   // behind the caches serves them: exact when every warp was counted; from a sample,
   // estimated by taking what two counted warps share as what every further warp shares
   // with those before it (docs/counters.md), bounded by the touched buffers.
   double distinct_sectors(bool write) const;
-  // The distinct addresses the whole grid's atomics go to, estimated alike (not bounded).
-  double distinct_atomic_addresses() const;
+  // The distinct sectors the whole grid's atomics go to, estimated alike (not bounded).
+  double distinct_atomic_sectors() const;
 };
 
 // Totals of a configuration's counted sites.

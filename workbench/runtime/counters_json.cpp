@@ -50,7 +50,8 @@ json to_json(const Counters& c) {
                        {"write_sectors", footprint(k.write_footprint)},
                        {"touched_bytes", k.touched_bytes},
                        {"atomic_ops", k.atomic_ops},
-                       {"atomic_addresses", footprint(k.atomic_addresses)}};
+                       {"atomic_sector_ops", k.atomic_sector_ops},
+                       {"atomic_sectors", footprint(k.atomic_sectors)}};
     json occupancy = json::object();
     for (const Occupancy& o : k.occupancy)
       occupancy["sm_" + std::to_string(o.compute_capability)] = {{"blocks_per_sm", o.blocks_per_sm},
@@ -161,7 +162,8 @@ Counters counters_from_json(const json& j, const std::string& where) {
       k.write_footprint = footprint("write_sectors");
       k.touched_bytes = count(jf, "touched_bytes", atf);
       k.atomic_ops = count(jf, "atomic_ops", atf);
-      k.atomic_addresses = footprint("atomic_addresses");
+      k.atomic_sector_ops = count(jf, "atomic_sector_ops", atf);
+      k.atomic_sectors = footprint("atomic_sectors");
     }
     const json& occupancy = field(jk, "occupancy", at);
     if (!occupancy.is_object()) throw UsageError(at + " 'occupancy' is not an object");

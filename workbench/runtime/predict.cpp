@@ -21,7 +21,7 @@ const std::vector<ModelConstants::Named>& ModelConstants::all() {
       {"collective_clocks", &ModelConstants::collective_clocks},
       {"dram_efficiency", &ModelConstants::dram_efficiency},
       {"l2_efficiency", &ModelConstants::l2_efficiency},
-      {"same_address_s", &ModelConstants::same_address_s},
+      {"same_sector_s", &ModelConstants::same_sector_s},
       {"block_s", &ModelConstants::block_s},
       {"library_efficiency", &ModelConstants::library_efficiency, false},
       {"library_wave_s", &ModelConstants::library_wave_s},
@@ -78,12 +78,13 @@ Term kernel_time(const KernelCount& k, const DeviceModel& d, const ModelConstant
   // What the SMs' L1s ask of the L2: each warp's own distinct sectors read (per_warp,
   // scaled to every warp with the counts), every sector stored.
   const double to_l2 = (double(k.read_footprint.per_warp) + double(stored_sectors)) * 32;
-  const double addresses = k.distinct_atomic_addresses();
+  const double atomic_sectors = k.distinct_atomic_sectors();
   // A warp's chain and its SM's pipes overlap in part: their quadratic sum.
   Term top{chain >= issue ? "chain" : "issue", waves * std::hypot(chain, issue)};
   for (const Term& t :
        {Term{"dram", copy > 0 ? distinct / copy / launches : 0}, Term{"l2", l2 > 0 ? to_l2 / l2 / launches : 0},
-        Term{"atomics", addresses > 0 ? double(k.atomic_ops) / addresses * m.same_address_s / launches : 0},
+        Term{"atomics",
+             atomic_sectors > 0 ? double(k.atomic_sector_ops) / atomic_sectors * m.same_sector_s / launches : 0},
         Term{"blocks", std::ceil(blocks / sms) * m.block_s}})
     if (t.seconds > top.seconds) top = t;
   return {top.name, launches * top.seconds};

@@ -16,7 +16,9 @@
 //   t_l2     = (each warp's own distinct sectors read + sectors stored) x 32
 //              / (the L2's bandwidth x l2_efficiency)   (a warp's reads of a sector it read
 //              before hit in its SM's L1; stores go through to the L2)
-//   t_atomic = atomic operations / their distinct addresses x same_address_s
+//   t_atomic = atomic sector operations / their distinct sectors x same_sector_s   (an L2
+//              atomic unit serves a request's lanes on one sector at once, one request
+//              on a sector after another)
 //   t_blocks = ceil(B / S) x block_s                    (an SM starts its blocks one by one)
 //   t_k      = max(t_sm, t_dram, t_l2, t_atomic, t_blocks)
 //
@@ -62,7 +64,10 @@ inline constexpr double kGraphNodeSeconds = 5.5e-7;
 // The model's version: what a committed prediction names (docs/formats.md,
 // wb.predictions/1). Any change to a term makes a new one; the constants a prediction
 // used travel with it.
-inline constexpr const char* kPredictModel = "wb.predict/4";
+inline constexpr const char* kPredictModel = "wb.predict/5";
+// What wb predict --format json writes: the counts, reused with --counts. /2: up to 4
+// warps of a sampled block counted, atomics by sector (/1: two warps, by address).
+inline constexpr const char* kPredictCountsSchema = "wb.predict-counts/2";
 // A library GEMM's output tile (128 x 128, the common choice of cuBLAS for large
 // problems; not the library's actual heuristic, which is not public) and the size of the
 // square GEMM the matrix ceilings are measured at (cuda_executor.cpp).
@@ -85,7 +90,7 @@ struct ModelConstants {
   double collective_clocks = 1;     // per warp collective (shuffle, vote, mma.sync, ldmatrix)
   double dram_efficiency = 0.9;     // of the copy ceiling that a kernel's distinct bytes reach
   double l2_efficiency = 0.5;       // of the L2's bandwidth that requested sectors reach
-  double same_address_s = 2e-8;     // an atomic on an address right after another on it
+  double same_sector_s = 2e-8;      // an atomic request on a sector right after another on it
   double block_s = 1e-7;            // an SM's start of a block after the one before (~200 clocks)
   // Of the ceilings a library call reaches beyond its tiles and waves. Held at 1, never
   // fitted: the matrix ceilings are the library's own square GEMM, so what a library GEMM
