@@ -223,13 +223,11 @@ void begin_counting(Block& b) {
   b.counters->written_sectors.resize(b.warps.size());
   b.counters->atomic_sectors.resize(b.warps.size());
   const std::size_t warps = b.warps.size();
-  b.counters->counted_warps.assign(warps, b.launch->only_sampled ? 0 : 1);
-  if (b.launch->only_sampled) {
-    // The first warp, the last and evenly between them, as the blocks are sampled
-    // (sampled_blocks): every warp of a block of up to kSampledWarps.
-    const std::size_t k = std::min(warps, kSampledWarps);
-    for (std::size_t i = 0; i < k; ++i) b.counters->counted_warps[k == 1 ? 0 : i * (warps - 1) / (k - 1)] = 1;
-  }
+  // With only_sampled, the block's warps are sampled as a grid's blocks are: the first,
+  // the last and evenly between, kSampledWarps of them (none left out: every warp).
+  const std::vector<long> sample = b.launch->only_sampled ? sampled_blocks(warps, kSampledWarps) : std::vector<long>{};
+  b.counters->counted_warps.assign(warps, sample.empty() ? 1 : 0);
+  for (long w : sample) b.counters->counted_warps[std::size_t(w)] = 1;
   uint64_t counted = 0;
   for (char c : b.counters->counted_warps) counted += uint64_t(c);
   b.launch->counted_warps += counted;
