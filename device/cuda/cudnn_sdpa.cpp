@@ -15,6 +15,7 @@
 
 #include "base/errors.h"
 #include "device/cuda/libraries.h"
+#include "device/cuda/runtime.h"
 
 namespace wb::cuda::sdpa {
 
@@ -425,6 +426,14 @@ inline float masked_value() {
 
 Plan::Plan() = default;
 Plan::~Plan() = default;
+
+Handle handle(const Launch& launch) {
+  cudnnHandle_t h = libraries(launch).cudnn();
+  WB_CHECK(cudnnSetStream(h, stream(launch)));
+  return h;
+}
+
+int version() { return int(cudnnGetVersion()); }
 
 const Plan& plan_for(cudnnHandle_t handle, cudaStream_t stream, int B, int T, int C, int NH, std::size_t room,
                      const char* who) {

@@ -44,11 +44,12 @@
 //
 // The graphs' construction, the plan caches and the execution live once, in
 // cudnn_sdpa.cpp (compiled where cuDNN is): this header holds what a variant calls.
-// Under the emulator only the constants, the workspace bounds and the rungs' Variant
-// (rung, head_size_requirements) exist.
-#if !WB_EMU
+// Under the emulator the same calls run cudnn_sdpa_emu.cpp instead: the graphs' math
+// on the host, as this header states it, after checking every tensor and the
+// workspace against device memory (emu/README.md, "library numerics").
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#if !WB_EMU
 #include <cudnn.h>
 #endif
 
@@ -60,7 +61,6 @@
 #include <vector>
 
 #include "contract/variant.h"
-#include "device/cuda/library_rung.h"
 
 namespace wb::cuda::sdpa {
 
@@ -99,18 +99,31 @@ inline std::vector<Requirement> head_size_requirements() {
            [](const Shape& s) { return s.NH > 0 && s.C / s.NH <= kMaxHeadSize; }}};
 }
 
-// An SDPA rung's Variant: library_rung's (not emulated: "needs cuDNN") in the bf16
-// numeric class (the graphs round P, and dS, to bf16 before their products), with
-// head_size_requirements.
+// An SDPA rung's Variant, in the bf16 numeric class (the graphs round P, and dS, to
+// bf16 before their products), with head_size_requirements. The emulator runs it
+// (cudnn_sdpa_emu.cpp), so unlike library_rung's it names no library it lacks.
 template <class Args>
 Variant rung(void (*launch)(const Args&, const Launch&), std::string summary) {
-  Variant v = library_rung<Args>(launch, "cuDNN", std::move(summary), NumericClass::bf16);
+  Variant v = Variant::of<Args>(launch);
+  v.summary = std::move(summary);
+  v.numeric = NumericClass::bf16;
   v.requirements = head_size_requirements();
   return v;
 }
 
-#if !WB_EMU
+#if WB_EMU
 
+// The emulator's cuDNN keeps no state but the stream, and its plans no compiled kernels:
+// a plan is the shape it was asked for, and it needs none of cuDNN's own workspace.
+using Handle = cudaStream_t;
+struct Plan {
+  int B = 0, T = 0, C = 0, NH = 0;
+  int64_t workspace = 0;  // cuDNN's own, in bytes
+};
+
+#else
+
+using Handle = cudnnHandle_t;
 class Descriptor;  // an owned cuDNN backend descriptor (cudnn_sdpa.cpp)
 
 // A finalised execution plan and everything it was built from.
@@ -122,31 +135,36 @@ struct Plan {
   int64_t workspace = 0;  // cuDNN's own, in bytes
 };
 
+#endif
+
+// The launch's cuDNN handle, bound to the launch's stream.
+Handle handle(const Launch& launch);
+// cudnnGetVersion() (91000 for 9.10.0); 0 under the emulator.
+int version();
+
 // The cached plans, built on first use for (device, stream, handle, shape). `room` is
 // the workspace the variant has for cuDNN's own (at most the bound it declared for it,
 // workspace_bound). `who` names the variant in the errors thrown: Unsupported when
 // cuDNN has no engine for the graph, BackendError when the plan needs more than `room`.
-const Plan& plan_for(cudnnHandle_t handle, cudaStream_t stream, int B, int T, int C, int NH, std::size_t room,
+const Plan& plan_for(Handle handle, cudaStream_t stream, int B, int T, int C, int NH, std::size_t room,
                      const char* who);
-const Plan& backward_plan_for(cudnnHandle_t handle, cudaStream_t stream, int B, int T, int C, int NH, std::size_t room,
+const Plan& backward_plan_for(Handle handle, cudaStream_t stream, int B, int T, int C, int NH, std::size_t room,
                               const char* who);
 
 // Runs the plan on the stream `handle` is bound to: Q, K and V are strided views of
 // the bf16 qkv (B, T, 3C) at element offsets 0, C and 2C; O is written as bf16 in the
 // (B, T, C) layout, Stats as fp32 into lse (B, NH, T); `workspace` holds at least
 // plan.workspace bytes. The scale and the masked value are passed by value.
-void execute(cudnnHandle_t handle, const Plan& plan, const __nv_bfloat16* qkv, __nv_bfloat16* o, float* lse, int C,
-             int hs, void* workspace);
+void execute(Handle handle, const Plan& plan, const __nv_bfloat16* qkv, __nv_bfloat16* o, float* lse, int C, int hs,
+             void* workspace);
 
 // Runs a backward plan on `stream`, the stream `handle` is bound to: qkv, out and
 // lse as the forward read and wrote them, dout (B, T, C), dqkv (B, T, 3C) written
 // whole (dQ, dK, dV at element offsets 0, C and 2C). `workspace` holds
 // backward_workspace_bound bytes laid out as that function says (the dQ accumulator,
 // D, then at least plan.workspace bytes of cuDNN's own).
-void execute_backward(cudnnHandle_t handle, cudaStream_t stream, const Plan& plan, const __nv_bfloat16* qkv,
+void execute_backward(Handle handle, cudaStream_t stream, const Plan& plan, const __nv_bfloat16* qkv,
                       const __nv_bfloat16* out, const float* lse, const __nv_bfloat16* dout, __nv_bfloat16* dqkv, int B,
                       int T, int C, int NH, void* workspace);
-
-#endif
 
 }  // namespace wb::cuda::sdpa

@@ -358,6 +358,15 @@ TEST(PlantedFlashAttention, TheForwardPassesAndEachPlantedBugIsCaught) {
   EXPECT_TRUE(contains(out, "48 not finite (first at 0: nan vs ")) << out;
 }
 
+// The emulator's cuDNN SDPA (device/cuda/cudnn_sdpa_emu.cpp) checks every tensor of a
+// call against device memory before it computes: cuda/3's call with O one row past out
+// is a memcheck fault naming O, beside cuda/3 itself, which passes.
+TEST(PlantedCudnnSdpa, AnOutputViewPastItsBufferIsAMemcheckFault) {
+  const std::string out = check_fails("attention_forward_bf16", "--variants 3,97 --shapes ragged --seed 3 --isolate", {3});
+  EXPECT_TRUE(contains(out, "memcheck: cuDNN SDPA forward (emulated): O reaches outside device memory")) << out;
+  EXPECT_TRUE(contains(out, "emu/97 planted_sdpa_out_one_row_on")) << out;
+}
+
 // A refill issued before the barrier that ends the other warps' reads of its buffer, at
 // cuda/4's default launch (query_tile 64, key_tile 64, two stages): caught where the
 // launch refills (the flash shape, T = 200: the last query tile streams four key tiles),

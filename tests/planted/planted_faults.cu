@@ -145,6 +145,13 @@
 //                        tolerance sees only a few of them (9 to 23 of 65016 elements at
 //                        seeds 1-12), the row test (docs/precision.md) every zeroed row.
 //                        At tiny (one tile) every dQ row is zero.
+// And of attention_forward_bf16 through cuDNN's fused SDPA (the emulator's stand-in,
+// device/cuda/cudnn_sdpa_emu.cpp; built where the emulator or cuDNN is):
+//   97 sdpa_out_one_row_on  cuda/3's call with O one row (C elements) past out: the
+//                        last row lands past the end of out. The stand-in checks every
+//                        tensor against device memory before it computes (a memcheck
+//                        fault, as cuDNN's kernels would raise an illegal address or
+//                        overwrite a neighbour on a GPU).
 // And of matmul_forward (TF32 tensor cores, wmma m16n16k8; one warp per 16x16 tile):
 //   90 assumes_fragment_layout  adds the bias into the accumulator fragment's x[i]
 //                        as if lane l held columns 2 * (l % 4) + (i & 1) + 8 * (i / 4)
@@ -166,6 +173,9 @@
 #include "contract/ops/residual_forward.h"
 #include "contract/ops/softmax_forward.h"
 #include "device/cuda/as_device.cuh"
+#if WB_EMU || WB_HAVE_CUDNN
+#include "device/cuda/cudnn_sdpa.h"
+#endif
 #include "device/cuda/libraries.h"
 #include "device/cuda/packed.cuh"
 #include "tests/planted/tensor_core_faults.cuh"
@@ -745,6 +755,27 @@ Variant flash_mma_backward(int id, const char* name, const char* summary) {
   return v;
 }
 
+#if WB_EMU || WB_HAVE_CUDNN
+// attention_forward_bf16 cuda/3's SDPA call, O one row on.
+void launch_sdpa_out_one_row_on(const AttentionForwardBf16Args& a, const Launch& l) {
+  const char* who = "attention_forward_bf16 (planted)";
+  const cuda::sdpa::Handle handle = cuda::sdpa::handle(l);
+  const cuda::sdpa::Plan& plan =
+      cuda::sdpa::plan_for(handle, cuda::stream(l), a.B, a.T, a.C, a.NH, l.workspace_bytes, who);
+  cuda::sdpa::execute(handle, plan, cuda::as_cuda(a.qkv), cuda::as_cuda(a.out) + a.C, a.lse, a.C, a.C / a.NH,
+                      l.workspace);
+}
+
+Variant sdpa_out_one_row_on() {
+  Variant v = test_only(&launch_sdpa_out_one_row_on, "attention_forward_bf16", 97, "planted_sdpa_out_one_row_on",
+                        "test only: cuda/3's cuDNN SDPA call with O one row past out");
+  v.numeric = NumericClass::bf16;
+  v.requirements = cuda::sdpa::head_size_requirements();
+  v.workspace = [](const Shape& s, const ParamValues&) { return cuda::sdpa::workspace_bound(s.B, s.T, s.NH); };
+  return v;
+}
+#endif
+
 // 91 at dq_atomics=0 (the form with a dq kernel and its query tiles), dQ of the last
 // query tile then zeroed.
 Variant last_query_tile_dq_zeroed() {
@@ -785,7 +816,11 @@ std::vector<Variant> planted() {
                 "test only: 90 with a barrier after the maximum's last read", 128);
   Variant exits_early_fixed = test_only(&launch_softmax_exits_early<true>, "softmax_forward", 93,
                                         "ported_exits_early_fixed", "test only: 91 without the early return", 128);
-  return {faults_at_64,
+  std::vector<Variant> with_libraries;
+#if WB_EMU || WB_HAVE_CUDNN
+  with_libraries.push_back(sdpa_out_one_row_on());
+#endif
+  std::vector<Variant> all{faults_at_64,
           slot_reuse,
           exits_early,
           slot_reuse_fixed,
@@ -875,6 +910,8 @@ std::vector<Variant> planted() {
           flash_mma_backward<cuda::flash_attention_backward_mma::kReadsBeforeWait>(
               94, "planted_backward_reads_before_wait", "test only: a query stage read before its cp.async wait"),
           last_query_tile_dq_zeroed()};
+  all.insert(all.end(), with_libraries.begin(), with_libraries.end());
+  return all;
 }
 
 }  // namespace

@@ -131,6 +131,30 @@ std::vector<std::string> shapes_run(const OpSpec& op, const Variant& v, const Pa
   return run;
 }
 
+// The attention step of ci/emu_sanitized.sh, which runs after its `wb check --all`: the
+// ops of its attention_ops line at its attention_shape, block sizes 32 and 128 with
+// every other launch parameter.
+struct AttentionStep {
+  std::vector<std::string> ops;
+  std::string shape_name;
+  Pass pass;
+};
+AttentionStep attention_step() {
+  std::ifstream in(std::string(WB_SOURCE_DIR) + "/ci/emu_sanitized.sh");
+  EXPECT_TRUE(in.good()) << "cannot read " << WB_SOURCE_DIR << "/ci/emu_sanitized.sh";
+  AttentionStep step;
+  const std::regex ops_line(R"re(^attention_ops="([^"]+)"$)re"), shape_line(R"re(^attention_shape=(\S+)$)re");
+  for (std::string text; std::getline(in, text);) {
+    std::smatch m;
+    if (std::regex_match(text, m, ops_line))
+      for (const std::string& op : split_list(m[1].str(), ' ')) step.ops.push_back(op);
+    if (std::regex_match(text, m, shape_line)) step.shape_name = m[1];
+  }
+  EXPECT_FALSE(step.ops.empty()) << "ci/emu_sanitized.sh has no attention_ops=\"...\" line";
+  step.pass = Pass{"the sanitized attention step", shapes_named(step.shape_name), std::vector<int>{32, 128}};
+  return step;
+}
+
 TEST(EmulatedCoverage, EveryRungRunsInEveryEmulatedPassAndAtARaggedShape) {
   const std::vector<Pass> sanitized = sanitized_passes();
   // The thread pass is run by hand for now (ci/run_tests.sh says why); the address pass
@@ -138,6 +162,7 @@ TEST(EmulatedCoverage, EveryRungRunsInEveryEmulatedPassAndAtARaggedShape) {
   ASSERT_GE(sanitized.size(), 1u) << "ci/run_tests.sh runs the address pass";
   EXPECT_EQ(sanitized.front().name, "emu-address");
   const std::vector<Pass> plain = ctest_passes();
+  const AttentionStep step = attention_step();
   auto ex = make_executor(Backend::emu);
   const Registry& reg = Registry::global();
   int rungs = 0;
@@ -152,9 +177,12 @@ TEST(EmulatedCoverage, EveryRungRunsInEveryEmulatedPassAndAtARaggedShape) {
       std::string listed;
       for (const std::string& s : at) listed += (listed.empty() ? "" : ", ") + s;
       EXPECT_TRUE(ragged) << v->key() << " runs at no ragged shape of check_all_emu (it runs at: " << listed << ")";
+      // Each sanitized pass runs the attention step after its check (ci/emu_sanitized.sh).
+      const bool in_step = std::find(step.ops.begin(), step.ops.end(), op->name) != step.ops.end() &&
+                           !shapes_run(*op, *v, step.pass, ex->device()).empty();
       for (const Pass& pass : sanitized)
-        EXPECT_FALSE(shapes_run(*op, *v, pass, ex->device()).empty())
-            << v->key() << " is skipped at every shape of the " << pass.name << " pass";
+        EXPECT_TRUE(in_step || !shapes_run(*op, *v, pass, ex->device()).empty())
+            << v->key() << " is skipped at every shape of the " << pass.name << " pass and its attention step";
     }
   EXPECT_GT(rungs, 90);
 }
@@ -247,30 +275,19 @@ TEST(EmulatedCoverage, EveryPipelinedRungRefillsTwiceAtItsDefaultLaunchInCheckAl
 // shape a backward with dq_atomics=1 at its smallest key tile has two blocks adding into
 // the same dQ rows.
 TEST(EmulatedCoverage, TheSanitizedAttentionStepRunsEveryAttentionRungWhereBlocksShareRows) {
-  std::ifstream in(std::string(WB_SOURCE_DIR) + "/ci/emu_sanitized.sh");
-  ASSERT_TRUE(in.good());
-  std::vector<std::string> ops;
-  std::string shape_name;
-  const std::regex ops_line(R"re(^attention_ops="([^"]+)"$)re"), shape_line(R"re(^attention_shape=(\S+)$)re");
-  for (std::string text; std::getline(in, text);) {
-    std::smatch m;
-    if (std::regex_match(text, m, ops_line))
-      for (const std::string& op : split_list(m[1].str(), ' ')) ops.push_back(op);
-    if (std::regex_match(text, m, shape_line)) shape_name = m[1];
-  }
-  ASSERT_FALSE(ops.empty()) << "ci/emu_sanitized.sh has no attention_ops=\"...\" line";
-  const std::vector<CheckShape> at = shapes_named(shape_name);
-  ASSERT_EQ(at.size(), 1u);
-  const Pass step{"the sanitized attention step", at, std::vector<int>{32, 128}};
+  const AttentionStep step = attention_step();
+  ASSERT_EQ(step.pass.shapes.size(), 1u);
   auto ex = make_executor(Backend::emu);
   const Registry& reg = Registry::global();
-  for (const std::string& name : ops)
+  for (const std::string& name : step.ops)
     for (const Variant* v : reg.variants(name, Backend::emu)) {
       if (v->not_emulated.empty()) {
-        EXPECT_FALSE(shapes_run(reg.op(name), *v, step, ex->device()).empty())
-            << v->key() << " does not run at " << shape_name;
+        EXPECT_FALSE(shapes_run(reg.op(name), *v, step.pass, ex->device()).empty())
+            << v->key() << " does not run at " << step.shape_name;
       }
     }
+  const std::vector<std::string>& ops = step.ops;
+  const std::vector<CheckShape>& at = step.pass.shapes;
   const Shape& s = at.front().shape;
   EXPECT_LE(s.C / s.NH, 64) << "the FlashAttention-2 rungs hold head sizes up to 64";
   EXPECT_GT(s.T, 32) << "two key tiles of 32: two blocks add into the same dQ rows";

@@ -4,6 +4,7 @@
 // notices, --deterministic, and the timing of each call of a step (op times).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -318,8 +319,8 @@ TEST(Plan, TakesTheSectionOfTheSameInstructionSetLevel) {
   EXPECT_TRUE(c.exact);
 }
 
-// Emulating a CUDA section: an entry the emulator cannot run (cuDNN) falls back to the
-// default for that op alone; --deterministic passes over float-atomic variants and
+// Emulating a CUDA section: an entry the emulator cannot run (cuBLASLt) falls back to
+// the default for that op alone; --deterministic passes over float-atomic variants and
 // entries whose report saw two runs differ.
 TEST(Plan, FallsBackPerOpAndHonoursDeterministic) {
   const Registry& reg = Registry::global();
@@ -328,12 +329,13 @@ TEST(Plan, FallsBackPerOpAndHonoursDeterministic) {
   const auto workloads = step_workloads(c, 2, 8);
   Shape btc;
   btc.B = 2, btc.T = 8, btc.C = 64;
-  Shape attn = btc;
-  attn.NH = 2;
-  const Variant* cudnn = nullptr;
-  for (const Variant* v : reg.variants("attention_forward", Backend::emu))
-    if (!v->not_emulated.empty()) cudnn = v;
-  ASSERT_NE(cudnn, nullptr) << "attention_forward has no variant the emulator skips";
+  const Variant* lt = nullptr;
+  for (const Variant* v : reg.variants("matmul_backward", Backend::emu))
+    if (!v->not_emulated.empty()) lt = v;
+  ASSERT_NE(lt, nullptr) << "matmul_backward has no variant the emulator skips";
+  const auto mmb = std::find_if(workloads.begin(), workloads.end(),
+                                [](const Workload& w) { return w.op == "matmul_backward"; });
+  ASSERT_NE(mmb, workloads.end()) << "the step has no matmul_backward";
   const Variant* atomics = nullptr;
   for (const Variant* v : reg.variants("layernorm_backward", Backend::emu))
     if (!v->claims_deterministic(v->default_params()) && !v->skip_reason(btc, v->default_params())) atomics = v;
@@ -348,10 +350,10 @@ TEST(Plan, FallsBackPerOpAndHonoursDeterministic) {
       1);
   drifted.deterministic = false;
   const BestFile b = best_for(
-      *ex, {entry("attention_forward", attn, cudnn->id), entry("layernorm_backward", btc, atomics->id), drifted});
+      *ex, {entry("matmul_backward", mmb->shape, lt->id), entry("layernorm_backward", btc, atomics->id), drifted});
   std::ostringstream notices;
   const KernelPlan plan(reg, *ex, PlanOptions{}, &b, workloads, notices);
-  EXPECT_EQ(plan.at("attention_forward", attn).origin, "default (fallback)");
+  EXPECT_EQ(plan.at("matmul_backward", mmb->shape).origin, "default (fallback)");
   EXPECT_NE(notices.str().find("which cannot run here (not emulated"), std::string::npos) << notices.str();
   EXPECT_EQ(plan.at("layernorm_backward", btc).variant, atomics);
   EXPECT_EQ(plan.at("layernorm_backward", btc).origin, "best.json");

@@ -2,9 +2,10 @@
 // backward (its flash-attention backward engine), straight on the bf16 qkv, out, dout
 // and dqkv.
 //
-// NEVER RUN ON A GPU: written and compiled (nvcc sm_80/sm_90, and the emulator's host
-// build, which leaves it out) on a machine without one. Its first `wb check` on a
-// device is its first test.
+// NEVER RUN ON A GPU: written and compiled (nvcc sm_80/sm_90) on a machine without
+// one. The emulator runs it against its stand-in for cuDNN (device/cuda/cudnn_sdpa_emu.cpp:
+// the graph's math on the host), which checks this file's views, strides and workspace
+// but not cuDNN itself: its first `wb check` on a device is cuDNN's first test here.
 //
 // Idea: the backward graph of device/cuda/cudnn_sdpa.h (the pattern cuDNN's fused
 // SDPA backward engine recognises, as cudnn-frontend's SDPA backward node expands it)
@@ -37,7 +38,7 @@
 // if a plan ever asks for more. Up to cuDNN 9.15.0 the engine can read out of bounds
 // when T % 128 != 0 and it runs inside a CUDA graph replay (cudnn-frontend adds a
 // padding mask of full lengths then): wb launches it directly, so this is not worked
-// around. Cached plans live until the process ends. Not emulated.
+// around. Cached plans live until the process ends.
 #include <cstdint>
 #include <string>
 
@@ -45,21 +46,18 @@
 #include "contract/ops/attention_backward.h"
 #include "device/cuda/cudnn_sdpa.h"
 #include "device/cuda/dialect.cuh"
-#include "device/cuda/libraries.h"
 #include "device/cuda/packed.cuh"
 #include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {
 
-#if !WB_EMU  // the emulator cannot run it (Variant::not_emulated): the GPU build only
-
 constexpr const char* kWho = "attention_backward_bf16 cuda/4";
 
 void launch(const AttentionBackwardBf16Args& a, const Launch& l) {
   cuda::require_aligned16("attention_backward_bf16 cuda/4 (cuDNN tensors declared 16-byte aligned)",
                           {a.dqkv, a.dout, a.qkv, a.out, a.lse, l.workspace});
-  const int version = int(cudnnGetVersion());
+  const int version = cuda::sdpa::version();
   if (version == 91000 || version == 91001)
     throw Unsupported(std::string(kWho) + ": cuDNN " + std::to_string(version) +
                       " has known SDPA backward bugs (9.10.0 and 9.10.1; cudnn-frontend refuses them too)");
@@ -70,8 +68,7 @@ void launch(const AttentionBackwardBf16Args& a, const Launch& l) {
     throw BackendError(std::string(kWho) + ": " + std::to_string(l.workspace_bytes) + " bytes of workspace given, " +
                        std::to_string(total) + " declared");
 
-  cudnnHandle_t handle = cuda::libraries(l).cudnn();
-  WB_CHECK(cudnnSetStream(handle, stream));
+  const cuda::sdpa::Handle handle = cuda::sdpa::handle(l);
   const cuda::sdpa::Plan& plan = cuda::sdpa::backward_plan_for(handle, stream, a.B, a.T, a.C, a.NH, cudnn_bound, kWho);
 
   // hs % 8 == 0, so C is a multiple of 8 and every view's base (+ C, + 2C) stays
@@ -80,13 +77,11 @@ void launch(const AttentionBackwardBf16Args& a, const Launch& l) {
                                cuda::as_cuda(a.dout), cuda::as_cuda(a.dqkv), a.B, a.T, a.C, a.NH, l.workspace);
 }
 
-#endif
-
 }  // namespace
 
 Variant attention_backward_bf16_cuda_4() {
   Variant v = cuda::sdpa::rung<AttentionBackwardBf16Args>(
-      WB_DEVICE_ONLY(launch),
+      &launch,
       "cuDNN backend-graph fused SDPA backward (causal, P recomputed from lse, fp32 dq accumulator by atomics) "
       "straight on the bf16 qkv, out, dout and dqkv");
   v.requirements.push_back({"T >= 2", [](const Shape& s) { return s.T >= 2; }});

@@ -27,9 +27,7 @@
 // sm_80); cuDNN's own workspace is only known once the plan exists: the declared
 // workspace reserves a generous bound for it and the launch fails with a clear message
 // if a plan ever asks for more. Cached plans live until the process ends.
-#if !WB_EMU
 #include <cuda_bf16.h>
-#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -39,7 +37,6 @@
 #include "contract/ops/attention_forward.h"
 #include "device/cuda/cudnn_sdpa.h"
 #include "device/cuda/dialect.cuh"
-#include "device/cuda/libraries.h"
 #include "device/cuda/runtime.h"
 #include "variants/attention_forward/common.cuh"
 
@@ -67,7 +64,6 @@ Layout layout(int64_t B, int64_t T, int64_t C, int64_t NH) {
   return w;
 }
 
-#if !WB_EMU
 static_assert(sizeof(__nv_bfloat16) == kBf16Bytes);
 
 // ---- conversion kernels (n4 = number of float4 groups; all counts are multiples of 4) ----
@@ -99,8 +95,7 @@ void launch(const AttentionForwardArgs& a, const Launch& l) {
   auto* o16 = reinterpret_cast<__nv_bfloat16*>(base + w.o16);
   const int64_t btc = int64_t(a.B) * a.T * a.C;
 
-  cudnnHandle_t handle = cuda::libraries(l).cudnn();
-  WB_CHECK(cudnnSetStream(handle, stream));
+  const cuda::sdpa::Handle handle = cuda::sdpa::handle(l);
   // cuDNN's part of the workspace: what the layout declares, what the launch's holds past w.cudnn
   const std::size_t room = std::min(w.cudnn_bound, l.workspace_bytes > w.cudnn ? l.workspace_bytes - w.cudnn : 0);
   const cuda::sdpa::Plan& plan =
@@ -115,13 +110,11 @@ void launch(const AttentionForwardArgs& a, const Launch& l) {
   WB_LAUNCH(from_bf16, cuda::grid_for(n4_out, block), block, 0, stream, a.out, o16, n4_out);
 }
 
-#endif
-
 }  // namespace
 
 Variant attention_forward_cuda_5() {
   Variant v = cuda::sdpa::rung<AttentionForwardArgs>(
-      WB_DEVICE_ONLY(launch),
+      &launch,
       "qkv to bf16, cuDNN backend-graph fused SDPA (causal, stats = lse), bf16 out back to fp32");
   v.params = {block_size_param()};
   v.workspace = [](const Shape& s, const ParamValues&) { return layout(s.B, s.T, s.C, s.NH).total; };

@@ -1,9 +1,10 @@
 // attention_forward_bf16, CUDA variant 3: cuDNN fused scaled-dot-product attention,
 // straight on the bf16 qkv and out.
 //
-// NEVER RUN ON A GPU: written and compiled (nvcc sm_80/sm_90, and the emulator's host
-// build, which leaves it out) on a machine without one. Its first `wb check` on a
-// device is its first test.
+// NEVER RUN ON A GPU: written and compiled (nvcc sm_80/sm_90) on a machine without
+// one. The emulator runs it against its stand-in for cuDNN (device/cuda/cudnn_sdpa_emu.cpp:
+// the graph's math on the host), which checks this file's views, strides and workspace
+// but not cuDNN itself: its first `wb check` on a device is cuDNN's first test here.
 //
 // Idea: attention_forward cuda/5's cuDNN SDPA graph (device/cuda/cudnn_sdpa.h: causal
 // mask, Stats = lse, the engine choice and the plan cache) without its conversions:
@@ -20,7 +21,7 @@
 // qkv and out 16-byte aligned (the graph declares 16-byte aligned tensors; otherwise
 // skipped); cuDNN's own workspace is only known once the plan exists: the declared
 // workspace is the same bound as cuda/5's, and the launch fails with a clear message if
-// a plan ever asks for more. Cached plans live until the process ends. Not emulated.
+// a plan ever asks for more. Cached plans live until the process ends.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -29,14 +30,11 @@
 #include "contract/ops/attention_forward.h"
 #include "device/cuda/cudnn_sdpa.h"
 #include "device/cuda/dialect.cuh"
-#include "device/cuda/libraries.h"
 #include "device/cuda/packed.cuh"
 #include "device/cuda/runtime.h"
 
 namespace wb::variants {
 namespace {
-
-#if !WB_EMU  // the emulator cannot run it (Variant::not_emulated): the GPU build only
 
 void launch(const AttentionForwardBf16Args& a, const Launch& l) {
   cuda::require_aligned16("attention_forward_bf16 cuda/3 (cuDNN tensors declared 16-byte aligned)",
@@ -44,8 +42,7 @@ void launch(const AttentionForwardBf16Args& a, const Launch& l) {
   const cudaStream_t stream = cuda::stream(l);
   const std::size_t bound = cuda::sdpa::workspace_bound(a.B, a.T, a.NH);
 
-  cudnnHandle_t handle = cuda::libraries(l).cudnn();
-  WB_CHECK(cudnnSetStream(handle, stream));
+  const cuda::sdpa::Handle handle = cuda::sdpa::handle(l);
   const cuda::sdpa::Plan& plan = cuda::sdpa::plan_for(
       handle, stream, a.B, a.T, a.C, a.NH, std::min(bound, l.workspace_bytes), "attention_forward_bf16 cuda/3");
 
@@ -53,13 +50,11 @@ void launch(const AttentionForwardBf16Args& a, const Launch& l) {
   cuda::sdpa::execute(handle, plan, cuda::as_cuda(a.qkv), cuda::as_cuda(a.out), a.lse, a.C, a.C / a.NH, l.workspace);
 }
 
-#endif
-
 }  // namespace
 
 Variant attention_forward_bf16_cuda_3() {
   Variant v = cuda::sdpa::rung<AttentionForwardBf16Args>(
-      WB_DEVICE_ONLY(launch), "cuDNN backend-graph fused SDPA (causal, stats = lse) straight on the bf16 qkv and out");
+      &launch, "cuDNN backend-graph fused SDPA (causal, stats = lse) straight on the bf16 qkv and out");
   v.workspace = [](const Shape& s, const ParamValues&) { return cuda::sdpa::workspace_bound(s.B, s.T, s.NH); };
   return v;
 }

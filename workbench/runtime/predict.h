@@ -37,7 +37,7 @@
 //    / library_efficiency)
 //
 // loads, stores, sectors, wavefronts and collectives are per warp (the counters over the
-// kernel's warps). A variant the emulator cannot run (cuDNN, cuBLASLt) is predicted as
+// kernel's warps). A variant the emulator cannot run (cuBLASLt, cuDNN's softmax) is predicted as
 // one library call at the op's byte and flop models. The constants have a stated prior
 // (ModelConstants' defaults, set before any fit) and are fitted to a device's measured
 // sweep by fit_constants, scored leave-one-op-out (predict_score.h). What the model does
