@@ -82,32 +82,38 @@ TEST(Predict, AWarpsChainPaysEachLoadAndStoreInTurnOncePerWave) {
   // share of 1e6 requests over 6400 warps: 156.25 loads.
   ModelConstants m = only(&ModelConstants::load_s, 1e-7);
   m.wave_s = 1e-6;
-  const Prediction p = predict_time(one_kernel(800, 1000000, 4), 0, 0, NumericClass::fp32, h200_like(), m);
+  const Prediction p =
+      predict_time(one_kernel(800, 1000000, 4), 0, 0, NumericClass::fp32, NumericClass::fp32, h200_like(), m);
   EXPECT_NEAR(p.seconds, 1e-6 + (1e-6 + 1e6 / 6400.0 * 1e-7), 1e-12);
   EXPECT_EQ(p.bound, "chain");
   // Twice the blocks: two waves, each a chain of the same length (the requests per warp
   // halve: the same 1e6 over twice the warps).
-  const Prediction two = predict_time(one_kernel(1600, 2000000, 4), 0, 0, NumericClass::fp32, h200_like(), m);
+  const Prediction two =
+      predict_time(one_kernel(1600, 2000000, 4), 0, 0, NumericClass::fp32, NumericClass::fp32, h200_like(), m);
   EXPECT_NEAR(two.seconds, 1e-6 + 2 * (1e-6 + 1e6 / 6400.0 * 1e-7), 1e-12);
   // 801 blocks: a tail wave of one block costs a whole chain.
-  const Prediction tail = predict_time(one_kernel(801, 801 * 1250, 4), 0, 0, NumericClass::fp32, h200_like(), m);
+  const Prediction tail =
+      predict_time(one_kernel(801, 801 * 1250, 4), 0, 0, NumericClass::fp32, NumericClass::fp32, h200_like(), m);
   EXPECT_NEAR(tail.seconds, 1e-6 + 2 * (1e-6 + 156.25 * 1e-7), 1e-12);
 }
 
 TEST(Predict, AnSmsPipesIssueItsWarpsSectorsAndWavefronts) {
   // 64 warps an SM, each 1e6 * 8 / 6400 = 1250 sectors at 2 clocks, at 2 GHz.
   const ModelConstants m = only(&ModelConstants::sector_clocks, 2);
-  const Prediction strided = predict_time(one_kernel(800, 1000000, 8), 0, 0, NumericClass::fp32, h200_like(), m);
+  const Prediction strided =
+      predict_time(one_kernel(800, 1000000, 8), 0, 0, NumericClass::fp32, NumericClass::fp32, h200_like(), m);
   EXPECT_NEAR(strided.seconds, 1e-6 + 64 * 1250 * 2 / 2e9, 1e-12);
   EXPECT_EQ(strided.bound, "issue");
-  const Prediction coalesced = predict_time(one_kernel(800, 1000000, 4), 0, 0, NumericClass::fp32, h200_like(), m);
+  const Prediction coalesced =
+      predict_time(one_kernel(800, 1000000, 4), 0, 0, NumericClass::fp32, NumericClass::fp32, h200_like(), m);
   EXPECT_NEAR(coalesced.seconds - 1e-6, (strided.seconds - 1e-6) / 2, 1e-12) << "half the sectors, half the time";
   // 10 blocks: 10 SMs of 8 warps, each warp now 1e6 * 4 / 80 sectors.
-  const Prediction few = predict_time(one_kernel(10, 1000000, 4), 0, 0, NumericClass::fp32, h200_like(), m);
+  const Prediction few =
+      predict_time(one_kernel(10, 1000000, 4), 0, 0, NumericClass::fp32, NumericClass::fp32, h200_like(), m);
   EXPECT_NEAR(few.seconds, 1e-6 + 8 * (4e6 / 80) * 2 / 2e9, 1e-12);
   // Shared wavefronts alike: 2e9 over 6400 warps, a clock each.
-  const Prediction banks = predict_time(one_kernel(800, 1, 4, 2000000000), 0, 0, NumericClass::fp32, h200_like(),
-                                        only(&ModelConstants::wavefront_clocks, 1));
+  const Prediction banks = predict_time(one_kernel(800, 1, 4, 2000000000), 0, 0, NumericClass::fp32, NumericClass::fp32,
+                                        h200_like(), only(&ModelConstants::wavefront_clocks, 1));
   EXPECT_NEAR(banks.seconds, 1e-6 + 64 * (2e9 / 6400) / 2e9, 1e-12);
 }
 
@@ -115,7 +121,8 @@ TEST(Predict, TheChainAndThePipesOverlapInPart) {
   ModelConstants m = only(&ModelConstants::load_s, 1e-7);
   m.sector_clocks = 2;
   const double chain = 1e6 / 6400.0 * 1e-7, issue = 64 * 1250 * 2 / 2e9;
-  const Prediction p = predict_time(one_kernel(800, 1000000, 8), 0, 0, NumericClass::fp32, h200_like(), m);
+  const Prediction p =
+      predict_time(one_kernel(800, 1000000, 8), 0, 0, NumericClass::fp32, NumericClass::fp32, h200_like(), m);
   EXPECT_NEAR(p.seconds, 1e-6 + std::hypot(chain, issue), 1e-12);
 }
 
@@ -130,7 +137,8 @@ Counters with_footprint(uint64_t distinct) {
 TEST(Predict, MemoryBehindTheCachesServesEachDistinctSectorOnce) {
   ModelConstants m = only(&ModelConstants::dram_efficiency, 0.5);
   // 2 x 1e6 sectors of 32 bytes at half of 4 TB/s.
-  const Prediction p = predict_time(with_footprint(1000000), 0, 0, NumericClass::fp32, h200_like(), m);
+  const Prediction p =
+      predict_time(with_footprint(1000000), 0, 0, NumericClass::fp32, NumericClass::fp32, h200_like(), m);
   EXPECT_NEAR(p.seconds, 1e-6 + 64e6 / 2e12, 1e-12);
   EXPECT_EQ(p.bound, "dram");
   // What the L1s ask of the L2 pays its bandwidth, 10 TB/s in full: each warp's own
@@ -141,7 +149,7 @@ TEST(Predict, MemoryBehindTheCachesServesEachDistinctSectorOnce) {
   d.l2_gbps = 10000;
   Counters reread = one_kernel(800, 1000000, 4);
   reread.kernels[0].read_footprint = {1000000, 1000, 6400};
-  const Prediction l2 = predict_time(reread, 0, 0, NumericClass::fp32, d, m);
+  const Prediction l2 = predict_time(reread, 0, 0, NumericClass::fp32, NumericClass::fp32, d, m);
   EXPECT_NEAR(l2.seconds, 1e-6 + 1e6 * 32 / 1e13, 1e-12);
   EXPECT_EQ(l2.bound, "l2");
 }
@@ -153,8 +161,8 @@ TEST(Predict, AtomicsOnOneSectorWaitForEachOther) {
   c.kernels[0].atomic_ops = 64000;
   c.kernels[0].atomic_sector_ops = 8000;
   c.kernels[0].atomic_sectors = {8, 8, 6400};
-  const Prediction p =
-      predict_time(c, 0, 0, NumericClass::fp32, h200_like(), only(&ModelConstants::same_sector_s, 1e-8));
+  const Prediction p = predict_time(c, 0, 0, NumericClass::fp32, NumericClass::fp32, h200_like(),
+                                    only(&ModelConstants::same_sector_s, 1e-8));
   EXPECT_NEAR(p.seconds, 1e-6 + 1000 * 1e-8, 1e-12);
   EXPECT_EQ(p.bound, "atomics");
   // A request's lanes on one sector are one operation: 1000 single-lane requests on one
@@ -163,15 +171,16 @@ TEST(Predict, AtomicsOnOneSectorWaitForEachOther) {
   single.kernels[0].atomic_ops = 1000;
   single.kernels[0].atomic_sector_ops = 1000;
   single.kernels[0].atomic_sectors = {1, 1, 1000};
-  EXPECT_NEAR(
-      predict_time(single, 0, 0, NumericClass::fp32, h200_like(), only(&ModelConstants::same_sector_s, 1e-8)).seconds,
-      p.seconds, 1e-12);
+  EXPECT_NEAR(predict_time(single, 0, 0, NumericClass::fp32, NumericClass::fp32, h200_like(),
+                           only(&ModelConstants::same_sector_s, 1e-8))
+                  .seconds,
+              p.seconds, 1e-12);
   // They wait while the kernel's other work goes on: the longer of the two, not the sum
   // (a warp's chain of 1e-6 + 1000 / 6400 loads of 1e-4 s here).
   ModelConstants m = only(&ModelConstants::same_sector_s, 1e-8);
   m.wave_s = 1e-6;
   m.load_s = 1e-4;
-  const Prediction longer = predict_time(c, 0, 0, NumericClass::fp32, h200_like(), m);
+  const Prediction longer = predict_time(c, 0, 0, NumericClass::fp32, NumericClass::fp32, h200_like(), m);
   EXPECT_NEAR(longer.seconds, 1e-6 + 1e-6 + 1000 / 6400.0 * 1e-4, 1e-12);
   EXPECT_EQ(longer.bound, "chain");
 }
@@ -182,20 +191,20 @@ TEST(Predict, StoresGoThroughToTheL2) {
   d.l2_gbps = 10000;
   Counters c = one_kernel(800, 1000000, 4);
   c.kernels[0].sites[0].store = true;  // 4e6 sectors stored, none read
-  const Prediction p = predict_time(c, 0, 0, NumericClass::fp32, d, m);
+  const Prediction p = predict_time(c, 0, 0, NumericClass::fp32, NumericClass::fp32, d, m);
   EXPECT_NEAR(p.seconds, 1e-6 + 4e6 * 32 / 1e13, 1e-12);
   EXPECT_EQ(p.bound, "l2");
 }
 
 TEST(Predict, AnSmStartsItsBlocksOneByOne) {
   // 100 000 blocks over 100 SMs: 1000 each, 1e-7 s apart, however little each does.
-  const Prediction p = predict_time(one_kernel(100000, 1000, 4), 0, 0, NumericClass::fp32, h200_like(),
-                                    only(&ModelConstants::block_s, 1e-7));
+  const Prediction p = predict_time(one_kernel(100000, 1000, 4), 0, 0, NumericClass::fp32, NumericClass::fp32,
+                                    h200_like(), only(&ModelConstants::block_s, 1e-7));
   EXPECT_NEAR(p.seconds, 1e-6 + 1000 * 1e-7, 1e-12);
   EXPECT_EQ(p.bound, "blocks");
   // 150 blocks: two on the busiest SM.
-  const Prediction few = predict_time(one_kernel(150, 1000, 4), 0, 0, NumericClass::fp32, h200_like(),
-                                      only(&ModelConstants::block_s, 1e-7));
+  const Prediction few = predict_time(one_kernel(150, 1000, 4), 0, 0, NumericClass::fp32, NumericClass::fp32,
+                                      h200_like(), only(&ModelConstants::block_s, 1e-7));
   EXPECT_NEAR(few.seconds, 1e-6 + 2e-7, 1e-12);
 }
 
@@ -203,11 +212,11 @@ TEST(Predict, TheFlopModelBoundsItAndALibraryRungIsPredictedByTheOpsModels) {
   const DeviceModel d = h200_like();
   ModelConstants m = only(&ModelConstants::load_s, 1e-9);
   // The op's flop model (1e9 at 50 TFLOP/s: 20 us) above what the counters say.
-  const Prediction flops = predict_time(one_kernel(800, 1000, 4), 0, 1e9, NumericClass::fp32, d, m);
+  const Prediction flops = predict_time(one_kernel(800, 1000, 4), 0, 1e9, NumericClass::fp32, NumericClass::fp32, d, m);
   EXPECT_NEAR(flops.seconds, 1e-6 + 20e-6, 1e-12);
   EXPECT_EQ(flops.bound, "flops");
   m.library_efficiency = 0.5;
-  const Prediction library = predict_time(std::nullopt, 4e6, 0, NumericClass::fp32, d, m);
+  const Prediction library = predict_time(std::nullopt, 4e6, 0, NumericClass::fp32, NumericClass::fp32, d, m);
   EXPECT_NEAR(library.seconds, 1e-6 + 2e-6, 1e-12);
   EXPECT_EQ(library.bound, "model");
 }
@@ -273,7 +282,7 @@ TEST(PredictScore, FitsConstantsAndScoresOutOfSampleWithoutTheHeldOutOp) {
       p.op = op;
       p.pair = std::string(op) + " at N=1";
       p.counters = one_kernel(blocks, blocks * 1000, 4);
-      p.measured_s = predict_time(p.counters, 0, 0, NumericClass::fp32, d, truth).seconds;
+      p.measured_s = predict_time(p.counters, 0, 0, NumericClass::fp32, NumericClass::fp32, d, truth).seconds;
       points.push_back(p);
     }
   ModelConstants start = only(&ModelConstants::load_s, 1e-7);
@@ -291,7 +300,8 @@ TEST(PredictScore, FitsConstantsAndScoresOutOfSampleWithoutTheHeldOutOp) {
   EXPECT_EQ(s.best_in_top3, 2u);
   // The prior's predictions: right order, wrong scale.
   std::vector<double> prior;
-  for (const ScoredPoint& p : points) prior.push_back(predict_time(p.counters, 0, 0, NumericClass::fp32, d, start).seconds);
+  for (const ScoredPoint& p : points)
+    prior.push_back(predict_time(p.counters, 0, 0, NumericClass::fp32, NumericClass::fp32, d, start).seconds);
   const Scores sp = score(points, prior);
   EXPECT_GT(sp.mape, 0.2);
   ASSERT_TRUE(sp.pairs[0].spearman.has_value());
@@ -340,41 +350,80 @@ TEST(Predict, ALibraryGemmRunsInWavesOfTilesAtTheRateOfTheCeilingsGemm) {
   m.library_efficiency = 1;
   m.launch_s = 0;
   const double n = 8192, reference = 2 * n * n * n / 50e12;
-  const Prediction square = predict_time(one_gemm(8192, 8192, 8192, 1, 1), 0, 0, NumericClass::fp32, d, m);
+  const Prediction square =
+      predict_time(one_gemm(8192, 8192, 8192, 1, 1), 0, 0, NumericClass::fp32, NumericClass::fp32, d, m);
   EXPECT_NEAR(square.seconds, reference, reference * 1e-12);
   EXPECT_EQ(square.bound, "library");
   const double per_wave_per_depth = reference / 41 / n;
-  const double full = predict_time(one_gemm(1280, 1280, 384, 1, 1), 0, 0, NumericClass::fp32, d, m).seconds;
+  const double full =
+      predict_time(one_gemm(1280, 1280, 384, 1, 1), 0, 0, NumericClass::fp32, NumericClass::fp32, d, m).seconds;
   EXPECT_NEAR(full, 384 * per_wave_per_depth, full * 1e-12);  // 100 tiles: one wave
-  const double tail = predict_time(one_gemm(1280, 1408, 384, 1, 1), 0, 0, NumericClass::fp32, d, m).seconds;
+  const double tail =
+      predict_time(one_gemm(1280, 1408, 384, 1, 1), 0, 0, NumericClass::fp32, NumericClass::fp32, d, m).seconds;
   EXPECT_NEAR(tail, 2 * full, full * 1e-12);  // 110 tiles: a second wave for 10 of them
-  const double full_twice = predict_time(one_gemm(1280, 2560, 384, 1, 1), 0, 0, NumericClass::fp32, d, m).seconds;
+  const double full_twice =
+      predict_time(one_gemm(1280, 2560, 384, 1, 1), 0, 0, NumericClass::fp32, NumericClass::fp32, d, m).seconds;
   EXPECT_NEAR(full_twice, tail, full * 1e-12);  // 200 tiles: the same two waves
   // A narrow matrix takes a narrower tile: n = 64 halves each tile, and 200 tiles of
   // 128 x 64 (two waves) take the time of one wave of full tiles.
-  const double narrow = predict_time(one_gemm(128, 64, 384, 200, 1), 0, 0, NumericClass::fp32, d, m).seconds;
+  const double narrow =
+      predict_time(one_gemm(128, 64, 384, 200, 1), 0, 0, NumericClass::fp32, NumericClass::fp32, d, m).seconds;
   EXPECT_NEAR(narrow, full, full * 1e-12);
   // A deep GEMM of few tiles is split along k where that takes less time: 110 tiles 4096
   // deep take 2 waves of 4096 whole, 9 waves of 512 split in 8 (or 18 of 256 in 16).
-  const double deep = predict_time(one_gemm(1280, 1408, 4096, 1, 1), 0, 0, NumericClass::fp32, d, m).seconds;
+  const double deep =
+      predict_time(one_gemm(1280, 1408, 4096, 1, 1), 0, 0, NumericClass::fp32, NumericClass::fp32, d, m).seconds;
   EXPECT_NEAR(deep, 9 * 512 * per_wave_per_depth, deep * 1e-12);
   // Calls add up; the wave's fixed cost is paid per wave.
-  EXPECT_NEAR(predict_time(one_gemm(1280, 1280, 384, 1, 3), 0, 0, NumericClass::fp32, d, m).seconds, 3 * full,
-              full * 1e-12);
+  EXPECT_NEAR(predict_time(one_gemm(1280, 1280, 384, 1, 3), 0, 0, NumericClass::fp32, NumericClass::fp32, d, m).seconds,
+              3 * full, full * 1e-12);
   m.library_wave_s = 1e-6;
-  const double paid = predict_time(one_gemm(1280, 1408, 384, 1, 1), 0, 0, NumericClass::fp32, d, m).seconds;
+  const double paid =
+      predict_time(one_gemm(1280, 1408, 384, 1, 1), 0, 0, NumericClass::fp32, NumericClass::fp32, d, m).seconds;
   const double per_depth_paid = (reference - 41 * 1e-6) / 41 / n;
   EXPECT_NEAR(paid, 2 * (384 * per_depth_paid + 1e-6), paid * 1e-12);
   // The efficiency divides it all; the bytes bound it from below.
   m.library_efficiency = 0.5;
-  EXPECT_NEAR(predict_time(one_gemm(1280, 1408, 384, 1, 1), 0, 0, NumericClass::fp32, d, m).seconds, 2 * paid,
-              paid * 1e-12);
+  EXPECT_NEAR(predict_time(one_gemm(1280, 1408, 384, 1, 1), 0, 0, NumericClass::fp32, NumericClass::fp32, d, m).seconds,
+              2 * paid, paid * 1e-12);
   Counters heavy = one_gemm(1280, 1408, 384, 1, 1);
   heavy.kernels[0].bytes = 4e6;  // 1 us at 4000 GB/s, above the arithmetic of k = 1
   m.library_wave_s = 0;
   m.library_efficiency = 1;
   heavy.kernels[0].gemms[0].k = 1;
-  EXPECT_NEAR(predict_time(heavy, 0, 0, NumericClass::fp32, d, m).seconds, 1e-6, 1e-15);
+  EXPECT_NEAR(predict_time(heavy, 0, 0, NumericClass::fp32, NumericClass::fp32, d, m).seconds, 1e-6, 1e-15);
+}
+
+// A library works at the ceiling of the storage it is handed (model 6): a bf16 op's
+// library GEMM, of an fp32 accuracy class (fp32 accumulation), at the bf16 tensor-core
+// ceiling, not the fp32 CUDA-core one; so is its flop floor, where the rung calls a
+// library, and a rung the emulator cannot run. A hand-written kernel's floor stays at its
+// own class: the CUDA-core arithmetic the emulator does not see.
+TEST(Predict, ALibraryWorksAtTheCeilingOfTheStorageItIsHanded) {
+  DeviceModel d = h200_like();
+  d.ceilings.bf16_tflops = 800;  // 16 times the fp32 ceiling
+  ModelConstants m = only(&ModelConstants::library_wave_s, 0);
+  m.library_efficiency = 1;
+  m.launch_s = 0;
+  const Counters gemm = one_gemm(8192, 8192, 8192, 1, 1);
+  const double flops = 2.0 * 8192 * 8192 * 8192;
+  const double at_fp32 = predict_time(gemm, 0, flops, NumericClass::fp32, NumericClass::fp32, d, m).seconds;
+  const double at_bf16 = predict_time(gemm, 0, flops, NumericClass::fp32, NumericClass::bf16, d, m).seconds;
+  EXPECT_NEAR(at_fp32, flops / 50e12, at_fp32 * 1e-12);
+  EXPECT_NEAR(at_bf16, flops / 800e12, at_bf16 * 1e-12) << "the flop floor too is the library's ceiling";
+  const Prediction unemulated = predict_time(std::nullopt, 0, flops, NumericClass::fp32, NumericClass::bf16, d, m);
+  EXPECT_NEAR(unemulated.seconds, flops / 800e12, at_bf16 * 1e-12);
+  // A hand-written kernel of class fp32 on the same bf16 op: floored at fp32's ceiling.
+  const Prediction kernel = predict_time(one_kernel(1, 1, 4), 0, flops, NumericClass::fp32, NumericClass::bf16, d,
+                                         only(&ModelConstants::launch_s, 0));
+  EXPECT_EQ(kernel.bound, "flops");
+  EXPECT_NEAR(kernel.seconds, flops / 50e12, kernel.seconds * 1e-12);
+
+  const Registry& reg = Registry::global();
+  EXPECT_EQ(library_class(reg.op("matmul_forward_bf16"), NumericClass::fp32), NumericClass::bf16);
+  EXPECT_EQ(library_class(reg.op("attention_forward_bf16"), NumericClass::bf16), NumericClass::bf16);
+  EXPECT_EQ(library_class(reg.op("matmul_forward"), NumericClass::fp32), NumericClass::fp32);
+  EXPECT_EQ(library_class(reg.op("matmul_forward"), NumericClass::tf32), NumericClass::tf32);
 }
 
 TEST(CountersJson, RoundTripsEveryFieldAndRefusesAnImpossibleSite) {

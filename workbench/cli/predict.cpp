@@ -52,7 +52,7 @@ struct PredictOptions {
 struct Row {
   const Record* measured;
   std::optional<Counters> counters;  // nullopt: a library rung, predicted from the op's models
-  std::string twin_hash = {};  // the emulated twin's identity, with what it counted
+  std::string twin_hash = {};        // the emulated twin's identity, with what it counted
 };
 
 // The reports' device: its SMs, clock and ceilings as the reports measured them; what a
@@ -119,7 +119,8 @@ void apply_settings(const std::vector<std::string>& settings, PredictOptions& o)
       if (name == c.name) found = &c;
     if (eq == std::string::npos || !found) {
       std::string names;
-      for (const ModelConstants::Named& c : ModelConstants::all()) names += std::string(names.empty() ? "" : ", ") + c.name;
+      for (const ModelConstants::Named& c : ModelConstants::all())
+        names += std::string(names.empty() ? "" : ", ") + c.name;
       throw UsageError("--set " + s + ": expected NAME=VALUE, NAME one of " + names);
     }
     char* end = nullptr;
@@ -209,20 +210,23 @@ int predict(const PredictOptions& given) {
   for (const std::string& key : order)
     for (const Row& x : pairs[key]) {
       const Record& r = *x.measured;
-      points.push_back({r.op, key, x.counters, r.bytes, r.flops, r.numeric, r.timing->median_s});
+      points.push_back({r.op, key, x.counters, r.bytes, r.flops, r.numeric, r.timing->median_s,
+                        library_class(reg.op(r.op), r.numeric)});
       point_rows.push_back(&x);
     }
   const ModelConstants prior = o.constants;
   const ModelConstants fitted = fit_constants(points, device, prior, o.fixed);
   auto predict_all = [&](const ModelConstants& m) {
     std::vector<double> out;
-    for (const ScoredPoint& p : points) out.push_back(predict_time(p.counters, p.bytes, p.flops, p.numeric, device, m).seconds);
+    for (const ScoredPoint& p : points)
+      out.push_back(predict_time(p.counters, p.bytes, p.flops, p.numeric, p.library, device, m).seconds);
     return out;
   };
   const std::vector<double> at_prior = predict_all(prior), in_sample = predict_all(fitted),
                             out_of_sample = leave_one_op_out(points, device, prior, o.fixed);
   const Scores sp = score(points, at_prior), si = score(points, in_sample), so = score(points, out_of_sample);
-  if (!o.scores_out.empty()) write_scores(o.scores_out, points.size(), fitted, {{"prior", &sp}, {"in_sample", &si}, {"out_of_sample", &so}});
+  if (!o.scores_out.empty())
+    write_scores(o.scores_out, points.size(), fitted, {{"prior", &sp}, {"in_sample", &si}, {"out_of_sample", &so}});
   if (!o.plan.empty())  // a trainer's step, by the constants fitted to the reports
     return predict_step(device, {o.plan, o.sample_blocks, o.seed, fitted});
   if (!o.workloads.empty())  // what the reports never timed, by the constants fitted to what they did
@@ -252,9 +256,9 @@ int predict(const PredictOptions& given) {
 
   auto spearman = [](const PairScore& p) { return p.spearman ? fmt::format("{:.2f}", *p.spearman) : "-"; };
   auto yes = [](bool b) { return std::string(b ? "yes" : "no"); };
-  const std::vector<std::string> header{"op and shape", "configs", "MAPE prior", "MAPE in", "MAPE out",
-                                        "Spearman in", "Spearman out", "pick in (x best)", "pick out (x best)",
-                                        "best in top 3 in/out"};
+  const std::vector<std::string> header{
+      "op and shape", "configs",      "MAPE prior",       "MAPE in",           "MAPE out",
+      "Spearman in",  "Spearman out", "pick in (x best)", "pick out (x best)", "best in top 3 in/out"};
   TextTable table(header);
   std::ostringstream markdown;
   markdown << "|";
@@ -264,27 +268,26 @@ int predict(const PredictOptions& given) {
   markdown << "\n";
   for (std::size_t k = 0; k < si.pairs.size(); ++k) {
     const PairScore &p = sp.pairs[k], &in = si.pairs[k], &out = so.pairs[k];
-    const std::vector<std::string> cells{
-        in.pair,
-        std::to_string(in.configurations),
-        fmt::format("{:.0f}%", p.mape * 100),
-        fmt::format("{:.0f}%", in.mape * 100),
-        fmt::format("{:.0f}%", out.mape * 100),
-        spearman(in) + " of " + std::to_string(in.distinct),
-        spearman(out),
-        fmt::format("{:.2f}", in.pick_ratio),
-        fmt::format("{:.2f}", out.pick_ratio),
-        yes(in.best_in_top3) + "/" + yes(out.best_in_top3)};
+    const std::vector<std::string> cells{in.pair,
+                                         std::to_string(in.configurations),
+                                         fmt::format("{:.0f}%", p.mape * 100),
+                                         fmt::format("{:.0f}%", in.mape * 100),
+                                         fmt::format("{:.0f}%", out.mape * 100),
+                                         spearman(in) + " of " + std::to_string(in.distinct),
+                                         spearman(out),
+                                         fmt::format("{:.2f}", in.pick_ratio),
+                                         fmt::format("{:.2f}", out.pick_ratio),
+                                         yes(in.best_in_top3) + "/" + yes(out.best_in_top3)};
     table.add(cells);
     markdown << "|";
     for (const std::string& c : cells) markdown << " " << c << " |";
     markdown << "\n";
   }
   auto line = [&](const char* name, const Scores& s) {
-    return fmt::format("{:<14} MAPE {:5.1f}%, lowest Spearman {:.2f}, pick within 5% of the best in {} of {}, best in "
-                       "the predicted top 3 in {} of {}",
-                       name, s.mape * 100, s.lowest_spearman, s.picks_within_5, s.pairs.size(), s.best_in_top3,
-                       s.pairs.size());
+    return fmt::format(
+        "{:<14} MAPE {:5.1f}%, lowest Spearman {:.2f}, pick within 5% of the best in {} of {}, best in "
+        "the predicted top 3 in {} of {}",
+        name, s.mape * 100, s.lowest_spearman, s.picks_within_5, s.pairs.size(), s.best_in_top3, s.pairs.size());
   };
   std::ostringstream summary;
   summary << "over " << points.size() << " configurations (counted with --sample-blocks " << o.sample_blocks
@@ -296,7 +299,8 @@ int predict(const PredictOptions& given) {
           << "the issue rates from " << rest_from << "\n"
           << "fitted to all:";
   for (const ModelConstants::Named& c : ModelConstants::all())
-    summary << " " << c.name << "=" << fmt::format("{:.3g}", fitted.*c.value) << (o.fixed.count(c.name) || !c.fitted ? "(fixed)" : "");
+    summary << " " << c.name << "=" << fmt::format("{:.3g}", fitted.*c.value)
+            << (o.fixed.count(c.name) || !c.fitted ? "(fixed)" : "");
   summary << "\n";
   if (o.format == "markdown") {
     std::cout << markdown.str() << "\n" << summary.str();
@@ -306,14 +310,15 @@ int predict(const PredictOptions& given) {
   }
   if (o.format == "rows")
     for (std::size_t i = 0; i < points.size(); ++i)
-      std::cout << fmt::format("{} | {} | measured {:.1f} us | prior {:.1f} | in sample {:.1f} ({}) | out of sample "
-                               "{:.1f}\n",
-                               points[i].pair, label(*point_rows[i]->measured), points[i].measured_s * 1e6,
-                               at_prior[i] * 1e6, in_sample[i] * 1e6,
-                               predict_time(points[i].counters, points[i].bytes, points[i].flops, points[i].numeric,
-                                            device, fitted)
-                                   .bound,
-                               out_of_sample[i] * 1e6);
+      std::cout << fmt::format(
+          "{} | {} | measured {:.1f} us | prior {:.1f} | in sample {:.1f} ({}) | out of sample "
+          "{:.1f}\n",
+          points[i].pair, label(*point_rows[i]->measured), points[i].measured_s * 1e6, at_prior[i] * 1e6,
+          in_sample[i] * 1e6,
+          predict_time(points[i].counters, points[i].bytes, points[i].flops, points[i].numeric, points[i].library,
+                       device, fitted)
+              .bound,
+          out_of_sample[i] * 1e6);
   return kOk;
 }
 
@@ -341,7 +346,9 @@ void add_options(CLI::App& cmd, PredictOptions& o) {
                  "NAME=VALUE: a model constant's value, kept out of the fit (e.g. same_sector_s=0 takes the "
                  "atomics term out; the names are printed with the fitted constants)");
   cmd.add_option("--out", o.out, "with --workloads: the wb.predictions/1 file to write (docs/formats.md)");
-  cmd.add_option("--format", o.format, "text, markdown, rows (text and every configuration's prediction), or json (every configuration with its counts)")
+  cmd.add_option("--format", o.format,
+                 "text, markdown, rows (text and every configuration's prediction), or json (every configuration with "
+                 "its counts)")
       ->check(CLI::IsMember({"text", "markdown", "rows", "json"}))
       ->capture_default_str();
 }

@@ -67,7 +67,8 @@ ReadPlan read_plan(const std::string& path) {
       continue;
     }
     const std::vector<std::string> c = columns(line);
-    if (c.size() < 8) throw UsageError(path + ": a kernel plan's row has " + std::to_string(c.size()) + " columns: " + line);
+    if (c.size() < 8)
+      throw UsageError(path + ": a kernel plan's row has " + std::to_string(c.size()) + " columns: " + line);
     PlannedCall call{c[0], c[1], c[3], c[5], c[6], c.size() > 8 ? c[8] : ""};
     try {
       call.calls = std::stoi(c[2]);
@@ -105,7 +106,8 @@ int predict_step(const DeviceModel& device, const StepOptions& o) {
   uint64_t launches = 0;
   for (const PlannedCall& c : plan.calls) {
     const std::string where = o.plan + ": " + c.op + " at " + c.shape;
-    if (c.backend != "cuda") throw UsageError(where + ": a plan of the " + c.backend + " backend (a cuda one is predicted)");
+    if (c.backend != "cuda")
+      throw UsageError(where + ": a plan of the " + c.backend + " backend (a cuda one is predicted)");
     const OpSpec& op = reg.op(c.op);
     const Variant* v = reg.find(c.op, Backend::cuda, c.variant);
     if (!v) throw UsageError(where + ": this build has no cuda/" + std::to_string(c.variant));
@@ -129,7 +131,8 @@ int predict_step(const DeviceModel& device, const StepOptions& o) {
             emu = make_executor(Backend::emu);
           });
     const Record r = record_for(op, *v, params, shape);
-    const Prediction p = predict_time(counters, r.bytes, r.flops, r.numeric, device, o.constants);
+    const Prediction p =
+        predict_time(counters, r.bytes, r.flops, r.numeric, library_class(op, r.numeric), device, o.constants);
     launched += c.calls * p.seconds;
     graph += c.calls * as_graph_node(p, o.constants);
     launches += uint64_t(c.calls) * p.launches;

@@ -107,8 +107,8 @@ double gemm_seconds(const KernelCount::Gemm& g, double matmul, const DeviceModel
   // Seconds per unit of depth of a wave of full tiles: the ceiling's GEMM, less its
   // waves' fixed costs, over its depth (at least half of its time is arithmetic).
   const double reference = 2 * n * n * n / matmul;
-  const double per_depth = std::max(reference / 2, reference - reference_waves * m.library_wave_s) /
-                           (reference_waves * n);
+  const double per_depth =
+      std::max(reference / 2, reference - reference_waves * m.library_wave_s) / (reference_waves * n);
   const double tm = library_tile(g.m), tn = library_tile(g.n);
   const double tiles = double(g.batch) * std::ceil(double(g.m) / tm) * std::ceil(double(g.n) / tn);
   const double area = tm * tn / (double(kLibraryTile) * kLibraryTile);
@@ -127,13 +127,24 @@ double gemm_seconds(const KernelCount::Gemm& g, double matmul, const DeviceModel
 
 }  // namespace
 
+NumericClass library_class(const OpSpec& op, NumericClass numeric) {
+  const bool bf16_inputs = std::any_of(op.tensors.begin(), op.tensors.end(), [](const TensorSpec& t) {
+    return t.role == Role::input && t.dtype == DType::bf16;
+  });
+  return bf16_inputs ? NumericClass::bf16 : numeric;
+}
+
 Prediction predict_time(const std::optional<Counters>& counters, double model_bytes, double model_flops,
-                        NumericClass numeric, const DeviceModel& d, const ModelConstants& m) {
+                        NumericClass numeric, NumericClass library_numeric, const DeviceModel& d,
+                        const ModelConstants& m) {
   const double copy = d.ceilings.copy_gbps * 1e9;
-  const double matmul = d.ceilings.matmul_tflops(numeric) > 0 ? d.ceilings.matmul_tflops(numeric) * 1e12
-                                                               : d.ceilings.fp32_tflops * 1e12;
+  auto ceiling = [&](NumericClass c) {  // a class without a ceiling measured: the fp32 one
+    return d.ceilings.matmul_tflops(c) > 0 ? d.ceilings.matmul_tflops(c) * 1e12 : d.ceilings.fp32_tflops * 1e12;
+  };
+  const double matmul = ceiling(numeric), library_matmul = ceiling(library_numeric);
   auto library = [&](double flops, double bytes) {
-    return std::max(matmul > 0 ? flops / matmul : 0, copy > 0 ? bytes / copy : 0) / m.library_efficiency;
+    return std::max(library_matmul > 0 ? flops / library_matmul : 0, copy > 0 ? bytes / copy : 0) /
+           m.library_efficiency;
   };
   Prediction p;
   if (!counters) {
@@ -143,15 +154,17 @@ Prediction predict_time(const std::optional<Counters>& counters, double model_by
   }
   p.launches = 0;
   double kernels = 0, calls = 0, costliest = -1;
+  bool calls_library = false;  // then the op's flops are the library's: the floor is at its ceiling
   for (const KernelCount& k : counters->kernels) {
+    calls_library = calls_library || k.library;
     p.launches += k.launches;
-    if (k.library && !k.gemms.empty() && matmul > 0) {  // tiles and waves at the problem's shape
+    if (k.library && !k.gemms.empty() && library_matmul > 0) {  // tiles and waves at the problem's shape
       double arithmetic = 0;
-      for (const KernelCount::Gemm& g : k.gemms) arithmetic += gemm_seconds(g, matmul, d, m);
+      for (const KernelCount::Gemm& g : k.gemms) arithmetic += gemm_seconds(g, library_matmul, d, m);
       calls += std::max(arithmetic, copy > 0 ? k.bytes / copy : 0) / m.library_efficiency;
       continue;
     }
-    if (k.library) {  // a call without its problem's shape (counts made before wb.predict/3)
+    if (k.library) {  // a call without its problem's shape (cuDNN's SDPA; counts made before wb.predict/3)
       calls += double(k.launches) * library(k.flops / double(std::max<uint64_t>(k.launches, 1)),
                                             k.bytes / double(std::max<uint64_t>(k.launches, 1)));
       continue;
@@ -162,7 +175,8 @@ Prediction predict_time(const std::optional<Counters>& counters, double model_by
   }
   if (calls > costliest) p.bound = "library";
   double work = kernels + calls;
-  if (matmul > 0 && model_flops / matmul > work) work = model_flops / matmul, p.bound = "flops";
+  const double floor_matmul = calls_library ? library_matmul : matmul;
+  if (floor_matmul > 0 && model_flops / floor_matmul > work) work = model_flops / floor_matmul, p.bound = "flops";
   p.seconds = double(p.launches) * m.launch_s + work;
   return p;
 }
@@ -204,7 +218,8 @@ Counters count_sampled_or_whole(uint64_t sample_blocks, const std::function<Coun
     lose();
     Counters whole = count(0);
     if (note)
-      *note = "counted at every block: with sampled blocks it faulted (" + std::string(e.what()).substr(0, 160) + "...)";
+      *note =
+          "counted at every block: with sampled blocks it faulted (" + std::string(e.what()).substr(0, 160) + "...)";
     return whole;
   }
 }

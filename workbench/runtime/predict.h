@@ -23,7 +23,9 @@
 //   t_k      = max(t_sm, t_dram, t_l2, t_atomic, t_blocks)
 //
 //   t = launches x launch_s + max(sum over kernels of t_k + library calls,
-//                                 the op's flop model / the matrix ceiling of its class)
+//                                 the op's flop model / the matrix ceiling of its class,
+//                                 or of library_class where the rung calls a library)
+//   a library's matrix ceiling is library_class's: bf16 for an op on bf16 storage
 //   a library GEMM (cuBLAS, emulated; C m x n, k deep, `batch` of them), its calls together:
 //     tiles    = batch x ceil(m / tm) x ceil(n / tn)   (tm, tn: 128, or a shorter extent
 //                                                        rounded up to 32)
@@ -37,8 +39,8 @@
 //    / library_efficiency)
 //
 // loads, stores, sectors, wavefronts and collectives are per warp (the counters over the
-// kernel's warps). A variant the emulator cannot run (cuBLASLt, cuDNN's softmax) is predicted as
-// one library call at the op's byte and flop models. The constants have a stated prior
+// kernel's warps). A variant the emulator cannot run (cuBLASLt, cuDNN's softmax) is
+// predicted as one library call at the op's byte and flop models. The constants have a stated prior
 // (ModelConstants' defaults, set before any fit) and are fitted to a device's measured
 // sweep by fit_constants, scored leave-one-op-out (predict_score.h). What the model does
 // not see (CUDA-core arithmetic beyond the op's flop model, instruction dependencies,
@@ -63,8 +65,9 @@ namespace wb {
 inline constexpr double kGraphNodeSeconds = 5.5e-7;
 // The model's version: what a committed prediction names (docs/formats.md,
 // wb.predictions/1). Any change to a term makes a new one; the constants a prediction
-// used travel with it.
-inline constexpr const char* kPredictModel = "wb.predict/5";
+// used travel with it. /6: a library's matrix ceiling is library_class's (bf16 for an
+// op on bf16 storage), where /5 took the rung's class.
+inline constexpr const char* kPredictModel = "wb.predict/6";
 // What wb predict --format json writes: the counts, reused with --counts. /2: up to 4
 // warps of a sampled block counted, atomics by sector (/1: two warps, by address).
 inline constexpr const char* kPredictCountsSchema = "wb.predict-counts/2";
@@ -81,17 +84,17 @@ inline constexpr int kMinSplitDepth = 256;
 // The model's constants. The defaults are the prior: set from published Hopper figures
 // and first principles before any fit (the fitted ones are printed by wb predict).
 struct ModelConstants {
-  double launch_s = 2e-6;           // a launch's floor on a busy stream
-  double wave_s = 1e-6;             // a wave's fixed cost: its blocks started, a first load's latency
-  double load_s = 1e-7;             // a warp's global load after the one before it (pipelined)
-  double store_s = 1e-7;            // a warp's global store after the one before it
-  double sector_clocks = 1;         // an SM's clocks per global sector requested (L1's tag stage)
-  double wavefront_clocks = 1;      // per shared-memory wavefront
-  double collective_clocks = 1;     // per warp collective (shuffle, vote, mma.sync, ldmatrix)
-  double dram_efficiency = 0.9;     // of the copy ceiling that a kernel's distinct bytes reach
-  double l2_efficiency = 0.5;       // of the L2's bandwidth that requested sectors reach
-  double same_sector_s = 2e-8;      // an atomic request on a sector right after another on it
-  double block_s = 1e-7;            // an SM's start of a block after the one before (~200 clocks)
+  double launch_s = 2e-6;        // a launch's floor on a busy stream
+  double wave_s = 1e-6;          // a wave's fixed cost: its blocks started, a first load's latency
+  double load_s = 1e-7;          // a warp's global load after the one before it (pipelined)
+  double store_s = 1e-7;         // a warp's global store after the one before it
+  double sector_clocks = 1;      // an SM's clocks per global sector requested (L1's tag stage)
+  double wavefront_clocks = 1;   // per shared-memory wavefront
+  double collective_clocks = 1;  // per warp collective (shuffle, vote, mma.sync, ldmatrix)
+  double dram_efficiency = 0.9;  // of the copy ceiling that a kernel's distinct bytes reach
+  double l2_efficiency = 0.5;    // of the L2's bandwidth that requested sectors reach
+  double same_sector_s = 2e-8;   // an atomic request on a sector right after another on it
+  double block_s = 1e-7;         // an SM's start of a block after the one before (~200 clocks)
   // Of the ceilings a library call reaches beyond its tiles and waves. Held at 1, never
   // fitted: the matrix ceilings are the library's own square GEMM, so what a library GEMM
   // falls short of them by is its tiles, waves and their fixed costs, which the library
@@ -99,7 +102,7 @@ struct ModelConstants {
   // an efficiency from a wave's cost (any pair from 0.66 with no wave cost to 1.13 with
   // 8 us fits them alike).
   double library_efficiency = 1;
-  double library_wave_s = 2e-6;     // a library GEMM wave's fixed cost: its tiles' C written, their first loads
+  double library_wave_s = 2e-6;  // a library GEMM wave's fixed cost: its tiles' C written, their first loads
 
   struct Named {
     const char* name;
@@ -122,15 +125,15 @@ struct Prediction {
 // the ceilings it measured, and the figures no report measures (L2, the SM's limits, the
 // issue rates), from the device's description (results/devices/<slug>.json) or, for a
 // report of a device without one, the defaults below (Hopper's).
-struct IssueRates {  // warp instructions an SM issues a clock, per kind (published figures)
-  double shuffle = 1;     // shfl, vote, __syncwarp, redux: 32 lanes a clock
-  double mma = 0.5;       // mma.sync m16n8k16 (bf16 in, fp32 accumulate)
-  double ldmatrix = 1;    // ldmatrix .x4: 512 bytes of shared memory
-  double special = 0.5;   // MUFU (exp2, rsqrt, tanh): 16 lanes a clock
+struct IssueRates {      // warp instructions an SM issues a clock, per kind (published figures)
+  double shuffle = 1;    // shfl, vote, __syncwarp, redux: 32 lanes a clock
+  double mma = 0.5;      // mma.sync m16n8k16 (bf16 in, fp32 accumulate)
+  double ldmatrix = 1;   // ldmatrix .x4: 512 bytes of shared memory
+  double special = 0.5;  // MUFU (exp2, rsqrt, tanh): 16 lanes a clock
 };
 
 struct DeviceModel {
-  std::string name;            // "NVIDIA H200"
+  std::string name;  // "NVIDIA H200"
   int sms = 0;
   double clock_hz = 0;
   int compute_capability = 0;  // 90 for 9.0: whose occupancy to take
@@ -143,10 +146,21 @@ struct DeviceModel {
   bool measured = false;  // false: predicted, never scored against this device's times
 };
 
+// The class whose matrix ceiling a library's work reaches for a variant of `op` of
+// class `numeric`: bf16 where the op's inputs are stored in bf16 (cuBLAS's GemmEx,
+// cuBLASLt and cuDNN run bf16 tensor cores on them, whatever the rung's accuracy class,
+// which is fp32 where the products accumulate in fp32), else `numeric`. Until model 6
+// the rung's class was taken: the bf16 GEMM rungs were predicted at the fp32 CUDA-core
+// ceiling (51 TFLOP/s on the H200 against 778).
+NumericClass library_class(const OpSpec& op, NumericClass numeric);
+
 // counters: the configuration's, scaled to every block; nullopt for a variant the
-// emulator cannot run.
+// emulator cannot run. numeric: the rung's class (the ceiling under the op's flop
+// model); library: library_class's (the ceiling of its library calls, and of a rung
+// the emulator cannot run).
 Prediction predict_time(const std::optional<Counters>& counters, double model_bytes, double model_flops,
-                        NumericClass numeric, const DeviceModel& device, const ModelConstants& constants = {});
+                        NumericClass numeric, NumericClass library, const DeviceModel& device,
+                        const ModelConstants& constants = {});
 
 // A prediction's time replayed as a node of a CUDA graph: the floor of each of its
 // launches replaced by a node's.
@@ -168,6 +182,7 @@ class CountingSession {
   // run, so that the trainer's shapes are affordable; the outputs are not validated.
   // The counters come back scaled to every block.
   Counters count(const Variant& emu_variant, const ParamValues& params, uint64_t sample_blocks);
+  const OpSpec& op() const { return op_; }
 
  private:
   const OpSpec& op_;

@@ -12,7 +12,7 @@ namespace {
 double loss(const std::vector<const ScoredPoint*>& points, const DeviceModel& d, const ModelConstants& m) {
   double total = 0;
   for (const ScoredPoint* p : points) {
-    const double t = predict_time(p->counters, p->bytes, p->flops, p->numeric, d, m).seconds;
+    const double t = predict_time(p->counters, p->bytes, p->flops, p->numeric, p->library, d, m).seconds;
     total += std::abs(t / p->measured_s - 1);
   }
   return points.empty() ? 0 : total / double(points.size());
@@ -64,7 +64,7 @@ std::vector<double> leave_one_op_out(const std::vector<ScoredPoint>& points, con
     const ModelConstants m = fit(others, d, start, fixed);
     for (std::size_t i : held_out) {
       const ScoredPoint& p = points[i];
-      predicted[i] = predict_time(p.counters, p.bytes, p.flops, p.numeric, d, m).seconds;
+      predicted[i] = predict_time(p.counters, p.bytes, p.flops, p.numeric, p.library, d, m).seconds;
     }
   }
   return predicted;

@@ -14,12 +14,13 @@ namespace wb {
 
 // One measured configuration as the model sees it.
 struct ScoredPoint {
-  std::string op;     // what leave-one-op-out leaves out
-  std::string pair;   // its (op, shape): what picks and ranks are scored within
+  std::string op;                    // what leave-one-op-out leaves out
+  std::string pair;                  // its (op, shape): what picks and ranks are scored within
   std::optional<Counters> counters;  // nullopt: a variant the emulator cannot run
   double bytes = 0, flops = 0;       // the op's models at its shape
   NumericClass numeric = NumericClass::fp32;
-  double measured_s = 0;             // the measured median
+  double measured_s = 0;                      // the measured median
+  NumericClass library = NumericClass::fp32;  // library_class's (predict.h)
 };
 
 // The constants that minimise the mean absolute percentage error over the points (the
@@ -44,7 +45,7 @@ struct PairScore {
   // more than 2% (of two closer ones only the faster counts: they are within the noise);
   // nullopt for fewer than 3 such.
   std::optional<double> spearman;
-  std::size_t distinct = 0;  // the configurations the Spearman coefficient ranks
+  std::size_t distinct = 0;        // the configurations the Spearman coefficient ranks
   std::size_t best = 0, pick = 0;  // indices (in the pair's points) of the measured and predicted fastest
   double pick_ratio = 1;           // the pick's measured time over the best's
   bool pick_within_5 = false;
@@ -55,7 +56,7 @@ struct Scores {
   std::vector<PairScore> pairs;  // in the points' order of first appearance
   double mape = 0;               // over every point
   std::size_t picks_within_5 = 0, best_in_top3 = 0;
-  double lowest_spearman = 1;    // over the pairs that have one
+  double lowest_spearman = 1;  // over the pairs that have one
 };
 
 // predicted[i] is points[i]'s prediction.
