@@ -26,7 +26,8 @@
 // before P V); hs % 8 == 0 and hs <= 128 (cuDNN's head-size rule that also holds on
 // sm_80); cuDNN's own workspace is only known once the plan exists: the declared
 // workspace reserves a generous bound for it and the launch fails with a clear message
-// if a plan ever asks for more. Cached plans live until the process ends.
+// if a plan ever asks for more. qkv, out and lse 16-byte aligned (otherwise skipped).
+// Cached plans live until the process ends.
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -87,6 +88,10 @@ __global__ void from_bf16(float* dst, const __nv_bfloat16* src, int64_t n4) {
 }
 
 void launch(const AttentionForwardArgs& a, const Launch& l) {
+  // The conversions move float4s of qkv and out; cuDNN's Stats (lse) is declared 16-byte
+  // aligned (the workspace's parts are, at multiples of 256 bytes).
+  cuda::require_aligned16("attention_forward cuda/5 (float4 conversions, cuDNN tensors declared 16-byte aligned)",
+                          {a.qkv, a.out, a.lse});
   const cudaStream_t stream = cuda::stream(l);
   const int block = l.block_size();
   const Layout w = layout(a.B, a.T, a.C, a.NH);
