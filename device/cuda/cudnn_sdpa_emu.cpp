@@ -38,10 +38,22 @@ bool inside(const void* p, std::size_t bytes, const char* call, const char* tens
   return false;
 }
 
-// A fault from before (the call does nothing, as cuDNN on a context that lost its
-// device) or a LaunchPlan recording (no work of ours to list: the library's kernels are
-// not wb's).
-bool skipped() { return ::wb::emu::planning() || ::wb::emu::sticky_error() != 0; }
+constexpr const char* kForward = "cuDNN SDPA forward (emulated)";
+constexpr const char* kBackward = "cuDNN SDPA backward (emulated)";
+
+// A call's work: nothing after a fault from before (as cuDNN on a context that lost its
+// device) or while a LaunchPlan records (no work of ours to list: the library's kernels
+// are not wb's); recorded by value in a CUDA-graph capture, to run at each replay; else
+// run now.
+template <class Run>
+void run_or_record(const char* call, Run run) {
+  if (::wb::emu::planning() || ::wb::emu::sticky_error() != 0) return;
+  if (!::wb::emu::record(call, [run] {
+        run();
+        return ::wb::emu::sticky_error();
+      }))
+    run();
+}
 
 float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
 float round_bf16(float x) { return __bfloat162float(__float2bfloat16(x)); }
@@ -58,7 +70,7 @@ struct Views {
 double causal_pairs(int64_t T) { return double(T) * double(T + 1) / 2; }
 
 void forward(const Plan& plan, const __nv_bfloat16* qkv, __nv_bfloat16* o, float* lse, int hs) {
-  const char* call = "cuDNN SDPA forward (emulated)";
+  const char* call = kForward;
   const int64_t B = plan.B, T = plan.T, C = plan.C, NH = plan.NH;
   const std::size_t btc = std::size_t(B * T * C);
   if (!inside(qkv, 3 * btc * sizeof(__nv_bfloat16), call, "qkv (Q, K and V)") ||
@@ -100,7 +112,7 @@ void forward(const Plan& plan, const __nv_bfloat16* qkv, __nv_bfloat16* o, float
 
 void backward(const Plan& plan, const __nv_bfloat16* qkv, const __nv_bfloat16* out, const float* lse,
               const __nv_bfloat16* dout, __nv_bfloat16* dqkv, void* workspace) {
-  const char* call = "cuDNN SDPA backward (emulated)";
+  const char* call = kBackward;
   const int64_t B = plan.B, T = plan.T, C = plan.C, NH = plan.NH, hs = C / NH;
   const std::size_t btc = std::size_t(B * T * C), rows = std::size_t(B * NH * T);
   auto* bytes = static_cast<unsigned char*>(workspace);
@@ -116,8 +128,8 @@ void backward(const Plan& plan, const __nv_bfloat16* qkv, const __nv_bfloat16* o
   // S again, dP, dV, dK, dQ: five hs-deep products over the causal pairs. Read: qkv, O,
   // dO, Stats; written: dqkv, D; the dQ accumulator written and read once.
   const double flops = 10.0 * double(hs) * causal_pairs(T) * double(B * NH);
-  const double moved = double(6 * btc + 2 * btc + 2 * btc) * sizeof(__nv_bfloat16) +
-                       double(2 * rows + 2 * btc) * sizeof(float);
+  const double moved =
+      double(6 * btc + 2 * btc + 2 * btc) * sizeof(__nv_bfloat16) + double(2 * rows + 2 * btc) * sizeof(float);
   if (!::wb::emu::count_library_call(call, flops, moved)) return;
 
   const Views v{T, C, NH, hs};
@@ -138,7 +150,7 @@ void backward(const Plan& plan, const __nv_bfloat16* qkv, const __nv_bfloat16* o
           float dot = 0, dp = 0;
           for (int64_t d = 0; d < hs; ++d) dot += widen(q[d]) * widen(k[d]);
           for (int64_t d = 0; d < hs; ++d) dp += widen(g[d]) * widen(val[d]);  // dP = dO V^T
-          const float pr = std::exp(dot * scale - lse[v.row(b, h, t)]);  // P from Stats, fp32
+          const float pr = std::exp(dot * scale - lse[v.row(b, h, t)]);        // P from Stats, fp32
           p[std::size_t(t * T + j)] = pr;
           ds[std::size_t(t * T + j)] = (dp - d_row) * pr * scale;
         }
@@ -155,7 +167,8 @@ void backward(const Plan& plan, const __nv_bfloat16* qkv, const __nv_bfloat16* o
         }
         for (int64_t t = 0; t < T; ++t) {  // dQ = dS K into the fp32 accumulator, then rounded once
           float dq = 0;
-          for (int64_t j = 0; j <= t; ++j) dq += round_bf16(ds[std::size_t(t * T + j)]) * widen(qkv[v.qkv(b, j, 1, h) + d]);
+          for (int64_t j = 0; j <= t; ++j)
+            dq += round_bf16(ds[std::size_t(t * T + j)]) * widen(qkv[v.qkv(b, j, 1, h) + d]);
           const int64_t at = v.row(b, h, t) * hs + d;  // (B, NH, T, hs), packed
           dq_acc[at] = dq;
           dqkv[v.qkv(b, t, 0, h) + d] = __float2bfloat16(dq_acc[at]);
@@ -187,27 +200,15 @@ const Plan& backward_plan_for(Handle, cudaStream_t, int B, int T, int C, int NH,
   return plan_of(B, T, C, NH);
 }
 
-void execute(Handle, const Plan& plan, const __nv_bfloat16* qkv, __nv_bfloat16* o, float* lse, int, int hs,
-             void*) {
-  if (skipped()) return;
-  if (::wb::emu::record("cuDNN SDPA forward (emulated)", [plan, qkv, o, lse, hs] {
-        forward(plan, qkv, o, lse, hs);
-        return ::wb::emu::sticky_error();
-      }))
-    return;
-  forward(plan, qkv, o, lse, hs);
+void execute(Handle, const Plan& plan, const __nv_bfloat16* qkv, __nv_bfloat16* o, float* lse, int, int hs, void*) {
+  run_or_record(kForward, [plan, qkv, o, lse, hs] { forward(plan, qkv, o, lse, hs); });
 }
 
 void execute_backward(Handle, cudaStream_t, const Plan& plan, const __nv_bfloat16* qkv, const __nv_bfloat16* out,
                       const float* lse, const __nv_bfloat16* dout, __nv_bfloat16* dqkv, int, int, int, int,
                       void* workspace) {
-  if (skipped()) return;
-  if (::wb::emu::record("cuDNN SDPA backward (emulated)", [plan, qkv, out, lse, dout, dqkv, workspace] {
-        backward(plan, qkv, out, lse, dout, dqkv, workspace);
-        return ::wb::emu::sticky_error();
-      }))
-    return;
-  backward(plan, qkv, out, lse, dout, dqkv, workspace);
+  run_or_record(kBackward,
+                [plan, qkv, out, lse, dout, dqkv, workspace] { backward(plan, qkv, out, lse, dout, dqkv, workspace); });
 }
 
 }  // namespace wb::cuda::sdpa

@@ -816,10 +816,6 @@ std::vector<Variant> planted() {
                 "test only: 90 with a barrier after the maximum's last read", 128);
   Variant exits_early_fixed = test_only(&launch_softmax_exits_early<true>, "softmax_forward", 93,
                                         "ported_exits_early_fixed", "test only: 91 without the early return", 128);
-  std::vector<Variant> with_libraries;
-#if WB_EMU || WB_HAVE_CUDNN
-  with_libraries.push_back(sdpa_out_one_row_on());
-#endif
   std::vector<Variant> all{faults_at_64,
           slot_reuse,
           exits_early,
@@ -910,7 +906,9 @@ std::vector<Variant> planted() {
           flash_mma_backward<cuda::flash_attention_backward_mma::kReadsBeforeWait>(
               94, "planted_backward_reads_before_wait", "test only: a query stage read before its cp.async wait"),
           last_query_tile_dq_zeroed()};
-  all.insert(all.end(), with_libraries.begin(), with_libraries.end());
+#if WB_EMU || WB_HAVE_CUDNN
+  all.push_back(sdpa_out_one_row_on());
+#endif
   return all;
 }
 
