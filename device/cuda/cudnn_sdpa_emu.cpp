@@ -3,9 +3,10 @@
 // state, so that the SDPA rungs (their conversion kernels, views, strides and
 // workspace layout) run under the emulator as the cuBLAS rungs do on OpenBLAS
 // (emu/cublas.cpp). Before any arithmetic, every tensor a call reads or writes is
-// checked to lie inside device memory (a memcheck fault otherwise, sticky as a
-// kernel's); a CUDA-graph capture records the call by value; while counting, the call
-// is listed as a library call with its flops and the fewest bytes it moves.
+// checked to lie inside device memory and to start 16-byte aligned, as the graph
+// declares it (a memcheck fault otherwise, sticky as a kernel's); a CUDA-graph capture
+// records the call by value; while counting, the call is listed as a library call with
+// its flops and the fewest bytes it moves.
 //
 // What it is not: cuDNN's engine. Its order of summation, its tiles and its float
 // atomics into the dQ accumulator are not reproduced, only the roundings the graph
@@ -29,13 +30,25 @@
 namespace wb::cuda::sdpa {
 namespace {
 
-// Whether [p, p + bytes) lies in one device allocation; a sticky memcheck fault naming
-// the call and the tensor when not.
+constexpr std::uintptr_t kDeclaredAlignment = 16;
+
+// Whether [p, p + bytes) lies in one device allocation (bytes 0: a view whose extent its
+// tensor's check covers), starting at the 16 bytes the
+// graph declares of every tensor it reads or writes (CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT in
+// cudnn_sdpa.cpp; a pointer that breaks it is undefined there, cuDNN's vector loads
+// assume it); a sticky memcheck fault naming the call and the tensor when not.
 bool inside(const void* p, std::size_t bytes, const char* call, const char* tensor) {
-  if (bytes == 0 || ::wb::emu::in_device_memory(p, bytes)) return true;
-  ::wb::emu::fault(::wb::emu::kIllegalAddress,
-                   std::string("memcheck: ") + call + ": " + tensor + " reaches outside device memory");
-  return false;
+  if (bytes > 0 && !::wb::emu::in_device_memory(p, bytes)) {
+    ::wb::emu::fault(::wb::emu::kIllegalAddress,
+                     std::string("memcheck: ") + call + ": " + tensor + " reaches outside device memory");
+    return false;
+  }
+  if (reinterpret_cast<std::uintptr_t>(p) % kDeclaredAlignment != 0) {
+    ::wb::emu::fault(::wb::emu::kMisalignedAddress, std::string("memcheck: ") + call + ": " + tensor +
+                                                        " is not 16-byte aligned, as the graph declares it");
+    return false;
+  }
+  return true;
 }
 
 constexpr const char* kForward = "cuDNN SDPA forward (emulated)";
@@ -74,6 +87,7 @@ void forward(const Plan& plan, const __nv_bfloat16* qkv, __nv_bfloat16* o, float
   const int64_t B = plan.B, T = plan.T, C = plan.C, NH = plan.NH;
   const std::size_t btc = std::size_t(B * T * C);
   if (!inside(qkv, 3 * btc * sizeof(__nv_bfloat16), call, "qkv (Q, K and V)") ||
+      !inside(qkv + C, 0, call, "K (qkv + C)") || !inside(qkv + 2 * C, 0, call, "V (qkv + 2C)") ||
       !inside(o, btc * sizeof(__nv_bfloat16), call, "O") ||
       !inside(lse, std::size_t(B * NH * T) * sizeof(float), call, "Stats (lse)"))
     return;
@@ -119,9 +133,11 @@ void backward(const Plan& plan, const __nv_bfloat16* qkv, const __nv_bfloat16* o
   auto* dq_acc = reinterpret_cast<float*>(bytes);
   auto* row_sum = reinterpret_cast<float*>(bytes + dq_accumulator_bytes(B, T, C));
   if (!inside(qkv, 3 * btc * sizeof(__nv_bfloat16), call, "qkv (Q, K^T and V^T)") ||
+      !inside(qkv + C, 0, call, "K^T (qkv + C)") || !inside(qkv + 2 * C, 0, call, "V^T (qkv + 2C)") ||
       !inside(out, btc * sizeof(__nv_bfloat16), call, "O") || !inside(lse, rows * sizeof(float), call, "Stats (lse)") ||
       !inside(dout, btc * sizeof(__nv_bfloat16), call, "dO") ||
       !inside(dqkv, 3 * btc * sizeof(__nv_bfloat16), call, "dqkv (dQ, dK and dV)") ||
+      !inside(dqkv + C, 0, call, "dK (dqkv + C)") || !inside(dqkv + 2 * C, 0, call, "dV (dqkv + 2C)") ||
       !inside(dq_acc, btc * sizeof(float), call, "the dQ accumulator (the workspace's first part)") ||
       !inside(row_sum, rows * sizeof(float), call, "D, the row sums of dO * O (the workspace's second part)"))
     return;

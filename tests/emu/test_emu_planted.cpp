@@ -367,6 +367,17 @@ TEST(PlantedCudnnSdpa, AnOutputViewPastItsBufferIsAMemcheckFault) {
   EXPECT_TRUE(contains(out, "emu/97 planted_sdpa_out_one_row_on")) << out;
 }
 
+// It checks the 16-byte alignment the graph declares of every tensor as well: Stats
+// placed 4 bytes into the workspace lies in device memory but breaks it, a
+// misaligned-address fault naming Stats.
+TEST(PlantedCudnnSdpa, AStatsViewOffItsDeclaredAlignmentIsAFault) {
+  const std::string out = check_fails("attention_forward_bf16", "--variants 3,98 --shapes ragged --seed 3 --isolate", {3});
+  EXPECT_TRUE(contains(
+      out, "memcheck: cuDNN SDPA forward (emulated): Stats (lse) is not 16-byte aligned, as the graph declares it"))
+      << out;
+  EXPECT_TRUE(contains(out, "emu/98 planted_sdpa_stats_misaligned")) << out;
+}
+
 // A refill issued before the barrier that ends the other warps' reads of its buffer, at
 // cuda/4's default launch (query_tile 64, key_tile 64, two stages): caught where the
 // launch refills (the flash shape, T = 200: the last query tile streams four key tiles),

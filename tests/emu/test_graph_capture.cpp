@@ -3,8 +3,8 @@
 // does, bit for bit; a replay runs the kernels again with the pointers and arguments of
 // the capture; what a captured step may not do (allocate, synchronise, copy to the host,
 // copy from pageable host memory, record a timing marker) throws, naming the call and the
-// work, and leaves the executor usable; the emulated cuBLAS is recorded too. The cpu
-// backend cannot capture.
+// work, and leaves the executor usable; the emulated cuBLAS and cuDNN SDPA are recorded
+// too. The cpu backend cannot capture.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "base/bf16.h"
 #include "base/errors.h"
+#include "contract/ops/attention_forward.h"
 #include "contract/ops/layernorm_forward.h"
 #include "contract/ops/matmul_forward.h"
 #include "contract/ops/residual_forward.h"
@@ -311,6 +313,45 @@ TEST_F(GraphCapture, TheEmulatedCublasIsRecordedAndReplayed) {
     ex_->replay(*graph);
     ex_->synchronize();
     EXPECT_TRUE(bitwise_equal(download(out, rows * OC), direct)) << "replay " << replay;
+  }
+}
+
+// (g) attention_forward_bf16 emu/3: cuDNN's fused SDPA (the emulator's stand-in,
+// device/cuda/cudnn_sdpa_emu.cpp), one library call and no kernel of its own. The capture
+// records it by value and runs nothing; each replay writes what the direct run wrote,
+// out and lse bit for bit.
+TEST_F(GraphCapture, TheEmulatedCudnnSdpaIsRecordedAndReplayed) {
+  const int B = 1, T = 5, C = 16, NH = 2;  // head size 8: cuDNN's multiple of 8
+  const std::size_t rows = std::size_t(B) * T, stats = std::size_t(B) * NH * T;
+  std::vector<bf16> qkv(rows * 3 * C);
+  const std::vector<float> values = pattern(qkv.size(), 8);
+  for (std::size_t i = 0; i < qkv.size(); ++i) qkv[i] = to_bf16(values[i]);
+  // bf16 tensors in float-sized allocations: C is even, so each holds whole floats
+  auto* device_qkv = reinterpret_cast<bf16*>(empty(qkv.size() / 2));
+  ex_->to_device(device_qkv, qkv.data(), qkv.size() * sizeof(bf16));
+  float* out = empty(rows * C / 2);
+  float* lse = empty(stats);
+  const AttentionForwardBf16Args args{reinterpret_cast<bf16*>(out), lse, device_qkv, B, T, C, NH};
+  ex_->working_on("attention_forward_bf16 emu/3");
+  run("attention_forward_bf16", 3, &args);
+  ex_->synchronize();
+  const std::vector<float> direct_out = download(out, rows * C / 2), direct_lse = download(lse, stats);
+  ASSERT_FALSE(all_poison(direct_out)) << "the direct run wrote nothing";
+
+  ex_->poison(out, rows * C / 2 * sizeof(float));
+  ex_->poison(lse, stats * sizeof(float));
+  ex_->begin_capture();
+  run("attention_forward_bf16", 3, &args);
+  std::unique_ptr<CapturedGraph> graph = ex_->end_capture();
+  ASSERT_EQ(graph->size(), 1u);
+  EXPECT_TRUE(all_poison(download(out, rows * C / 2))) << "the capture ran the call instead of recording it";
+  for (int replay = 0; replay < 2; ++replay) {
+    ex_->poison(out, rows * C / 2 * sizeof(float));
+    ex_->poison(lse, stats * sizeof(float));
+    ex_->replay(*graph);
+    ex_->synchronize();
+    EXPECT_TRUE(bitwise_equal(download(out, rows * C / 2), direct_out)) << "replay " << replay;
+    EXPECT_TRUE(bitwise_equal(download(lse, stats), direct_lse)) << "replay " << replay;
   }
 }
 

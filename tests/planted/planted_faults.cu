@@ -152,6 +152,10 @@
 //                        tensor against device memory before it computes (a memcheck
 //                        fault, as cuDNN's kernels would raise an illegal address or
 //                        overwrite a neighbour on a GPU).
+//   98 sdpa_stats_misaligned  cuda/3's call with Stats 4 bytes into the workspace:
+//                        inside device memory, but not at the 16 bytes the graph
+//                        declares of every tensor (a misaligned-address fault; on a GPU
+//                        undefined, cuDNN's vector accesses assume the declaration).
 // And of matmul_forward (TF32 tensor cores, wmma m16n16k8; one warp per 16x16 tile):
 //   90 assumes_fragment_layout  adds the bias into the accumulator fragment's x[i]
 //                        as if lane l held columns 2 * (l % 4) + (i & 1) + 8 * (i / 4)
@@ -766,9 +770,21 @@ void launch_sdpa_out_one_row_on(const AttentionForwardBf16Args& a, const Launch&
                       l.workspace);
 }
 
-Variant sdpa_out_one_row_on() {
-  Variant v = test_only(&launch_sdpa_out_one_row_on, "attention_forward_bf16", 97, "planted_sdpa_out_one_row_on",
-                        "test only: cuda/3's cuDNN SDPA call with O one row past out");
+// cuda/3's SDPA call, Stats written 4 bytes into the workspace (which cuDNN's own
+// part of the bound leaves unused under the emulator: its plans need none).
+void launch_sdpa_stats_misaligned(const AttentionForwardBf16Args& a, const Launch& l) {
+  const char* who = "attention_forward_bf16 (planted)";
+  const cuda::sdpa::Handle handle = cuda::sdpa::handle(l);
+  const cuda::sdpa::Plan& plan =
+      cuda::sdpa::plan_for(handle, cuda::stream(l), a.B, a.T, a.C, a.NH, l.workspace_bytes, who);
+  float* stats = reinterpret_cast<float*>(static_cast<unsigned char*>(l.workspace) + sizeof(float));
+  cuda::sdpa::execute(handle, plan, cuda::as_cuda(a.qkv), cuda::as_cuda(a.out), stats, a.C, a.C / a.NH, l.workspace);
+}
+
+// A planted copy of cuda/3: its requirements and workspace, another launch.
+Variant sdpa_planted(void (*launch)(const AttentionForwardBf16Args&, const Launch&), int id, const char* name,
+                     const char* summary) {
+  Variant v = test_only(launch, "attention_forward_bf16", id, name, summary);
   v.numeric = NumericClass::bf16;
   v.requirements = cuda::sdpa::head_size_requirements();
   v.workspace = [](const Shape& s, const ParamValues&) { return cuda::sdpa::workspace_bound(s.B, s.T, s.NH); };
@@ -907,7 +923,10 @@ std::vector<Variant> planted() {
               94, "planted_backward_reads_before_wait", "test only: a query stage read before its cp.async wait"),
           last_query_tile_dq_zeroed()};
 #if WB_EMU || WB_HAVE_CUDNN
-  all.push_back(sdpa_out_one_row_on());
+  all.push_back(sdpa_planted(&launch_sdpa_out_one_row_on, 97, "planted_sdpa_out_one_row_on",
+                             "test only: cuda/3's cuDNN SDPA call with O one row past out"));
+  all.push_back(sdpa_planted(&launch_sdpa_stats_misaligned, 98, "planted_sdpa_stats_misaligned",
+                             "test only: cuda/3's cuDNN SDPA call with Stats 4 bytes into the workspace"));
 #endif
   return all;
 }
