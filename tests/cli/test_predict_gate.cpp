@@ -61,5 +61,28 @@ TEST(PredictGate, OutOfSampleScoresAreNoWorseThanTheCommittedOnes) {
   EXPECT_GT(read_json(worse)["out_of_sample"]["mape"].get<double>(), b["mape"].get<double>() + 0.01);
 }
 
+// The fits' shrinkage toward the prior (model 7): chosen when not given, and the
+// committed scores' choice; a plain fit (--shrinkage 0) scores worse out of sample, and
+// a weight below 0 is refused.
+TEST(PredictGate, APlainFitScoresWorseOutOfSampleThanTheShrunkOne) {
+  std::string args = "predict";
+  for (const auto& entry : std::filesystem::directory_iterator(kDevice / "sweep"))
+    if (entry.path().extension() == ".json") args += " " + entry.path().string();
+  args += " --counts " + (kDevice / "predict-counts.json").string();
+  const json committed = read_json(kDevice / "predict-scores.json");
+  ASSERT_TRUE(committed.contains("shrinkage"));
+  const testing::TempDir dir;
+  const std::string plain = dir / "plain.json";
+  const testing::Result r = testing::run_command(WB_BINARY, args + " --shrinkage 0 --scores-out " + plain);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(testing::contains(r.output, "fits shrink toward the prior: 0 (--shrinkage)")) << r.output;
+  const json p = read_json(plain);
+  EXPECT_EQ(p["shrinkage"].get<double>(), 0.0);
+  EXPECT_GT(p["out_of_sample"]["mape"].get<double>(), committed["out_of_sample"]["mape"].get<double>() + 0.01);
+  const testing::Result refused = testing::run_command(WB_BINARY, args + " --shrinkage -1");
+  EXPECT_EQ(refused.code, 2) << refused.output;
+  EXPECT_TRUE(testing::contains(refused.output, "--shrinkage: not a number >= 0: -1")) << refused.output;
+}
+
 }  // namespace
 }  // namespace wb

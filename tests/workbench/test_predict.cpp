@@ -67,9 +67,9 @@ Counters one_kernel(uint64_t blocks, uint64_t requests, uint64_t sectors_per_req
 ModelConstants only(double ModelConstants::*term, double value) {
   ModelConstants m;
   for (double ModelConstants::*c :
-       {&ModelConstants::wave_s, &ModelConstants::load_s, &ModelConstants::store_s, &ModelConstants::sector_clocks,
-        &ModelConstants::wavefront_clocks, &ModelConstants::collective_clocks, &ModelConstants::same_sector_s,
-        &ModelConstants::block_s})
+       {&ModelConstants::wave_s, &ModelConstants::load_s, &ModelConstants::hit_s, &ModelConstants::store_s,
+        &ModelConstants::sector_clocks, &ModelConstants::wavefront_clocks, &ModelConstants::collective_clocks,
+        &ModelConstants::same_sector_s, &ModelConstants::block_s})
     m.*c = 0;
   m.dram_efficiency = m.l2_efficiency = 1e30;  // infinitely fast: out of the max
   m.launch_s = 1e-6;
@@ -95,6 +95,25 @@ TEST(Predict, AWarpsChainPaysEachLoadAndStoreInTurnOncePerWave) {
   const Prediction tail =
       predict_time(one_kernel(801, 801 * 1250, 4), 0, 0, NumericClass::fp32, NumericClass::fp32, h200_like(), m);
   EXPECT_NEAR(tail.seconds, 1e-6 + 2 * (1e-6 + 156.25 * 1e-7), 1e-12);
+}
+
+// Model 7: a warp's loads of sectors it read before hit in its SM's L1, and cost hit_s
+// in its chain instead of load_s. The share that misses is the warp's own distinct
+// sectors over the sectors it reads.
+TEST(Predict, AWarpsLoadsOfSectorsItReadBeforeCostAnL1HitInItsChain) {
+  ModelConstants m = only(&ModelConstants::load_s, 1e-7);
+  m.hit_s = 2e-8;
+  const double loads = 1e6 / 6400.0;  // a warp's, as above
+  auto chain = [&](const Counters& c) {
+    return predict_time(c, 0, 0, NumericClass::fp32, NumericClass::fp32, h200_like(), m).seconds - 1e-6;
+  };
+  Counters c = one_kernel(800, 1000000, 4);                // 4e6 sectors read
+  c.kernels[0].read_footprint = {1000000, 1000000, 6400};  // a quarter of them each warp's own: 3 loads in 4 hit
+  EXPECT_NEAR(chain(c), loads * (0.25 * 1e-7 + 0.75 * 2e-8), 1e-12);
+  c.kernels[0].read_footprint = {4000000, 4000000, 6400};  // every sector read once: every load a miss
+  EXPECT_NEAR(chain(c), loads * 1e-7, 1e-12);
+  // Counters without a footprint (made by hand) take every load as a miss.
+  EXPECT_NEAR(chain(one_kernel(800, 1000000, 4)), loads * 1e-7, 1e-12);
 }
 
 TEST(Predict, AnSmsPipesIssueItsWarpsSectorsAndWavefronts) {
@@ -308,6 +327,46 @@ TEST(PredictScore, FitsConstantsAndScoresOutOfSampleWithoutTheHeldOutOp) {
   EXPECT_DOUBLE_EQ(*sp.pairs[0].spearman, 1.0);
 }
 
+// Fits shrink toward the prior (model 7). Where every op's times follow one truth, the
+// plain fit finds it and leave-one-op-out chooses no shrinkage; a shrunk fit stops
+// nearer the prior. Where the ops disagree (each fitted alone, the other is predicted
+// badly), the choice shrinks: the prior between them predicts each better.
+TEST(PredictScore, AFitShrinksTowardThePriorWhereTheOpsDisagree) {
+  const DeviceModel d = h200_like();
+  auto points_for = [&](double load_s_of_b) {
+    std::vector<ScoredPoint> points;
+    for (const char* op : {"a", "b"})
+      for (uint64_t blocks : {800, 1600, 3200}) {
+        ScoredPoint p;
+        p.op = op;
+        p.pair = std::string(op) + " at N=1";
+        p.counters = one_kernel(blocks, blocks * 1000, 4);
+        const ModelConstants truth = only(&ModelConstants::load_s, op[0] == 'a' ? 2e-7 : load_s_of_b);
+        p.measured_s = predict_time(p.counters, 0, 0, NumericClass::fp32, NumericClass::fp32, d, truth).seconds;
+        points.push_back(p);
+      }
+    return points;
+  };
+  const ModelConstants start = only(&ModelConstants::load_s, 1e-7);
+  std::set<std::string> fixed;
+  for (const ModelConstants::Named& c : ModelConstants::all())
+    if (std::string(c.name) != "load_s") fixed.insert(c.name);
+
+  const std::vector<ScoredPoint> agree = points_for(2e-7);
+  EXPECT_EQ(choose_shrinkage(agree, d, start, fixed), 0.0);
+  const double plain = fit_constants(agree, d, start, fixed, 0).load_s;
+  const double shrunk = fit_constants(agree, d, start, fixed, 1).load_s;
+  EXPECT_NEAR(plain, 2e-7, 2e-7 * 0.06);
+  EXPECT_LT(shrunk, plain * 0.95) << "a shrunk fit stops nearer the prior";
+  EXPECT_GE(shrunk, start.load_s);
+
+  const std::vector<ScoredPoint> disagree = points_for(0.5e-7);
+  EXPECT_GT(choose_shrinkage(disagree, d, start, fixed), 0.0);
+  // A single op: nothing to hold out, no shrinkage.
+  const std::vector<ScoredPoint> one_op(disagree.begin(), disagree.begin() + 3);
+  EXPECT_EQ(choose_shrinkage(one_op, d, start, fixed), 0.0);
+}
+
 TEST(PredictScore, RanksOnlyConfigurationsMoreThanTwoPercentApartAndScoresThePick) {
   std::vector<ScoredPoint> points(4);
   const double measured[] = {10, 10.1, 12, 20};  // 10.1 is within 2% of 10: not ranked
@@ -424,6 +483,9 @@ TEST(Predict, ALibraryWorksAtTheCeilingOfTheStorageItIsHanded) {
   EXPECT_EQ(library_class(reg.op("attention_forward_bf16"), NumericClass::bf16), NumericClass::bf16);
   EXPECT_EQ(library_class(reg.op("matmul_forward"), NumericClass::fp32), NumericClass::fp32);
   EXPECT_EQ(library_class(reg.op("matmul_forward"), NumericClass::tf32), NumericClass::tf32);
+  // Called with the op, the model takes library_class's ceiling itself.
+  EXPECT_EQ(predict_time(gemm, 0, flops, NumericClass::fp32, reg.op("matmul_forward_bf16"), d, m).seconds, at_bf16);
+  EXPECT_EQ(predict_time(gemm, 0, flops, NumericClass::fp32, reg.op("matmul_forward"), d, m).seconds, at_fp32);
 }
 
 TEST(CountersJson, RoundTripsEveryFieldAndRefusesAnImpossibleSite) {

@@ -22,8 +22,7 @@ namespace {
 PredictedTime predict_one(CountingSession& session, const Variant& emu_variant, const Record& r, uint64_t sample_blocks,
                           const DeviceModel& device, const ModelConstants& constants) {
   const Counters counters = session.count(emu_variant, r.params, sample_blocks);
-  const Prediction p =
-      predict_time(counters, r.bytes, r.flops, r.numeric, library_class(session.op(), r.numeric), device, constants);
+  const Prediction p = predict_time(counters, r.bytes, r.flops, r.numeric, session.op(), device, constants);
   return PredictedTime{p.seconds, p.bound, p.launches};
 }
 

@@ -15,6 +15,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -45,6 +46,7 @@ struct PredictOptions {
   std::string plan;                    // --plan: a trainer's log whose step to predict
   ModelConstants constants;            // the prior, as --set changes it
   std::set<std::string> fixed;         // constants --set keeps out of the fit
+  std::optional<double> shrinkage;     // --shrinkage: the fit's pull toward the prior, else chosen
   std::string out;
   std::string command;
 };
@@ -88,7 +90,7 @@ std::string label(const Record& r) { return r.variant_label() + " " + r.params.d
 
 // --scores-out: the scores as wb.predict-scores/1 (docs/formats.md), what the prediction
 // gate (tests/cli/test_predict_gate.cpp) holds a later model to.
-void write_scores(const std::string& path, std::size_t configurations, const ModelConstants& fitted,
+void write_scores(const std::string& path, std::size_t configurations, const ModelConstants& fitted, double shrinkage,
                   const std::vector<std::pair<const char*, const Scores*>>& sets) {
   nlohmann::json j{{"schema", "wb.predict-scores/1"}, {"model", kPredictModel}, {"configurations", configurations}};
   for (const auto& [name, s] : sets) {
@@ -106,6 +108,7 @@ void write_scores(const std::string& path, std::size_t configurations, const Mod
                {"pairs", pairs}};
   }
   j["fitted"] = to_json(fitted);
+  j["shrinkage"] = shrinkage;
   write_file_atomically(path, j.dump(2) + "\n");
 }
 
@@ -215,7 +218,10 @@ int predict(const PredictOptions& given) {
       point_rows.push_back(&x);
     }
   const ModelConstants prior = o.constants;
-  const ModelConstants fitted = fit_constants(points, device, prior, o.fixed);
+  // In sample: the shrinkage that scores best leave-one-op-out over every op, then every
+  // point fitted at it. Out of sample, each op's shrinkage is chosen without it.
+  const double shrinkage = o.shrinkage ? *o.shrinkage : choose_shrinkage(points, device, prior, o.fixed);
+  const ModelConstants fitted = fit_constants(points, device, prior, o.fixed, shrinkage);
   auto predict_all = [&](const ModelConstants& m) {
     std::vector<double> out;
     for (const ScoredPoint& p : points)
@@ -223,10 +229,11 @@ int predict(const PredictOptions& given) {
     return out;
   };
   const std::vector<double> at_prior = predict_all(prior), in_sample = predict_all(fitted),
-                            out_of_sample = leave_one_op_out(points, device, prior, o.fixed);
+                            out_of_sample = leave_one_op_out(points, device, prior, o.fixed, o.shrinkage);
   const Scores sp = score(points, at_prior), si = score(points, in_sample), so = score(points, out_of_sample);
   if (!o.scores_out.empty())
-    write_scores(o.scores_out, points.size(), fitted, {{"prior", &sp}, {"in_sample", &si}, {"out_of_sample", &so}});
+    write_scores(o.scores_out, points.size(), fitted, shrinkage,
+                 {{"prior", &sp}, {"in_sample", &si}, {"out_of_sample", &so}});
   if (!o.plan.empty())  // a trainer's step, by the constants fitted to the reports
     return predict_step(device, {o.plan, o.sample_blocks, o.seed, fitted});
   if (!o.workloads.empty())  // what the reports never timed, by the constants fitted to what they did
@@ -295,6 +302,11 @@ int predict(const PredictOptions& given) {
           << line("prior", sp) << "\n"
           << line("in sample", si) << "\n"
           << line("out of sample", so) << "  (each op by constants fitted without it)\n"
+          << (o.shrinkage
+                  ? fmt::format("fits shrink toward the prior: {:g} (--shrinkage), in and out of sample\n", shrinkage)
+                  : fmt::format("fits shrink toward the prior: {:g} in sample (chosen leave-one-op-out over "
+                                "every op), each op's own out of sample (chosen without it)\n",
+                                shrinkage))
           << "device: " << device.name << ", its SMs, clock and ceilings from the reports, L2, the SM's limits and "
           << "the issue rates from " << rest_from << "\n"
           << "fitted to all:";
@@ -345,6 +357,17 @@ void add_options(CLI::App& cmd, PredictOptions& o) {
   cmd.add_option("--set", o.settings,
                  "NAME=VALUE: a model constant's value, kept out of the fit (e.g. same_sector_s=0 takes the "
                  "atomics term out; the names are printed with the fitted constants)");
+  cmd.add_option("--shrinkage", o.shrinkage,
+                 "the fits' pull toward the prior constants (docs/counters.md), in and out of sample; 0: a plain "
+                 "fit. Without it, chosen leave-one-op-out among 0, 0.03, 0.1, 0.3 and 1 (out of sample, without "
+                 "the held-out op)")
+      ->check(CLI::Validator(
+          [](const std::string& v) {
+            char* end = nullptr;
+            const double x = std::strtod(v.c_str(), &end);
+            return end != v.c_str() && *end == '\0' && x >= 0 ? std::string() : "not a number >= 0: " + v;
+          },
+          "NUMBER >= 0"));
   cmd.add_option("--out", o.out, "with --workloads: the wb.predictions/1 file to write (docs/formats.md)");
   cmd.add_option("--format", o.format,
                  "text, markdown, rows (text and every configuration's prediction), or json (every configuration with "

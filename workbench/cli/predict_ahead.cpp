@@ -68,10 +68,8 @@ class Predictor {
           o_.sample_blocks, [&](uint64_t sample) { return session(op, shape, problem).count(*twin, p, sample); },
           [&] { lost(); }, &note);
     const Record r = record_for(op, v, p, shape);  // the op's byte and flop models, the numeric class
-    made_.push_back(
-        {&op, &v, p, shape,
-         predict_time(counters, r.bytes, r.flops, r.numeric, library_class(op, r.numeric), device_, o_.constants),
-         bool(counters), note});
+    made_.push_back({&op, &v, p, shape, predict_time(counters, r.bytes, r.flops, r.numeric, op, device_, o_.constants),
+                     bool(counters), note});
     index_[key] = made_.size() - 1;
     return made_.back();
   }

@@ -131,8 +131,7 @@ int predict_step(const DeviceModel& device, const StepOptions& o) {
             emu = make_executor(Backend::emu);
           });
     const Record r = record_for(op, *v, params, shape);
-    const Prediction p =
-        predict_time(counters, r.bytes, r.flops, r.numeric, library_class(op, r.numeric), device, o.constants);
+    const Prediction p = predict_time(counters, r.bytes, r.flops, r.numeric, op, device, o.constants);
     launched += c.calls * p.seconds;
     graph += c.calls * as_graph_node(p, o.constants);
     launches += uint64_t(c.calls) * p.launches;

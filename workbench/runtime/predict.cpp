@@ -15,6 +15,7 @@ const std::vector<ModelConstants::Named>& ModelConstants::all() {
       {"launch_s", &ModelConstants::launch_s},
       {"wave_s", &ModelConstants::wave_s},
       {"load_s", &ModelConstants::load_s},
+      {"hit_s", &ModelConstants::hit_s},
       {"store_s", &ModelConstants::store_s},
       {"sector_clocks", &ModelConstants::sector_clocks},
       {"wavefront_clocks", &ModelConstants::wavefront_clocks},
@@ -67,7 +68,14 @@ Term kernel_time(const KernelCount& k, const DeviceModel& d, const ModelConstant
   const double sms = double(std::max(d.sms, 1));
   const double waves = std::ceil(blocks / (sms * resident));
   const double n = std::min(resident, std::ceil(blocks / sms)) * warps_per_block;
-  const double chain = m.wave_s + double(loads) / warps * m.load_s + double(stores) / warps * m.store_s;
+  // The share of a warp's loads that miss its SM's L1: its own distinct sectors over the
+  // sectors it reads (per_warp sums those over the warps). Counters without a footprint
+  // (made by hand, or of nothing read) take every load as a miss.
+  const double read_sectors = double(sectors - stored_sectors);
+  const double own = double(k.read_footprint.per_warp);
+  const double miss = own > 0 && read_sectors > 0 ? std::min(1.0, own / read_sectors) : 1.0;
+  const double chain =
+      m.wave_s + double(loads) / warps * (miss * m.load_s + (1 - miss) * m.hit_s) + double(stores) / warps * m.store_s;
   const double issue = n *
                        (double(sectors) / warps * m.sector_clocks + double(wavefronts) / warps * m.wavefront_clocks +
                         double(collectives) / warps * m.collective_clocks) /
@@ -179,6 +187,11 @@ Prediction predict_time(const std::optional<Counters>& counters, double model_by
   if (floor_matmul > 0 && model_flops / floor_matmul > work) work = model_flops / floor_matmul, p.bound = "flops";
   p.seconds = double(p.launches) * m.launch_s + work;
   return p;
+}
+
+Prediction predict_time(const std::optional<Counters>& counters, double model_bytes, double model_flops,
+                        NumericClass numeric, const OpSpec& op, const DeviceModel& d, const ModelConstants& m) {
+  return predict_time(counters, model_bytes, model_flops, numeric, library_class(op, numeric), d, m);
 }
 
 double as_graph_node(const Prediction& p, const ModelConstants& m) {

@@ -7,7 +7,10 @@
 //
 //   waves    = ceil(B / (S x R))                    (the last one may be partial: a tail)
 //   n        = min(R, ceil(B / S)) x W              warps an SM holds in a wave
-//   chain    = wave_s + loads x load_s + stores x store_s          (a warp's requests, in turn)
+//   chain    = wave_s + loads x (miss x load_s + (1 - miss) x hit_s) + stores x store_s
+//              (a warp's requests, in turn; miss: the share of the sectors a warp reads that
+//              it had not read before, its own distinct sectors over those it requests; the
+//              rest hit in its SM's L1)
 //   issue    = n x (sectors x sector_clocks + wavefronts x wavefront_clocks
 //                   + collectives x collective_clocks) / clock     (an SM's pipes, its warps')
 //   t_sm     = waves x sqrt(chain^2 + issue^2)     (either can hide the other only in part)
@@ -65,9 +68,10 @@ namespace wb {
 inline constexpr double kGraphNodeSeconds = 5.5e-7;
 // The model's version: what a committed prediction names (docs/formats.md,
 // wb.predictions/1). Any change to a term makes a new one; the constants a prediction
-// used travel with it. /6: a library's matrix ceiling is library_class's (bf16 for an
-// op on bf16 storage), where /5 took the rung's class.
-inline constexpr const char* kPredictModel = "wb.predict/6";
+// used travel with it. /7: a warp's loads of sectors it read before cost an L1 hit in
+// its chain (hit_s), and fits shrink toward the prior (predict_score.h); /6: a
+// library's matrix ceiling is library_class's (bf16 for an op on bf16 storage).
+inline constexpr const char* kPredictModel = "wb.predict/7";
 // What wb predict --format json writes: the counts, reused with --counts. /2: up to 4
 // warps of a sampled block counted, atomics by sector (/1: two warps, by address).
 inline constexpr const char* kPredictCountsSchema = "wb.predict-counts/2";
@@ -84,9 +88,13 @@ inline constexpr int kMinSplitDepth = 256;
 // The model's constants. The defaults are the prior: set from published Hopper figures
 // and first principles before any fit (the fitted ones are printed by wb predict).
 struct ModelConstants {
-  double launch_s = 2e-6;        // a launch's floor on a busy stream
-  double wave_s = 1e-6;          // a wave's fixed cost: its blocks started, a first load's latency
-  double load_s = 1e-7;          // a warp's global load after the one before it (pipelined)
+  double launch_s = 2e-6;  // a launch's floor on a busy stream
+  double wave_s = 1e-6;    // a wave's fixed cost: its blocks started, a first load's latency
+  double load_s = 1e-7;    // a warp's global load after the one before it (pipelined)
+  // A load whose sectors the warp read before: an L1 hit, ~40 clocks on Hopper (published
+  // microbenchmarks: Luo et al., "Benchmarking and Dissecting the Nvidia Hopper GPU
+  // Architecture", 2024), 20 ns at 1980 MHz.
+  double hit_s = 2e-8;
   double store_s = 1e-7;         // a warp's global store after the one before it
   double sector_clocks = 1;      // an SM's clocks per global sector requested (L1's tag stage)
   double wavefront_clocks = 1;   // per shared-memory wavefront
@@ -160,6 +168,12 @@ NumericClass library_class(const OpSpec& op, NumericClass numeric);
 // the emulator cannot run).
 Prediction predict_time(const std::optional<Counters>& counters, double model_bytes, double model_flops,
                         NumericClass numeric, NumericClass library, const DeviceModel& device,
+                        const ModelConstants& constants = {});
+
+// The same for a variant of `op`: its library calls at library_class(op, numeric). What
+// a caller with the op in hand calls, so that the rule stays in library_class alone.
+Prediction predict_time(const std::optional<Counters>& counters, double model_bytes, double model_flops,
+                        NumericClass numeric, const OpSpec& op, const DeviceModel& device,
                         const ModelConstants& constants = {});
 
 // A prediction's time replayed as a node of a CUDA graph: the floor of each of its

@@ -26,16 +26,32 @@ struct ScoredPoint {
 // The constants that minimise the mean absolute percentage error over the points (the
 // score they are judged by: a fit to the mean |log(predicted / measured)| counted an
 // overestimate by some factor the same as an underestimate by it, which MAPE does not,
-// and scored 2.0 points worse out of sample on the H200's sweep), from `start`, each
-// varied in turn by factors of up to 4 until none improves it (a coordinate descent:
-// deterministic, a fraction of a second for a sweep's points).
-// Constants named in `fixed` keep their value in `start`.
+// and scored 2.0 points worse out of sample on the H200's sweep), plus `shrinkage` times
+// the mean over the fitted constants of ln(constant / its value in start)^2: a pull
+// toward the prior, which a constant the points cannot tell apart gives in to (fitted
+// freely, such constants followed what the other ops' errors asked of them, and scored
+// worse out of sample than the prior itself). From `start`, each constant varied in turn
+// by factors of up to 4 until none improves it (a coordinate descent: deterministic, a
+// fraction of a second for a sweep's points). Constants named in `fixed` keep their value
+// in `start`.
 ModelConstants fit_constants(const std::vector<ScoredPoint>& points, const DeviceModel& device,
-                             const ModelConstants& start = {}, const std::set<std::string>& fixed = {});
+                             const ModelConstants& start = {}, const std::set<std::string>& fixed = {},
+                             double shrinkage = 0);
 
-// Per point, the prediction of constants fitted to every other op's points.
+// The shrinkages a fit chooses among, weakest first (0: a plain fit).
+inline const std::vector<double> kShrinkages{0, 0.03, 0.1, 0.3, 1};
+
+// The shrinkage of kShrinkages whose fits, leave-one-op-out over these points, score the
+// lowest MAPE (the weakest on a tie); 0 for points of fewer than two ops.
+double choose_shrinkage(const std::vector<ScoredPoint>& points, const DeviceModel& device,
+                        const ModelConstants& start = {}, const std::set<std::string>& fixed = {});
+
+// Per point, the prediction of constants fitted to every other op's points, at
+// `shrinkage`, or where it is nullopt with the shrinkage choose_shrinkage finds among
+// those other ops alone (a nested choice: the held-out op has no say in it).
 std::vector<double> leave_one_op_out(const std::vector<ScoredPoint>& points, const DeviceModel& device,
-                                     const ModelConstants& start = {}, const std::set<std::string>& fixed = {});
+                                     const ModelConstants& start = {}, const std::set<std::string>& fixed = {},
+                                     std::optional<double> shrinkage = std::nullopt);
 
 struct PairScore {
   std::string pair;
