@@ -52,6 +52,9 @@ ModelConstants fit(const std::vector<const ScoredPoint*>& points, const DeviceMo
   return m;
 }
 
+double choose(const std::vector<const ScoredPoint*>& points, const DeviceModel& d, const ModelConstants& start,
+              const std::set<std::string>& fixed);
+
 // Each op's points predicted by constants fitted to the others' at `shrinkage`, or with
 // the shrinkage chosen among the others (nested) when it is negative.
 std::vector<double> held_out(const std::vector<const ScoredPoint*>& points, const DeviceModel& d,
@@ -63,12 +66,7 @@ std::vector<double> held_out(const std::vector<const ScoredPoint*>& points, cons
     std::vector<const ScoredPoint*> others;
     for (const ScoredPoint* p : points)
       if (p->op != op) others.push_back(p);
-    double s = shrinkage;
-    if (s < 0) {  // chosen without the held-out op
-      std::vector<ScoredPoint> copies;
-      for (const ScoredPoint* p : others) copies.push_back(*p);
-      s = choose_shrinkage(copies, d, start, fixed);
-    }
+    const double s = shrinkage < 0 ? choose(others, d, start, fixed) : shrinkage;  // nested: without the held-out op
     const ModelConstants m = fit(others, d, start, fixed, s);
     for (std::size_t i : held) {
       const ScoredPoint& p = *points[i];
@@ -76,6 +74,22 @@ std::vector<double> held_out(const std::vector<const ScoredPoint*>& points, cons
     }
   }
   return predicted;
+}
+
+// choose_shrinkage's (predict_score.h).
+double choose(const std::vector<const ScoredPoint*>& points, const DeviceModel& d, const ModelConstants& start,
+              const std::set<std::string>& fixed) {
+  std::set<std::string> ops;
+  for (const ScoredPoint* p : points) ops.insert(p->op);
+  if (ops.size() < 2) return 0;
+  double chosen = 0, lowest = 0;
+  for (double s : kShrinkages) {
+    const std::vector<double> predicted = held_out(points, d, start, fixed, s);
+    double mape = 0;
+    for (std::size_t i = 0; i < points.size(); ++i) mape += std::abs(predicted[i] / points[i]->measured_s - 1);
+    if (s == kShrinkages.front() || mape < lowest - 1e-12) lowest = mape, chosen = s;
+  }
+  return chosen;
 }
 
 std::vector<const ScoredPoint*> pointers(const std::vector<ScoredPoint>& points) {
@@ -93,18 +107,7 @@ ModelConstants fit_constants(const std::vector<ScoredPoint>& points, const Devic
 
 double choose_shrinkage(const std::vector<ScoredPoint>& points, const DeviceModel& d, const ModelConstants& start,
                         const std::set<std::string>& fixed) {
-  std::set<std::string> ops;
-  for (const ScoredPoint& p : points) ops.insert(p.op);
-  if (ops.size() < 2) return 0;
-  const std::vector<const ScoredPoint*> all = pointers(points);
-  double chosen = 0, lowest = 0;
-  for (double s : kShrinkages) {
-    const std::vector<double> predicted = held_out(all, d, start, fixed, s);
-    double mape = 0;
-    for (std::size_t i = 0; i < points.size(); ++i) mape += std::abs(predicted[i] / points[i].measured_s - 1);
-    if (s == kShrinkages.front() || mape < lowest - 1e-12) lowest = mape, chosen = s;
-  }
-  return chosen;
+  return choose(pointers(points), d, start, fixed);
 }
 
 std::vector<double> leave_one_op_out(const std::vector<ScoredPoint>& points, const DeviceModel& d,
