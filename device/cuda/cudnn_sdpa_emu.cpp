@@ -32,23 +32,26 @@ namespace {
 
 constexpr std::uintptr_t kDeclaredAlignment = 16;
 
-// Whether [p, p + bytes) lies in one device allocation (bytes 0: a view whose extent its
-// tensor's check covers), starting at the 16 bytes the
-// graph declares of every tensor it reads or writes (CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT in
-// cudnn_sdpa.cpp; a pointer that breaks it is undefined there, cuDNN's vector loads
-// assume it); a sticky memcheck fault naming the call and the tensor when not.
+// Whether p starts at the 16 bytes the graph declares of every tensor it reads or writes
+// (CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT in cudnn_sdpa.cpp; a pointer that breaks it is
+// undefined there, cuDNN's vector loads assume it); a sticky memcheck fault naming the
+// call and the tensor (or the view of one) when not.
+bool aligned(const void* p, const char* call, const char* tensor) {
+  if (reinterpret_cast<std::uintptr_t>(p) % kDeclaredAlignment == 0) return true;
+  ::wb::emu::fault(::wb::emu::kMisalignedAddress, std::string("memcheck: ") + call + ": " + tensor +
+                                                      " is not 16-byte aligned, as the graph declares it");
+  return false;
+}
+
+// Whether [p, p + bytes) lies in one device allocation, aligned as declared; a sticky
+// memcheck fault naming the call and the tensor when not.
 bool inside(const void* p, std::size_t bytes, const char* call, const char* tensor) {
   if (bytes > 0 && !::wb::emu::in_device_memory(p, bytes)) {
     ::wb::emu::fault(::wb::emu::kIllegalAddress,
                      std::string("memcheck: ") + call + ": " + tensor + " reaches outside device memory");
     return false;
   }
-  if (reinterpret_cast<std::uintptr_t>(p) % kDeclaredAlignment != 0) {
-    ::wb::emu::fault(::wb::emu::kMisalignedAddress, std::string("memcheck: ") + call + ": " + tensor +
-                                                        " is not 16-byte aligned, as the graph declares it");
-    return false;
-  }
-  return true;
+  return aligned(p, call, tensor);
 }
 
 constexpr const char* kForward = "cuDNN SDPA forward (emulated)";
@@ -87,7 +90,7 @@ void forward(const Plan& plan, const __nv_bfloat16* qkv, __nv_bfloat16* o, float
   const int64_t B = plan.B, T = plan.T, C = plan.C, NH = plan.NH;
   const std::size_t btc = std::size_t(B * T * C);
   if (!inside(qkv, 3 * btc * sizeof(__nv_bfloat16), call, "qkv (Q, K and V)") ||
-      !inside(qkv + C, 0, call, "K (qkv + C)") || !inside(qkv + 2 * C, 0, call, "V (qkv + 2C)") ||
+      !aligned(qkv + C, call, "K (qkv + C)") || !aligned(qkv + 2 * C, call, "V (qkv + 2C)") ||
       !inside(o, btc * sizeof(__nv_bfloat16), call, "O") ||
       !inside(lse, std::size_t(B * NH * T) * sizeof(float), call, "Stats (lse)"))
     return;
@@ -133,11 +136,11 @@ void backward(const Plan& plan, const __nv_bfloat16* qkv, const __nv_bfloat16* o
   auto* dq_acc = reinterpret_cast<float*>(bytes);
   auto* row_sum = reinterpret_cast<float*>(bytes + dq_accumulator_bytes(B, T, C));
   if (!inside(qkv, 3 * btc * sizeof(__nv_bfloat16), call, "qkv (Q, K^T and V^T)") ||
-      !inside(qkv + C, 0, call, "K^T (qkv + C)") || !inside(qkv + 2 * C, 0, call, "V^T (qkv + 2C)") ||
+      !aligned(qkv + C, call, "K^T (qkv + C)") || !aligned(qkv + 2 * C, call, "V^T (qkv + 2C)") ||
       !inside(out, btc * sizeof(__nv_bfloat16), call, "O") || !inside(lse, rows * sizeof(float), call, "Stats (lse)") ||
       !inside(dout, btc * sizeof(__nv_bfloat16), call, "dO") ||
       !inside(dqkv, 3 * btc * sizeof(__nv_bfloat16), call, "dqkv (dQ, dK and dV)") ||
-      !inside(dqkv + C, 0, call, "dK (dqkv + C)") || !inside(dqkv + 2 * C, 0, call, "dV (dqkv + 2C)") ||
+      !aligned(dqkv + C, call, "dK (dqkv + C)") || !aligned(dqkv + 2 * C, call, "dV (dqkv + 2C)") ||
       !inside(dq_acc, btc * sizeof(float), call, "the dQ accumulator (the workspace's first part)") ||
       !inside(row_sum, rows * sizeof(float), call, "D, the row sums of dO * O (the workspace's second part)"))
     return;

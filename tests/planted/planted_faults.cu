@@ -760,25 +760,24 @@ Variant flash_mma_backward(int id, const char* name, const char* summary) {
 }
 
 #if WB_EMU || WB_HAVE_CUDNN
-// attention_forward_bf16 cuda/3's SDPA call, O one row on.
-void launch_sdpa_out_one_row_on(const AttentionForwardBf16Args& a, const Launch& l) {
+// attention_forward_bf16 cuda/3's SDPA call, with O and Stats at the pointers given.
+void sdpa_call(const AttentionForwardBf16Args& a, const Launch& l, __nv_bfloat16* o, float* stats) {
   const char* who = "attention_forward_bf16 (planted)";
   const cuda::sdpa::Handle handle = cuda::sdpa::handle(l);
   const cuda::sdpa::Plan& plan =
       cuda::sdpa::plan_for(handle, cuda::stream(l), a.B, a.T, a.C, a.NH, l.workspace_bytes, who);
-  cuda::sdpa::execute(handle, plan, cuda::as_cuda(a.qkv), cuda::as_cuda(a.out) + a.C, a.lse, a.C, a.C / a.NH,
-                      l.workspace);
+  cuda::sdpa::execute(handle, plan, cuda::as_cuda(a.qkv), o, stats, a.C, a.C / a.NH, l.workspace);
 }
 
-// cuda/3's SDPA call, Stats written 4 bytes into the workspace (which cuDNN's own
-// part of the bound leaves unused under the emulator: its plans need none).
+// O one row on.
+void launch_sdpa_out_one_row_on(const AttentionForwardBf16Args& a, const Launch& l) {
+  sdpa_call(a, l, cuda::as_cuda(a.out) + a.C, a.lse);
+}
+
+// Stats written 4 bytes into the workspace (which cuDNN's own part of the bound leaves
+// unused under the emulator: its plans need none).
 void launch_sdpa_stats_misaligned(const AttentionForwardBf16Args& a, const Launch& l) {
-  const char* who = "attention_forward_bf16 (planted)";
-  const cuda::sdpa::Handle handle = cuda::sdpa::handle(l);
-  const cuda::sdpa::Plan& plan =
-      cuda::sdpa::plan_for(handle, cuda::stream(l), a.B, a.T, a.C, a.NH, l.workspace_bytes, who);
-  float* stats = reinterpret_cast<float*>(static_cast<unsigned char*>(l.workspace) + sizeof(float));
-  cuda::sdpa::execute(handle, plan, cuda::as_cuda(a.qkv), cuda::as_cuda(a.out), stats, a.C, a.C / a.NH, l.workspace);
+  sdpa_call(a, l, cuda::as_cuda(a.out), reinterpret_cast<float*>(static_cast<unsigned char*>(l.workspace) + 4));
 }
 
 // A planted copy of cuda/3: its requirements and workspace, another launch.

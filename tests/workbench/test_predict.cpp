@@ -288,26 +288,39 @@ TEST(Footprint, BlocksThatAddIntoOneVectorAreSeenBlockByBlock) {
   EXPECT_NEAR(k.distinct_atomic_sectors(), 1, 1e-6);
 }
 
+// Two ops, "a" and "b", each at 1, 2 and 4 waves of a chain-bound kernel, measured as
+// the model predicts them with load_s at load_s_a and load_s_b.
+std::vector<ScoredPoint> two_ops(const DeviceModel& d, double load_s_a, double load_s_b) {
+  std::vector<ScoredPoint> points;
+  for (const char* op : {"a", "b"})
+    for (uint64_t blocks : {800, 1600, 3200}) {
+      ScoredPoint p;
+      p.op = op;
+      p.pair = std::string(op) + " at N=1";
+      p.counters = one_kernel(blocks, blocks * 1000, 4);
+      const ModelConstants truth = only(&ModelConstants::load_s, op[0] == 'a' ? load_s_a : load_s_b);
+      p.measured_s = predict_time(p.counters, 0, 0, NumericClass::fp32, NumericClass::fp32, d, truth).seconds;
+      points.push_back(p);
+    }
+  return points;
+}
+
+// Every constant's name but load_s: what those fits keep fixed.
+std::set<std::string> all_but_load_s() {
+  std::set<std::string> fixed;
+  for (const ModelConstants::Named& c : ModelConstants::all())
+    if (std::string(c.name) != "load_s") fixed.insert(c.name);
+  return fixed;
+}
+
 TEST(PredictScore, FitsConstantsAndScoresOutOfSampleWithoutTheHeldOutOp) {
   // Two ops whose measured times follow the model with load_s = 2e-7; the fit from
   // 1e-7 finds it (within its factors' grid) and, left out, each op is predicted by the
   // other's fit.
   const DeviceModel d = h200_like();
-  ModelConstants truth = only(&ModelConstants::load_s, 2e-7);
-  std::vector<ScoredPoint> points;
-  for (const char* op : {"a", "b"})
-    for (uint64_t blocks : {800, 1600, 3200}) {  // 1, 2 and 4 waves
-      ScoredPoint p;
-      p.op = op;
-      p.pair = std::string(op) + " at N=1";
-      p.counters = one_kernel(blocks, blocks * 1000, 4);
-      p.measured_s = predict_time(p.counters, 0, 0, NumericClass::fp32, NumericClass::fp32, d, truth).seconds;
-      points.push_back(p);
-    }
+  const std::vector<ScoredPoint> points = two_ops(d, 2e-7, 2e-7);
   ModelConstants start = only(&ModelConstants::load_s, 1e-7);
-  std::set<std::string> fixed;
-  for (const ModelConstants::Named& c : ModelConstants::all())
-    if (std::string(c.name) != "load_s") fixed.insert(c.name);
+  const std::set<std::string> fixed = all_but_load_s();
   const ModelConstants fitted = fit_constants(points, d, start, fixed);
   EXPECT_NEAR(fitted.load_s, 2e-7, 2e-7 * 0.06);
   EXPECT_EQ(fitted.launch_s, start.launch_s) << "a fixed constant stays";
@@ -333,26 +346,10 @@ TEST(PredictScore, FitsConstantsAndScoresOutOfSampleWithoutTheHeldOutOp) {
 // badly), the choice shrinks: the prior between them predicts each better.
 TEST(PredictScore, AFitShrinksTowardThePriorWhereTheOpsDisagree) {
   const DeviceModel d = h200_like();
-  auto points_for = [&](double load_s_of_b) {
-    std::vector<ScoredPoint> points;
-    for (const char* op : {"a", "b"})
-      for (uint64_t blocks : {800, 1600, 3200}) {
-        ScoredPoint p;
-        p.op = op;
-        p.pair = std::string(op) + " at N=1";
-        p.counters = one_kernel(blocks, blocks * 1000, 4);
-        const ModelConstants truth = only(&ModelConstants::load_s, op[0] == 'a' ? 2e-7 : load_s_of_b);
-        p.measured_s = predict_time(p.counters, 0, 0, NumericClass::fp32, NumericClass::fp32, d, truth).seconds;
-        points.push_back(p);
-      }
-    return points;
-  };
   const ModelConstants start = only(&ModelConstants::load_s, 1e-7);
-  std::set<std::string> fixed;
-  for (const ModelConstants::Named& c : ModelConstants::all())
-    if (std::string(c.name) != "load_s") fixed.insert(c.name);
+  const std::set<std::string> fixed = all_but_load_s();
 
-  const std::vector<ScoredPoint> agree = points_for(2e-7);
+  const std::vector<ScoredPoint> agree = two_ops(d, 2e-7, 2e-7);
   EXPECT_EQ(choose_shrinkage(agree, d, start, fixed), 0.0);
   const double plain = fit_constants(agree, d, start, fixed, 0).load_s;
   const double shrunk = fit_constants(agree, d, start, fixed, 1).load_s;
@@ -360,7 +357,7 @@ TEST(PredictScore, AFitShrinksTowardThePriorWhereTheOpsDisagree) {
   EXPECT_LT(shrunk, plain * 0.95) << "a shrunk fit stops nearer the prior";
   EXPECT_GE(shrunk, start.load_s);
 
-  const std::vector<ScoredPoint> disagree = points_for(0.5e-7);
+  const std::vector<ScoredPoint> disagree = two_ops(d, 2e-7, 0.5e-7);
   EXPECT_GT(choose_shrinkage(disagree, d, start, fixed), 0.0);
   // A single op: nothing to hold out, no shrinkage.
   const std::vector<ScoredPoint> one_op(disagree.begin(), disagree.begin() + 3);

@@ -112,6 +112,14 @@ void write_scores(const std::string& path, std::size_t configurations, const Mod
   write_file_atomically(path, j.dump(2) + "\n");
 }
 
+// A finite number >= 0, as --set and --shrinkage take one; nullopt for anything else.
+std::optional<double> non_negative(const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !(v >= 0) || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
 // --set NAME=VALUE: a constant's prior, kept out of the fit.
 void apply_settings(const std::vector<std::string>& settings, PredictOptions& o) {
   for (const std::string& s : settings) {
@@ -126,11 +134,9 @@ void apply_settings(const std::vector<std::string>& settings, PredictOptions& o)
         names += std::string(names.empty() ? "" : ", ") + c.name;
       throw UsageError("--set " + s + ": expected NAME=VALUE, NAME one of " + names);
     }
-    char* end = nullptr;
-    const double v = std::strtod(s.c_str() + eq + 1, &end);
-    if (end == s.c_str() + eq + 1 || *end != '\0' || !(v >= 0) || !std::isfinite(v))
-      throw UsageError("--set " + s + ": the value is not a number >= 0");
-    o.constants.*(found->value) = v;
+    const std::optional<double> v = non_negative(s.substr(eq + 1));
+    if (!v) throw UsageError("--set " + s + ": the value is not a number >= 0");
+    o.constants.*(found->value) = *v;
     o.fixed.insert(name);
   }
 }
@@ -362,11 +368,7 @@ void add_options(CLI::App& cmd, PredictOptions& o) {
                  "fit. Without it, chosen leave-one-op-out among 0, 0.03, 0.1, 0.3 and 1 (out of sample, without "
                  "the held-out op)")
       ->check(CLI::Validator(
-          [](const std::string& v) {
-            char* end = nullptr;
-            const double x = std::strtod(v.c_str(), &end);
-            return end != v.c_str() && *end == '\0' && x >= 0 ? std::string() : "not a number >= 0: " + v;
-          },
+          [](const std::string& v) { return non_negative(v) ? std::string() : "not a number >= 0: " + v; },
           "NUMBER >= 0"));
   cmd.add_option("--out", o.out, "with --workloads: the wb.predictions/1 file to write (docs/formats.md)");
   cmd.add_option("--format", o.format,

@@ -88,13 +88,10 @@ inline constexpr int kMinSplitDepth = 256;
 // The model's constants. The defaults are the prior: set from published Hopper figures
 // and first principles before any fit (the fitted ones are printed by wb predict).
 struct ModelConstants {
-  double launch_s = 2e-6;  // a launch's floor on a busy stream
-  double wave_s = 1e-6;    // a wave's fixed cost: its blocks started, a first load's latency
-  double load_s = 1e-7;    // a warp's global load after the one before it (pipelined)
-  // A load whose sectors the warp read before: an L1 hit, ~40 clocks on Hopper (published
-  // microbenchmarks: Luo et al., "Benchmarking and Dissecting the Nvidia Hopper GPU
-  // Architecture", 2024), 20 ns at 1980 MHz.
-  double hit_s = 2e-8;
+  double launch_s = 2e-6;        // a launch's floor on a busy stream
+  double wave_s = 1e-6;          // a wave's fixed cost: its blocks started, a first load's latency
+  double load_s = 1e-7;          // a warp's global load after the one before it (pipelined)
+  double hit_s = 2e-8;           // a load of sectors the warp read before: an L1 hit (~40 clocks, docs/counters.md)
   double store_s = 1e-7;         // a warp's global store after the one before it
   double sector_clocks = 1;      // an SM's clocks per global sector requested (L1's tag stage)
   double wavefront_clocks = 1;   // per shared-memory wavefront
